@@ -1,0 +1,324 @@
+package proc_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/testchild"
+	"golang.org/x/sys/unix"
+)
+
+// envSpawner makes the test binary act as a miniature malarun: it starts a
+// hanging fake child through proc and prints the child's pid. A test kills
+// it outright to check that the child does not outlive it.
+const envSpawner = "PROC_TEST_SPAWNER"
+
+func TestMain(m *testing.M) {
+	testchild.MaybeRun()
+	if os.Getenv(envSpawner) != "" {
+		runSpawner()
+	}
+	os.Exit(m.Run())
+}
+
+func runSpawner() {
+	sp := proc.NewSpawner()
+	out, _ := os.CreateTemp("", "spawner-out")
+	p, err := sp.Start(proc.Spec{
+		Path: os.Args[0], Env: testchild.Env(testchild.IgnoreTerm, envSpawner+"="),
+		Stdout: out, Stderr: out,
+	})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(p.Pid)
+	select {}
+}
+
+// fixture starts the fake child with behaviour and extra environment,
+// writing its stdout and stderr to files in a temp dir.
+type fixture struct {
+	t      *testing.T
+	dir    string
+	stdout string
+	sp     *proc.Spawner
+}
+
+func newFixture(t *testing.T) *fixture {
+	dir := t.TempDir()
+	return &fixture{t: t, dir: dir, stdout: filepath.Join(dir, "out.jsonl"), sp: proc.NewSpawner()}
+}
+
+func (f *fixture) start(behaviour string, env ...string) *proc.Process {
+	f.t.Helper()
+	out, err := os.Create(f.stdout)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer out.Close()
+	errf, err := os.Create(filepath.Join(f.dir, "err.txt"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer errf.Close()
+	env = testchild.Env(behaviour, env...)
+	p, err := f.sp.Start(proc.Spec{Path: os.Args[0], Env: env, Stdout: out, Stderr: errf})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() {
+		p.Stop(0, nil)
+	})
+	return p
+}
+
+// waitForLine waits until the child's stdout holds a line starting with
+// prefix, following the file as it grows. The handshake replaces sleeps.
+func (f *fixture) waitForLine(p *proc.Process, prefix string) string {
+	f.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(f.stdout)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		}
+		select {
+		case <-p.Done():
+			f.t.Fatalf("child exited before printing %q", prefix)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	f.t.Fatalf("no line %q within 10s", prefix)
+	return ""
+}
+
+func assertGone(t *testing.T, pids ...int) {
+	t.Helper()
+	for _, pid := range pids {
+		if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			t.Errorf("pid %d still exists (kill 0: %v): %s", pid, err, st)
+		}
+	}
+}
+
+func TestStartRunsChildWithPromptOnStdinAndOutputInFile(t *testing.T) {
+	f := newFixture(t)
+	prompt := filepath.Join(f.dir, "prompt.md")
+	os.WriteFile(prompt, []byte("do the thing"), 0o600)
+	args := filepath.Join(f.dir, "args.txt")
+	out, _ := os.Create(f.stdout)
+	defer out.Close()
+	p, err := f.sp.Start(proc.Spec{
+		Path: os.Args[0], Args: []string{"-p", "--verbose"}, StdinPath: prompt,
+		Env:    testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+args, testchild.EnvExit+"=3"),
+		Stdout: out, Stderr: out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := p.Exit(); e.Code != 3 || e.Killed() || e.Err != nil {
+		t.Errorf("exit = %+v, want code 3", e)
+	}
+	got, _ := os.ReadFile(args)
+	if want := "-p\n--verbose\n--stdin--\ndo the thing"; string(got) != want {
+		t.Errorf("child saw %q, want %q", got, want)
+	}
+	b, _ := os.ReadFile(f.stdout)
+	if !strings.HasSuffix(string(b), testchild.Result+"\n") {
+		t.Errorf("stdout file does not end with the result line: %q", b)
+	}
+	if rep := p.Stop(time.Second, nil); rep.Termed != 0 || rep.Killed != 0 {
+		t.Errorf("stopping an exited childless tree sent signals: %+v", rep)
+	}
+}
+
+func TestStartWithoutStdinGivesDevNull(t *testing.T) {
+	f := newFixture(t)
+	args := filepath.Join(f.dir, "args.txt")
+	p := f.start(testchild.Replay, testchild.EnvArgsFile+"="+args)
+	p.Exit()
+	got, _ := os.ReadFile(args)
+	if !strings.HasSuffix(string(got), "--stdin--\n") {
+		t.Errorf("child read %q from stdin, want nothing", got)
+	}
+}
+
+func TestStartMissingBinary(t *testing.T) {
+	f := newFixture(t)
+	out, _ := os.Create(f.stdout)
+	defer out.Close()
+	_, err := f.sp.Start(proc.Spec{Path: "malarun-no-such-claude", Stdout: out, Stderr: out})
+	var se *proc.StartError
+	if !errors.As(err, &se) || !errors.Is(err, exec.ErrNotFound) {
+		t.Fatalf("err = %v, want a StartError wrapping exec.ErrNotFound", err)
+	}
+}
+
+func TestStopObedientChildIsQuick(t *testing.T) {
+	f := newFixture(t)
+	p := f.start(testchild.Hang)
+	f.waitForLine(p, `{"type":"system","subtype":"init"`)
+	rep := p.Stop(time.Minute, nil)
+	if rep.Termed == 0 || rep.Killed != 0 {
+		t.Errorf("report %+v: want SIGTERM only", rep)
+	}
+	if e := p.Exit(); e.Signal != syscall.SIGTERM {
+		t.Errorf("child exit %+v, want death by SIGTERM", e)
+	}
+	assertGone(t, p.Pid)
+}
+
+func TestStopKillsSetsidGrandchildThatIgnoresTerm(t *testing.T) {
+	f := newFixture(t)
+	p := f.start(testchild.Grandchild)
+	line := f.waitForLine(p, `{"type":"system","subtype":"fake_grandchild"`)
+	gpid := pidFrom(t, line)
+	if !containsPid(p.Tree(), gpid) {
+		t.Fatalf("grandchild %d not in tree %v", gpid, p.Tree())
+	}
+	grace := 200 * time.Millisecond
+	rep := p.Stop(grace, nil)
+	if rep.Killed < 2 || len(rep.Left) != 0 {
+		t.Errorf("report %+v: want both processes killed after the grace", rep)
+	}
+	if rep.Duration < grace {
+		t.Errorf("stopped in %v, before the %v grace ran out", rep.Duration, grace)
+	}
+	assertGone(t, p.Pid, gpid)
+	if tree := p.Tree(); len(tree) != 0 {
+		t.Errorf("tree after stop: %v", tree)
+	}
+}
+
+func TestStopHurrySkipsGrace(t *testing.T) {
+	f := newFixture(t)
+	p := f.start(testchild.IgnoreTerm)
+	f.waitForLine(p, `{"type":"system","subtype":"init"`)
+	hurry := make(chan struct{})
+	close(hurry)
+	rep := p.Stop(time.Hour, hurry)
+	if rep.Killed != 1 {
+		t.Errorf("report %+v: want the child killed at once", rep)
+	}
+	assertGone(t, p.Pid)
+}
+
+// After the CLI exits on its own, its setsid tool processes can still be
+// running: stopping the exited tree must end them.
+func TestStopAfterChildExitEndsLeftovers(t *testing.T) {
+	f := newFixture(t)
+	p := f.start(testchild.Grandchild)
+	gpid := pidFrom(t, f.waitForLine(p, `{"type":"system","subtype":"fake_grandchild"`))
+	unix.Kill(p.Pid, unix.SIGKILL)
+	<-p.Done()
+	if !containsPid(p.Tree(), gpid) {
+		t.Fatalf("orphaned grandchild %d not found in tree %v", gpid, p.Tree())
+	}
+	p.Stop(100*time.Millisecond, nil)
+	assertGone(t, gpid)
+}
+
+// A child must not outlive its malarun when malarun is killed outright.
+func TestChildDiesWithItsSpawner(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envSpawner+"=1")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	child, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("spawner said %q", line)
+	}
+	// A pidfd becomes readable when the process exits: wait on it instead
+	// of polling.
+	pidfd, err := unix.PidfdOpen(child, 0)
+	if err != nil {
+		t.Fatalf("pidfd_open(%d): %v", child, err)
+	}
+	defer unix.Close(pidfd)
+	cmd.Process.Kill()
+	cmd.Wait()
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 5000)
+	if n != 1 || proc.Alive(child, 0) {
+		unix.Kill(child, unix.SIGKILL)
+		t.Fatalf("child %d outlived its killed spawner (poll %d, %v)", child, n, err)
+	}
+}
+
+// The fake child reproduces DESIGN.md fact 13 through a pipe (output lost,
+// exit 0); through a file, as proc always sets it up, nothing is lost.
+func TestNonBlockingChildLosesOutputToPipeNotToFile(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = testchild.Env(testchild.NonBlocking)
+	r, w, _ := os.Pipe()
+	cmd.Stdout = w
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("through a pipe: %v", err)
+	}
+	w.Close()
+	var n int
+	sc := bufio.NewReader(r)
+	for {
+		b, err := sc.ReadByte()
+		if err != nil {
+			break
+		}
+		_ = b
+		n++
+	}
+	if n >= 20<<20 {
+		t.Fatalf("through a pipe the child wrote all %d bytes: the fake does not reproduce fact 13", n)
+	}
+
+	f := newFixture(t)
+	p := f.start(testchild.NonBlocking)
+	if e := p.Exit(); e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
+	b, _ := os.ReadFile(f.stdout)
+	if !strings.HasSuffix(string(b), testchild.Result+"\n") || len(b) < 20<<20 {
+		t.Errorf("through a file got %d bytes, result line present: %v", len(b), strings.HasSuffix(string(b), testchild.Result+"\n"))
+	}
+	t.Logf("pipe delivered %d bytes, file %d", n, len(b))
+}
+
+func pidFrom(t *testing.T, line string) int {
+	t.Helper()
+	i := strings.Index(line, `"pid":`)
+	if i < 0 {
+		t.Fatalf("no pid in %q", line)
+	}
+	s := line[i+6:]
+	s = s[:strings.IndexAny(s, ",}")]
+	pid, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func containsPid(pids []int, pid int) bool {
+	for _, p := range pids {
+		if p == pid {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,201 @@
+package proc
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Process is one started child and the tree it grows.
+type Process struct {
+	Pid       int
+	StartTime uint64 // clock ticks since boot, to tell a reused pid apart
+
+	spawner *Spawner
+	done    chan struct{}
+	exit    Exit
+
+	mu   sync.Mutex
+	seen map[int]uint64 // every tree member ever seen: pid -> start time
+}
+
+// Done is closed when the direct child has exited and been waited for.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exit is valid once Done is closed.
+func (p *Process) Exit() Exit {
+	<-p.done
+	return p.exit
+}
+
+func (p *Process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Tree returns the pids of the live members of the child's tree (see members).
+func (p *Process) Tree() []int {
+	var pids []int
+	for _, m := range p.members() {
+		pids = append(pids, m.Pid)
+	}
+	return pids
+}
+
+// members returns the live members of the child's tree: the child, its
+// descendants by parent pid, anything in its process group, orphans that
+// re-parented to malarun, and any earlier member still alive under its
+// original start time (in case it re-parented elsewhere). Zombies are not
+// members: they are dead, and are reaped here when they are malarun's.
+func (p *Process) members() []procStat {
+	procs, err := snapshot()
+	if err != nil {
+		return nil
+	}
+	p.spawner.reapAdopted(procs)
+
+	byPid := make(map[int]procStat, len(procs))
+	children := make(map[int][]int, len(procs))
+	for _, s := range procs {
+		byPid[s.Pid] = s
+		children[s.PPid] = append(children[s.PPid], s.Pid)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in := map[int]bool{}
+	var queue []int
+	add := func(pid int) {
+		if pid == p.spawner.self || in[pid] {
+			return
+		}
+		in[pid] = true
+		queue = append(queue, pid)
+	}
+	if s, ok := byPid[p.Pid]; ok && s.StartTime == p.StartTime {
+		add(p.Pid)
+	}
+	for _, s := range procs {
+		if s.Pgid == p.Pid || p.spawner.adopted(s) {
+			add(s.Pid)
+		}
+		if st, ok := p.seen[s.Pid]; ok && st == s.StartTime {
+			add(s.Pid)
+		}
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			add(c)
+		}
+	}
+
+	var live []procStat
+	for pid := range in {
+		s := byPid[pid]
+		p.seen[pid] = s.StartTime
+		if !s.zombie() {
+			live = append(live, s)
+		}
+	}
+	return live
+}
+
+// pollEvery is how often a stop re-walks the tree; it only runs while a
+// tree is being ended, never while a child is merely running.
+const pollEvery = 10 * time.Millisecond
+
+// maxKillTime bounds the SIGKILL phase: a process stuck in uninterruptible
+// sleep cannot be killed, and malarun must never hang on it.
+const maxKillTime = 5 * time.Second
+
+// Stop ends the whole tree: SIGTERM (and SIGCONT, so a stopped process can
+// act on it) to every member and the group, up to grace for them to exit,
+// then SIGKILL until nothing is left. Closing hurry skips the rest of the
+// grace. Stop on a tree whose child has already exited ends what is left
+// of it (tool processes that outlived the CLI). Safe to call more than once.
+func (p *Process) Stop(grace time.Duration, hurry <-chan struct{}) StopReport {
+	start := time.Now()
+	var rep StopReport
+	// sent[sig] holds the pids already sent sig: SIGTERM goes once to each
+	// member, SIGKILL again on every pass until the member is gone.
+	sent := map[unix.Signal]map[int]bool{unix.SIGTERM: {}, unix.SIGKILL: {}}
+	send := func(sig unix.Signal, members []procStat, count *int) {
+		if !p.exited() {
+			// The group catches members forked since the last walk.
+			_ = unix.Kill(-p.Pid, sig)
+		}
+		for _, m := range members {
+			if sig == unix.SIGTERM && sent[sig][m.Pid] {
+				continue
+			}
+			err := unix.Kill(m.Pid, sig)
+			if sig == unix.SIGTERM {
+				_ = unix.Kill(m.Pid, unix.SIGCONT)
+			}
+			if errors.Is(err, unix.ESRCH) || sent[sig][m.Pid] {
+				continue
+			}
+			sent[sig][m.Pid] = true
+			*count++
+		}
+	}
+	gone := func() ([]procStat, bool) {
+		m := p.members()
+		return m, len(m) == 0 && p.exited()
+	}
+
+	members, done := gone()
+	if done {
+		return rep
+	}
+	send(unix.SIGTERM, members, &rep.Termed)
+
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	childDone := p.done // set to nil once seen, so a closed channel cannot spin the loop
+termWait:
+	for {
+		select {
+		case <-childDone:
+			childDone = nil
+		case <-tick.C:
+		case <-deadline.C:
+			break termWait
+		case <-hurry:
+			break termWait
+		}
+		if members, done = gone(); done {
+			rep.Duration = time.Since(start)
+			return rep
+		}
+		send(unix.SIGTERM, members, &rep.Termed) // newcomers only
+	}
+
+	killUntil := time.Now().Add(maxKillTime)
+	for {
+		members, done = gone()
+		if done {
+			break
+		}
+		if time.Now().After(killUntil) {
+			for _, m := range members {
+				rep.Left = append(rep.Left, m.Pid)
+			}
+			break
+		}
+		send(unix.SIGKILL, members, &rep.Killed)
+		<-tick.C
+	}
+	rep.Duration = time.Since(start)
+	return rep
+}

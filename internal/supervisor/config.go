@@ -1,0 +1,106 @@
+package supervisor
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is everything one supervised run needs, already parsed and
+// validated by the command line layer. The zero value is not usable; start
+// from DefaultConfig.
+type Config struct {
+	// IssueID names the run's folder under StateDir; validated by ValidateIssueID.
+	IssueID string
+	// Prompt is the task text, sent to the CLI on stdin.
+	Prompt []byte
+	// PromptSource names where Prompt came from (a path or "stdin"), for messages.
+	PromptSource string
+
+	// ClaudeBin is the CLI to run: a path, or a name looked up on PATH.
+	ClaudeBin string
+	// ExtraArgs are passed to the CLI after malarun's own flags.
+	ExtraArgs []string
+	// Cwd is the CLI's working directory ("" = malarun's own).
+	Cwd string
+	// Env is the CLI's environment (usually os.Environ()).
+	Env []string
+	// StateDir holds <issue>/runs/<run-id>/attempt-N.jsonl and friends.
+	StateDir string
+
+	// IdleTimeout ends an attempt when no line arrives for this long.
+	IdleTimeout time.Duration
+	// ToolTimeout replaces IdleTimeout while a tool call is outstanding.
+	ToolTimeout time.Duration
+	// KillGrace is the time between SIGTERM and SIGKILL.
+	KillGrace time.Duration
+	// ShutdownGrace bounds how long malarun takes to stop the tree after SIGINT/SIGTERM.
+	ShutdownGrace time.Duration
+	// SessionTimeout bounds the whole run; 0 disables it.
+	SessionTimeout time.Duration
+	// ResultExitTimeout is how long the CLI may stay alive after its result line.
+	ResultExitTimeout time.Duration
+	// PartialMessages adds --include-partial-messages, so long replies keep the idle timer fed.
+	PartialMessages bool
+}
+
+// Defaults. The idle timeout can be short because partial messages print a
+// line for every streamed chunk: silence means the API sent nothing at all.
+// The tool timeout must exceed the Bash tool's own 10 minute ceiling.
+const (
+	DefaultIdleTimeout       = 3 * time.Minute
+	DefaultToolTimeout       = 15 * time.Minute
+	DefaultKillGrace         = 10 * time.Second
+	DefaultShutdownGrace     = 5 * time.Second
+	DefaultResultExitTimeout = 5 * time.Second
+)
+
+// DefaultConfig returns a Config with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		ClaudeBin:         "claude",
+		IdleTimeout:       DefaultIdleTimeout,
+		ToolTimeout:       DefaultToolTimeout,
+		KillGrace:         DefaultKillGrace,
+		ShutdownGrace:     DefaultShutdownGrace,
+		ResultExitTimeout: DefaultResultExitTimeout,
+		PartialMessages:   true,
+	}
+}
+
+// Validate checks the values that no parser can: ranges and required fields.
+func (c Config) Validate() error {
+	if err := ValidateIssueID(c.IssueID); err != nil {
+		return err
+	}
+	if len(c.Prompt) == 0 {
+		return fmt.Errorf("the prompt from %s is empty", c.PromptSource)
+	}
+	if c.ClaudeBin == "" {
+		return fmt.Errorf("claude_bin is empty: give the path or name of the claude CLI")
+	}
+	if c.StateDir == "" {
+		return fmt.Errorf("state_dir is empty")
+	}
+	positive := []struct {
+		key string
+		v   time.Duration
+	}{
+		{"idle_timeout", c.IdleTimeout},
+		{"tool_timeout", c.ToolTimeout},
+		{"kill_grace", c.KillGrace},
+		{"shutdown_grace", c.ShutdownGrace},
+		{"result_exit_timeout", c.ResultExitTimeout},
+	}
+	for _, p := range positive {
+		if p.v <= 0 {
+			return fmt.Errorf("%s is %s: it must be a positive duration such as 30s or 5m", p.key, p.v)
+		}
+	}
+	if c.SessionTimeout < 0 {
+		return fmt.Errorf("session_timeout is %s: use 0 to disable it or a positive duration", c.SessionTimeout)
+	}
+	if err := CheckExtraArgs(c.ExtraArgs); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package supervisor
+
+import (
+	"errors"
+	"os"
+)
+
+// Why a run ended without success. The command line maps each to its exit
+// code (one table, in cmd/malarun); a *RunError wraps one of these with the
+// details a user needs.
+var (
+	// ErrErrorResult: the CLI finished with an error result that retrying cannot fix.
+	ErrErrorResult = errors.New("claude finished with an error")
+	// ErrHang: an attempt went silent past its timeout and was killed.
+	ErrHang = errors.New("claude hung")
+	// ErrRetriesExhausted: hangs or crashes used up the retries.
+	ErrRetriesExhausted = errors.New("retries exhausted")
+	// ErrCrash: the CLI died without a result line.
+	ErrCrash = errors.New("claude crashed")
+	// ErrNotSafeToRetry: tool calls happened and no session can be resumed.
+	ErrNotSafeToRetry = errors.New("not safe to retry")
+	// ErrAuth: the API refused the credentials.
+	ErrAuth = errors.New("authentication failed")
+	// ErrRateLimit: a usage or rate limit; try again later.
+	ErrRateLimit = errors.New("rate or usage limit reached")
+	// ErrSessionTimeout: session_timeout elapsed.
+	ErrSessionTimeout = errors.New("session timeout")
+	// ErrStart: the claude binary was not found or could not start.
+	ErrStart = errors.New("claude could not start")
+	// ErrInterrupted: malarun got SIGINT or SIGTERM and stopped the run.
+	ErrInterrupted = errors.New("interrupted")
+	// ErrBusy: another malarun is already running this issue.
+	ErrBusy = errors.New("issue is already running")
+)
+
+// RunError is the error Run returns: the kind (one of the Err* values), a
+// sentence for the user, and for ErrInterrupted the signal that caused it.
+type RunError struct {
+	Kind   error
+	Detail string
+	Signal os.Signal
+}
+
+func (e *RunError) Error() string {
+	if e.Detail == "" {
+		return e.Kind.Error()
+	}
+	return e.Kind.Error() + ": " + e.Detail
+}
+
+func (e *RunError) Unwrap() error { return e.Kind }

@@ -1,0 +1,59 @@
+package supervisor
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxIssueIDLen bounds an issue id: it names a folder.
+const MaxIssueIDLen = 128
+
+// ValidateIssueID accepts letters, digits, '.', '_' and '-', at most
+// MaxIssueIDLen long, and not "." or "..": the id becomes a path component,
+// so anything else could escape the state directory.
+func ValidateIssueID(id string) error {
+	if id == "" {
+		return fmt.Errorf("the issue id is empty")
+	}
+	if len(id) > MaxIssueIDLen {
+		return fmt.Errorf("issue id %.20q... is %d characters long; at most %d are allowed", id, len(id), MaxIssueIDLen)
+	}
+	if id == "." || id == ".." {
+		return fmt.Errorf("issue id %q is not allowed: it names a directory", id)
+	}
+	for i, r := range id {
+		ok := r == '.' || r == '_' || r == '-' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+		if !ok {
+			return fmt.Errorf("issue id %q has %q at position %d: only letters, digits, '.', '_' and '-' are allowed", id, r, i+1)
+		}
+	}
+	return nil
+}
+
+// ownedFlags define the protocol between malarun and the CLI; a user who sets
+// one would break the stream malarun reads or the session it resumes.
+var ownedFlags = []string{
+	"-p", "--print", "--output-format", "--input-format", "--verbose",
+	"--resume", "-r", "--continue", "-c", "--session-id", "--fork-session",
+	"--include-partial-messages",
+}
+
+// CheckExtraArgs refuses extra CLI arguments that set a flag malarun owns,
+// in any of its spellings (--flag, --flag=value).
+func CheckExtraArgs(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			// Everything after is positional for the CLI (a prompt): malarun
+			// sends the prompt on stdin, so refuse that too.
+			return fmt.Errorf("extra claude argument %q: malarun sends the prompt on stdin; do not pass positional prompt text", a)
+		}
+		name, _, _ := strings.Cut(a, "=")
+		for _, f := range ownedFlags {
+			if name == f {
+				return fmt.Errorf("extra claude argument %q sets %s, which malarun owns (it defines the stream and the session malarun supervises)", a, f)
+			}
+		}
+	}
+	return nil
+}

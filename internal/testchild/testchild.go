@@ -1,0 +1,264 @@
+// Package testchild is the fake claude CLI used by malarun's unit tests. A
+// test binary re-executes itself (as os/exec's own tests do) with
+// MALARUN_FAKE_CHILD naming a behaviour; its TestMain calls MaybeRun first.
+// Behaviours cover what the real CLI does when it fails: hang, go silent in
+// a tool, ignore SIGTERM, leave setsid grandchildren, print huge or broken
+// lines, exit early, linger after its result, lose output to a full pipe.
+package testchild
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Environment variables that steer the fake child.
+const (
+	EnvBehaviour  = "MALARUN_FAKE_CHILD"      // which behaviour to run
+	EnvTranscript = "MALARUN_FAKE_TRANSCRIPT" // a .jsonl file to replay
+	EnvLines      = "MALARUN_FAKE_LINES"      // how many lines to print before hanging
+	EnvExit       = "MALARUN_FAKE_EXIT"       // exit code at the end
+	EnvSilence    = "MALARUN_FAKE_SILENCE"    // how long a silent tool runs (a duration)
+	EnvArgsFile   = "MALARUN_FAKE_ARGS_FILE"  // where to write argv and the stdin it read
+	EnvSize       = "MALARUN_FAKE_SIZE"       // bytes in a big line
+)
+
+// Behaviours.
+const (
+	Replay       = "replay"        // print the transcript, exit EnvExit
+	Hang         = "hang"          // print EnvLines lines of the transcript, then block
+	SilentTool   = "silent-tool"   // a tool_use, EnvSilence of silence, the tool_result, a result
+	IgnoreTerm   = "ignore-term"   // ignore SIGTERM, print the init line, block
+	Grandchild   = "grandchild"    // ignore SIGTERM, start a setsid grandchild that ignores it too, block
+	Sleeper      = "sleeper"       // the grandchild: ignore SIGTERM, say "ready", block
+	BigLine      = "big-line"      // init, one assistant line of EnvSize bytes, a result
+	Garbage      = "garbage"       // init, lines that are not JSON, a result
+	ExitEarly    = "exit-early"    // an error on stderr, exit EnvExit before any line
+	Linger       = "linger"        // print the transcript, then stay alive
+	NonBlocking  = "nonblocking"   // O_NONBLOCK stdout, a big line then a result, exit on EAGAIN
+	CrashMidLine = "crash-midline" // print EnvLines lines, half a line, then die
+)
+
+// Lines the fake child prints, shaped like the real CLI's.
+const (
+	SessionID = "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"
+	InitLine  = `{"type":"system","subtype":"init","cwd":"/tmp","session_id":"` + SessionID + `","model":"claude-opus-4-8[1m]"}`
+	ToolLine  = `{"type":"assistant","message":{"model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"sleep 1"}}],"usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}},"parent_tool_use_id":null,"session_id":"` + SessionID + `"}`
+	ToolDone  = `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"ok","is_error":false}]},"parent_tool_use_id":null,"session_id":"` + SessionID + `"}`
+	TextLine  = `{"type":"assistant","message":{"model":"claude-opus-4-8","content":[{"type":"text","text":"All done."}],"usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}},"parent_tool_use_id":null,"session_id":"` + SessionID + `"}`
+	Result    = `{"type":"result","subtype":"success","is_error":false,"api_error_status":null,"result":"All done.","session_id":"` + SessionID + `","total_cost_usd":0.01,"terminal_reason":"completed"}`
+)
+
+// GrandchildLine is printed by Grandchild once its grandchild is ready.
+func GrandchildLine(pid int) string {
+	return fmt.Sprintf(`{"type":"system","subtype":"fake_grandchild","pid":%d,"session_id":"%s"}`, pid, SessionID)
+}
+
+// MaybeRun runs the behaviour named by EnvBehaviour and exits; it returns
+// when the variable is unset (the test binary is running tests).
+func MaybeRun() {
+	b := os.Getenv(EnvBehaviour)
+	if b == "" {
+		return
+	}
+	os.Exit(run(b))
+}
+
+func run(behaviour string) int {
+	recordArgs()
+	out := bufio.NewWriterSize(os.Stdout, 1<<16)
+	println := func(s string) {
+		out.WriteString(s)
+		out.WriteByte('\n')
+		out.Flush()
+	}
+	switch behaviour {
+	case Replay, Linger:
+		for _, l := range transcript() {
+			println(l)
+		}
+		if behaviour == Linger {
+			block()
+		}
+		return envInt(EnvExit, 0)
+	case Hang:
+		lines := transcript()
+		n := min(envInt(EnvLines, 1), len(lines))
+		for _, l := range lines[:n] {
+			println(l)
+		}
+		block()
+	case SilentTool:
+		println(InitLine)
+		println(ToolLine)
+		time.Sleep(envDuration(EnvSilence))
+		println(ToolDone)
+		println(TextLine)
+		println(Result)
+		return 0
+	case IgnoreTerm:
+		signal.Ignore(syscall.SIGTERM)
+		println(InitLine)
+		block()
+	case Grandchild:
+		signal.Ignore(syscall.SIGTERM)
+		pid := startGrandchild()
+		println(InitLine)
+		println(GrandchildLine(pid))
+		block()
+	case Sleeper:
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
+		block()
+	case BigLine:
+		println(InitLine)
+		writeBigLine(out, envInt(EnvSize, 100<<20))
+		out.Flush()
+		println(Result)
+		return 0
+	case Garbage:
+		println(InitLine)
+		println("this is not json")
+		println(`{"type":"assistant","message":{"content":[{"type":"text","text":"unterminated`)
+		println(TextLine)
+		println(Result)
+		return 0
+	case ExitEarly:
+		fmt.Fprintln(os.Stderr, "error: unknown option '--bogus'")
+		return envInt(EnvExit, 1)
+	case NonBlocking:
+		return nonBlocking()
+	case CrashMidLine:
+		lines := transcript()
+		n := min(envInt(EnvLines, 1), len(lines))
+		for _, l := range lines[:n] {
+			println(l)
+		}
+		out.WriteString(`{"type":"assistant","message":{"content":[{"type":"te`)
+		out.Flush()
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	fmt.Fprintf(os.Stderr, "testchild: unknown behaviour %q\n", behaviour)
+	return 99
+}
+
+// block waits forever without spinning; only a signal ends it.
+func block() { select {} }
+
+func transcript() []string {
+	path := os.Getenv(EnvTranscript)
+	if path == "" {
+		return []string{InitLine, TextLine, Result}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testchild:", err)
+		os.Exit(98)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+}
+
+// recordArgs writes argv and what arrived on stdin, so a test can check
+// the flags malarun passed and that the prompt came on stdin.
+func recordArgs() {
+	path := os.Getenv(EnvArgsFile)
+	if path == "" {
+		return
+	}
+	stdin, _ := io.ReadAll(os.Stdin)
+	var b strings.Builder
+	for _, a := range os.Args[1:] {
+		b.WriteString(a)
+		b.WriteByte('\n')
+	}
+	b.WriteString("--stdin--\n")
+	b.Write(stdin)
+	os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// startGrandchild starts this binary again as a Sleeper in a new session,
+// as the Bash tool does, and waits until it ignores SIGTERM.
+func startGrandchild() int {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), EnvBehaviour+"="+Sleeper, EnvArgsFile+"=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		os.Exit(97)
+	}
+	if err := cmd.Start(); err != nil {
+		os.Exit(97)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		os.Exit(96)
+	}
+	return cmd.Process.Pid
+}
+
+func writeBigLine(w *bufio.Writer, size int) {
+	head := `{"type":"assistant","message":{"model":"claude-opus-4-8","content":[{"type":"text","text":"`
+	tail := `"}],"usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}},"session_id":"` + SessionID + `"}`
+	w.WriteString(head)
+	chunk := []byte(strings.Repeat("A", 1<<16))
+	for n := size - len(head) - len(tail); n > 0; n -= len(chunk) {
+		w.Write(chunk[:min(n, len(chunk))])
+	}
+	w.WriteString(tail)
+	w.WriteByte('\n')
+}
+
+// nonBlocking reproduces DESIGN.md fact 13: like the real CLI it exits as
+// soon as a write would block, losing what the reader has not taken yet.
+// Through a pipe the result line is lost; through a regular file it is not.
+func nonBlocking() int {
+	if err := syscall.SetNonblock(1, true); err != nil {
+		return 95
+	}
+	var buf strings.Builder
+	buf.WriteString(InitLine + "\n")
+	bw := bufio.NewWriter(&buf)
+	writeBigLine(bw, envInt(EnvSize, 20<<20))
+	bw.Flush()
+	buf.WriteString(Result + "\n")
+	data := []byte(buf.String())
+	for len(data) > 0 {
+		n, err := syscall.Write(1, data)
+		if err != nil {
+			return 0 // EAGAIN: give up and exit "successfully", as the CLI does
+		}
+		data = data[n:]
+	}
+	return 0
+}
+
+func envInt(name string, def int) int {
+	v, err := strconv.Atoi(os.Getenv(name))
+	if err != nil {
+		return def
+	}
+	return v
+}
+
+func envDuration(name string) time.Duration {
+	d, err := time.ParseDuration(os.Getenv(name))
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// Env is the environment for a fake child running behaviour: the test's
+// own environment plus extra. GORACE drops the race runtime's one second
+// sleep at exit, which would otherwise slow every fake child under -race.
+func Env(behaviour string, extra ...string) []string {
+	env := append(os.Environ(), EnvBehaviour+"="+behaviour, "GORACE=atexit_sleep_ms=0")
+	return append(env, extra...)
+}
