@@ -3,6 +3,8 @@ package supervisor
 import (
 	"fmt"
 	"time"
+
+	"github.com/malarun/malarun/internal/retry"
 )
 
 // Config is everything one supervised run needs, already parsed and
@@ -41,6 +43,19 @@ type Config struct {
 	ResultExitTimeout time.Duration
 	// PartialMessages adds --include-partial-messages, so long replies keep the idle timer fed.
 	PartialMessages bool
+
+	// MaxAttempts caps the attempts (claude processes) of a run, the first included.
+	MaxAttempts int
+	// MaxIdleRetries caps retries in a row after attempts that made no progress.
+	MaxIdleRetries int
+	// Backoff is the wait before retry N; the last entry repeats.
+	Backoff []time.Duration
+	// SideEffectFreeTools are tools whose calls a fresh start may repeat.
+	SideEffectFreeTools []string
+	// MaxCostUSD caps the cost summed over all attempts; 0 means no cap.
+	MaxCostUSD float64
+	// ResumePromptFile overrides the built-in resume prompt template ("" = built-in).
+	ResumePromptFile string
 }
 
 // Defaults. The idle timeout can be short because partial messages print a
@@ -52,19 +67,35 @@ const (
 	DefaultKillGrace         = 10 * time.Second
 	DefaultShutdownGrace     = 5 * time.Second
 	DefaultResultExitTimeout = 5 * time.Second
+	DefaultMaxAttempts       = 10
+	DefaultMaxIdleRetries    = 2
 )
 
 // DefaultConfig returns a Config with every default filled in.
 func DefaultConfig() Config {
 	return Config{
-		ClaudeBin:         "claude",
-		IdleTimeout:       DefaultIdleTimeout,
-		ToolTimeout:       DefaultToolTimeout,
-		KillGrace:         DefaultKillGrace,
-		ShutdownGrace:     DefaultShutdownGrace,
-		ResultExitTimeout: DefaultResultExitTimeout,
-		PartialMessages:   true,
+		ClaudeBin:           "claude",
+		IdleTimeout:         DefaultIdleTimeout,
+		ToolTimeout:         DefaultToolTimeout,
+		KillGrace:           DefaultKillGrace,
+		ShutdownGrace:       DefaultShutdownGrace,
+		ResultExitTimeout:   DefaultResultExitTimeout,
+		PartialMessages:     true,
+		MaxAttempts:         DefaultMaxAttempts,
+		MaxIdleRetries:      DefaultMaxIdleRetries,
+		Backoff:             retry.DefaultBackoff(),
+		SideEffectFreeTools: retry.DefaultSideEffectFree(),
 	}
+}
+
+// retryPolicy is the retry machine's view of the configuration.
+func (c Config) retryPolicy() retry.Policy {
+	free := make(map[string]bool, len(c.SideEffectFreeTools))
+	for _, t := range c.SideEffectFreeTools {
+		free[t] = true
+	}
+	return retry.Policy{MaxAttempts: c.MaxAttempts, MaxIdleRetries: c.MaxIdleRetries, Backoff: c.Backoff,
+		MaxCostUSD: c.MaxCostUSD, SideEffectFree: free}
 }
 
 // Validate checks the values that no parser can: ranges and required fields.
@@ -98,6 +129,20 @@ func (c Config) Validate() error {
 	}
 	if c.SessionTimeout < 0 {
 		return fmt.Errorf("session_timeout is %s: use 0 to disable it or a positive duration", c.SessionTimeout)
+	}
+	if c.MaxAttempts < 1 {
+		return fmt.Errorf("max_attempts is %d: it must be at least 1", c.MaxAttempts)
+	}
+	if c.MaxIdleRetries < 0 {
+		return fmt.Errorf("max_idle_retries is %d: it must be 0 or more", c.MaxIdleRetries)
+	}
+	for i, b := range c.Backoff {
+		if b < 0 {
+			return fmt.Errorf("backoff entry %d is %s: waits cannot be negative", i+1, b)
+		}
+	}
+	if c.MaxCostUSD < 0 {
+		return fmt.Errorf("max_cost_usd is %g: use 0 for no cap or a positive amount", c.MaxCostUSD)
 	}
 	if err := CheckExtraArgs(c.ExtraArgs); err != nil {
 		return err

@@ -11,12 +11,9 @@ import (
 var (
 	// ErrErrorResult: the CLI finished with an error result that retrying cannot fix.
 	ErrErrorResult = errors.New("claude finished with an error")
-	// ErrHang: an attempt went silent past its timeout and was killed.
-	ErrHang = errors.New("claude hung")
-	// ErrRetriesExhausted: hangs or crashes used up the retries.
+	// ErrRetriesExhausted: hangs or crashes used up the retries (with
+	// max_attempts 1, the first hang or crash).
 	ErrRetriesExhausted = errors.New("retries exhausted")
-	// ErrCrash: the CLI died without a result line.
-	ErrCrash = errors.New("claude crashed")
 	// ErrNotSafeToRetry: tool calls happened and no session can be resumed.
 	ErrNotSafeToRetry = errors.New("not safe to retry")
 	// ErrAuth: the API refused the credentials.
@@ -49,3 +46,10 @@ func (e *RunError) Error() string {
 }
 
 func (e *RunError) Unwrap() error { return e.Kind }
+
+// ErrConfig: a usage or configuration error found when the run starts (a
+// prompt template that does not parse, a state directory that cannot be made).
+var ErrConfig = errors.New("configuration error")
+
+// ErrBudget: max_cost_usd was reached.
+var ErrBudget = errors.New("cost budget exhausted")

@@ -5,10 +5,19 @@ package supervisor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // Deps are the supervisor's connections to the outside world.
@@ -19,6 +28,9 @@ type Deps struct {
 	// Signals delivers SIGINT/SIGTERM: the first stops the run within
 	// ShutdownGrace, a second kills the tree at once.
 	Signals <-chan os.Signal
+	// Spawner starts the CLI; nil makes one (which makes this process a
+	// child subreaper).
+	Spawner *proc.Spawner
 }
 
 // Report says what a run did; it is returned with or without an error.
@@ -30,8 +42,178 @@ type Report struct {
 	CostUSD   float64
 }
 
+// runner is the state of one Run.
+type runner struct {
+	cfg     Config
+	log     zerolog.Logger
+	spawner *proc.Spawner
+	runDir  string
+	signals <-chan os.Signal
+	ctxDone <-chan struct{}
+
+	interrupted os.Signal
+	hurry       chan struct{} // closed by a second signal: kill at once
+	hurryOnce   sync.Once
+}
+
+// interrupt handles SIGINT/SIGTERM. It reports true for the first signal
+// (stop gracefully); any later one closes hurry (kill the tree now).
+func (r *runner) interrupt(sig os.Signal) bool {
+	if r.interrupted == nil {
+		r.interrupted = sig
+		r.log.Warn().Str("signal", sig.String()).Dur("shutdown_grace", r.cfg.ShutdownGrace).Msg("stopping the run; a second signal kills it at once")
+		return true
+	}
+	r.hurryOnce.Do(func() {
+		r.log.Warn().Str("signal", sig.String()).Msg("second signal: killing the process tree now")
+		close(r.hurry)
+	})
+	return false
+}
+
 // Run supervises cfg.IssueID until it succeeds or fails. The error is nil
-// only when claude reported success; otherwise it is a *RunError.
+// only when claude reported success; otherwise it is a *RunError or a
+// plain error for trouble of malarun's own (state directory, files).
 func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
-	panic("not implemented yet")
+	if err := cfg.Validate(); err != nil {
+		return Report{}, &RunError{Kind: ErrConfig, Detail: err.Error()}
+	}
+	resumeTmpl, err := loadTemplate("resume.md", cfg.ResumePromptFile)
+	if err != nil {
+		return Report{}, &RunError{Kind: ErrConfig, Detail: err.Error()}
+	}
+	started := time.Now()
+	r := &runner{
+		cfg: cfg, log: deps.Log, spawner: deps.Spawner, signals: deps.Signals,
+		ctxDone: ctx.Done(), hurry: make(chan struct{}),
+	}
+	if r.spawner == nil {
+		r.spawner = proc.NewSpawner()
+	}
+	if !r.spawner.Subreaper() {
+		r.log.Warn().Msg("could not become a child subreaper: tool processes whose parent dies may escape the kill")
+	}
+	if !cfg.PartialMessages && cfg.IdleTimeout < 15*time.Minute {
+		r.log.Warn().Dur("idle_timeout", cfg.IdleTimeout).Msg("partial_messages is off: a long reply prints nothing until it is complete, so a short idle_timeout can kill a healthy run")
+	}
+	if r.runDir, err = createRunDir(cfg.StateDir, cfg.IssueID, started); err != nil {
+		return Report{}, &RunError{Kind: ErrConfig, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
+	}
+	rep := Report{RunDir: r.runDir}
+	promptPath := filepath.Join(r.runDir, "prompt.md")
+	if err := writePrivate(promptPath, cfg.Prompt); err != nil {
+		return rep, fmt.Errorf("save the prompt: %w", err)
+	}
+	r.log = r.log.With().Str("issue", cfg.IssueID).Logger()
+	r.log.Info().Str("run_dir", r.runDir).Str("prompt", cfg.PromptSource).Msg("run started")
+
+	var deadline time.Time
+	if cfg.SessionTimeout > 0 {
+		deadline = started.Add(cfg.SessionTimeout)
+	}
+	policy := cfg.retryPolicy()
+	var state retry.State
+	spec := attemptSpec{n: 1, sessionID: newSessionID(), promptPath: promptPath, deadline: deadline}
+	for {
+		res, err := r.runAttempt(spec)
+		if err != nil {
+			var se *proc.StartError
+			if errors.As(err, &se) {
+				return rep, &RunError{Kind: ErrStart, Detail: fmt.Sprintf("%s (claude_bin %q)", se.Err, cfg.ClaudeBin)}
+			}
+			return rep, err
+		}
+		outcome := outcomeOf(res)
+		var action retry.Action
+		state, action = retry.Next(policy, state, outcome)
+		rep.Attempts = state.Attempts
+		rep.SessionID = outcome.SessionID
+		rep.CostUSD = state.CostUSD
+		r.log.Info().Int("attempt", spec.n).Str("outcome", outcome.Kind.String()).Str("reason", outcome.Reason).
+			Str("action", action.Kind.String()).Str("session", action.SessionID).Dur("backoff", action.Backoff).
+			Int("idle_retries", state.IdleRetries).Msg("retry decision")
+
+		switch action.Kind {
+		case retry.Done:
+			return rep, r.finish(deps, res, &rep, started)
+		case retry.Fail:
+			err := &RunError{Kind: failureKind(action.Failure), Detail: action.Reason, Signal: res.signal}
+			r.log.Error().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Dur("took", time.Since(started)).Msg("run failed")
+			return rep, err
+		}
+
+		if stopped := r.backoff(action.Backoff, deadline); stopped != nil {
+			return rep, stopped
+		}
+		next := attemptSpec{n: spec.n + 1, promptPath: promptPath, deadline: deadline}
+		if action.Kind == retry.Resume {
+			next.sessionID, next.resume = action.SessionID, true
+			text, err := render(resumeTmpl, resumeData{IssueID: cfg.IssueID, Interrupted: toolCalls(res.cutOff), Reason: outcome.Reason})
+			if err != nil {
+				return rep, &RunError{Kind: ErrConfig, Detail: err.Error()}
+			}
+			next.promptPath = filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.prompt.md", next.n))
+			if err := writePrivate(next.promptPath, text); err != nil {
+				return rep, fmt.Errorf("save the resume prompt: %w", err)
+			}
+		} else {
+			next.sessionID = newSessionID()
+		}
+		spec = next
+	}
+}
+
+// finish reports a success and prints the result text.
+func (r *runner) finish(deps Deps, res *attemptResult, rep *Report, started time.Time) error {
+	rep.Result = res.log.result.Result
+	r.log.Info().Int("attempts", rep.Attempts).Str("session", rep.SessionID).Float64("cost_usd", rep.CostUSD).
+		Dur("took", time.Since(started)).Int64("peak_rss_kb", peakRSSKB()).Msg("run succeeded")
+	if res.log.result.ResultTruncated {
+		r.log.Warn().Int("bytes", len(rep.Result)).Str("transcript", res.stdoutPath).Msg("the result text was cut; the whole of it is in the transcript")
+	}
+	if deps.Stdout == nil {
+		return nil
+	}
+	if _, err := io.WriteString(deps.Stdout, rep.Result+"\n"); err != nil {
+		return fmt.Errorf("write the result: %w", err)
+	}
+	return nil
+}
+
+// backoff waits before the next attempt. A signal or the session deadline
+// ends the wait, and the run, at once: there is no process to stop.
+func (r *runner) backoff(d time.Duration, deadline time.Time) error {
+	if d <= 0 {
+		return nil
+	}
+	r.log.Info().Dur("backoff", d).Msg("waiting before the next attempt")
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var deadlineC <-chan time.Time
+	if !deadline.IsZero() {
+		dt := time.NewTimer(time.Until(deadline))
+		defer dt.Stop()
+		deadlineC = dt.C
+	}
+	for {
+		select {
+		case <-t.C:
+			return nil
+		case <-deadlineC:
+			return &RunError{Kind: ErrSessionTimeout, Detail: "session_timeout elapsed while waiting to retry"}
+		case <-r.ctxDone:
+			return &RunError{Kind: ErrInterrupted, Detail: "stopped while waiting to retry; the run can be resumed"}
+		case sig := <-r.signals:
+			r.interrupt(sig)
+			return &RunError{Kind: ErrInterrupted, Signal: sig, Detail: "stopped while waiting to retry; the run can be resumed"}
+		}
+	}
+}
+
+func toolCalls(tus []stream.ToolUse) []retry.ToolCall {
+	calls := make([]retry.ToolCall, len(tus))
+	for i, tu := range tus {
+		calls[i] = retry.ToolCall{Name: tu.Name, Input: tu.Input}
+	}
+	return calls
 }

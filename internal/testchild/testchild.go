@@ -58,7 +58,7 @@ const (
 
 // GrandchildLine is printed by Grandchild once its grandchild is ready.
 func GrandchildLine(pid int) string {
-	return fmt.Sprintf(`{"type":"system","subtype":"fake_grandchild","pid":%d,"session_id":"%s"}`, pid, SessionID)
+	return fmt.Sprintf(`{"type":"system","subtype":"fake_grandchild","pid":%d,"parent":%d,"session_id":"%s"}`, pid, os.Getpid(), SessionID)
 }
 
 // MaybeRun runs the behaviour named by EnvBehaviour and exits; it returns

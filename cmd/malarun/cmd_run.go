@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// reservedNames can never be issue ids: commands, today's and planned ones,
+// so that `malarun status` keeps meaning the same thing once it exists.
+func reservedNames() []string {
+	return []string{"version", "status", "help", "completion"}
+}
+
+// runOptions is everything a run needs from the command line.
+type runOptions struct {
+	issueID    string
+	promptPath string
+	configPath string
+	extraArgs  []string
+	config     loadedConfig
+}
+
+// complete checks the arguments and loads the configuration. Cheap checks
+// first, so a mistake is reported before a prompt is read from stdin.
+func (o *runOptions) complete(cmd *cobra.Command, args []string, d *deps) error {
+	positional, extra := args, []string(nil)
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		positional, extra = args[:dash], args[dash:]
+	}
+	promptSet := cmd.Flags().Changed("prompt")
+	if len(positional) == 0 {
+		return usagef("missing ISSUE_ID: usage: malarun ISSUE_ID --prompt FILE [-- extra claude args]")
+	}
+	id := positional[0]
+	reserved := slices.ContainsFunc(reservedNames(), func(r string) bool { return strings.EqualFold(id, r) })
+	if !promptSet {
+		// Without --prompt this cannot be a run: most likely a mistyped command.
+		if s := cmd.SuggestionsFor(id); len(s) > 0 {
+			return usagef("unknown command %q; did you mean %q?", id, s[0])
+		}
+		if reserved {
+			return usagef("unknown command %q: not in this version of malarun", id)
+		}
+	}
+	if reserved {
+		return usagef("%q is reserved for a malarun command, so it cannot be an issue id: choose another one", id)
+	}
+	if err := supervisor.ValidateIssueID(id); err != nil {
+		return usage(err)
+	}
+	if !promptSet {
+		return usagef("missing --prompt: a run needs the task, e.g. malarun %s --prompt task.md (--prompt - reads stdin)", id)
+	}
+	if o.promptPath == "" {
+		return usagef("--prompt is empty: give a file, or - to read the prompt from stdin")
+	}
+	if len(positional) > 1 {
+		return usagef("unexpected argument %q after the issue id: claude's arguments go after --, e.g. malarun %s --prompt FILE -- %s",
+			positional[1], id, strings.Join(positional[1:], " "))
+	}
+	if len(extra) == 0 {
+		extra = nil
+	}
+	if err := supervisor.CheckExtraArgs(extra); err != nil {
+		return usage(err)
+	}
+	lc, err := loadConfig(configKeys(), cmd.Flags(), d.getenv)
+	if err != nil {
+		return err
+	}
+	o.issueID, o.extraArgs, o.config = id, extra, lc
+	return nil
+}
+
+// runRun reads the prompt, builds the validated Config and runs it.
+func runRun(ctx context.Context, opts runOptions, d *deps) error {
+	prompt, source, err := readPrompt(ctx, opts.promptPath, d)
+	if err != nil {
+		return err
+	}
+	s := opts.config.settings
+	log, err := newLogger(d.stderr, s.logFormat, s.logLevel, d.getenv)
+	if err != nil {
+		return usage(err)
+	}
+	cfg := s.cfg
+	cfg.IssueID = opts.issueID
+	cfg.Prompt = prompt
+	cfg.PromptSource = source
+	cfg.ExtraArgs = opts.extraArgs
+	// The child gets malarun's whole environment (API keys included); it is
+	// never logged.
+	cfg.Env = d.environ()
+	if err := cfg.Validate(); err != nil {
+		return usage(err)
+	}
+	logConfig(log, opts, cfg)
+	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Stdout: d.stdout, Signals: d.signals})
+	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
+		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).
+		Int("exit_code", exitCodeFor(err)).Msg("run ended")
+	return err
+}
+
+func logConfig(log zerolog.Logger, opts runOptions, cfg supervisor.Config) {
+	if log.GetLevel() > zerolog.DebugLevel {
+		return
+	}
+	ev := log.Debug().Str("issue", cfg.IssueID).Str("prompt", cfg.PromptSource).Int("prompt_bytes", len(cfg.Prompt)).
+		Strs("extra_args", cfg.ExtraArgs).Str("config_file", opts.config.file)
+	s := opts.config.settings
+	for _, k := range configKeys() {
+		ev = ev.Str(k.name, k.format(&s)+" ("+opts.config.sources[k.name]+")")
+	}
+	ev.Msg("configuration")
+}
+
+// readPrompt returns the prompt and where it came from ("stdin" or the path).
+// A signal while waiting on stdin ends malarun before anything has started.
+func readPrompt(ctx context.Context, path string, d *deps) ([]byte, string, error) {
+	var b []byte
+	source := path
+	if path == "-" {
+		source = "stdin"
+		type result struct {
+			b   []byte
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			b, err := io.ReadAll(d.stdin)
+			done <- result{b, err}
+		}()
+		select {
+		case r := <-done:
+			if r.err != nil {
+				return nil, source, usagef("reading the prompt from stdin: %v", r.err)
+			}
+			b = r.b
+		case sig := <-d.signals:
+			return nil, source, &supervisor.RunError{Kind: supervisor.ErrInterrupted, Signal: sig,
+				Detail: "while reading the prompt from stdin; nothing was started"}
+		case <-ctx.Done():
+			return nil, source, ctx.Err()
+		}
+	} else {
+		var err error
+		b, err = os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, source, usagef("prompt file %s does not exist", path)
+		case err != nil:
+			if pe, ok := errors.AsType[*fs.PathError](err); ok {
+				err = pe.Err
+			}
+			return nil, source, usagef("cannot read prompt file %s: %v", path, err)
+		}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, source, usagef("the prompt from %s is empty", source)
+	}
+	return b, source, nil
+}

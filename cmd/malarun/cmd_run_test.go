@@ -1,0 +1,311 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+func TestRunBuildsConfig(t *testing.T) {
+	c := newCLI(t)
+	p := c.prompt()
+	o := c.run("issue-123", "--prompt", p, "--", "--model", "sonnet", "--allowedTools", "Bash")
+	cfg := o.wantRun(t)
+
+	want := supervisor.DefaultConfig()
+	want.IssueID = "issue-123"
+	want.Prompt = []byte("do the task\n")
+	want.PromptSource = p
+	want.ExtraArgs = []string{"--model", "sonnet", "--allowedTools", "Bash"}
+	want.StateDir = filepath.Join(c.home, ".local", "state", "malarun")
+	want.Env = c.environ()
+	assertConfig(t, cfg, want)
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("the Config given to the supervisor does not validate: %v", err)
+	}
+	if !slices.Contains(cfg.Env, "ANTHROPIC_API_KEY="+testSecret) {
+		t.Errorf("the child's environment lacks ANTHROPIC_API_KEY: %q", cfg.Env)
+	}
+	if o.stdout != "result text" {
+		t.Errorf("stdout = %q, want the supervisor's output only", o.stdout)
+	}
+	if o.sdeps.Signals != (<-chan os.Signal)(c.signals) {
+		t.Errorf("Deps.Signals is not the channel given to run")
+	}
+}
+
+// assertConfig compares field by field, for readable failures.
+func assertConfig(t *testing.T, got, want supervisor.Config) {
+	t.Helper()
+	check := func(name string, g, w any) {
+		t.Helper()
+		if !equalAny(g, w) {
+			t.Errorf("%s = %#v, want %#v", name, g, w)
+		}
+	}
+	check("IssueID", got.IssueID, want.IssueID)
+	check("Prompt", string(got.Prompt), string(want.Prompt))
+	check("PromptSource", got.PromptSource, want.PromptSource)
+	check("ClaudeBin", got.ClaudeBin, want.ClaudeBin)
+	check("ExtraArgs", got.ExtraArgs, want.ExtraArgs)
+	check("Cwd", got.Cwd, want.Cwd)
+	check("Env", got.Env, want.Env)
+	check("StateDir", got.StateDir, want.StateDir)
+	check("IdleTimeout", got.IdleTimeout, want.IdleTimeout)
+	check("ToolTimeout", got.ToolTimeout, want.ToolTimeout)
+	check("KillGrace", got.KillGrace, want.KillGrace)
+	check("ShutdownGrace", got.ShutdownGrace, want.ShutdownGrace)
+	check("SessionTimeout", got.SessionTimeout, want.SessionTimeout)
+	check("ResultExitTimeout", got.ResultExitTimeout, want.ResultExitTimeout)
+	check("PartialMessages", got.PartialMessages, want.PartialMessages)
+}
+
+func equalAny(a, b any) bool {
+	if as, ok := a.([]string); ok {
+		bs, _ := b.([]string)
+		return slices.Equal(as, bs) && (as == nil) == (bs == nil)
+	}
+	return a == b
+}
+
+func TestPromptFromStdin(t *testing.T) {
+	c := newCLI(t)
+	c.stdin = strings.NewReader("the task, piped\n")
+	cfg := c.run("issue-123", "--prompt", "-").wantRun(t)
+	if string(cfg.Prompt) != "the task, piped\n" || cfg.PromptSource != "stdin" {
+		t.Errorf("prompt %q from %q, want the stdin text from \"stdin\"", cfg.Prompt, cfg.PromptSource)
+	}
+	if cfg.ExtraArgs != nil {
+		t.Errorf("ExtraArgs = %q, want nil", cfg.ExtraArgs)
+	}
+}
+
+func TestPromptErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(c *cli) []string // returns the arguments
+		want  []string
+	}{
+		{"missing --prompt", func(c *cli) []string { return []string{"issue-123"} }, []string{"missing --prompt"}},
+		{"missing file", func(c *cli) []string {
+			return []string{"issue-123", "--prompt", filepath.Join(c.home, "nope.md")}
+		}, []string{"prompt file", "nope.md", "does not exist"}},
+		{"relative missing file", func(c *cli) []string { return []string{"issue-123", "--prompt", "task.md"} },
+			[]string{"prompt file task.md does not exist"}},
+		{"empty file", func(c *cli) []string { return []string{"issue-123", "--prompt", c.file("empty.md", "")} },
+			[]string{"empty.md is empty"}},
+		{"blank file", func(c *cli) []string { return []string{"issue-123", "--prompt", c.file("blank.md", " \n\t\n")} },
+			[]string{"blank.md is empty"}},
+		{"directory", func(c *cli) []string { return []string{"issue-123", "--prompt", c.home} },
+			[]string{"cannot read prompt file", "is a directory"}},
+		{"empty stdin", func(c *cli) []string { return []string{"issue-123", "--prompt", "-"} },
+			[]string{"prompt from stdin is empty"}},
+		{"empty --prompt", func(c *cli) []string { return []string{"issue-123", "--prompt", ""} },
+			[]string{"--prompt is empty"}},
+		{"--prompt without a value", func(c *cli) []string { return []string{"issue-123", "--prompt"} },
+			[]string{"--prompt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(t)
+			c.run(tt.setup(c)...).wantUsage(t, tt.want...)
+		})
+	}
+}
+
+func TestIssueIDs(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"dot dot slash", []string{"../x", "--prompt", "P"}, []string{`"../x"`, "only letters, digits"}},
+		{"dot", []string{".", "--prompt", "P"}, []string{`"."`, "not allowed"}},
+		{"dot dot", []string{"..", "--prompt", "P"}, []string{`".."`}},
+		{"slash", []string{"a/b", "--prompt", "P"}, []string{`"a/b"`}},
+		{"space", []string{"a b", "--prompt", "P"}, []string{`"a b"`}},
+		{"empty", []string{"", "--prompt", "P"}, []string{"issue id is empty"}},
+		{"129 characters", []string{strings.Repeat("x", 129), "--prompt", "P"}, []string{"129 characters", "at most 128"}},
+		{"reserved future command", []string{"status", "--prompt", "P"}, []string{`"status" is reserved`}},
+		{"reserved, other case", []string{"Version", "--prompt", "P"}, []string{`"Version" is reserved`}},
+		{"future command", []string{"status"}, []string{`unknown command "status": not in this version`}},
+		{"command in another case", []string{"VERSION"}, []string{`unknown command "VERSION"; did you mean "version"?`}},
+		{"completion", []string{"completion", "--prompt", "P"}, []string{"unknown flag: --prompt"}},
+		{"version with --prompt", []string{"version", "--prompt", "P"}, []string{"unknown flag: --prompt"}},
+		{"typo", []string{"verion"}, []string{`unknown command "verion"; did you mean "version"?`}},
+		{"transposition", []string{"verison"}, []string{`unknown command "verison"; did you mean "version"?`}},
+		{"typo with flags", []string{"verison", "--idle-timeout", "5m"}, []string{`did you mean "version"?`}},
+		{"no issue id", []string{"--prompt", "P"}, []string{"missing ISSUE_ID"}},
+		{"only extra args", []string{"--prompt", "P", "--", "--model", "x"}, []string{"missing ISSUE_ID"}},
+		{"two positionals", []string{"issue-1", "more", "--prompt", "P"}, []string{`unexpected argument "more"`, "after --"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(t)
+			p := c.prompt()
+			args := slices.Clone(tt.args)
+			for i, a := range args {
+				if a == "P" {
+					args[i] = p
+				}
+			}
+			c.run(args...).wantUsage(t, tt.want...)
+		})
+	}
+}
+
+func TestValidIssueIDs(t *testing.T) {
+	for _, id := range []string{"issue-123", "PROJ_42", "a.b", "...", strings.Repeat("x", 128), "versions", "v"} {
+		t.Run(id[:min(len(id), 20)], func(t *testing.T) {
+			c := newCLI(t)
+			if cfg := c.run(id, "--prompt", c.prompt()).wantRun(t); cfg.IssueID != id {
+				t.Errorf("IssueID = %q, want %q", cfg.IssueID, id)
+			}
+		})
+	}
+}
+
+func TestNoArgumentsPrintsHelp(t *testing.T) {
+	c := newCLI(t)
+	o := c.run()
+	if o.code != exitUsage || o.calls != 0 {
+		t.Fatalf("code %d, calls %d; want 2, 0", o.code, o.calls)
+	}
+	if !strings.Contains(o.stderr, "Usage:") || !strings.Contains(o.stderr, "Exit codes:") {
+		t.Errorf("stderr lacks the help:\n%s", o.stderr)
+	}
+	if strings.Contains(o.stderr, "malarun: ") {
+		t.Errorf("the help should be the whole answer, found an error line:\n%s", o.stderr)
+	}
+	if o.stdout != "" {
+		t.Errorf("stdout = %q, want empty", o.stdout)
+	}
+}
+
+func TestExtraArgs(t *testing.T) {
+	refused := [][]string{
+		{"--resume", "x"},
+		{"--output-format=json"},
+		{"--output-format", "text"},
+		{"-p"},
+		{"--print"},
+		{"--verbose"},
+		{"--session-id", "abc"},
+		{"--continue"},
+		{"-c"},
+		{"--fork-session"},
+		{"--input-format", "stream-json"},
+		{"--include-partial-messages"},
+		{"--model", "sonnet", "--", "a prompt"},
+	}
+	for _, extra := range refused {
+		t.Run(strings.Join(extra, " "), func(t *testing.T) {
+			c := newCLI(t)
+			args := append([]string{"issue-1", "--prompt", c.prompt(), "--"}, extra...)
+			c.run(args...).wantUsage(t, "extra claude argument")
+		})
+	}
+	t.Run("allowed", func(t *testing.T) {
+		c := newCLI(t)
+		cfg := c.run("issue-1", "--prompt", c.prompt(), "--", "--model", "sonnet", "--max-turns", "3").wantRun(t)
+		if want := []string{"--model", "sonnet", "--max-turns", "3"}; !slices.Equal(cfg.ExtraArgs, want) {
+			t.Errorf("ExtraArgs = %q, want %q", cfg.ExtraArgs, want)
+		}
+	})
+}
+
+func TestUnknownFlagHints(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"issue-1", "--promt", "x"}, "did you mean --prompt?"},
+		{[]string{"issue-1", "--idle-timout", "5m"}, "did you mean --idle-timeout?"},
+		{[]string{"issue-1", "--prompt", "x", "--allowedTools", "Bash"}, "claude's own flags go after --"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args[1], func(t *testing.T) {
+			newCLI(t).run(tt.args...).wantUsage(t, "unknown flag", tt.want)
+		})
+	}
+}
+
+func TestValidateRefusesEmptyClaudeBin(t *testing.T) {
+	c := newCLI(t)
+	c.run("issue-1", "--prompt", c.prompt(), "--claude-bin", "").wantUsage(t, "claude_bin is empty")
+}
+
+func TestSupervisorErrorIsPrinted(t *testing.T) {
+	c := newCLI(t)
+	c.runErr = &supervisor.RunError{Kind: supervisor.ErrRetriesExhausted, Detail: "no output for 3m"}
+	o := c.run("issue-1", "--prompt", c.prompt())
+	if o.code != 3 || o.calls != 1 {
+		t.Fatalf("code %d, calls %d; want 3, 1", o.code, o.calls)
+	}
+	if !strings.Contains(o.stderr, "malarun: retries exhausted: no output for 3m\n") {
+		t.Errorf("stderr lacks the error line:\n%s", o.stderr)
+	}
+}
+
+func TestSignalWhileReadingStdin(t *testing.T) {
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tt.sig.String(), func(t *testing.T) {
+			c := newCLI(t)
+			r, w := io.Pipe() // never written: the read blocks until the signal ends it
+			t.Cleanup(func() { w.Close() })
+			c.stdin = r
+			c.signals <- tt.sig
+			o := c.run("issue-1", "--prompt", "-")
+			if o.code != tt.code || o.calls != 0 {
+				t.Fatalf("code %d, calls %d; want %d, 0; stderr:\n%s", o.code, o.calls, tt.code, o.stderr)
+			}
+			if !strings.Contains(o.stderr, "interrupted") {
+				t.Errorf("stderr lacks \"interrupted\":\n%s", o.stderr)
+			}
+		})
+	}
+}
+
+func TestLogging(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{"auto is json off a terminal", nil, []string{`"level":"info"`, `"message":"fake run"`}, nil},
+		{"json", []string{"--log-format", "json"}, []string{`"message":"fake run"`}, nil},
+		{"console", []string{"--log-format", "console"}, []string{"INF", "fake run"}, []string{`"level"`}},
+		{"warn hides info", []string{"--log-level", "warn"}, nil, []string{"fake run"}},
+		{"debug shows the configuration, not the env", []string{"--log-level", "debug"},
+			[]string{`"message":"configuration"`, `"idle_timeout":"3m (default)"`, `"claude_bin":"/x/claude (flag --claude-bin)"`},
+			[]string{testSecret}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(t)
+			args := append([]string{"issue-1", "--prompt", c.prompt(), "--claude-bin", "/x/claude"}, tt.args...)
+			o := c.run(args...)
+			o.wantRun(t)
+			for _, w := range tt.want {
+				if !strings.Contains(o.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, o.stderr)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(o.stderr, w) {
+					t.Errorf("stderr has %q:\n%s", w, o.stderr)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// Exit codes that are not tied to one supervisor error kind.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// exitRow is one line of the exit code contract. kinds are matched with
+// errors.Is, in table order; success, usage errors of the command line and
+// the signal of an interruption are matched by exitCodeFor itself; rows
+// marked (future) are not produced yet.
+type exitRow struct {
+	code  int
+	kinds []error
+	doc   string
+}
+
+// exitCodes is the one exit code table: exitCodeFor maps with it and
+// `malarun --help` prints it, so the two cannot drift.
+func exitCodes() []exitRow {
+	return []exitRow{
+		{exitOK, nil, "the run finished and claude reported success"},
+		{exitFailure, []error{supervisor.ErrErrorResult}, "claude finished with an error result that retrying cannot fix; also any unexpected error"},
+		{exitUsage, []error{supervisor.ErrConfig}, "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id"},
+		{3, []error{supervisor.ErrRetriesExhausted}, "claude hung or crashed and the run gave up (retries exhausted)"},
+		{4, []error{supervisor.ErrNotSafeToRetry}, "not safe to retry: tool calls happened and no session can be resumed"},
+		{5, nil, "(future) context restarts exhausted"},
+		{6, nil, "(future) this issue failed too many times across malarun restarts (poison)"},
+		{7, []error{supervisor.ErrBusy}, "another malarun is already running this issue"},
+		{8, []error{supervisor.ErrAuth}, "authentication failure"},
+		{9, []error{supervisor.ErrBudget}, "cost budget (max_cost_usd, summed over all attempts) exhausted"},
+		{75, []error{supervisor.ErrRateLimit}, "usage or rate limit reached; try again later (EX_TEMPFAIL)"},
+		{124, []error{supervisor.ErrSessionTimeout}, "session_timeout elapsed (as timeout(1))"},
+		{127, []error{supervisor.ErrStart}, "the claude binary was not found or could not start"},
+		{130, []error{supervisor.ErrInterrupted}, "interrupted by SIGINT; the run is resumable"},
+		{143, []error{supervisor.ErrInterrupted}, "interrupted by SIGTERM; the run is resumable"},
+	}
+}
+
+// usageError marks errors of the command line itself (exit 2).
+type usageError struct {
+	err error
+	// quiet: the user was already told (the help was printed).
+	quiet bool
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &usageError{err: err}
+}
+
+func usagef(format string, args ...any) error { return usage(fmt.Errorf(format, args...)) }
+
+// exitCodeFor maps the error a command returned to the process exit code.
+func exitCodeFor(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if _, ok := errors.AsType[*usageError](err); ok {
+		return exitUsage
+	}
+	if errors.Is(err, supervisor.ErrInterrupted) {
+		// As a shell reports death by a signal: 128 + its number.
+		if re, ok := errors.AsType[*supervisor.RunError](err); ok {
+			if sig, ok := re.Signal.(syscall.Signal); ok && sig > 0 {
+				return 128 + int(sig)
+			}
+		}
+		return 128 + int(syscall.SIGINT)
+	}
+	for _, r := range exitCodes() {
+		for _, k := range r.kinds {
+			if errors.Is(err, k) {
+				return r.code
+			}
+		}
+	}
+	return exitFailure
+}

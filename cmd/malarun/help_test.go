@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			c := newCLI(t)
+			o := c.run(args...)
+			if o.code != 0 || o.calls != 0 || o.stderr != "" {
+				t.Fatalf("code %d, calls %d, stderr %q", o.code, o.calls, o.stderr)
+			}
+			want := []string{
+				"malarun ISSUE_ID --prompt FILE [flags] [-- extra claude args]",
+				"malarun issue-123 --prompt task.md\n",
+				"cat task.md | malarun issue-123 --prompt -\n",
+				"malarun issue-123 --prompt task.md -- --model sonnet --allowedTools Bash\n",
+				"--prompt FILE", "--config FILE", "version",
+				"--config FILE, ./malarun.yaml,",
+				"$XDG_CONFIG_HOME/malarun/config.yaml",
+				"Durations need a unit",
+			}
+			for _, k := range configKeys() {
+				want = append(want, k.name, k.envName(), "--"+k.flagName(), k.defaultDoc())
+			}
+			for _, r := range exitCodes() {
+				want = append(want, fmt.Sprintf("\n  %-3d  %s\n", r.code, r.doc))
+			}
+			for _, w := range want {
+				if !strings.Contains(o.stdout, w) {
+					t.Errorf("help lacks %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("help:\n%s", o.stdout)
+			}
+		})
+	}
+}
+
+func TestVersionHelpIsShort(t *testing.T) {
+	o := newCLI(t).run("version", "--help")
+	if o.code != 0 || !strings.Contains(o.stdout, "malarun version") {
+		t.Fatalf("code %d, stdout:\n%s", o.code, o.stdout)
+	}
+	if strings.Contains(o.stdout, "Exit codes:") {
+		t.Errorf("the root's configuration and exit code sections belong to the root's help only")
+	}
+}

@@ -1,0 +1,249 @@
+// Package retry decides what to do after each attempt: resume the same
+// session, start fresh, or stop, and how long to wait first. It is a pure
+// state machine (no I/O, no clock) so that every transition is a row in a
+// table test. The supervisor feeds it an Outcome and carries out the Action.
+package retry
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kind is how an attempt ended, as the supervisor observed it.
+type Kind int
+
+const (
+	Success        Kind = iota // result success, is_error false
+	Hang                       // silent past idle_timeout or tool_timeout; tree killed
+	Crash                      // died without a result line (or with a line cut short)
+	ResumeNotFound             // --resume answered "No conversation found"
+	ErrorResult                // an error result retrying cannot fix
+	MaxTurns                   // result error_max_turns
+	Auth                       // 401/403, or api_retry reporting authentication_failed
+	RateLimit                  // 429 after the CLI's own retries, or a rejected rate-limit event
+	EarlyExit                  // the CLI exited before its init line: bad arguments, broken install
+	SessionTimeout             // session_timeout elapsed
+	Interrupted                // malarun got SIGINT/SIGTERM
+)
+
+func (k Kind) String() string {
+	return [...]string{"success", "hang", "crash", "resume-not-found", "error-result", "max-turns",
+		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted"}[k]
+}
+
+// ToolCall is one tool call seen in an attempt.
+type ToolCall struct {
+	Name  string
+	Input string // short, for messages
+}
+
+// Outcome is what one attempt did.
+type Outcome struct {
+	Kind Kind
+	// SessionID is the session the attempt ran in ("" if none is known).
+	SessionID string
+	// Progress: the attempt produced new assistant messages.
+	Progress bool
+	// ToolCalls are the calls the attempt made (completed or not).
+	ToolCalls []ToolCall
+	// CostUSD is what the attempt cost, as its result line reported.
+	CostUSD float64
+	// Reason is a sentence for messages: "no output for 3m0s (idle_timeout)".
+	Reason string
+}
+
+// Policy holds the limits, from the configuration.
+type Policy struct {
+	MaxAttempts    int             // attempts in all, first included
+	MaxIdleRetries int             // retries in a row without progress
+	Backoff        []time.Duration // wait before retry N (1-based); the last repeats
+	MaxCostUSD     float64         // 0 = no cap
+	// SideEffectFree names tools whose calls are safe to repeat.
+	SideEffectFree map[string]bool
+}
+
+// State is what the machine remembers between attempts.
+type State struct {
+	Attempts    int     // attempts finished
+	Retries     int     // retries decided so far
+	IdleRetries int     // retries in a row after attempts without progress
+	SessionID   string  // the current session ("" = none known)
+	// SessionTalked: the current session has at least one assistant message,
+	// so resuming it carries work forward. A session that never got a reply
+	// holds nothing a fresh start with the original prompt would not.
+	SessionTalked bool
+	CostUSD     float64 // summed over every attempt
+	// SideEffects counts calls of tools not in SideEffectFree, by tool name,
+	// over the whole run: a fresh start would repeat them.
+	SideEffects map[string]int
+	LastReason  string
+}
+
+// ActionKind is what the supervisor does next.
+type ActionKind int
+
+const (
+	Done   ActionKind = iota // success: finish with exit 0
+	Resume                   // --resume SessionID with the resume prompt
+	Fresh                    // a new session with the original prompt
+	Fail                     // stop with Fail
+)
+
+func (a ActionKind) String() string { return [...]string{"done", "resume", "fresh", "fail"}[a] }
+
+// Failure says why the run stops; each maps to an exit code.
+type Failure int
+
+const (
+	NoFailure        Failure = iota
+	RetriesExhausted         // exit 3
+	NotSafe                  // exit 4: side effects and no session to resume
+	Budget                   // exit 9
+	Fatal                    // exit 1: an error retrying cannot fix
+	AuthFailed               // exit 8
+	RateLimited              // exit 75
+	TimedOut                 // exit 124
+	Stopped                  // exit 130/143
+)
+
+func (f Failure) String() string {
+	return [...]string{"", "retries-exhausted", "not-safe-to-retry", "budget", "fatal", "auth", "rate-limit", "session-timeout", "interrupted"}[f]
+}
+
+// Action is the decision.
+type Action struct {
+	Kind      ActionKind
+	SessionID string        // for Resume
+	Backoff   time.Duration // wait before the next attempt
+	Failure   Failure       // for Fail
+	Reason    string        // why, in a sentence
+}
+
+// Next folds one attempt's outcome into the state and decides what follows.
+func Next(p Policy, s State, o Outcome) (State, Action) {
+	s = s.clone()
+	s.Attempts++
+	s.CostUSD += o.CostUSD
+	switch {
+	case o.Kind == ResumeNotFound:
+		s.SessionID, s.SessionTalked = "", false
+	case o.SessionID != "" && o.SessionID != s.SessionID:
+		s.SessionID, s.SessionTalked = o.SessionID, o.Progress
+	default:
+		s.SessionTalked = s.SessionTalked || o.Progress
+	}
+	for _, c := range o.ToolCalls {
+		if !p.SideEffectFree[c.Name] {
+			s.SideEffects[c.Name]++
+		}
+	}
+	if o.Reason != "" {
+		s.LastReason = o.Reason
+	}
+
+	if o.Kind == Success {
+		return s, Action{Kind: Done, Reason: "claude reported success"}
+	}
+	if fail, ok := final(o.Kind); ok {
+		return s, Action{Kind: Fail, Failure: fail, Reason: o.Reason}
+	}
+	if p.MaxCostUSD > 0 && s.CostUSD >= p.MaxCostUSD {
+		return s, Action{Kind: Fail, Failure: Budget, Reason: fmt.Sprintf(
+			"the run has cost $%.4f, at or above max_cost_usd $%.4f", s.CostUSD, p.MaxCostUSD)}
+	}
+
+	// A hang, a crash, or a session that cannot be resumed: retry if allowed.
+	if o.Progress && o.Kind != ResumeNotFound {
+		s.IdleRetries = 0
+	} else {
+		s.IdleRetries++
+	}
+	if s.Attempts >= p.MaxAttempts {
+		return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(
+			"%d attempts, the most max_attempts allows; last: %s", s.Attempts, s.LastReason)}
+	}
+	if s.IdleRetries > p.MaxIdleRetries {
+		return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(
+			"%d attempts in a row without progress (max_idle_retries %d); last: %s", s.IdleRetries, p.MaxIdleRetries, s.LastReason)}
+	}
+	if s.SessionID != "" && s.SessionTalked {
+		s.Retries++
+		return s, Action{Kind: Resume, SessionID: s.SessionID, Backoff: p.backoff(s.Retries), Reason: o.Reason}
+	}
+	if n := s.sideEffectCount(); n > 0 {
+		return s, Action{Kind: Fail, Failure: NotSafe, Reason: fmt.Sprintf(
+			"no session to resume, and a fresh start would repeat %d tool call(s) with side effects (%s)", n, s.sideEffectTools())}
+	}
+	s.Retries++
+	s.SessionID, s.SessionTalked = "", false
+	return s, Action{Kind: Fresh, Backoff: p.backoff(s.Retries), Reason: o.Reason}
+}
+
+// final maps outcomes that retrying cannot fix to their failure.
+func final(k Kind) (Failure, bool) {
+	switch k {
+	case ErrorResult, MaxTurns, EarlyExit:
+		return Fatal, true
+	case Auth:
+		return AuthFailed, true
+	case RateLimit:
+		return RateLimited, true
+	case SessionTimeout:
+		return TimedOut, true
+	case Interrupted:
+		return Stopped, true
+	}
+	return NoFailure, false
+}
+
+// backoff is the wait before retry n (1-based); the last entry repeats.
+func (p Policy) backoff(n int) time.Duration {
+	if len(p.Backoff) == 0 {
+		return 0
+	}
+	return p.Backoff[min(n, len(p.Backoff))-1]
+}
+
+func (s State) clone() State {
+	m := make(map[string]int, len(s.SideEffects))
+	for k, v := range s.SideEffects {
+		m[k] = v
+	}
+	s.SideEffects = m
+	return s
+}
+
+func (s State) sideEffectCount() int {
+	n := 0
+	for _, v := range s.SideEffects {
+		n += v
+	}
+	return n
+}
+
+// sideEffectTools lists the tools as "Bash ×3, Write".
+func (s State) sideEffectTools() string {
+	names := make([]string, 0, len(s.SideEffects))
+	for k := range s.SideEffects {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for i, k := range names {
+		if n := s.SideEffects[k]; n > 1 {
+			names[i] = fmt.Sprintf("%s ×%d", k, n)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// DefaultSideEffectFree are the tools that only read.
+func DefaultSideEffectFree() []string {
+	return []string{"Read", "Glob", "Grep", "LS", "WebSearch", "WebFetch", "TodoWrite"}
+}
+
+// DefaultBackoff is the wait before each retry: at once, then 5s, then 15s.
+func DefaultBackoff() []time.Duration {
+	return []time.Duration{0, 5 * time.Second, 15 * time.Second}
+}

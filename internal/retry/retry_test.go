@@ -1,0 +1,152 @@
+package retry
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func policy() Policy {
+	free := map[string]bool{}
+	for _, t := range DefaultSideEffectFree() {
+		free[t] = true
+	}
+	return Policy{MaxAttempts: 10, MaxIdleRetries: 2, Backoff: DefaultBackoff(), SideEffectFree: free}
+}
+
+// step is one attempt's outcome and the decision expected after it.
+type step struct {
+	o       Outcome
+	kind    ActionKind
+	backoff time.Duration
+	failure Failure
+	reason  string // a substring of the action's reason
+}
+
+const sid = "s-1"
+
+var (
+	bash = ToolCall{Name: "Bash", Input: "rm -rf build"}
+	read = ToolCall{Name: "Read", Input: "main.go"}
+)
+
+func TestNext(t *testing.T) {
+	cases := []struct {
+		name   string
+		policy func(*Policy)
+		steps  []step
+	}{
+		{"success at once", nil, []step{
+			{o: Outcome{Kind: Success, SessionID: sid, Progress: true}, kind: Done},
+		}},
+		{"hang once then success: resume at once", nil, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, Reason: "no output for 3m"}, kind: Resume, backoff: 0},
+			{o: Outcome{Kind: Success, SessionID: sid, Progress: true}, kind: Done},
+		}},
+		{"backoff 0s, 5s, 15s, then 15s again", func(p *Policy) { p.MaxIdleRetries = 10 }, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume, backoff: 0},
+			{o: Outcome{Kind: Crash, SessionID: sid}, kind: Resume, backoff: 5 * time.Second},
+			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 15 * time.Second},
+			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 15 * time.Second},
+		}},
+		{"hang more than max_idle_retries times after progress: exit 3", nil, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume},
+			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 5 * time.Second},
+			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 15 * time.Second},
+			{o: Outcome{Kind: Hang, SessionID: sid, Reason: "no output for 3m"}, kind: Fail, failure: RetriesExhausted, reason: "3 attempts in a row without progress (max_idle_retries 2); last: no output for 3m"},
+		}},
+		{"progress resets the idle count", nil, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume},
+			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 5 * time.Second},
+			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 15 * time.Second},
+			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true}, kind: Resume, backoff: 15 * time.Second},
+			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 15 * time.Second},
+			{o: Outcome{Kind: Success, SessionID: sid}, kind: Done},
+		}},
+		{"max_attempts caps progressing retries", func(p *Policy) { p.MaxAttempts = 3 }, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume},
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume, backoff: 5 * time.Second},
+			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, Reason: "exited"}, kind: Fail, failure: RetriesExhausted, reason: "3 attempts, the most max_attempts allows; last: exited"},
+		}},
+		{"hang before any message, no tool calls: fresh start", nil, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Fresh, backoff: 0},
+			{o: Outcome{Kind: Success, SessionID: "s-2", Progress: true}, kind: Done},
+		}},
+		{"tool calls, then the session cannot be resumed: exit 4", nil, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash, read, bash}}, kind: Resume},
+			{o: Outcome{Kind: ResumeNotFound, SessionID: sid}, kind: Fail, failure: NotSafe, reason: "repeat 2 tool call(s) with side effects (Bash ×2)"},
+		}},
+		{"only side-effect-free tools: fresh start after resume fails", nil, []step{
+			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, ToolCalls: []ToolCall{read, {Name: "Grep"}}}, kind: Resume},
+			{o: Outcome{Kind: ResumeNotFound, SessionID: sid}, kind: Fresh, backoff: 5 * time.Second},
+			{o: Outcome{Kind: Success, SessionID: "s-2", Progress: true}, kind: Done},
+		}},
+		{"side-effect-free list is configurable", func(p *Policy) { p.SideEffectFree = map[string]bool{"Bash": true} }, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}}, kind: Resume},
+			{o: Outcome{Kind: ResumeNotFound, SessionID: sid}, kind: Fresh, backoff: 5 * time.Second},
+		}},
+		{"no session known after a crash with side effects: exit 4", nil, []step{
+			{o: Outcome{Kind: Crash, ToolCalls: []ToolCall{{Name: "Write"}}}, kind: Fail, failure: NotSafe, reason: "(Write)"},
+		}},
+		{"cost cap", func(p *Policy) { p.MaxCostUSD = 1 }, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, CostUSD: 0.6}, kind: Resume},
+			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, CostUSD: 0.5}, kind: Fail, failure: Budget, reason: "$1.1000, at or above max_cost_usd $1.0000"},
+		}},
+		{"429 after the CLI's retries: exit 75", nil, []step{
+			{o: Outcome{Kind: RateLimit, SessionID: sid, Reason: "resets at 14:00"}, kind: Fail, failure: RateLimited, reason: "resets at 14:00"},
+		}},
+		{"auth failure is never retried", nil, []step{
+			{o: Outcome{Kind: Auth, SessionID: sid}, kind: Fail, failure: AuthFailed},
+		}},
+		{"max turns is never retried", nil, []step{
+			{o: Outcome{Kind: MaxTurns, SessionID: sid, Progress: true}, kind: Fail, failure: Fatal},
+		}},
+		{"error result is never retried", nil, []step{
+			{o: Outcome{Kind: ErrorResult, SessionID: sid}, kind: Fail, failure: Fatal},
+		}},
+		{"exit before init is never retried", nil, []step{
+			{o: Outcome{Kind: EarlyExit}, kind: Fail, failure: Fatal},
+		}},
+		{"session timeout", nil, []step{
+			{o: Outcome{Kind: SessionTimeout, SessionID: sid, Progress: true}, kind: Fail, failure: TimedOut},
+		}},
+		{"interrupted", nil, []step{
+			{o: Outcome{Kind: Interrupted, SessionID: sid, Progress: true}, kind: Fail, failure: Stopped},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := policy()
+			if c.policy != nil {
+				c.policy(&p)
+			}
+			var s State
+			for i, st := range c.steps {
+				var a Action
+				s, a = Next(p, s, st.o)
+				if a.Kind != st.kind || a.Backoff != st.backoff || a.Failure != st.failure {
+					t.Fatalf("step %d (%v): got %v backoff %v failure %v (%s), want %v backoff %v failure %v",
+						i+1, st.o.Kind, a.Kind, a.Backoff, a.Failure, a.Reason, st.kind, st.backoff, st.failure)
+				}
+				if !strings.Contains(a.Reason, st.reason) {
+					t.Errorf("step %d: reason %q lacks %q", i+1, a.Reason, st.reason)
+				}
+				if a.Kind == Resume && a.SessionID != sid {
+					t.Errorf("step %d: resume session %q", i+1, a.SessionID)
+				}
+				if s.Attempts != i+1 {
+					t.Errorf("step %d: attempts %d", i+1, s.Attempts)
+				}
+			}
+		})
+	}
+}
+
+func TestNextDoesNotShareStateMaps(t *testing.T) {
+	p := policy()
+	s0, _ := Next(p, State{}, Outcome{Kind: Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}})
+	s1, _ := Next(p, s0, Outcome{Kind: Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}})
+	if s0.SideEffects["Bash"] != 1 || s1.SideEffects["Bash"] != 2 {
+		t.Errorf("state mutated in place: %v %v", s0.SideEffects, s1.SideEffects)
+	}
+}

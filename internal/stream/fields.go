@@ -1,0 +1,402 @@
+package stream
+
+import (
+	"math"
+	"strconv"
+)
+
+// ctx is where the parser stands, as far as the kept fields are concerned:
+// the key path is reduced to the few containers that hold something we want,
+// and everything below ctxSkip is only validated.
+type ctx uint8
+
+const (
+	ctxSkip ctx = iota
+	ctxTop
+	ctxMessage    // .message
+	ctxUsage      // .usage, .message.usage
+	ctxContent    // .message.content
+	ctxBlock      // .message.content[i]
+	ctxModelUsage // .modelUsage
+	ctxModelEntry // .modelUsage.<model>
+	ctxErrors     // .errors
+	ctxRateLimit  // .rate_limit_info
+	ctxEvent      // .event
+)
+
+// field names the value about to be parsed.
+type field uint8
+
+const (
+	fNone field = iota
+	fType
+	fSubtype
+	fSessionID
+	fParentToolUseID
+	fModel
+	fIsError
+	fResult
+	fAPIErrorStatus
+	fErrors
+	fErrorItem
+	fTerminalReason
+	fTotalCost
+	fUsage
+	fInputTokens
+	fOutputTokens
+	fCacheCreation
+	fCacheRead
+	fModelUsage
+	fModelEntry
+	fContextWindow
+	fAttempt
+	fMaxRetries
+	fRetryDelay
+	fErrorStatus
+	fError
+	fRateLimit
+	fRLStatus
+	fRLType
+	fRLResetsAt
+	fEvent
+	fEventType
+	fMessage
+	fContent
+	fBlock
+	fBlockType
+	fBlockID
+	fBlockName
+	fBlockInput
+	fBlockText
+	fBlockToolUseID
+)
+
+func keyField(c ctx, key []byte) field {
+	switch c {
+	case ctxTop:
+		switch string(key) {
+		case "type":
+			return fType
+		case "subtype":
+			return fSubtype
+		case "session_id":
+			return fSessionID
+		case "parent_tool_use_id":
+			return fParentToolUseID
+		case "model":
+			return fModel
+		case "is_error":
+			return fIsError
+		case "result":
+			return fResult
+		case "api_error_status":
+			return fAPIErrorStatus
+		case "errors":
+			return fErrors
+		case "terminal_reason":
+			return fTerminalReason
+		case "total_cost_usd":
+			return fTotalCost
+		case "usage":
+			return fUsage
+		case "modelUsage":
+			return fModelUsage
+		case "attempt":
+			return fAttempt
+		case "max_retries":
+			return fMaxRetries
+		case "retry_delay_ms":
+			return fRetryDelay
+		case "error_status":
+			return fErrorStatus
+		case "error":
+			return fError
+		case "rate_limit_info":
+			return fRateLimit
+		case "event":
+			return fEvent
+		case "message":
+			return fMessage
+		}
+	case ctxMessage:
+		switch string(key) {
+		case "model":
+			return fModel
+		case "usage":
+			return fUsage
+		case "content":
+			return fContent
+		}
+	case ctxUsage:
+		switch string(key) {
+		case "input_tokens":
+			return fInputTokens
+		case "output_tokens":
+			return fOutputTokens
+		case "cache_creation_input_tokens":
+			return fCacheCreation
+		case "cache_read_input_tokens":
+			return fCacheRead
+		}
+	case ctxBlock:
+		switch string(key) {
+		case "type":
+			return fBlockType
+		case "id":
+			return fBlockID
+		case "name":
+			return fBlockName
+		case "input":
+			return fBlockInput
+		case "text":
+			return fBlockText
+		case "tool_use_id":
+			return fBlockToolUseID
+		}
+	case ctxModelUsage:
+		return fModelEntry
+	case ctxModelEntry:
+		if string(key) == "contextWindow" {
+			return fContextWindow
+		}
+	case ctxRateLimit:
+		switch string(key) {
+		case "status":
+			return fRLStatus
+		case "rateLimitType":
+			return fRLType
+		case "resetsAt":
+			return fRLResetsAt
+		}
+	case ctxEvent:
+		if string(key) == "type" {
+			return fEventType
+		}
+	}
+	return fNone
+}
+
+func elemField(c ctx) field {
+	switch c {
+	case ctxContent:
+		return fBlock
+	case ctxErrors:
+		return fErrorItem
+	}
+	return fNone
+}
+
+// childCtx is the context of a container that is the value of f. A kept
+// field holding a container of the wrong shape is skipped, not an error:
+// the CLI's output format drifts between versions.
+func childCtx(f field, arr bool) ctx {
+	if arr {
+		switch f {
+		case fContent:
+			return ctxContent
+		case fErrors:
+			return ctxErrors
+		}
+		return ctxSkip
+	}
+	switch f {
+	case fMessage:
+		return ctxMessage
+	case fUsage:
+		return ctxUsage
+	case fBlock:
+		return ctxBlock
+	case fModelUsage:
+		return ctxModelUsage
+	case fModelEntry:
+		return ctxModelEntry
+	case fRateLimit:
+		return ctxRateLimit
+	case fEvent:
+		return ctxEvent
+	}
+	return ctxSkip
+}
+
+func isNumberField(f field) bool {
+	switch f {
+	case fAPIErrorStatus, fTotalCost, fInputTokens, fOutputTokens, fCacheCreation, fCacheRead,
+		fContextWindow, fAttempt, fMaxRetries, fRetryDelay, fErrorStatus, fRLResetsAt:
+		return true
+	}
+	return false
+}
+
+// stringCap is how much of a string value of f is kept; 0 means skip it.
+func (d *Decoder) stringCap(f field) int {
+	switch f {
+	case fResult:
+		return MaxResultBytes
+	case fBlockText:
+		return MaxTextBytes
+	case fErrorItem:
+		if len(d.ev.Errors) >= MaxListItems {
+			return 0
+		}
+		return MaxShortBytes
+	case fType, fSubtype, fSessionID, fParentToolUseID, fModel, fTerminalReason, fError,
+		fRLStatus, fRLType, fEventType, fBlockType, fBlockID, fBlockName, fBlockToolUseID:
+		return MaxShortBytes
+	}
+	return 0
+}
+
+func (d *Decoder) setString(f field, s string, trunc bool) {
+	ev, b := &d.ev, &d.blk
+	switch f {
+	case fType:
+		ev.Type = s
+	case fSubtype:
+		ev.Subtype = s
+	case fSessionID:
+		ev.SessionID = s
+	case fParentToolUseID:
+		ev.ParentToolUseID = s
+	case fModel:
+		ev.Model = s
+	case fResult:
+		ev.Result, ev.ResultTruncated = s, trunc
+	case fErrorItem:
+		ev.Errors = append(ev.Errors, s)
+	case fTerminalReason:
+		ev.TerminalReason = s
+	case fError:
+		ev.Error = s
+	case fRLStatus:
+		ev.RateLimitStatus = s
+	case fRLType:
+		ev.RateLimitType = s
+	case fEventType:
+		ev.StreamEventType = s
+	case fBlockType:
+		b.typ = s
+	case fBlockID:
+		b.id = s
+	case fBlockName:
+		b.name = s
+	case fBlockText:
+		b.text = s
+	case fBlockToolUseID:
+		b.toolUseID = s
+	}
+}
+
+func (d *Decoder) setNumber(f field, num []byte) {
+	ev := &d.ev
+	switch f {
+	case fAPIErrorStatus:
+		ev.APIErrorStatus = int(parseInt(num))
+	case fTotalCost:
+		ev.TotalCostUSD = parseFloat(num)
+	case fInputTokens:
+		ev.Usage.InputTokens = parseInt(num)
+	case fOutputTokens:
+		ev.Usage.OutputTokens = parseInt(num)
+	case fCacheCreation:
+		ev.Usage.CacheCreationInputTokens = parseInt(num)
+	case fCacheRead:
+		ev.Usage.CacheReadInputTokens = parseInt(num)
+	case fContextWindow:
+		ev.ContextWindow = max(ev.ContextWindow, parseInt(num))
+	case fAttempt:
+		ev.Attempt = int(parseInt(num))
+	case fMaxRetries:
+		ev.MaxRetries = int(parseInt(num))
+	case fRetryDelay:
+		ev.RetryDelayMS = parseFloat(num)
+	case fErrorStatus:
+		ev.ErrorStatus = int(parseInt(num))
+	case fRLResetsAt:
+		ev.ResetsAt = parseInt(num)
+	}
+}
+
+func (d *Decoder) setBool(f field, v bool) {
+	if f == fIsError {
+		d.ev.IsError = v
+	}
+}
+
+func (d *Decoder) opened(c ctx) {
+	switch c {
+	case ctxUsage:
+		d.ev.HasUsage = true
+	case ctxBlock:
+		d.blk.reset()
+	}
+}
+
+func (d *Decoder) closed(c ctx) {
+	if c == ctxBlock {
+		d.endBlock()
+	}
+}
+
+// block collects one content block: its keys come in any order, so what it
+// is (tool_use, text, tool_result) is only known at its end.
+type block struct {
+	typ, id, name, text, toolUseID string
+	input                          capBuf
+}
+
+func (b *block) reset() {
+	b.typ, b.id, b.name, b.text, b.toolUseID = "", "", "", "", ""
+	b.input.reset(MaxInputBytes)
+}
+
+func (d *Decoder) endBlock() {
+	b, ev := &d.blk, &d.ev
+	switch b.typ {
+	case "tool_use":
+		if len(ev.ToolUses) < MaxListItems {
+			ev.ToolUses = append(ev.ToolUses, ToolUse{ID: b.id, Name: b.name, Input: b.input.text(), InputTruncated: b.input.trunc})
+		}
+	case "text":
+		if len(ev.Texts) < MaxListItems {
+			ev.Texts = append(ev.Texts, b.text)
+		}
+	case "tool_result":
+		if len(ev.ToolResults) < MaxListItems {
+			ev.ToolResults = append(ev.ToolResults, b.toolUseID)
+		}
+	}
+}
+
+// parseInt takes a valid JSON number; integers written as floats (1e3,
+// 2.0) are accepted, and anything out of range reads as 0 rather than as
+// a wrapped value.
+func parseInt(num []byte) int64 {
+	var v int64
+	neg := len(num) > 0 && num[0] == '-'
+	digits := num
+	if neg {
+		digits = num[1:]
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' || v > (math.MaxInt64-9)/10 {
+			f := parseFloat(num)
+			if f >= math.MinInt64 && f < math.MaxInt64 {
+				return int64(f)
+			}
+			return 0
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		return -v
+	}
+	return v
+}
+
+func parseFloat(num []byte) float64 {
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil {
+		return 0 // only out of range: the scanner validated the syntax
+	}
+	return f
+}

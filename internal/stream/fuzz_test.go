@@ -1,0 +1,146 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"testing"
+)
+
+func addTranscriptSeeds(f *testing.F) {
+	for _, path := range transcripts(f) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, s := range []string{
+		"", "\n", "{}", "{}\n\n", "{\"a\":[1,{\"b\":null}]} \r\n[1]\nx", `{"type":"\ud83d\ude00\u00"}`,
+		`{"message":{"content":[{"type":"tool_use","input":{"a":[1e5,-0.5,true]}}]}}`,
+		`{"type":"result","modelUsage":{"m":{"contextWindow":1}},"errors":["x"],"usage":{"input_tokens":3}}`,
+	} {
+		f.Add([]byte(s))
+	}
+}
+
+// FuzzDecode checks the decoder against its contract on any input: no panic,
+// no error from an in-memory reader, one event per non-empty line with its
+// number and length, and a kind that agrees with encoding/json on whether
+// the line is one JSON object.
+func FuzzDecode(f *testing.F) {
+	addTranscriptSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := NewDecoder(bytes.NewReader(data))
+		lines := bytes.Split(data, []byte("\n"))
+		for i, line := range lines {
+			if len(line) == 0 {
+				continue
+			}
+			ev, err := d.Next()
+			if err != nil {
+				t.Fatalf("line %d: Next: %v", i+1, err)
+			}
+			if ev.Line != int64(i+1) || ev.Bytes != int64(len(line)) {
+				t.Fatalf("event for line %d (%d bytes) says line %d, %d bytes", i+1, len(line), ev.Line, ev.Bytes)
+			}
+			last := i == len(lines)-1 // no newline after it
+			want := KindMalformed
+			switch {
+			case isObjectLine(line):
+				want = KindJSON
+			case last:
+				want = KindCutShort
+			}
+			if ev.Kind != want {
+				t.Fatalf("line %d %q: kind %v, want %v", i+1, line, ev.Kind, want)
+			}
+		}
+		if ev, err := d.Next(); err != io.EOF {
+			t.Fatalf("after the last line: %+v, %v; want io.EOF", ev, err)
+		}
+	})
+}
+
+// isObjectLine is the decoder's notion of a good line, by encoding/json.
+func isObjectLine(line []byte) bool {
+	trimmed := bytes.TrimLeft(line, " \t\r")
+	return len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(line) && depth(line) <= maxDepth
+}
+
+// depth is the nesting depth of valid JSON.
+func depth(b []byte) int {
+	d, most, inStr, esc := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			d++
+			most = max(most, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return most
+}
+
+// FuzzString checks kept-string decoding against encoding/json.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`plain`, `a\"b\\c\/\b\f\n\r\t`, `\u00e9\ud83d\ude00`, `\ud800x\udc00\ud83d\ud83d\ude00`, "\xff\xc3", `\u0000`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		line := []byte(`{"type":"result","result":"` + s + `"}`)
+		evs := decodeAll(t, bytes.NewReader(line))
+		var want struct{ Result string }
+		if !json.Valid(line) || bytes.IndexByte(line, '\n') >= 0 {
+			return
+		}
+		if err := json.Unmarshal(line, &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].Kind != KindJSON {
+			t.Fatalf("valid line %q decoded as %+v", line, evs)
+		}
+		if evs[0].Result != want.Result {
+			t.Fatalf("result of %q: got %q, encoding/json says %q", line, evs[0].Result, want.Result)
+		}
+	})
+}
+
+// FuzzInput checks that a tool input is kept as its compact JSON.
+func FuzzInput(f *testing.F) {
+	for _, s := range []string{`{}`, `{"command": "ls -l", "n": [1, 2.5e3, {"x": null}]}`, `"str"`, `12`, `[ true , false ]`, `{"a":"\u00e9\n"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		line := []byte(`{"message":{"content":[{"type":"tool_use","id":"t","input":` + s + `}]}}`)
+		// s must be one value on its own: `1, "x":2` would make a valid line too.
+		if !json.Valid([]byte(s)) || !json.Valid(line) || bytes.IndexByte(line, '\n') >= 0 || depth(line) > maxDepth {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		evs := decodeAll(t, bytes.NewReader(line))
+		if len(evs) != 1 || len(evs[0].ToolUses) != 1 {
+			t.Fatalf("valid line %q decoded as %+v", line, evs)
+		}
+		tu := evs[0].ToolUses[0]
+		if want.Len() <= MaxInputBytes {
+			if tu.Input != want.String() || tu.InputTruncated {
+				t.Fatalf("input %q: got %q (truncated %v), want %q", s, tu.Input, tu.InputTruncated, want.String())
+			}
+		} else if !tu.InputTruncated || len(tu.Input) > MaxInputBytes {
+			t.Fatalf("input of %d bytes: got %d bytes, truncated %v", want.Len(), len(tu.Input), tu.InputTruncated)
+		}
+	})
+}

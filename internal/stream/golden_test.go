@@ -1,0 +1,132 @@
+package stream
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/*.golden from the decoder's output")
+
+func goldenPath(transcript string) string {
+	return filepath.Join("testdata", "golden", strings.TrimSuffix(filepath.Base(transcript), ".jsonl")+".golden")
+}
+
+func TestGolden(t *testing.T) {
+	for _, path := range transcripts(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			var got bytes.Buffer
+			for _, ev := range decodeFile(t, path) {
+				got.Write(renderEvent(ev))
+				got.WriteByte('\n')
+			}
+			golden := goldenPath(path)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("decoding %s differs from %s:\n got:\n%s\nwant:\n%s", path, golden, got.Bytes(), want)
+			}
+		})
+	}
+}
+
+// TestTranscriptFacts pins, independently of the golden files, the facts of
+// DESIGN.md that the supervisor relies on, so a careless -update cannot
+// bless a regression.
+func TestTranscriptFacts(t *testing.T) {
+	dir := "../../testdata/transcripts"
+	load := func(name string) []Event { return decodeFile(t, filepath.Join(dir, name)) }
+	check := func(name string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %#v, want %#v", name, got, want)
+		}
+	}
+
+	evs := load("text-success.jsonl")
+	check("text-success lines", len(evs), 3)
+	check("init", [3]string{evs[0].Type, evs[0].Subtype, evs[0].Model}, [3]string{"system", "init", "claude-opus-4-8[1m]"})
+	check("init session", evs[0].SessionID, "4ff18c41-0db8-4141-8ca3-59af0fe7a255")
+	check("assistant usage", evs[1].Usage, Usage{InputTokens: 150000, OutputTokens: 1, CacheReadInputTokens: 1000})
+	check("assistant occupancy", evs[1].Usage.Occupancy(), int64(151001))
+	check("assistant texts", evs[1].Texts, []string{"Hello from mock"})
+	check("assistant model", evs[1].Model, "claude-opus-4-8")
+	r := evs[2]
+	check("result", [3]string{r.Type, r.Subtype, r.TerminalReason}, [3]string{"result", "success", "completed"})
+	check("result cost", r.TotalCostUSD, 0.750625)
+	check("result window", r.ContextWindow, int64(1000000))
+	check("result usage", r.Usage, Usage{InputTokens: 150000, OutputTokens: 5, CacheReadInputTokens: 1000})
+	check("result text", [2]any{r.Result, r.IsError}, [2]any{"Hello from mock", false})
+
+	evs = load("tool-use-success.jsonl")
+	check("tool use", evs[1].ToolUses, []ToolUse{{ID: "toolu_1", Name: "Bash", Input: `{"command":"echo hello-from-tool","description":"harness step"}`}})
+	check("tool result (type after tool_use_id)", evs[2].ToolResults, []string{"toolu_1"})
+	check("tool result line type", evs[2].Type, "user")
+
+	evs = load("tool-use-sigterm.jsonl")
+	check("sigterm tool use", evs[1].ToolUses[0].Input, `{"command":"echo side-effect >> effects.txt; sleep 30; echo done","description":"write"}`)
+	check("sigterm tool result", evs[5].ToolResults, []string{"toolu_3"})
+	check("sigterm last line", len(evs), 6)
+
+	evs = load("prompt-too-long.jsonl")
+	check("synthetic model", evs[1].Model, "<synthetic>")
+	check("assistant error", evs[1].Error, "invalid_request")
+	r = evs[2]
+	check("ptl result", [2]any{r.Subtype, r.IsError}, [2]any{"success", true})
+	check("ptl api_error_status", r.APIErrorStatus, 400)
+	check("ptl terminal_reason", r.TerminalReason, "prompt_too_long")
+	check("ptl result text", strings.HasPrefix(r.Result, "Prompt is too long · the request is ~210000 tokens"), true)
+	check("ptl window (empty modelUsage)", r.ContextWindow, int64(0))
+
+	evs = load("auth-failed-api-retry.jsonl")
+	check("auth lines", len(evs), 5)
+	for i, ev := range evs[1:] {
+		check("api_retry", [4]any{ev.Subtype, ev.Attempt, ev.MaxRetries, ev.ErrorStatus}, [4]any{"api_retry", i + 1, 10, 401})
+		check("api_retry error", ev.Error, "authentication_failed")
+	}
+	check("retry delay", evs[1].RetryDelayMS, 534.7949237943786)
+
+	evs = load("resume-not-found.jsonl")
+	check("resume errors", evs[0].Errors, []string{"No conversation found with session ID: 11111111-2222-3333-4444-555555555555"})
+	check("resume result", [2]any{evs[0].Subtype, evs[0].IsError}, [2]any{"error_during_execution", true})
+
+	evs = load("partial-messages.jsonl")
+	var types []string
+	for _, ev := range evs {
+		if ev.Type == "stream_event" {
+			types = append(types, ev.StreamEventType)
+		}
+	}
+	check("stream events", types, []string{"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"})
+	check("stream_event has no usage", evs[2].HasUsage, false)
+
+	check("session-id-in-use is empty", len(load("session-id-in-use.jsonl")), 0)
+
+	for _, path := range transcripts(t) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		for _, ev := range decodeFile(t, path) {
+			if ev.Line < 1 || int(ev.Line) > len(lines) || ev.Bytes != int64(len(lines[ev.Line-1])) {
+				t.Errorf("%s: event line %d has %d bytes, want the line's length", path, ev.Line, ev.Bytes)
+			}
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// ending says why an attempt's process stopped.
+type ending int
+
+const (
+	endExited         ending = iota // the CLI exited on its own
+	endHang                         // silent past its limit; malarun killed it
+	endLingered                     // alive too long after its result line; killed, result kept
+	endAuth                         // api_retry reported a 401; killed instead of sitting through 10 retries
+	endInterrupted                  // malarun got SIGINT/SIGTERM
+	endSessionTimeout               // session_timeout elapsed
+)
+
+func (e ending) String() string {
+	return [...]string{"exited", "hang", "lingered", "auth", "interrupted", "session-timeout"}[e]
+}
+
+// attemptSpec is one claude process: which session, which prompt.
+type attemptSpec struct {
+	n          int
+	sessionID  string
+	resume     bool   // --resume sessionID instead of --session-id sessionID
+	promptPath string // the file the CLI reads on stdin
+	deadline   time.Time
+}
+
+// attemptResult is everything an attempt left behind.
+type attemptResult struct {
+	spec      attemptSpec
+	log       attemptLog
+	ending    ending
+	signal    os.Signal // for endInterrupted
+	hangLimit time.Duration
+	hangTools []string // tools outstanding when the hang was detected
+	// cutOff are the tool calls still outstanding when the attempt ended.
+	cutOff     []stream.ToolUse
+	exit       proc.Exit
+	stop       proc.StopReport
+	stdoutPath string
+	stderrPath string
+	stderrTail string
+	started    time.Time
+	ended      time.Time
+}
+
+// claudeArgs are the flags malarun owns, then the user's.
+func claudeArgs(cfg Config, spec attemptSpec) []string {
+	args := []string{"-p", "--output-format", "stream-json", "--verbose"}
+	if cfg.PartialMessages {
+		args = append(args, "--include-partial-messages")
+	}
+	if spec.resume {
+		args = append(args, "--resume", spec.sessionID)
+	} else {
+		args = append(args, "--session-id", spec.sessionID)
+	}
+	return append(args, cfg.ExtraArgs...)
+}
+
+// runAttempt starts one claude process and supervises it until its stream
+// is read to the end and its whole tree is gone. It never returns while a
+// process of the tree is alive (short of one stuck in the kernel).
+func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
+	res := &attemptResult{
+		spec:       spec,
+		stdoutPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.jsonl", spec.n)),
+		stderrPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.stderr", spec.n)),
+		started:    time.Now(),
+	}
+	res.log.sessionID = spec.sessionID
+	stdout, err := createExclusive(res.stdoutPath)
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	stderr, err := createExclusive(res.stderrPath)
+	if err != nil {
+		return nil, err
+	}
+	defer stderr.Close()
+
+	p, err := r.spawner.Start(proc.Spec{
+		Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd, Env: r.cfg.Env,
+		StdinPath: spec.promptPath, Stdout: stdout, Stderr: stderr,
+	})
+	if err != nil {
+		return nil, err
+	}
+	log := r.log.With().Int("attempt", spec.n).Str("session", spec.sessionID).Logger()
+	log.Info().Int("pid", p.Pid).Bool("resume", spec.resume).Str("transcript", res.stdoutPath).Msg("attempt started")
+
+	follower, err := stream.Follow(res.stdoutPath, p.Done())
+	if err != nil {
+		p.Stop(r.cfg.KillGrace, r.hurry)
+		return nil, fmt.Errorf("follow %s: %w", res.stdoutPath, err)
+	}
+	defer follower.Close()
+	events := make(chan stream.Event, 64)
+	readErr := make(chan error, 1)
+	go decodeInto(follower, events, readErr)
+
+	live := newLiveness(r.cfg.IdleTimeout, r.cfg.ToolTimeout, time.Now())
+	idle := time.NewTimer(r.cfg.IdleTimeout)
+	defer idle.Stop()
+	var lingerC <-chan time.Time
+	var sessionC <-chan time.Time
+	if !spec.deadline.IsZero() {
+		t := time.NewTimer(time.Until(spec.deadline))
+		defer t.Stop()
+		sessionC = t.C
+	}
+
+	ctxDone := r.ctxDone // set to nil once seen, so a closed channel cannot spin the loop
+	var stopDone chan proc.StopReport
+	stopping := false
+	stop := func(why ending, grace time.Duration) {
+		if stopping {
+			return
+		}
+		stopping = true
+		res.ending = why
+		res.cutOff = append([]stream.ToolUse(nil), live.outstanding...)
+		idle.Stop()
+		stopDone = make(chan proc.StopReport, 1)
+		log.Info().Str("reason", why.String()).Int("pid", p.Pid).Dur("grace", grace).Msg("stopping process tree")
+		go func() { stopDone <- p.Stop(grace, r.hurry) }()
+	}
+
+	// Every way out goes through stop (the end of the stream included), so
+	// the loop ends once the stream is read and the tree is gone.
+	stopped := false
+	for events != nil || !stopped {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				if !stopping {
+					// The CLI exited and its output is read: end what is
+					// left of its tree (tool processes it did not wait for).
+					stop(endExited, r.cfg.KillGrace)
+				}
+				continue
+			}
+			res.log.observe(ev)
+			r.logLine(log, ev)
+			if stopping {
+				continue
+			}
+			now := time.Now()
+			live.observe(ev, now)
+			idle.Reset(live.deadline.Sub(now))
+			switch {
+			case res.log.authRetry != nil:
+				stop(endAuth, r.cfg.KillGrace)
+			case ev.Type == "result" && lingerC == nil:
+				t := time.NewTimer(r.cfg.ResultExitTimeout)
+				defer t.Stop()
+				lingerC = t.C
+			}
+		case <-idle.C:
+			if stopping {
+				continue
+			}
+			res.hangLimit = live.limit()
+			res.hangTools = live.toolsRunning()
+			log.Warn().Dur("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Msg("hang detected: no output within the limit")
+			stop(endHang, r.cfg.KillGrace)
+		case <-lingerC:
+			lingerC = nil
+			if !stopping {
+				log.Warn().Dur("after", r.cfg.ResultExitTimeout).Msg("claude still alive after its result line")
+				stop(endLingered, r.cfg.KillGrace)
+			}
+		case <-sessionC:
+			sessionC = nil
+			stop(endSessionTimeout, r.cfg.KillGrace)
+		case <-ctxDone:
+			ctxDone = nil
+			stop(endInterrupted, r.cfg.ShutdownGrace)
+		case sig := <-r.signals:
+			if r.interrupt(sig) && !stopping {
+				res.signal = sig
+				stop(endInterrupted, r.cfg.ShutdownGrace)
+			}
+		case rep := <-stopDone:
+			res.stop = rep
+			stopDone = nil
+			stopped = true
+			log.Info().Int("termed", rep.Termed).Int("killed", rep.Killed).Ints("left", rep.Left).Dur("took", rep.Duration).Msg("process tree gone")
+		}
+	}
+	if err := <-readErr; err != nil {
+		log.Error().Err(err).Msg("reading the stream")
+	}
+	res.exit = p.Exit()
+	res.ended = time.Now()
+	res.stderrTail = tailFile(res.stderrPath, stderrTailBytes)
+	return res, nil
+}
+
+// decodeInto sends every event of r to out and closes it at the end of the stream.
+func decodeInto(r *stream.Follower, out chan<- stream.Event, errc chan<- error) {
+	defer close(out)
+	d := stream.NewDecoder(r)
+	for {
+		ev, err := d.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			errc <- err
+			return
+		}
+		out <- ev
+	}
+}
+
+// logLine logs the lines that matter at info, the rest at debug.
+func (r *runner) logLine(log zerolog.Logger, ev stream.Event) {
+	switch {
+	case ev.Kind != stream.KindJSON:
+		log.Warn().Int64("line", ev.Line).Int64("bytes", ev.Bytes).Str("kind", ev.Kind.String()).Msg("undecodable line in the stream")
+	case ev.Type == "system" && ev.Subtype == "init":
+		log.Info().Str("model", ev.Model).Str("claude_session", ev.SessionID).Msg("claude started")
+	case ev.Type == "system" && ev.Subtype == "api_retry":
+		log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS).Msg("claude is retrying an API request")
+	case ev.Type == "assistant":
+		for _, tu := range ev.ToolUses {
+			log.Info().Str("tool", tu.Name).Str("id", tu.ID).Msg("tool call")
+		}
+	case ev.Type == "result":
+		log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", ev.TotalCostUSD).Str("terminal_reason", ev.TerminalReason).Msg("result")
+	default:
+		log.Debug().Str("type", ev.Type).Str("subtype", ev.Subtype).Msg("line")
+	}
+}
+
+// createExclusive creates a file that must not exist yet: a transcript is
+// never reused or overwritten.
+func createExclusive(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, 0o600)
+}

@@ -1,0 +1,63 @@
+package supervisor
+
+import (
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// attemptLog accumulates what the stream of one attempt said: enough to
+// classify how it ended and to tell the retry logic what happened.
+type attemptLog struct {
+	sessionID  string // from the init line, else the one malarun asked for
+	sawInit    bool
+	lines      int64
+	malformed  int64
+	cutShort   bool
+	assistants int              // top-level and sub-agent assistant messages
+	toolCalls  []stream.ToolUse // every tool_use seen, in order
+	result     *stream.Event    // the result line, if any
+	authRetry  *stream.Event    // an api_retry line reporting a 401
+	rateLimit  *stream.Event    // a rate_limit_event that was rejected
+	costUSD    float64
+}
+
+func (a *attemptLog) observe(ev stream.Event) {
+	a.lines++
+	switch ev.Kind {
+	case stream.KindMalformed:
+		a.malformed++
+		return
+	case stream.KindCutShort:
+		a.cutShort = true
+		return
+	}
+	if ev.SessionID != "" && (a.sessionID == "" || ev.Type == "system" && ev.Subtype == "init") {
+		a.sessionID = ev.SessionID
+	}
+	switch ev.Type {
+	case "system":
+		switch ev.Subtype {
+		case "init":
+			a.sawInit = true
+		case "api_retry":
+			if ev.ErrorStatus == 401 || ev.Error == "authentication_failed" {
+				e := ev
+				a.authRetry = &e
+			}
+		}
+	case "rate_limit_event":
+		if ev.RateLimitStatus == "rejected" {
+			e := ev
+			a.rateLimit = &e
+		}
+	case "assistant":
+		if ev.Model == "<synthetic>" {
+			return // the CLI's own message (an API error), not the model's work
+		}
+		a.assistants++
+		a.toolCalls = append(a.toolCalls, ev.ToolUses...)
+	case "result":
+		e := ev
+		a.result = &e
+		a.costUSD = ev.TotalCostUSD
+	}
+}

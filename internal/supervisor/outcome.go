@@ -1,0 +1,162 @@
+package supervisor
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/malarun/malarun/internal/retry"
+)
+
+// usageLimitRe matches the CLI's usage-limit texts, such as
+// "Claude AI usage limit reached|1749924000" and
+// "You've hit your limit · resets 2am (Europe/Paris)".
+var usageLimitRe = regexp.MustCompile(`(?i)usage limit reached|hit your limit`)
+
+// outcomeOf turns how an attempt ended into the retry machine's input, with
+// a sentence that says what happened in words a user can act on.
+func outcomeOf(a *attemptResult) retry.Outcome {
+	o := retry.Outcome{
+		SessionID: a.log.sessionID,
+		Progress:  a.log.assistants > 0,
+		CostUSD:   a.log.costUSD,
+	}
+	for _, tu := range a.log.toolCalls {
+		o.ToolCalls = append(o.ToolCalls, retry.ToolCall{Name: tu.Name, Input: tu.Input})
+	}
+	o.Kind, o.Reason = kindOf(a)
+	return o
+}
+
+func kindOf(a *attemptResult) (retry.Kind, string) {
+	switch a.ending {
+	case endInterrupted:
+		return retry.Interrupted, "malarun was asked to stop; the run can be resumed"
+	case endSessionTimeout:
+		return retry.SessionTimeout, "session_timeout elapsed; the process tree was stopped"
+	case endAuth:
+		ar := a.log.authRetry
+		return retry.Auth, fmt.Sprintf("the API answered %d %s (claude retry %d of %d); check ANTHROPIC_API_KEY or the CLI's login",
+			ar.ErrorStatus, ar.Error, ar.Attempt, ar.MaxRetries)
+	}
+	if r := a.log.result; r != nil {
+		if r.Subtype == "success" && !r.IsError {
+			return retry.Success, "claude reported success"
+		}
+		for _, e := range r.Errors {
+			if strings.Contains(e, "No conversation found") {
+				return retry.ResumeNotFound, "the session cannot be resumed: " + oneLine(e, 200)
+			}
+		}
+		switch {
+		case r.Subtype == "error_max_turns" || r.TerminalReason == "max_turns":
+			return retry.MaxTurns, describeResult(a) + " (raise --max-turns to allow more)"
+		case r.APIErrorStatus == 401 || r.APIErrorStatus == 403:
+			return retry.Auth, describeResult(a)
+		case r.APIErrorStatus == 429 || usageLimitRe.MatchString(r.Result):
+			return retry.RateLimit, describeResult(a) + resetSuffix(a)
+		}
+		return retry.ErrorResult, describeResult(a)
+	}
+	if a.log.rateLimit != nil {
+		return retry.RateLimit, "claude reported a " + a.log.rateLimit.RateLimitType + " rate limit" + resetSuffix(a)
+	}
+	if a.ending == endHang {
+		what := "idle_timeout"
+		if len(a.hangTools) > 0 {
+			what = "tool_timeout, while " + strings.Join(a.hangTools, ", ") + " ran"
+		}
+		return retry.Hang, fmt.Sprintf("no output for %s (%s); the process tree was killed", a.hangLimit, what)
+	}
+	if !a.log.sawInit {
+		return retry.EarlyExit, fmt.Sprintf("claude %s before its first line%s", describeExit(a), stderrSuffix(a))
+	}
+	cut := ""
+	if a.log.cutShort {
+		cut = ", its last line cut short"
+	}
+	return retry.Crash, fmt.Sprintf("claude %s without a result line%s%s", describeExit(a), cut, stderrSuffix(a))
+}
+
+// resetSuffix names when a rate limit resets, when the stream said.
+func resetSuffix(a *attemptResult) string {
+	if a.log.rateLimit == nil || a.log.rateLimit.ResetsAt == 0 {
+		return ""
+	}
+	return "; it resets at " + time.Unix(a.log.rateLimit.ResetsAt, 0).UTC().Format(time.RFC3339)
+}
+
+func describeExit(a *attemptResult) string {
+	if a.exit.Signal != nil {
+		if s, ok := a.exit.Signal.(syscall.Signal); ok {
+			return fmt.Sprintf("was killed by signal %d (%s)", int(s), s)
+		}
+		return "was killed by " + a.exit.Signal.String()
+	}
+	return fmt.Sprintf("exited with code %d", a.exit.Code)
+}
+
+func describeResult(a *attemptResult) string {
+	r := a.log.result
+	parts := []string{"result " + r.Subtype}
+	if r.APIErrorStatus != 0 {
+		parts = append(parts, fmt.Sprintf("API status %d", r.APIErrorStatus))
+	}
+	if r.TerminalReason != "" {
+		parts = append(parts, "terminal reason "+r.TerminalReason)
+	}
+	msg := strings.Join(parts, ", ")
+	if text := firstNonEmpty(r.Result, strings.Join(r.Errors, "; ")); text != "" {
+		msg += ": " + oneLine(text, 400)
+	}
+	return msg
+}
+
+func stderrSuffix(a *attemptResult) string {
+	if a.stderrTail == "" {
+		return " (stderr empty)"
+	}
+	return "; stderr: " + oneLine(a.stderrTail, 600)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// oneLine flattens s for a log line or an error message and cuts it to n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// failureKind maps the retry machine's failure to the error kind the
+// command line turns into an exit code.
+func failureKind(f retry.Failure) error {
+	switch f {
+	case retry.RetriesExhausted:
+		return ErrRetriesExhausted
+	case retry.NotSafe:
+		return ErrNotSafeToRetry
+	case retry.Budget:
+		return ErrBudget
+	case retry.AuthFailed:
+		return ErrAuth
+	case retry.RateLimited:
+		return ErrRateLimit
+	case retry.TimedOut:
+		return ErrSessionTimeout
+	case retry.Stopped:
+		return ErrInterrupted
+	}
+	return ErrErrorResult
+}

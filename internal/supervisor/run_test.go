@@ -1,0 +1,343 @@
+package supervisor_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
+
+	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/testchild"
+)
+
+func TestMain(m *testing.M) {
+	testchild.MaybeRun()
+	os.Exit(m.Run())
+}
+
+const transcripts = "../../testdata/transcripts/"
+
+// harness runs the supervisor against the fake child (this test binary).
+type harness struct {
+	t       *testing.T
+	cfg     supervisor.Config
+	stdout  bytes.Buffer
+	logs    bytes.Buffer
+	signals chan os.Signal
+	args    string // where the fake child records argv and stdin
+}
+
+// One spawner for the whole test process: subreaper status is process-wide.
+var spawner = proc.NewSpawner()
+
+func newHarness(t *testing.T, behaviour string, env ...string) *harness {
+	h := &harness{t: t, signals: make(chan os.Signal, 2)}
+	h.args = filepath.Join(t.TempDir(), "args.txt")
+	h.cfg = supervisor.DefaultConfig()
+	h.cfg.IssueID = "issue-1"
+	h.cfg.Prompt = []byte("Fix the bug.")
+	h.cfg.PromptSource = "test"
+	h.cfg.ClaudeBin = os.Args[0]
+	h.cfg.StateDir = t.TempDir()
+	h.cfg.Env = testchild.Env(behaviour, append(env, testchild.EnvArgsFile+"="+h.args)...)
+	h.cfg.IdleTimeout = 5 * time.Second
+	h.cfg.KillGrace = 2 * time.Second
+	// One attempt unless a test is about retrying: a hang or crash then
+	// ends the run with exit 3.
+	h.cfg.MaxAttempts = 1
+	h.cfg.Backoff = []time.Duration{0}
+	return h
+}
+
+func (h *harness) run() (supervisor.Report, error, time.Duration) {
+	start := time.Now()
+	log := zerolog.New(&h.logs)
+	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Stdout: &h.stdout, Signals: h.signals, Spawner: spawner})
+	return rep, err, time.Since(start)
+}
+
+func wantKind(t *testing.T, err error, kind error, detail string) {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("err = %v, want %v", err, kind)
+	}
+	if !strings.Contains(err.Error(), detail) {
+		t.Errorf("error %q does not mention %q", err, detail)
+	}
+}
+
+// assertGone proves each pid is gone: not even a zombie is left.
+func assertGone(t *testing.T, pids ...int) {
+	t.Helper()
+	for _, pid := range pids {
+		if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+			unix.Kill(pid, unix.SIGKILL)
+			t.Errorf("pid %d still exists after the run", pid)
+		}
+	}
+}
+
+var pidRe = regexp.MustCompile(`"pid":(\d+),"parent":(\d+)`)
+
+// treePids reads the fake child's own pid and its grandchild's from the transcript.
+func treePids(t *testing.T, runDir string) []int {
+	t.Helper()
+	b, _ := os.ReadFile(filepath.Join(runDir, "attempt-1.jsonl"))
+	m := pidRe.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no grandchild line in the transcript: %s", b)
+	}
+	a, _ := strconv.Atoi(string(m[1]))
+	p, _ := strconv.Atoi(string(m[2]))
+	return []int{p, a}
+}
+
+func TestSuccessPrintsResultAndPassesProtocolFlags(t *testing.T) {
+	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl")
+	h.cfg.ExtraArgs = []string{"--model", "sonnet"}
+	rep, err, _ := h.run()
+	if err != nil {
+		t.Fatalf("run: %v\nlogs:\n%s", err, h.logs.String())
+	}
+	if h.stdout.String() != "Hello from mock\n" {
+		t.Errorf("stdout %q", h.stdout.String())
+	}
+	if rep.Attempts != 1 || rep.CostUSD != 0.750625 || rep.SessionID != "4ff18c41-0db8-4141-8ca3-59af0fe7a255" {
+		t.Errorf("report %+v", rep)
+	}
+	args, _ := os.ReadFile(h.args)
+	want := regexp.MustCompile(`^-p\n--output-format\nstream-json\n--verbose\n--include-partial-messages\n--session-id\n[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n--model\nsonnet\n--stdin--\nFix the bug\.$`)
+	if !want.Match(args) {
+		t.Errorf("child got argv and stdin:\n%s", args)
+	}
+	for _, f := range []string{"prompt.md", "attempt-1.jsonl", "attempt-1.stderr"} {
+		st, err := os.Stat(filepath.Join(rep.RunDir, f))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v", f, err, st)
+		}
+	}
+	if rel, _ := filepath.Rel(h.cfg.StateDir, rep.RunDir); !strings.HasPrefix(rel, "issue-1/runs/") {
+		t.Errorf("run dir %s not under <state>/issue-1/runs", rep.RunDir)
+	}
+}
+
+func TestPartialMessagesOff(t *testing.T) {
+	h := newHarness(t, testchild.Replay)
+	h.cfg.PartialMessages = false
+	if _, err, _ := h.run(); err != nil {
+		t.Fatal(err)
+	}
+	if args, _ := os.ReadFile(h.args); bytes.Contains(args, []byte("--include-partial-messages")) {
+		t.Errorf("flag passed with partial_messages off:\n%s", args)
+	}
+}
+
+func TestEachRunGetsANewFolder(t *testing.T) {
+	h := newHarness(t, testchild.Replay)
+	a, err1, _ := h.run()
+	b, err2, _ := h.run()
+	if err1 != nil || err2 != nil || a.RunDir == b.RunDir {
+		t.Errorf("runs %q and %q (%v, %v)", a.RunDir, b.RunDir, err1, err2)
+	}
+}
+
+func TestHangIsKilledAndReported(t *testing.T) {
+	h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"hang-after-init.jsonl")
+	h.cfg.IdleTimeout = 300 * time.Millisecond
+	_, err, took := h.run()
+	wantKind(t, err, supervisor.ErrRetriesExhausted, "no output for 300ms (idle_timeout)")
+	if took > h.cfg.IdleTimeout+2*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+func TestHangWithTermIgnoringTreeIsGone(t *testing.T) {
+	h := newHarness(t, testchild.Grandchild)
+	h.cfg.IdleTimeout = 300 * time.Millisecond
+	h.cfg.KillGrace = 300 * time.Millisecond
+	rep, err, took := h.run()
+	wantKind(t, err, supervisor.ErrRetriesExhausted, "idle_timeout")
+	pids := treePids(t, rep.RunDir)
+	assertGone(t, pids...)
+	if limit := h.cfg.IdleTimeout + h.cfg.KillGrace + 2*time.Second; took > limit {
+		t.Errorf("took %v, more than %v", took, limit)
+	}
+}
+
+func TestSilentToolShorterThanToolTimeoutIsNotKilled(t *testing.T) {
+	h := newHarness(t, testchild.SilentTool, testchild.EnvSilence+"=900ms")
+	h.cfg.IdleTimeout = 150 * time.Millisecond
+	h.cfg.ToolTimeout = 20 * time.Second
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if h.stdout.String() != "All done.\n" {
+		t.Errorf("stdout %q", h.stdout.String())
+	}
+}
+
+func TestSilentToolLongerThanToolTimeoutIsAHang(t *testing.T) {
+	h := newHarness(t, testchild.SilentTool, testchild.EnvSilence+"=1h")
+	h.cfg.IdleTimeout = 10 * time.Second
+	h.cfg.ToolTimeout = 200 * time.Millisecond
+	_, err, took := h.run()
+	wantKind(t, err, supervisor.ErrRetriesExhausted, "tool_timeout, while Bash ran")
+	if took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+func TestErrorResultExitsWithItsText(t *testing.T) {
+	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"prompt-too-long.jsonl", testchild.EnvExit+"=1")
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrErrorResult, "API status 400, terminal reason prompt_too_long: Prompt is too long")
+	if h.stdout.Len() != 0 {
+		t.Errorf("stdout %q on failure", h.stdout.String())
+	}
+}
+
+func TestAuthRetryStopsEarly(t *testing.T) {
+	h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"auth-failed-api-retry.jsonl", testchild.EnvLines+"=2")
+	h.cfg.IdleTimeout = time.Hour
+	_, err, took := h.run()
+	wantKind(t, err, supervisor.ErrAuth, "401 authentication_failed")
+	if took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+func TestExitBeforeInitReportsStderr(t *testing.T) {
+	h := newHarness(t, testchild.ExitEarly, testchild.EnvExit+"=1")
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrErrorResult, "exited with code 1 before its first line; stderr: error: unknown option '--bogus'")
+}
+
+func TestCrashWithCutShortLine(t *testing.T) {
+	h := newHarness(t, testchild.CrashMidLine, testchild.EnvLines+"=2")
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrRetriesExhausted, "killed by signal 9 (killed) without a result line, its last line cut short")
+}
+
+func TestGarbageLinesAreSkipped(t *testing.T) {
+	h := newHarness(t, testchild.Garbage)
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if n := strings.Count(h.logs.String(), "undecodable line"); n != 2 {
+		t.Errorf("%d undecodable lines logged, want 2:\n%s", n, h.logs.String())
+	}
+}
+
+func TestLingeringAfterResultIsKilledAndResultKept(t *testing.T) {
+	h := newHarness(t, testchild.Linger)
+	h.cfg.ResultExitTimeout = 200 * time.Millisecond
+	h.cfg.KillGrace = 200 * time.Millisecond
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if h.stdout.String() != "All done.\n" || !strings.Contains(h.logs.String(), "still alive after its result line") {
+		t.Errorf("stdout %q, logs:\n%s", h.stdout.String(), h.logs.String())
+	}
+}
+
+func TestMissingBinary(t *testing.T) {
+	h := newHarness(t, testchild.Replay)
+	h.cfg.ClaudeBin = "/nonexistent/claude"
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrStart, `claude_bin "/nonexistent/claude"`)
+}
+
+func TestSessionTimeout(t *testing.T) {
+	h := newHarness(t, testchild.Hang)
+	h.cfg.IdleTimeout = time.Hour
+	h.cfg.SessionTimeout = 300 * time.Millisecond
+	_, err, took := h.run()
+	wantKind(t, err, supervisor.ErrSessionTimeout, "session_timeout")
+	if took > 3*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+// The real CLI exits as soon as a write to a pipe would block, losing the
+// rest (DESIGN.md fact 13); stdout is a file, so the result always arrives.
+func TestNonBlockingWriterResultSeen20Of20(t *testing.T) {
+	for i := range 20 {
+		h := newHarness(t, testchild.NonBlocking)
+		if _, err, _ := h.run(); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if h.stdout.String() != "All done.\n" {
+			t.Fatalf("run %d: stdout %q", i, h.stdout.String())
+		}
+	}
+}
+
+func TestHundredMegabyteLine(t *testing.T) {
+	h := newHarness(t, testchild.BigLine, fmt.Sprintf("%s=%d", testchild.EnvSize, 100<<20))
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if h.stdout.String() != "All done.\n" {
+		t.Errorf("stdout %q", h.stdout.String())
+	}
+}
+
+func TestSignalStopsRun(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		h := newHarness(t, testchild.Hang)
+		h.cfg.IdleTimeout = time.Hour
+		h.signals <- sig
+		_, err, _ := h.run()
+		var re *supervisor.RunError
+		if !errors.As(err, &re) || !errors.Is(err, supervisor.ErrInterrupted) || re.Signal != sig {
+			t.Errorf("%v: err = %v", sig, err)
+		}
+	}
+}
+
+func TestSecondSignalKillsAtOnce(t *testing.T) {
+	h := newHarness(t, testchild.Grandchild)
+	h.cfg.IdleTimeout = time.Hour
+	h.cfg.ShutdownGrace = time.Hour
+	h.cfg.KillGrace = time.Hour
+	go func() {
+		// Signal only once the tree ignores SIGTERM, or the test proves nothing.
+		waitForTranscriptLine(h.t, h.cfg.StateDir, `"subtype":"fake_grandchild"`)
+		h.signals <- syscall.SIGINT
+		h.signals <- syscall.SIGINT
+	}()
+	rep, err, took := h.run()
+	wantKind(t, err, supervisor.ErrInterrupted, "")
+	assertGone(t, treePids(t, rep.RunDir)...)
+	if took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+// waitForTranscriptLine waits for the first attempt's transcript to hold a
+// line containing s: the handshake that says the child is ready.
+func waitForTranscriptLine(t *testing.T, stateDir, s string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(stateDir, "*", "runs", "*", "attempt-1.jsonl"))
+		for _, f := range files {
+			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(s)) {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Errorf("no transcript line with %q within 10s", s)
+}

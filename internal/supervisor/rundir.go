@@ -1,0 +1,90 @@
+package supervisor
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// createRunDir makes <stateDir>/<issue>/runs/<run-id>/, a folder no earlier
+// run used: created exclusively, with a fresh id on the rare collision.
+func createRunDir(stateDir, issue string, now time.Time) (string, error) {
+	runs := filepath.Join(stateDir, issue, "runs")
+	if err := os.MkdirAll(runs, 0o700); err != nil {
+		return "", fmt.Errorf("create state directory: %w", err)
+	}
+	for range 10 {
+		dir := filepath.Join(runs, now.UTC().Format("20060102T150405Z")+"-"+randomHex(3))
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			return dir, nil
+		}
+		if !os.IsExist(err) {
+			return "", fmt.Errorf("create run directory: %w", err)
+		}
+	}
+	return "", fmt.Errorf("create run directory under %s: ten names in a row were taken", runs)
+}
+
+// writePrivate writes a new file readable by the owner only.
+func writePrivate(path string, data []byte) error {
+	f, err := createExclusive(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	return hex.EncodeToString(b)
+}
+
+// newSessionID returns a random (version 4) UUID for --session-id, so that
+// even a run that hangs before its first line has a session to resume.
+func newSessionID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return strings.Join([]string{h[:8], h[8:12], h[12:16], h[16:20], h[20:]}, "-")
+}
+
+// stderrTailBytes is how much of the CLI's stderr goes into errors and logs.
+const stderrTailBytes = 2048
+
+// tailFile returns the last n bytes of a file, starting at a line boundary
+// when it can, trimmed; "" when the file is empty or unreadable.
+func tailFile(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(st.Size()-n, 0)
+	b := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return ""
+	}
+	s := string(b)
+	if off > 0 {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	return strings.TrimSpace(s)
+}
