@@ -78,6 +78,18 @@ func configKeys() []keySpec {
 			func(s *settings) *time.Duration { return &s.cfg.ResultExitTimeout }),
 		boolKey("partial_messages", "pass --include-partial-messages, so long replies keep the idle timer fed",
 			func(s *settings) *bool { return &s.cfg.PartialMessages }),
+		intKey("max_attempts", 1, "attempts (claude processes) in all, the first included",
+			func(s *settings) *int { return &s.cfg.MaxAttempts }),
+		intKey("max_idle_retries", 0, "retries in a row after attempts that produced no new assistant message",
+			func(s *settings) *int { return &s.cfg.MaxIdleRetries }),
+		durationListKey("backoff", "wait before retry 1, 2, 3, ...; the last entry repeats",
+			func(s *settings) *[]time.Duration { return &s.cfg.Backoff }),
+		stringListKey("side_effect_free_tools", "tools whose calls a fresh start may repeat (they only read)",
+			func(s *settings) *[]string { return &s.cfg.SideEffectFreeTools }),
+		floatKey("max_cost_usd", "stop when the cost summed over all attempts reaches this (USD); 0: no cap",
+			func(s *settings) *float64 { return &s.cfg.MaxCostUSD }),
+		stringKey("resume_prompt", "file with the resume prompt template (Go text/template); empty: the built-in one", "",
+			func(s *settings) *string { return &s.cfg.ResumePromptFile }),
 		enumKey("log_format", []string{"auto", "console", "json"}, "log format on stderr; auto: console on a terminal, JSON otherwise",
 			func(s *settings) *string { return &s.logFormat }),
 		enumKey("log_level", []string{"debug", "info", "warn", "error"}, "least severe log level written to stderr",
@@ -160,8 +172,7 @@ func enumKey(name string, allowed []string, help string, field func(*settings) *
 	}
 }
 
-// intKey and the constructors below serve keys still to come (the retry
-// policy: max_attempts, max_cost_usd, backoff, side_effect_free_tools).
+// intKey takes a whole number of at least minimum.
 func intKey(name string, minimum int, help string, field func(*settings) *int) keySpec {
 	return keySpec{
 		name: name, kind: "integer", help: help,

@@ -9,18 +9,9 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// futureKeys are the kinds the table has no key of yet (the retry policy's),
-// bound to real Config fields, run through the real loader.
-func futureKeys() []keySpec {
-	return append(configKeys(),
-		intKey("max_attempts", 1, "attempts", func(s *settings) *int { return &s.cfg.MaxAttempts }),
-		floatKey("max_cost_usd", "budget", func(s *settings) *float64 { return &s.cfg.MaxCostUSD }),
-		durationListKey("backoff", "waits", func(s *settings) *[]time.Duration { return &s.cfg.Backoff }),
-		stringListKey("side_effect_free_tools", "tools", func(s *settings) *[]string { return &s.cfg.SideEffectFreeTools }),
-	)
-}
-
-func TestFutureKeyKinds(t *testing.T) {
+// TestNumberAndListKeys runs the retry policy keys (integers, a number,
+// lists) through the real loader.
+func TestNumberAndListKeys(t *testing.T) {
 	tests := []struct {
 		name  string
 		file  string
@@ -70,7 +61,7 @@ func TestFutureKeyKinds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCLI(t)
-			keys := futureKeys()
+			keys := configKeys()
 			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 			fs.String("config", "", "")
 			addKeyFlags(fs, keys)
@@ -99,7 +90,7 @@ func TestFutureKeyKinds(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range futureKeys() {
+	for _, k := range configKeys() {
 		s := defaultSettings()
 		raw := strings.Trim(k.yamlDefault(), `"`)
 		if err := k.parse(&s, raw); err != nil || k.format(&s) != k.yamlDefault() {

@@ -126,8 +126,9 @@ func PromptTooLong(tokens, maximum int) Step {
 }
 
 // AuthError is the API's 401 for a bad key. The CLI retries it (up to
-// CLAUDE_CODE_MAX_RETRIES, 10 by default) unless the response carries
-// x-should-retry: false.
+// CLAUDE_CODE_MAX_RETRIES times, 10 by default, with backoff: minutes)
+// unless the response carries x-should-retry: false (see
+// [Step.WithHeader]).
 func AuthError() Step {
 	return HTTPError(http.StatusUnauthorized, "authentication_error", "invalid x-api-key", nil)
 }
@@ -189,6 +190,22 @@ func (s Step) WithToolUseID(id string) Step {
 		}
 	}
 	panic("fakeapi.WithToolUseID: step has no tool_use block")
+}
+
+// WithHeader adds a response header to an HTTP error step, e.g.
+// WithHeader("X-Should-Retry", "false"), which makes the CLI give up at
+// once instead of retrying (measured: a 401 then ends the run in under a
+// second, instead of 10 retries over minutes).
+func (s Step) WithHeader(key, value string) Step {
+	if s.kind != stepHTTPError {
+		panic("fakeapi.WithHeader: only HTTP error steps carry headers")
+	}
+	s.header = s.header.Clone()
+	if s.header == nil {
+		s.header = http.Header{}
+	}
+	s.header.Add(key, value)
+	return s
 }
 
 // After holds the answer until ch is closed, so a test can act while the

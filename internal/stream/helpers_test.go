@@ -135,8 +135,21 @@ const (
 )
 
 func newBigLineReader(size int) *bigLineReader {
-	period := bytes.Repeat([]byte("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIz"), 100) // 4000 bytes
-	period = append(period, `\n`...)
+	return newLineReader([]byte(base64Period), size)
+}
+
+const (
+	// base64Period is 4000 bytes of base64 and an escaped newline, like an
+	// image or a file in a tool result.
+	base64Period = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIz" +
+		"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIz" +
+		`\n`
+	// escapedPeriod is JSON-escaped source code: an escape every few bytes,
+	// the worst case for a scanner's fast path.
+	escapedPeriod = `package main\n\nfunc main() {\n\tfmt.Println(\"h\u00e9llo, \\\"world\\\"\")\n}\n`
+)
+
+func newLineReader(period []byte, size int) *bigLineReader {
 	size += (len(period) - size%len(period)) % len(period) // whole periods keep every escape intact
 	return &bigLineReader{
 		parts: [][]byte{[]byte(bigLinePrefix), []byte(bigLineSuffix)},
