@@ -5,8 +5,21 @@ import (
 	"strings"
 )
 
+// titleSystemPrompt starts the system prompt of the CLI's session-title
+// side query.
+const titleSystemPrompt = "Generate a concise, sentence-case title"
+
+// Classify is the default classifier: how the server decides what a
+// request to /v1/messages is. A request whose body did not parse is
+// KindOther. A conversation must be streaming, offer at least one tool, and
+// ask for no structured output format; anything else is a side request,
+// except compaction, recognised by its instructions. Running the CLI with
+// no tools at all (--tools "") would make every request look like a side
+// request: give such a test its own classifier with [WithClassifier].
+//
 // What the real CLI sends (Claude Code 2.1.197, observed against this
-// server and read from the binary's side-query helper):
+// server, and read from the binary's side-query helper):
+//
 //
 //   - `HEAD /` once at start-up, a connectivity probe (User-Agent Bun).
 //   - Conversation requests: POST /v1/messages?beta=true, "stream": true,
@@ -17,37 +30,30 @@ import (
 //     itself rather than through its SDK.
 //   - Side queries (the CLI's internal helper for titles, tool-use
 //     summaries, permission explainers...) are ALSO streaming, same path,
-//     same model, same max_tokens 64000, same session header. What sets
-//     them apart: "tools": [] and thinking {"type":"disabled"}, and the
-//     system prompt is the helper's own. The one seen in -p runs is the
-//     session title: system text "Generate a concise, sentence-case title
-//     ...", output_config.format a json_schema with a "title" property, and
-//     one user message "<session>PROMPT</session>...". It is sent only
-//     without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC and only for a
-//     prompt of 10 characters or more, concurrently with the first
-//     conversation request (it arrived first in every run observed), so
-//     arrival order cannot be used to classify it.
+//     same model, same max_tokens 64000, same headers (session id
+//     included). What sets them apart: "tools": [], thinking
+//     {"type":"disabled"}, no context_management, and the helper's own
+//     system prompt. The one seen in -p runs is the session title: system
+//     text "Generate a concise, sentence-case title ...", output_config.format
+//     a json_schema with a "title" property (and the extra beta
+//     structured-outputs-2025-12-15 in Anthropic-Beta), one user message
+//     "<session>PROMPT</session>...". It is sent only without
+//     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC and only for a prompt of 10
+//     characters or more, concurrently with the first conversation request
+//     (it arrived first in every run observed), so arrival order cannot be
+//     used to classify it. Answered with a non-title text, the CLI just
+//     logs the failure and goes on.
 //   - No non-streaming request was seen in -p mode; one is still treated
 //     as a side request, because the script's steps are all streamed
 //     conversation turns.
-//   - Compaction (when the CLI does compact) reuses the conversation's
-//     shape, tools included, with a last user message that starts
-//     "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools." and asks
-//     to "create a detailed summary"; its fallback path uses the system
-//     prompt "You are a helpful AI assistant tasked with summarizing
-//     conversations."
-
-// titleSystemPrompt starts the system prompt of the CLI's session-title
-// side query.
-const titleSystemPrompt = "Generate a concise, sentence-case title"
-
-// Classify is the default classifier: how the server decides what a
-// request to /v1/messages is (see the notes above on what the CLI sends).
-// A request whose body did not parse is KindOther. A conversation must be
-// streaming, offer at least one tool, and ask for no structured output
-// format; anything else is a side request. Running the CLI with no tools
-// at all (--tools "") would make every request look like a side request:
-// give such a test its own classifier with [WithClassifier].
+//   - Compaction (verified with `/compact` on a resumed session) reuses the
+//     conversation's shape exactly, tools and thinking included; only its
+//     last user message differs: after the last tool results, a text block
+//     "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools. ..." asking
+//     to "create a detailed summary". The CLI accepts the canned
+//     <summary> reply and prints a compact_boundary line. Its fallback path
+//     (read from the binary, not observed) uses the system prompt "You are
+//     a helpful AI assistant tasked with summarizing conversations."
 func Classify(r *Request) Kind {
 	p := r.Parsed
 	if p == nil {

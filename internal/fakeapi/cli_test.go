@@ -106,10 +106,10 @@ func startCLI(t *testing.T, srv *Server, prompt string, opt cliOptions) *cliProc
 	env := map[string]string{
 		// Only what the CLI needs: nothing of the developer's own Claude
 		// setup (keys, base URLs, config) may leak into the run.
-		"PATH":                                     os.Getenv("PATH"),
-		"HOME":                                     home,
-		"ANTHROPIC_BASE_URL":                       srv.URL(),
-		"ANTHROPIC_API_KEY":                        "dummy",
+		"PATH":               os.Getenv("PATH"),
+		"HOME":               home,
+		"ANTHROPIC_BASE_URL": srv.URL(),
+		"ANTHROPIC_API_KEY":  "dummy",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 		"DISABLE_AUTOUPDATER":                      "1",
 	}

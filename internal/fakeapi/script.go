@@ -68,8 +68,9 @@ func Text(reply string) Step {
 // ToolUse is a reply with one tool_use block and stop reason tool_use.
 // input is encoded as JSON now, and must encode to an object (e.g. a map or
 // struct): ToolUse panics otherwise, in the test that wrote the script
-// rather than later in a request goroutine. The block's id is allocated by the server (toolu_1, toolu_2, ...)
-// unless set with [Step.WithToolUseID], and recorded in [Reply.ToolUseIDs].
+// rather than later in a request goroutine. The block's id is allocated by
+// the server (toolu_1, toolu_2, ...) unless set with [Step.WithToolUseID],
+// and recorded in [Reply.ToolUseIDs].
 func ToolUse(name string, input any) Step {
 	raw, err := json.Marshal(input)
 	if err != nil || len(raw) == 0 || raw[0] != '{' {

@@ -179,11 +179,13 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, req *Requ
 		if req.Kind != KindConversation {
 			rec.Step = req.Kind.String() + ": " + rec.Step
 		}
-		rec.Status = http.StatusOK
-		if step.kind == stepHTTPError {
+		switch {
+		case step.kind == stepHTTPError:
 			rec.Status = step.status
-		}
-		if step.kind != stepHTTPError {
+		case step.kind == stepStreamError && !req.Stream:
+			rec.Status = http.StatusInternalServerError
+		default:
+			rec.Status = http.StatusOK
 			rec.MessageID = rep.msgID
 		}
 		for _, b := range rep.blocks {
@@ -217,15 +219,25 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, req *Requ
 			_ = ev.rest(rep) // an error only means the client left
 		}
 	case stepStreamError:
+		if !req.Stream {
+			// Without a stream there is no 200 to fail after: the same
+			// failure arrives as an HTTP error.
+			writeJSONError(w, http.StatusInternalServerError, nil, step.errType, step.errMsg, reqID)
+			return
+		}
 		ev := startEvents(w)
 		if ev.messageStart(rep) == nil {
 			_ = ev.errorEvent(step.errType, step.errMsg)
 		}
 	case stepStall:
-		ev := startEvents(w)
-		if ev.messageStart(rep) != nil {
-			return
+		if req.Stream {
+			ev := startEvents(w)
+			if ev.messageStart(rep) != nil {
+				return
+			}
 		}
+		// A non-streaming request (only with a custom classifier) stalls
+		// before its headers: there is no message_start to send.
 		s.addStall(req)
 		select {
 		case <-r.Context().Done():

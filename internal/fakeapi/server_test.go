@@ -231,12 +231,14 @@ func TestHTTPErrors(t *testing.T) {
 		errType    string
 		msgPart    string
 		retryAfter string
+		noRetry    bool
 	}{
-		{PromptTooLong(210000, 200000), 400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", ""},
-		{AuthError(), 401, "authentication_error", "invalid x-api-key", ""},
-		{RateLimited(3), 429, "rate_limit_error", "rate limit", "3"},
-		{Overloaded(), 529, "overloaded_error", "Overloaded", ""},
-		{HTTPError(500, "api_error", "boom", http.Header{"X-Should-Retry": {"false"}}), 500, "api_error", "boom", ""},
+		{PromptTooLong(210000, 200000), 400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", "", false},
+		{AuthError(), 401, "authentication_error", "invalid x-api-key", "", false},
+		{RateLimited(3), 429, "rate_limit_error", "rate limit", "3", false},
+		{Overloaded(), 529, "overloaded_error", "Overloaded", "", false},
+		{HTTPError(500, "api_error", "boom", http.Header{"X-Should-Retry": {"false"}}), 500, "api_error", "boom", "", true},
+		{AuthError().WithHeader("X-Should-Retry", "false"), 401, "authentication_error", "invalid", "", true},
 	} {
 		t.Run(tc.step.String(), func(t *testing.T) {
 			srv := Start(t, WithScript(tc.step))
@@ -250,8 +252,8 @@ func TestHTTPErrors(t *testing.T) {
 			if resp.Header.Get("Request-Id") == "" {
 				t.Error("no request-id header")
 			}
-			if tc.status == 500 && resp.Header.Get("X-Should-Retry") != "false" {
-				t.Error("extra header lost")
+			if got := resp.Header.Get("X-Should-Retry"); (got == "false") != tc.noRetry {
+				t.Errorf("x-should-retry %q", got)
 			}
 			errType, msg := errorBody(t, resp)
 			if errType != tc.errType || !strings.Contains(msg, tc.msgPart) {
@@ -597,5 +599,50 @@ func TestChunks(t *testing.T) {
 				t.Errorf("bad chunk of %d bytes", len(p))
 			}
 		}
+	}
+}
+
+func TestNonStreamingConversationWithCustomClassifier(t *testing.T) {
+	srv := Start(t, WithClassifier(func(*Request) Kind { return KindConversation }),
+		WithScript(Bash("echo hi"), StreamError("overloaded_error", "Overloaded"), Stall()))
+	body := conversation("x")
+	delete(body, "stream")
+
+	resp := post(t.Context(), t, srv.URL(), "s", body)
+	var msg struct {
+		Content []struct {
+			Type, ID, Name string
+			Input          map[string]any
+		}
+		StopReason string `json:"stop_reason"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if msg.StopReason != "tool_use" || len(msg.Content) != 1 || msg.Content[0].ID != "toolu_1" || msg.Content[0].Input["command"] != "echo hi" {
+		t.Errorf("non-streaming tool use %+v", msg)
+	}
+
+	resp = post(t.Context(), t, srv.URL(), "s", body)
+	if errType, _ := errorBody(t, resp); resp.StatusCode != 500 || errType != "overloaded_error" {
+		t.Errorf("stream error without stream: %d %s", resp.StatusCode, errType)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		resp, err := postErr(ctx, srv.URL(), "s", body)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	if _, err := srv.WaitStalls(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("stalled non-streaming request ended with %v", err)
 	}
 }

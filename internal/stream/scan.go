@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -215,13 +216,21 @@ func (d *Decoder) scanString(dst *capBuf, raw bool) bool {
 		if !ok {
 			return false
 		}
-		i := 0
+		i := plainRun(buf)
 		for i < len(buf) {
-			c := buf[i]
-			if c == '"' || c == '\\' || c < 0x20 {
-				break
+			if strSpecial[buf[i]] == 0 {
+				i++
+				continue
 			}
-			i++
+			// Skipped strings (the huge ones) step over escapes here,
+			// without leaving the loop; split ones take the slow path.
+			if dst == nil && buf[i] == '\\' {
+				if n := escapeLen(buf[i:]); n > 0 {
+					i += n
+					continue
+				}
+			}
+			break
 		}
 		if dst != nil && i > 0 {
 			if high != 0 {
@@ -255,6 +264,60 @@ func (d *Decoder) scanString(dst *capBuf, raw bool) bool {
 		}
 	}
 }
+
+// plainRun returns a length of b, a multiple of 8, that holds no quote,
+// backslash or control byte; the byte loop takes it from there. Testing
+// eight bytes at a time is what lets a huge string go by at memory speed.
+func plainRun(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (ones * '"')
+		s := x ^ (ones * '\\')
+		// A byte below 0x20, or a zero byte in q or s, sets its high bit.
+		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s)&highs != 0 {
+			break
+		}
+	}
+	return i
+}
+
+// escapeLen is the length of the valid escape sequence at the start of b,
+// 0 when it is invalid or not all in b.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) >= 6 && unhex(b[2]) >= 0 && unhex(b[3]) >= 0 && unhex(b[4]) >= 0 && unhex(b[5]) >= 0 {
+			return 6
+		}
+	}
+	return 0
+}
+
+// strSpecial marks the bytes that stop the plain run of a string: the quote,
+// the backslash and the control bytes JSON forbids raw.
+const strSpecial = "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" + // '"'
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00" + // '\\'
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 
 // escape reads an escape sequence after its backslash. Surrogates are paired
 // and lone ones become U+FFFD, as encoding/json does.

@@ -1,0 +1,224 @@
+// Package e2e_test drives the built malarun binary against the real Claude
+// Code CLI (installed by `make e2e-deps`), which talks to a fake Anthropic
+// API (internal/fakeapi) on 127.0.0.1: no network, no key. Each test gets
+// its own HOME, so the processes a test started can be found afterwards by
+// that HOME in their environment, and proven gone.
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/fakeapi"
+)
+
+// claudeDir is where `make e2e-deps` installs the pinned CLI.
+const claudeDir = ".cache/claude-code/node_modules/.bin/claude"
+
+// suite holds what TestMain prepared.
+type suite struct {
+	malarun string // the built binary
+	claude  string // the real CLI, "" when missing
+}
+
+func setup() (suite, func(), error) {
+	_, here, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(here))
+	tmp, err := os.MkdirTemp("", "malarun-e2e-")
+	if err != nil {
+		return suite{}, nil, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	s := suite{malarun: filepath.Join(tmp, "malarun")}
+	build := exec.Command("go", "build", "-o", s.malarun, "./cmd/malarun")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		cleanup()
+		return suite{}, nil, fmt.Errorf("build malarun: %v\n%s", err, out)
+	}
+	s.claude = os.Getenv("MALARUN_CLAUDE_BIN")
+	if s.claude == "" {
+		s.claude = filepath.Join(root, claudeDir)
+	}
+	if _, err := os.Stat(s.claude); err != nil {
+		s.claude = ""
+	}
+	return s, cleanup, nil
+}
+
+// the suite, set once by TestMain before any test runs and never changed.
+var e2e suite
+
+func TestMain(m *testing.M) {
+	s, cleanup, err := setup()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	e2e = s
+	if s.claude == "" {
+		msg := "e2e: the real claude CLI is missing: run `make e2e-deps` (or set MALARUN_CLAUDE_BIN)"
+		if os.Getenv("CI") == "true" {
+			fmt.Fprintln(os.Stderr, msg+"; CI=true, so this is a failure")
+			cleanup()
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "\n"+strings.Repeat("!", 78)+"\n"+msg+"; SKIPPING the end-to-end tests\n"+strings.Repeat("!", 78))
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// env is one test's world: a fake API, a HOME, a working directory.
+type env struct {
+	t    *testing.T
+	api  *fakeapi.Server
+	home string
+	work string
+	task string // the prompt
+	args []string
+}
+
+func newEnv(t *testing.T, steps ...fakeapi.Step) *env {
+	t.Helper()
+	if e2e.claude == "" {
+		t.Skip("real claude CLI missing (make e2e-deps)")
+	}
+	e := &env{t: t, api: fakeapi.Start(t, fakeapi.WithScript(steps...)), home: t.TempDir(), work: t.TempDir()}
+	e.task = "Fix issue " + t.Name() + ": make the tests pass."
+	t.Cleanup(e.assertNoProcessLeft)
+	return e
+}
+
+// result is one malarun run.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+	took   time.Duration
+	pid    int
+}
+
+// environ is what malarun (and so the CLI) runs with: nothing from the
+// developer's own environment that could reach a real account.
+func (e *env) environ() []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + e.home,
+		"ANTHROPIC_BASE_URL=" + e.api.URL(),
+		"ANTHROPIC_API_KEY=sk-ant-e2e-dummy",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"MALARUN_LOG_FORMAT=json",
+		"MALARUN_STATE_DIR=" + filepath.Join(e.home, "state"),
+	}
+}
+
+// start launches malarun on the test's task with flags; extra claude args
+// go after "--".
+func (e *env) start(flags ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	e.t.Helper()
+	prompt := filepath.Join(e.home, "task.md")
+	if err := os.WriteFile(prompt, []byte(e.task), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	args := append([]string{"issue-e2e", "--prompt", prompt, "--claude-bin", e2e.claude, "--cwd", e.work}, flags...)
+	args = append(append(args, "--", "--allowedTools", "Bash"), e.args...)
+	cmd := exec.Command(e2e.malarun, args...)
+	cmd.Env = e.environ()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	return cmd, &stdout, &stderr
+}
+
+// wait waits for a started malarun, killing it (a failure) after 2 minutes.
+func (e *env) wait(cmd *exec.Cmd, stdout, stderr *bytes.Buffer, started time.Time) result {
+	e.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		e.t.Fatalf("malarun did not finish within 2 minutes; stderr:\n%s", stderr)
+	}
+	r := result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String(), took: time.Since(started), pid: cmd.Process.Pid}
+	e.t.Logf("malarun exit %d after %v", r.code, r.took.Round(time.Millisecond))
+	return r
+}
+
+// run runs malarun to the end.
+func (e *env) run(flags ...string) result {
+	e.t.Helper()
+	started := time.Now()
+	cmd, stdout, stderr := e.start(flags...)
+	return e.wait(cmd, stdout, stderr, started)
+}
+
+func (r result) wantCode(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+// logCount counts malarun's JSON log lines with the given message.
+func (r result) logCount(msg string) int {
+	return strings.Count(r.stderr, `"message":"`+msg+`"`)
+}
+
+// assertNoProcessLeft fails the test if any process still runs with this
+// test's HOME: the CLI, its tools, anything they started.
+func (e *env) assertNoProcessLeft() {
+	if pids := e.processes(); len(pids) > 0 {
+		for _, pid := range pids {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			e.t.Errorf("process %d left behind: %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// processes lists the live processes whose environment holds this HOME.
+func (e *env) processes() []int {
+	want := []byte("HOME=" + e.home + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, d := range entries {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/environ")
+		if err != nil || !bytes.Contains(b, want) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// waitStall waits until the fake API holds its n-th stalled request.
+func (e *env) waitStall(n int) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := e.api.WaitStalls(ctx, n); err != nil {
+		e.t.Fatalf("waiting for stall %d: %v", n, err)
+	}
+}
