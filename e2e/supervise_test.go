@@ -33,16 +33,16 @@ func TestRealCLIPlainSuccess(t *testing.T) {
 
 func TestRealCLIStallIsKilledAsHang(t *testing.T) {
 	e := newEnv(t, fakeapi.Stall())
-	r := e.run("--idle-timeout", "2s", "--kill-grace", "2s", "--max-attempts", "1")
+	r := e.run("--idle-timeout", "4s", "--kill-grace", "2s", "--max-attempts", "1")
 	r.wantCode(t, 3)
-	if !strings.Contains(r.stderr, "no output for 2s (idle_timeout)") {
+	if !strings.Contains(r.stderr, "no output for 4s (idle_timeout)") {
 		t.Errorf("stderr does not say why:\n%s", r.stderr)
 	}
 	if n := len(e.api.Stalls()); n != 1 {
 		t.Errorf("%d stalls, want 1", n)
 	}
 	if r.took > 20*time.Second {
-		t.Errorf("took %v for a 2s idle timeout", r.took)
+		t.Errorf("took %v for a 4s idle timeout", r.took)
 	}
 }
 

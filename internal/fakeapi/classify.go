@@ -20,7 +20,6 @@ const titleSystemPrompt = "Generate a concise, sentence-case title"
 // What the real CLI sends (Claude Code 2.1.197, observed against this
 // server, and read from the binary's side-query helper):
 //
-//
 //   - `HEAD /` once at start-up, a connectivity probe (User-Agent Bun).
 //   - Conversation requests: POST /v1/messages?beta=true, "stream": true,
 //     the full tool list (24-25 tools), thinking {"type":"adaptive"},
@@ -41,8 +40,11 @@ const titleSystemPrompt = "Generate a concise, sentence-case title"
 //     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC and only for a prompt of 10
 //     characters or more, concurrently with the first conversation request
 //     (it arrived first in every run observed), so arrival order cannot be
-//     used to classify it. Answered with a non-title text, the CLI just
-//     logs the failure and goes on.
+//     used to classify it. Answered with text that is not such JSON, the
+//     CLI simply has no title and goes on.
+//   - --json-schema does not use output_config.format: the CLI adds a
+//     StructuredOutput tool to the conversation instead (25 tools), so
+//     such runs classify as conversations all the same.
 //   - No non-streaming request was seen in -p mode; one is still treated
 //     as a side request, because the script's steps are all streamed
 //     conversation turns.

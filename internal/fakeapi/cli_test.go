@@ -404,8 +404,11 @@ func TestCLIStallIsHangAfterInit(t *testing.T) {
 	}
 	// The CLI has its message_start and waits for more. It should have
 	// printed its init line and nothing else (DESIGN fact 8).
+	stalledAfter := time.Since(p.start)
 	p.terminate(t)
+	termAt := time.Now()
 	run := p.wait(t)
+	t.Logf("stalled %v after start; exited %v after SIGTERM", stalledAfter.Round(time.Millisecond), time.Since(termAt).Round(time.Millisecond))
 	if len(run.lines) != 1 || run.lines[0]["subtype"] != "init" {
 		t.Errorf("stdout during the stall: %v", run.lines)
 	}

@@ -14,7 +14,7 @@
 // Requests the CLI makes for itself (a session title, a compaction) are
 // told apart by [Classify] and answered with canned replies that consume
 // no step: otherwise whether the CLI happened to ask for a title would
-// shift every scripted answer. See classify.go for what the real CLI sends.
+// shift every scripted answer. See [Classify] for what the real CLI sends.
 //
 // Every request is recorded ([Server.Requests]) with its decoded body, so a
 // test can assert on what the CLI sent (e.g. that a resumed conversation

@@ -69,7 +69,7 @@ func (s *Server) Problems() error {
 		case r.Reply.Exhausted:
 			errs = append(errs, fmt.Errorf("request #%d (session %s): script exhausted, served %s",
 				r.Seq, r.SessionID, r.Reply.Step))
-		case r.Reply.Status == 404 || r.Reply.Status == 400 && r.Kind == KindOther:
+		case r.Reply.Status == 404 || (r.Reply.Status == 400 && r.Kind == KindOther):
 			errs = append(errs, fmt.Errorf("request #%d: %s %s answered %d (%s)",
 				r.Seq, r.Method, r.Path, r.Reply.Status, r.Reply.Step))
 		}

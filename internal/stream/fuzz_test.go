@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"unicode/utf8"
 )
 
 func addTranscriptSeeds(f *testing.F) {
@@ -135,12 +136,15 @@ func FuzzInput(f *testing.F) {
 			t.Fatalf("valid line %q decoded as %+v", line, evs)
 		}
 		tu := evs[0].ToolUses[0]
-		if want.Len() <= MaxInputBytes {
-			if tu.Input != want.String() || tu.InputTruncated {
-				t.Fatalf("input %q: got %q (truncated %v), want %q", s, tu.Input, tu.InputTruncated, want.String())
+		// Kept text is valid UTF-8: each invalid byte reads as U+FFFD, which
+		// is what converting to runes does too.
+		compact := string([]rune(want.String()))
+		if len(compact) <= MaxInputBytes {
+			if tu.Input != compact || tu.InputTruncated {
+				t.Fatalf("input %q: got %q (truncated %v), want %q", s, tu.Input, tu.InputTruncated, compact)
 			}
-		} else if !tu.InputTruncated || len(tu.Input) > MaxInputBytes {
-			t.Fatalf("input of %d bytes: got %d bytes, truncated %v", want.Len(), len(tu.Input), tu.InputTruncated)
+		} else if !tu.InputTruncated || len(tu.Input) > MaxInputBytes || !utf8.ValidString(tu.Input) {
+			t.Fatalf("input of %d bytes: got %d bytes, truncated %v", len(compact), len(tu.Input), tu.InputTruncated)
 		}
 	})
 }

@@ -138,7 +138,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		res.cutOff = append([]stream.ToolUse(nil), live.outstanding...)
 		idle.Stop()
 		stopDone = make(chan proc.StopReport, 1)
-		log.Info().Str("reason", why.String()).Int("pid", p.Pid).Dur("grace", grace).Msg("stopping process tree")
+		log.Info().Str("reason", why.String()).Int("pid", p.Pid).Stringer("grace", grace).Msg("stopping process tree")
 		go func() { stopDone <- p.Stop(grace, r.hurry) }()
 	}
 
@@ -179,12 +179,12 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			}
 			res.hangLimit = live.limit()
 			res.hangTools = live.toolsRunning()
-			log.Warn().Dur("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Msg("hang detected: no output within the limit")
+			log.Warn().Stringer("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Msg("hang detected: no output within the limit")
 			stop(endHang, r.cfg.KillGrace)
 		case <-lingerC:
 			lingerC = nil
 			if !stopping {
-				log.Warn().Dur("after", r.cfg.ResultExitTimeout).Msg("claude still alive after its result line")
+				log.Warn().Stringer("after", r.cfg.ResultExitTimeout).Msg("claude still alive after its result line")
 				stop(endLingered, r.cfg.KillGrace)
 			}
 		case <-sessionC:
@@ -202,7 +202,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			res.stop = rep
 			stopDone = nil
 			stopped = true
-			log.Info().Int("termed", rep.Termed).Int("killed", rep.Killed).Ints("left", rep.Left).Dur("took", rep.Duration).Msg("process tree gone")
+			log.Info().Int("termed", rep.Termed).Int("killed", rep.Killed).Ints("left", rep.Left).Stringer("took", rep.Duration).Msg("process tree gone")
 		}
 	}
 	if err := <-readErr; err != nil {

@@ -61,7 +61,7 @@ type runner struct {
 func (r *runner) interrupt(sig os.Signal) bool {
 	if r.interrupted == nil {
 		r.interrupted = sig
-		r.log.Warn().Str("signal", sig.String()).Dur("shutdown_grace", r.cfg.ShutdownGrace).Msg("stopping the run; a second signal kills it at once")
+		r.log.Warn().Str("signal", sig.String()).Stringer("shutdown_grace", r.cfg.ShutdownGrace).Msg("stopping the run; a second signal kills it at once")
 		return true
 	}
 	r.hurryOnce.Do(func() {
@@ -94,7 +94,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		r.log.Warn().Msg("could not become a child subreaper: tool processes whose parent dies may escape the kill")
 	}
 	if !cfg.PartialMessages && cfg.IdleTimeout < 15*time.Minute {
-		r.log.Warn().Dur("idle_timeout", cfg.IdleTimeout).Msg("partial_messages is off: a long reply prints nothing until it is complete, so a short idle_timeout can kill a healthy run")
+		r.log.Warn().Stringer("idle_timeout", cfg.IdleTimeout).Msg("partial_messages is off: a long reply prints nothing until it is complete, so a short idle_timeout can kill a healthy run")
 	}
 	if r.runDir, err = createRunDir(cfg.StateDir, cfg.IssueID, started); err != nil {
 		return Report{}, &RunError{Kind: ErrConfig, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		rep.SessionID = outcome.SessionID
 		rep.CostUSD = state.CostUSD
 		r.log.Info().Int("attempt", spec.n).Str("outcome", outcome.Kind.String()).Str("reason", outcome.Reason).
-			Str("action", action.Kind.String()).Str("session", action.SessionID).Dur("backoff", action.Backoff).
+			Str("action", action.Kind.String()).Str("session", action.SessionID).Stringer("backoff", action.Backoff).
 			Int("idle_retries", state.IdleRetries).Msg("retry decision")
 
 		switch action.Kind {
@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 			return rep, r.finish(deps, res, &rep, started)
 		case retry.Fail:
 			err := &RunError{Kind: failureKind(action.Failure), Detail: action.Reason, Signal: res.signal}
-			r.log.Error().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Dur("took", time.Since(started)).Msg("run failed")
+			r.log.Error().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Stringer("took", time.Since(started)).Msg("run failed")
 			return rep, err
 		}
 
@@ -186,7 +186,7 @@ func (r *runner) backoff(d time.Duration, deadline time.Time) error {
 	if d <= 0 {
 		return nil
 	}
-	r.log.Info().Dur("backoff", d).Msg("waiting before the next attempt")
+	r.log.Info().Stringer("backoff", d).Msg("waiting before the next attempt")
 	t := time.NewTimer(d)
 	defer t.Stop()
 	var deadlineC <-chan time.Time
