@@ -66,15 +66,15 @@ type Policy struct {
 
 // State is what the machine remembers between attempts.
 type State struct {
-	Attempts    int     // attempts finished
-	Retries     int     // retries decided so far
-	IdleRetries int     // retries in a row after attempts without progress
-	SessionID   string  // the current session ("" = none known)
+	Attempts    int    // attempts finished
+	Retries     int    // retries decided so far
+	IdleRetries int    // retries in a row after attempts without progress
+	SessionID   string // the current session ("" = none known)
 	// SessionTalked: the current session has at least one assistant message,
 	// so resuming it carries work forward. A session that never got a reply
 	// holds nothing a fresh start with the original prompt would not.
 	SessionTalked bool
-	CostUSD     float64 // summed over every attempt
+	CostUSD       float64 // summed over every attempt
 	// SideEffects counts calls of tools not in SideEffectFree, by tool name,
 	// over the whole run: a fresh start would repeat them.
 	SideEffects map[string]int
