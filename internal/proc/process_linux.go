@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"errors"
 	"sync"
 	"time"
 
@@ -52,13 +51,15 @@ func (p *Process) Tree() []int {
 // descendants by parent pid, anything in its process group, orphans that
 // re-parented to malarun, and any earlier member still alive under its
 // original start time (in case it re-parented elsewhere). Zombies are not
-// members: they are dead, and are reaped here when they are malarun's.
+// members: they are dead, and are reaped here when they are malarun's; one
+// of malarun's that cannot be reaped yet still counts, so that a stop does
+// not end with a zombie left over.
 func (p *Process) members() []procStat {
 	procs, err := snapshot()
 	if err != nil {
 		return nil
 	}
-	p.spawner.reapAdopted(procs)
+	unreaped := p.spawner.reapAdopted(procs)
 
 	byPid := make(map[int]procStat, len(procs))
 	children := make(map[int][]int, len(procs))
@@ -101,7 +102,7 @@ func (p *Process) members() []procStat {
 	for pid := range in {
 		s := byPid[pid]
 		p.seen[pid] = s.StartTime
-		if !s.zombie() {
+		if !s.zombie() || unreaped[pid] {
 			live = append(live, s)
 		}
 	}
@@ -136,15 +137,16 @@ func (p *Process) Stop(grace time.Duration, hurry <-chan struct{}) StopReport {
 			if sig == unix.SIGTERM && sent[sig][m.Pid] {
 				continue
 			}
-			err := unix.Kill(m.Pid, sig)
+			// ESRCH is fine: the group signal may have ended it already.
+			_ = unix.Kill(m.Pid, sig)
 			if sig == unix.SIGTERM {
 				_ = unix.Kill(m.Pid, unix.SIGCONT)
 			}
-			if errors.Is(err, unix.ESRCH) || sent[sig][m.Pid] {
-				continue
+			// Count each member alive at the walk once per signal.
+			if !sent[sig][m.Pid] {
+				sent[sig][m.Pid] = true
+				*count++
 			}
-			sent[sig][m.Pid] = true
-			*count++
 		}
 	}
 	gone := func() ([]procStat, bool) {

@@ -120,17 +120,26 @@ func exitOf(st *os.ProcessState, err error) Exit {
 
 // reapAdopted waits for zombies that re-parented to malarun and that it did
 // not spawn itself. It must only wait for those pids: a wait for any child
-// would steal the status cmd.Wait is waiting for.
-func (s *Spawner) reapAdopted(procs []procStat) {
+// would steal the status cmd.Wait is waiting for. It returns the zombies it
+// could not reap yet: a multi-threaded process shows as a zombie before its
+// last thread is gone, and cannot be waited for until then.
+func (s *Spawner) reapAdopted(procs []procStat) map[int]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var pending map[int]bool
 	for _, p := range procs {
 		if p.PPid != s.self || !p.zombie() || s.live[p.Pid] {
 			continue
 		}
 		var ws unix.WaitStatus
-		_, _ = unix.Wait4(p.Pid, &ws, unix.WNOHANG, nil)
+		if pid, _ := unix.Wait4(p.Pid, &ws, unix.WNOHANG, nil); pid != p.Pid {
+			if pending == nil {
+				pending = map[int]bool{}
+			}
+			pending[p.Pid] = true
+		}
 	}
+	return pending
 }
 
 // adopted reports whether p is a child of malarun that it did not start:
