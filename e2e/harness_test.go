@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testchild"
 )
 
 // claudeDir is where `make e2e-deps` installs the pinned CLI.
@@ -60,6 +61,8 @@ func setup() (suite, func(), error) {
 var e2e suite
 
 func TestMain(m *testing.M) {
+	// The memory test runs malarun with this test binary as a fake claude.
+	testchild.MaybeRun()
 	s, cleanup, err := setup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -88,6 +91,8 @@ type env struct {
 	work string
 	task string // the prompt
 	args []string
+	// extraEnv is added to malarun's environment (and so the CLI's).
+	extraEnv []string
 }
 
 func newEnv(t *testing.T, steps ...fakeapi.Step) *env {
@@ -113,7 +118,7 @@ type result struct {
 // environ is what malarun (and so the CLI) runs with: nothing from the
 // developer's own environment that could reach a real account.
 func (e *env) environ() []string {
-	return []string{
+	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + e.home,
 		"ANTHROPIC_BASE_URL=" + e.api.URL(),
@@ -122,7 +127,7 @@ func (e *env) environ() []string {
 		"DISABLE_AUTOUPDATER=1",
 		"MALARUN_LOG_FORMAT=json",
 		"MALARUN_STATE_DIR=" + filepath.Join(e.home, "state"),
-	}
+	}, e.extraEnv...)
 }
 
 // start launches malarun on the test's task with flags; extra claude args

@@ -173,3 +173,18 @@ func childOf(t *testing.T, pid int) int {
 	t.Fatalf("malarun %d has no child", pid)
 	return 0
 }
+
+// 429 until the CLI gives up: a temporary failure, exit 75, never retried
+// by malarun. CLAUDE_CODE_MAX_RETRIES keeps the CLI's own retries short.
+func TestRealCLIRateLimitIsTempFail(t *testing.T) {
+	e := newEnv(t, fakeapi.Repeat(fakeapi.RateLimited(1), -1))
+	e.extraEnv = []string{"CLAUDE_CODE_MAX_RETRIES=1"}
+	r := e.run("--idle-timeout", "10s")
+	r.wantCode(t, 75)
+	if !strings.Contains(r.stderr, "API status 429") {
+		t.Errorf("stderr does not name the 429:\n%s", r.stderr)
+	}
+	if n := r.logCount("attempt started"); n != 1 {
+		t.Errorf("%d attempts: a rate limit must not be retried", n)
+	}
+}

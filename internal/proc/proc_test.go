@@ -134,7 +134,7 @@ func TestStartRunsChildWithPromptOnStdinAndOutputInFile(t *testing.T) {
 		t.Errorf("exit = %+v, want code 3", e)
 	}
 	got, _ := os.ReadFile(args)
-	if want := "-p\n--verbose\n--stdin--\ndo the thing"; string(got) != want {
+	if want := "-p\n--verbose\n--stdin--\ndo the thing" + testchild.AttemptSeparator; string(got) != want {
 		t.Errorf("child saw %q, want %q", got, want)
 	}
 	b, _ := os.ReadFile(f.stdout)
@@ -152,7 +152,7 @@ func TestStartWithoutStdinGivesDevNull(t *testing.T) {
 	p := f.start(testchild.Replay, testchild.EnvArgsFile+"="+args)
 	p.Exit()
 	got, _ := os.ReadFile(args)
-	if !strings.HasSuffix(string(got), "--stdin--\n") {
+	if !strings.HasSuffix(string(got), "--stdin--\n"+testchild.AttemptSeparator) {
 		t.Errorf("child read %q from stdin, want nothing", got)
 	}
 }

@@ -26,11 +26,12 @@ const (
 	EarlyExit                  // the CLI exited before its init line: bad arguments, broken install
 	SessionTimeout             // session_timeout elapsed
 	Interrupted                // malarun got SIGINT/SIGTERM
+	BudgetExceeded             // the CLI stopped at the --max-budget-usd malarun gave it
 )
 
 func (k Kind) String() string {
 	return [...]string{"success", "hang", "crash", "resume-not-found", "error-result", "max-turns",
-		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted"}[k]
+		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded"}[k]
 }
 
 // ToolCall is one tool call seen in an attempt.
@@ -194,6 +195,8 @@ func final(k Kind) (Failure, bool) {
 		return TimedOut, true
 	case Interrupted:
 		return Stopped, true
+	case BudgetExceeded:
+		return Budget, true
 	}
 	return NoFailure, false
 }

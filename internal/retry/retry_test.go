@@ -92,6 +92,9 @@ func TestNext(t *testing.T) {
 			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, CostUSD: 0.6}, kind: Resume},
 			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, CostUSD: 0.5}, kind: Fail, failure: Budget, reason: "$1.1000, at or above max_cost_usd $1.0000"},
 		}},
+		{"the CLI stopped at its budget", func(p *Policy) { p.MaxCostUSD = 1 }, []step{
+			{o: Outcome{Kind: BudgetExceeded, SessionID: sid, CostUSD: 1, Reason: "max budget"}, kind: Fail, failure: Budget, reason: "max budget"},
+		}},
 		{"429 after the CLI's retries: exit 75", nil, []step{
 			{o: Outcome{Kind: RateLimit, SessionID: sid, Reason: "resets at 14:00"}, kind: Fail, failure: RateLimited, reason: "resets at 14:00"},
 		}},

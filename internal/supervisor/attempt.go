@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,6 +40,9 @@ type attemptSpec struct {
 	resume     bool   // --resume sessionID instead of --session-id sessionID
 	promptPath string // the file the CLI reads on stdin
 	deadline   time.Time
+	// budgetUSD is what max_cost_usd leaves for this attempt (0 = no cap):
+	// the CLI's own --max-budget-usd counts one process only.
+	budgetUSD float64
 }
 
 // attemptResult is everything an attempt left behind.
@@ -70,7 +75,20 @@ func claudeArgs(cfg Config, spec attemptSpec) []string {
 	} else {
 		args = append(args, "--session-id", spec.sessionID)
 	}
+	if spec.budgetUSD > 0 && !hasFlag(cfg.ExtraArgs, "--max-budget-usd") {
+		args = append(args, "--max-budget-usd", strconv.FormatFloat(spec.budgetUSD, 'f', -1, 64))
+	}
 	return append(args, cfg.ExtraArgs...)
+}
+
+// hasFlag reports whether args set flag, as "--flag value" or "--flag=value".
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // runAttempt starts one claude process and supervises it until its stream

@@ -51,6 +51,8 @@ func kindOf(a *attemptResult) (retry.Kind, string) {
 			}
 		}
 		switch {
+		case r.Subtype == "error_max_budget_usd":
+			return retry.BudgetExceeded, describeResult(a) + " (max_cost_usd reached)"
 		case r.Subtype == "error_max_turns" || r.TerminalReason == "max_turns":
 			return retry.MaxTurns, describeResult(a) + " (raise --max-turns to allow more)"
 		case r.APIErrorStatus == 401 || r.APIErrorStatus == 403:

@@ -115,6 +115,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	var state retry.State
 	spec := attemptSpec{n: 1, sessionID: newSessionID(), promptPath: promptPath, deadline: deadline}
 	for {
+		if cfg.MaxCostUSD > 0 {
+			spec.budgetUSD = cfg.MaxCostUSD - state.CostUSD
+		}
 		res, err := r.runAttempt(spec)
 		if err != nil {
 			var se *proc.StartError

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ type harness struct {
 	t       *testing.T
 	cfg     supervisor.Config
 	stdout  bytes.Buffer
-	logs    bytes.Buffer
+	logs    lockedBuffer
 	signals chan os.Signal
 	args    string // where the fake child records argv and stdin
 }
@@ -59,6 +60,32 @@ func newHarness(t *testing.T, behaviour string, env ...string) *harness {
 	h.cfg.MaxAttempts = 1
 	h.cfg.Backoff = []time.Duration{0}
 	return h
+}
+
+// lockedBuffer is a log sink a test may read while the run writes to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// attempts returns what the fake child recorded for each attempt: argv,
+// then "--stdin--", then the prompt it read.
+func (h *harness) attempts() []string {
+	b, _ := os.ReadFile(h.args)
+	recs := strings.Split(string(b), testchild.AttemptSeparator)
+	return recs[:len(recs)-1]
 }
 
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
@@ -117,7 +144,7 @@ func TestSuccessPrintsResultAndPassesProtocolFlags(t *testing.T) {
 	if rep.Attempts != 1 || rep.CostUSD != 0.750625 || rep.SessionID != "4ff18c41-0db8-4141-8ca3-59af0fe7a255" {
 		t.Errorf("report %+v", rep)
 	}
-	args, _ := os.ReadFile(h.args)
+	args := []byte(h.attempts()[0])
 	want := regexp.MustCompile(`^-p\n--output-format\nstream-json\n--verbose\n--include-partial-messages\n--session-id\n[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n--model\nsonnet\n--stdin--\nFix the bug\.$`)
 	if !want.Match(args) {
 		t.Errorf("child got argv and stdin:\n%s", args)

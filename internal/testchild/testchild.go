@@ -44,7 +44,14 @@ const (
 	Linger       = "linger"        // print the transcript, then stay alive
 	NonBlocking  = "nonblocking"   // O_NONBLOCK stdout, a big line then a result, exit on EAGAIN
 	CrashMidLine = "crash-midline" // print EnvLines lines, half a line, then die
+	// ResumeAware acts on the session flags, like the real CLI: a fresh
+	// start (--session-id) prints EnvLines lines of the transcript and
+	// hangs; --resume prints EnvResumed (a transcript; default: a success).
+	ResumeAware = "resume-aware"
 )
+
+// EnvResumed is the transcript a ResumeAware child replays when resumed.
+const EnvResumed = "MALARUN_FAKE_RESUMED"
 
 // Lines the fake child prints, shaped like the real CLI's.
 const (
@@ -74,7 +81,12 @@ func MaybeRun() {
 func run(behaviour string) int {
 	recordArgs()
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
+	// Like the real CLI, run in the session the flags name.
+	session := firstNonEmpty(argAfter("--session-id"), argAfter("--resume"))
 	println := func(s string) {
+		if session != "" {
+			s = strings.ReplaceAll(s, SessionID, session)
+		}
 		out.WriteString(s)
 		out.WriteByte('\n')
 		out.Flush()
@@ -135,6 +147,22 @@ func run(behaviour string) int {
 		return envInt(EnvExit, 1)
 	case NonBlocking:
 		return nonBlocking()
+	case ResumeAware:
+		if !hasArg("--resume") {
+			lines := transcript()
+			for _, l := range lines[:min(envInt(EnvLines, 1), len(lines))] {
+				println(l)
+			}
+			block()
+		}
+		lines := []string{InitLine, TextLine, Result}
+		if path := os.Getenv(EnvResumed); path != "" {
+			lines = readLines(path)
+		}
+		for _, l := range lines {
+			println(l)
+		}
+		return envInt(EnvExit, 0)
 	case CrashMidLine:
 		lines := transcript()
 		n := min(envInt(EnvLines, 1), len(lines))
@@ -157,6 +185,10 @@ func transcript() []string {
 	if path == "" {
 		return []string{InitLine, TextLine, Result}
 	}
+	return readLines(path)
+}
+
+func readLines(path string) []string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testchild:", err)
@@ -165,8 +197,37 @@ func transcript() []string {
 	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 }
 
-// recordArgs writes argv and what arrived on stdin, so a test can check
-// the flags malarun passed and that the prompt came on stdin.
+func argAfter(flag string) string {
+	for i := 1; i+1 < len(os.Args); i++ {
+		if os.Args[i] == flag {
+			return os.Args[i+1]
+		}
+	}
+	return ""
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func hasArg(a string) bool {
+	for _, x := range os.Args[1:] {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// AttemptSeparator ends each attempt's record in the args file.
+const AttemptSeparator = "\n--end--\n"
+
+// recordArgs appends argv and what arrived on stdin to the args file, one
+// record per attempt, so a test can check the flags malarun passed and
+// that the prompt came on stdin.
 func recordArgs() {
 	path := os.Getenv(EnvArgsFile)
 	if path == "" {
@@ -180,7 +241,13 @@ func recordArgs() {
 	}
 	b.WriteString("--stdin--\n")
 	b.Write(stdin)
-	os.WriteFile(path, []byte(b.String()), 0o600)
+	b.WriteString(AttemptSeparator)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	f.WriteString(b.String())
+	f.Close()
 }
 
 // startGrandchild starts this binary again as a Sleeper in a new session,

@@ -1,0 +1,199 @@
+package supervisor_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/testchild"
+)
+
+// retrying sets up a harness that retries at once.
+func retrying(t *testing.T, behaviour string, env ...string) *harness {
+	h := newHarness(t, behaviour, env...)
+	h.cfg.MaxAttempts = 10
+	h.cfg.Backoff = []time.Duration{0}
+	h.cfg.IdleTimeout = 300 * time.Millisecond
+	h.cfg.KillGrace = 500 * time.Millisecond
+	return h
+}
+
+// transcriptFile writes lines as a transcript for the fake child.
+func transcriptFile(t *testing.T, lines ...string) string {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func sessionFlag(t *testing.T, attempt string) (flag, id string) {
+	t.Helper()
+	args := strings.Split(attempt, "\n")
+	for i, a := range args {
+		if (a == "--resume" || a == "--session-id") && i+1 < len(args) {
+			return a, args[i+1]
+		}
+	}
+	t.Fatalf("no session flag in %q", attempt)
+	return "", ""
+}
+
+func stdinOf(attempt string) string {
+	_, in, _ := strings.Cut(attempt, "--stdin--\n")
+	return in
+}
+
+// A hang in the middle of a tool call: the same session is resumed, and
+// the resume prompt names the call the CLI will have dropped.
+func TestHangDuringToolIsResumedNamingTheTool(t *testing.T) {
+	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
+	h.cfg.ToolTimeout = 300 * time.Millisecond
+	rep, err, _ := h.run()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, h.logs.String())
+	}
+	at := h.attempts()
+	if len(at) != 2 || rep.Attempts != 2 {
+		t.Fatalf("%d attempts recorded, report says %d", len(at), rep.Attempts)
+	}
+	f1, id1 := sessionFlag(t, at[0])
+	f2, id2 := sessionFlag(t, at[1])
+	if f1 != "--session-id" || f2 != "--resume" || id1 != id2 {
+		t.Errorf("attempt 1 %s %s, attempt 2 %s %s: want the same session resumed", f1, id1, f2, id2)
+	}
+	prompt := stdinOf(at[1])
+	for _, want := range []string{"Continue on issue issue-1.", `- Bash: {"command":"sleep 1"}`, "Check their effects"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("resume prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(rep.RunDir, "attempt-2.prompt.md")); err != nil {
+		t.Errorf("resume prompt not kept: %v", err)
+	}
+	if !strings.Contains(h.logs.String(), `"action":"resume"`) {
+		t.Errorf("no resume decision logged:\n%s", h.logs.String())
+	}
+}
+
+// A hang before any reply: nothing to resume, no side effects: a fresh
+// session with the original prompt.
+func TestHangBeforeAnyReplyStartsFresh(t *testing.T) {
+	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=1")
+	h.cfg.MaxAttempts = 2
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrRetriesExhausted, "2 attempts, the most max_attempts allows")
+	at := h.attempts()
+	if len(at) != 2 {
+		t.Fatalf("%d attempts", len(at))
+	}
+	f1, id1 := sessionFlag(t, at[0])
+	f2, id2 := sessionFlag(t, at[1])
+	if f1 != "--session-id" || f2 != "--session-id" || id1 == id2 {
+		t.Errorf("attempt 1 %s %s, attempt 2 %s %s: want two fresh sessions", f1, id1, f2, id2)
+	}
+	if stdinOf(at[1]) != "Fix the bug." {
+		t.Errorf("fresh start prompt %q, want the original", stdinOf(at[1]))
+	}
+}
+
+// Side effects happened and the session is gone: stop, exit 4.
+func TestSideEffectsAndNoSessionIsNotSafe(t *testing.T) {
+	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine),
+		testchild.EnvResumed+"="+transcripts+"resume-not-found.jsonl", testchild.EnvExit+"=1")
+	h.cfg.ToolTimeout = 300 * time.Millisecond
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrNotSafeToRetry, "repeat 1 tool call(s) with side effects (Bash)")
+	if n := len(h.attempts()); n != 2 {
+		t.Errorf("%d attempts, want 2", n)
+	}
+}
+
+// Read-only tools only: when the session cannot be resumed, start fresh.
+func TestSideEffectFreeToolsAllowFreshStart(t *testing.T) {
+	readLine := strings.Replace(testchild.ToolLine, `"name":"Bash"`, `"name":"Read"`, 1)
+	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, readLine),
+		testchild.EnvResumed+"="+transcripts+"resume-not-found.jsonl", testchild.EnvExit+"=1")
+	h.cfg.ToolTimeout = 300 * time.Millisecond
+	h.cfg.MaxAttempts = 3
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrRetriesExhausted, "3 attempts")
+	at := h.attempts()
+	if len(at) != 3 {
+		t.Fatalf("%d attempts", len(at))
+	}
+	if f, _ := sessionFlag(t, at[2]); f != "--session-id" || stdinOf(at[2]) != "Fix the bug." {
+		t.Errorf("attempt 3 should start fresh with the original prompt: %q", at[2])
+	}
+}
+
+// A signal during the backoff ends the run at once.
+func TestSignalDuringBackoff(t *testing.T) {
+	h := retrying(t, testchild.Hang)
+	h.cfg.Backoff = []time.Duration{time.Hour}
+	go func() {
+		waitForLog(h, `"action":"fresh"`)
+		h.signals <- syscall.SIGTERM
+	}()
+	_, err, took := h.run()
+	wantKind(t, err, supervisor.ErrInterrupted, "while waiting to retry")
+	if took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+// session_timeout covers the waits between attempts too.
+func TestSessionTimeoutDuringBackoff(t *testing.T) {
+	h := retrying(t, testchild.Hang)
+	h.cfg.Backoff = []time.Duration{time.Hour}
+	h.cfg.SessionTimeout = 1500 * time.Millisecond
+	_, err, took := h.run()
+	wantKind(t, err, supervisor.ErrSessionTimeout, "while waiting to retry")
+	if took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+// max_cost_usd reaches the CLI as --max-budget-usd, and the CLI stopping
+// there ends the run with the budget code.
+func TestCostCapPassedToTheCLI(t *testing.T) {
+	over := strings.Replace(testchild.Result, `"subtype":"success","is_error":false`, `"subtype":"error_max_budget_usd","is_error":true`, 1)
+	h := retrying(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, over), testchild.EnvExit+"=1")
+	h.cfg.MaxCostUSD = 0.25
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrBudget, "max_cost_usd reached")
+	if at := h.attempts(); len(at) != 1 || !strings.Contains(at[0], "--max-budget-usd\n0.25\n") {
+		t.Errorf("attempts %q: want one, with --max-budget-usd 0.25", at)
+	}
+}
+
+// A rate limit event from the CLI ends the run with the temporary-failure
+// code and the reset time.
+func TestRateLimitEventIsTempFail(t *testing.T) {
+	limit := fmt.Sprintf(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","rateLimitType":"five_hour","resetsAt":%d},"session_id":"%s"}`, 1790000000, testchild.SessionID)
+	h := retrying(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, limit), testchild.EnvExit+"=1")
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrRateLimit, "five_hour rate limit; it resets at 2026-09-21T")
+	if n := len(h.attempts()); n != 1 {
+		t.Errorf("%d attempts: a rate limit must not be retried", n)
+	}
+}
+
+func waitForLog(h *harness, s string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(h.logs.String(), s) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.t.Errorf("no log line with %q", s)
+}
