@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -362,17 +363,32 @@ func TestStallHoldsUntilClientLeaves(t *testing.T) {
 	case <-t.Context().Done():
 		t.Fatal("no stall announced")
 	}
-	// message_start has been flushed; nothing follows until we give up.
+	// message_start and ping have been flushed; nothing follows until we
+	// give up. Read those two first, so that cancelling cannot race them.
+	br := bufio.NewReader(resp.Body)
+	var head []string
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stalled stream: %v (events %v)", err, head)
+		}
+		if name, ok := strings.CutPrefix(line, "event: "); ok {
+			head = append(head, strings.TrimSpace(name))
+		}
+		if len(head) == 2 && line == "\n" { // the blank line ending the second event
+			break
+		}
+	}
 	done := make(chan []sseEvent)
 	go func() {
-		evs, _ := readEvents(resp.Body)
+		evs, _ := readEvents(br)
 		done <- evs
 	}()
 	cancel()
 	evs := <-done
 	resp.Body.Close()
-	if len(evs) != 2 || evs[0].Name != "message_start" {
-		t.Errorf("events before the stall ended: %+v", evs)
+	if head[0] != "message_start" || head[1] != "ping" || len(evs) != 0 {
+		t.Errorf("events before the stall ended: %v, then %+v", head, evs)
 	}
 	// The server is still usable afterwards.
 	if got := stream(t, srv, "s", "x"); got.Text != "after" {

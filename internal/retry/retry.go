@@ -27,11 +27,13 @@ const (
 	SessionTimeout             // session_timeout elapsed
 	Interrupted                // malarun got SIGINT/SIGTERM
 	BudgetExceeded             // the CLI stopped at the --max-budget-usd malarun gave it
+	ContextPressure            // malarun stopped the attempt: the context window is nearly full
+	ContextFull                // the CLI says the context is full (prompt too long, blocking limit)
 )
 
 func (k Kind) String() string {
 	return [...]string{"success", "hang", "crash", "resume-not-found", "error-result", "max-turns",
-		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded"}[k]
+		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded", "context-pressure", "context-full"}[k]
 }
 
 // ToolCall is one tool call seen in an attempt.
@@ -61,6 +63,9 @@ type Policy struct {
 	MaxIdleRetries int             // retries in a row without progress
 	Backoff        []time.Duration // wait before retry N (1-based); the last repeats
 	MaxCostUSD     float64         // 0 = no cap
+	// MaxContinuations caps the fresh sessions started because the context
+	// filled up; 0 = unlimited.
+	MaxContinuations int
 	// SideEffectFree names tools whose calls are safe to repeat.
 	SideEffectFree map[string]bool
 }
@@ -80,6 +85,11 @@ type State struct {
 	// over the whole run: a fresh start would repeat them.
 	SideEffects map[string]int
 	LastReason  string
+	// Checkpointing: the last attempt resumed the session to ask for a
+	// checkpoint before a context restart.
+	Checkpointing bool
+	// Continuations counts fresh sessions started because the context filled.
+	Continuations int
 }
 
 // ActionKind is what the supervisor does next.
@@ -90,9 +100,14 @@ const (
 	Resume                   // --resume SessionID with the resume prompt
 	Fresh                    // a new session with the original prompt
 	Fail                     // stop with Fail
+	Checkpoint               // --resume SessionID with the checkpoint request prompt
+	Continue                 // a new session seeded with the checkpoint from the last attempt
+	Fallback                 // a new session with the fallback prompt (original task; inspect the tree)
 )
 
-func (a ActionKind) String() string { return [...]string{"done", "resume", "fresh", "fail"}[a] }
+func (a ActionKind) String() string {
+	return [...]string{"done", "resume", "fresh", "fail", "checkpoint", "continue", "fallback"}[a]
+}
 
 // Failure says why the run stops; each maps to an exit code.
 type Failure int
@@ -107,10 +122,11 @@ const (
 	RateLimited              // exit 75
 	TimedOut                 // exit 124
 	Stopped                  // exit 130/143
+	ContextExhausted         // exit 5
 )
 
 func (f Failure) String() string {
-	return [...]string{"", "retries-exhausted", "not-safe-to-retry", "budget", "fatal", "auth", "rate-limit", "session-timeout", "interrupted"}[f]
+	return [...]string{"", "retries-exhausted", "not-safe-to-retry", "budget", "fatal", "auth", "rate-limit", "session-timeout", "interrupted", "context-exhausted"}[f]
 }
 
 // Action is the decision.
@@ -144,11 +160,33 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 		s.LastReason = o.Reason
 	}
 
-	if o.Kind == Success {
-		return s, Action{Kind: Done, Reason: "claude reported success"}
-	}
-	if fail, ok := final(o.Kind); ok {
+	checkpointing := s.Checkpointing
+	s.Checkpointing = false
+	if fail, ok := final(o.Kind); ok && (!checkpointing || stopsCheckpoint(o.Kind)) {
 		return s, Action{Kind: Fail, Failure: fail, Reason: o.Reason}
+	}
+	switch {
+	case checkpointing && o.Kind == Success:
+		return s.restart(p, Continue, "the checkpoint is written")
+	case checkpointing:
+		// The checkpoint request failed (hung, crashed, or the context was
+		// too full even for it): go on without one.
+		return s.restart(p, Fallback, "no checkpoint: "+o.Reason)
+	case o.Kind == Success:
+		return s, Action{Kind: Done, Reason: "claude reported success"}
+	case o.Kind == ContextPressure:
+		if p.MaxContinuations > 0 && s.Continuations >= p.MaxContinuations {
+			return s, Action{Kind: Fail, Failure: ContextExhausted, Reason: fmt.Sprintf(
+				"the context filled up again after %d continuation(s) (max_continuations %d)", s.Continuations, p.MaxContinuations)}
+		}
+		s.Checkpointing = true
+		return s, Action{Kind: Checkpoint, SessionID: s.SessionID, Reason: o.Reason}
+	case o.Kind == ContextFull:
+		if !s.SessionTalked {
+			return s, Action{Kind: Fail, Failure: Fatal, Reason: o.Reason +
+				" (on the first exchange of a session: a fresh session cannot help; shorten the prompt)"}
+		}
+		return s.restart(p, Fallback, o.Reason)
 	}
 	if p.MaxCostUSD > 0 && s.CostUSD >= p.MaxCostUSD {
 		return s, Action{Kind: Fail, Failure: Budget, Reason: fmt.Sprintf(
@@ -180,6 +218,30 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 	s.Retries++
 	s.SessionID, s.SessionTalked = "", false
 	return s, Action{Kind: Fresh, Backoff: p.backoff(s.Retries), Reason: o.Reason}
+}
+
+// restart starts a new session because the context filled: the
+// continuation prompt carries the work forward, so the new session starts
+// with a clean slate (no idle retries, no side effects it would repeat).
+func (s State) restart(p Policy, kind ActionKind, reason string) (State, Action) {
+	if p.MaxContinuations > 0 && s.Continuations >= p.MaxContinuations {
+		return s, Action{Kind: Fail, Failure: ContextExhausted, Reason: fmt.Sprintf(
+			"the context filled up again after %d continuation(s) (max_continuations %d)", s.Continuations, p.MaxContinuations)}
+	}
+	s.Continuations++
+	s.SessionID, s.SessionTalked, s.IdleRetries = "", false, 0
+	s.SideEffects = map[string]int{}
+	return s, Action{Kind: kind, Reason: reason}
+}
+
+// stopsCheckpoint: outcomes that end the run even while a checkpoint is
+// being asked for; any other failure of the checkpoint request falls back.
+func stopsCheckpoint(k Kind) bool {
+	switch k {
+	case Auth, RateLimit, SessionTimeout, Interrupted, BudgetExceeded:
+		return true
+	}
+	return false
 }
 
 // final maps outcomes that retrying cannot fix to their failure.

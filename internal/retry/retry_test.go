@@ -95,6 +95,44 @@ func TestNext(t *testing.T) {
 		{"the CLI stopped at its budget", func(p *Policy) { p.MaxCostUSD = 1 }, []step{
 			{o: Outcome{Kind: BudgetExceeded, SessionID: sid, CostUSD: 1, Reason: "max budget"}, kind: Fail, failure: Budget, reason: "max budget"},
 		}},
+		{"context pressure: checkpoint, then continue in a new session", nil, []step{
+			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
+			{o: Outcome{Kind: Success, SessionID: sid, Progress: true}, kind: Continue, reason: "checkpoint"},
+			{o: Outcome{Kind: Success, SessionID: "s-2", Progress: true}, kind: Done},
+		}},
+		{"the checkpoint request hangs: fall back", nil, []step{
+			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
+			{o: Outcome{Kind: Hang, SessionID: sid, Reason: "no output"}, kind: Fallback, reason: "no checkpoint: no output"},
+		}},
+		{"the checkpoint request is interrupted: stop", nil, []step{
+			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
+			{o: Outcome{Kind: Interrupted, SessionID: sid}, kind: Fail, failure: Stopped},
+		}},
+		{"context full mid-session: fall back to a new session", nil, []step{
+			{o: Outcome{Kind: ContextFull, SessionID: sid, Progress: true, Reason: "Prompt is too long"}, kind: Fallback, reason: "Prompt is too long"},
+		}},
+		{"context full after a resume in a session that talked", nil, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume},
+			{o: Outcome{Kind: ContextFull, SessionID: sid}, kind: Fallback},
+		}},
+		{"context full on the first exchange: exit 1", nil, []step{
+			{o: Outcome{Kind: ContextFull, SessionID: sid}, kind: Fail, failure: Fatal, reason: "first exchange"},
+		}},
+		{"a continuation forgets the old session's side effects and idle retries", nil, []step{
+			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}}, kind: Resume},
+			{o: Outcome{Kind: ContextFull, SessionID: sid}, kind: Fallback},
+			{o: Outcome{Kind: Hang, SessionID: "s-2"}, kind: Fresh, backoff: 5 * time.Second},
+		}},
+		{"max_continuations: exit 5", func(p *Policy) { p.MaxContinuations = 1 }, []step{
+			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
+			{o: Outcome{Kind: Success, SessionID: sid}, kind: Continue},
+			{o: Outcome{Kind: ContextPressure, SessionID: "s-2", Progress: true}, kind: Fail, failure: ContextExhausted, reason: "after 1 continuation(s) (max_continuations 1)"},
+		}},
+		{"max_continuations 0 is unlimited", nil, []step{
+			{o: Outcome{Kind: ContextFull, SessionID: sid, Progress: true}, kind: Fallback},
+			{o: Outcome{Kind: ContextFull, SessionID: "s-2", Progress: true}, kind: Fallback},
+			{o: Outcome{Kind: ContextFull, SessionID: "s-3", Progress: true}, kind: Fallback},
+		}},
 		{"429 after the CLI's retries: exit 75", nil, []step{
 			{o: Outcome{Kind: RateLimit, SessionID: sid, Reason: "resets at 14:00"}, kind: Fail, failure: RateLimited, reason: "resets at 14:00"},
 		}},
@@ -134,7 +172,7 @@ func TestNext(t *testing.T) {
 				if !strings.Contains(a.Reason, st.reason) {
 					t.Errorf("step %d: reason %q lacks %q", i+1, a.Reason, st.reason)
 				}
-				if a.Kind == Resume && a.SessionID != sid {
+				if (a.Kind == Resume || a.Kind == Checkpoint) && a.SessionID != sid {
 					t.Errorf("step %d: resume session %q", i+1, a.SessionID)
 				}
 				if s.Attempts != i+1 {
