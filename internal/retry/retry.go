@@ -15,20 +15,20 @@ import (
 type Kind int
 
 const (
-	Success        Kind = iota // result success, is_error false
-	Hang                       // silent past idle_timeout or tool_timeout; tree killed
-	Crash                      // died without a result line (or with a line cut short)
-	ResumeNotFound             // --resume answered "No conversation found"
-	ErrorResult                // an error result retrying cannot fix
-	MaxTurns                   // result error_max_turns
-	Auth                       // 401/403, or api_retry reporting authentication_failed
-	RateLimit                  // 429 after the CLI's own retries, or a rejected rate-limit event
-	EarlyExit                  // the CLI exited before its init line: bad arguments, broken install
-	SessionTimeout             // session_timeout elapsed
-	Interrupted                // malarun got SIGINT/SIGTERM
-	BudgetExceeded             // the CLI stopped at the --max-budget-usd malarun gave it
-	ContextPressure            // malarun stopped the attempt: the context window is nearly full
-	ContextFull                // the CLI says the context is full (prompt too long, blocking limit)
+	Success         Kind = iota // result success, is_error false
+	Hang                        // silent past idle_timeout or tool_timeout; tree killed
+	Crash                       // died without a result line (or with a line cut short)
+	ResumeNotFound              // --resume answered "No conversation found"
+	ErrorResult                 // an error result retrying cannot fix
+	MaxTurns                    // result error_max_turns
+	Auth                        // 401/403, or api_retry reporting authentication_failed
+	RateLimit                   // 429 after the CLI's own retries, or a rejected rate-limit event
+	EarlyExit                   // the CLI exited before its init line: bad arguments, broken install
+	SessionTimeout              // session_timeout elapsed
+	Interrupted                 // malarun got SIGINT/SIGTERM
+	BudgetExceeded              // the CLI stopped at the --max-budget-usd malarun gave it
+	ContextPressure             // malarun stopped the attempt: the context window is nearly full
+	ContextFull                 // the CLI says the context is full (prompt too long, blocking limit)
 )
 
 func (k Kind) String() string {
@@ -96,13 +96,13 @@ type State struct {
 type ActionKind int
 
 const (
-	Done   ActionKind = iota // success: finish with exit 0
-	Resume                   // --resume SessionID with the resume prompt
-	Fresh                    // a new session with the original prompt
-	Fail                     // stop with Fail
-	Checkpoint               // --resume SessionID with the checkpoint request prompt
-	Continue                 // a new session seeded with the checkpoint from the last attempt
-	Fallback                 // a new session with the fallback prompt (original task; inspect the tree)
+	Done       ActionKind = iota // success: finish with exit 0
+	Resume                       // --resume SessionID with the resume prompt
+	Fresh                        // a new session with the original prompt
+	Fail                         // stop with Fail
+	Checkpoint                   // --resume SessionID with the checkpoint request prompt
+	Continue                     // a new session seeded with the checkpoint from the last attempt
+	Fallback                     // a new session with the fallback prompt (original task; inspect the tree)
 )
 
 func (a ActionKind) String() string {
