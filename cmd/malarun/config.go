@@ -88,8 +88,14 @@ func configKeys() []keySpec {
 			func(s *settings) *[]string { return &s.cfg.SideEffectFreeTools }),
 		floatKey("max_cost_usd", "stop when the cost summed over all attempts reaches this (USD); 0: no cap",
 			func(s *settings) *float64 { return &s.cfg.MaxCostUSD }),
-		stringKey("resume_prompt", "file with the resume prompt template (Go text/template); empty: the built-in one", "",
-			func(s *settings) *string { return &s.cfg.ResumePromptFile }),
+		intKey("context_limit", 0, "the context window in tokens; 0: learn it from the model",
+			func(s *settings) *int { return &s.cfg.ContextLimit }),
+		fractionKey("context_threshold", "fraction of the context window that triggers a checkpoint and a fresh session",
+			func(s *settings) *float64 { return &s.cfg.ContextThreshold }),
+		intKey("max_continuations", 0, "fresh sessions started because the context filled, at most; 0: no cap",
+			func(s *settings) *int { return &s.cfg.MaxContinuations }),
+		stringKey("prompts_dir", "folder whose resume.md, checkpoint.md, continuation.md, fallback.md replace the built-in prompts", "",
+			func(s *settings) *string { return &s.cfg.PromptsDir }),
 		enumKey("log_format", []string{"auto", "console", "json"}, "log format on stderr; auto: console on a terminal, JSON otherwise",
 			func(s *settings) *string { return &s.logFormat }),
 		enumKey("log_level", []string{"debug", "info", "warn", "error"}, "least severe log level written to stderr",
@@ -208,6 +214,25 @@ func floatKey(name, help string, field func(*settings) *float64) keySpec {
 		},
 		format: func(s *settings) string { return strconv.FormatFloat(*field(s), 'f', -1, 64) },
 	}
+}
+
+// fractionKey takes a number above 0 and at most 1.
+func fractionKey(name, help string, field func(*settings) *float64) keySpec {
+	k := floatKey(name, help, field)
+	k.kind = "fraction"
+	parse := k.parse
+	k.parse = func(s *settings, raw string) error {
+		old := *field(s)
+		if err := parse(s, raw); err != nil {
+			return err
+		}
+		if f := *field(s); f <= 0 || f > 1 {
+			*field(s) = old
+			return errors.New("must be above 0 and at most 1, such as 0.9")
+		}
+		return nil
+	}
+	return k
 }
 
 // durationListKey takes durations of 0 or more, comma-separated in a flag or

@@ -34,7 +34,7 @@ func exitCodes() []exitRow {
 		{exitUsage, []error{supervisor.ErrConfig}, "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id"},
 		{3, []error{supervisor.ErrRetriesExhausted}, "claude hung or crashed and the run gave up (retries exhausted)"},
 		{4, []error{supervisor.ErrNotSafeToRetry}, "not safe to retry: tool calls happened and no session can be resumed"},
-		{5, nil, "(future) context restarts exhausted"},
+		{5, []error{supervisor.ErrContextExhausted}, "context restarts exhausted: the context filled up more often than max_continuations allows"},
 		{6, nil, "(future) this issue failed too many times across malarun restarts (poison)"},
 		{7, []error{supervisor.ErrBusy}, "another malarun is already running this issue"},
 		{8, []error{supervisor.ErrAuth}, "authentication failure"},

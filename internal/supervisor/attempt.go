@@ -27,17 +27,21 @@ const (
 	endAuth                         // api_retry reported a 401; killed instead of sitting through 10 retries
 	endInterrupted                  // malarun got SIGINT/SIGTERM
 	endSessionTimeout               // session_timeout elapsed
+	endPressure                     // the context window is nearly full; stopped at a safe point
 )
 
 func (e ending) String() string {
-	return [...]string{"exited", "hang", "lingered", "auth", "interrupted", "session-timeout"}[e]
+	return [...]string{"exited", "hang", "lingered", "auth", "interrupted", "session-timeout", "context-pressure"}[e]
 }
 
 // attemptSpec is one claude process: which session, which prompt.
 type attemptSpec struct {
-	n          int
-	sessionID  string
-	resume     bool   // --resume sessionID instead of --session-id sessionID
+	n         int
+	sessionID string
+	resume    bool // --resume sessionID instead of --session-id sessionID
+	// checkpoint: this attempt asks for a checkpoint; context pressure is
+	// not acted on (the request itself adds to the context).
+	checkpoint bool
 	promptPath string // the file the CLI reads on stdin
 	deadline   time.Time
 	// budgetUSD is what max_cost_usd leaves for this attempt (0 = no cap):
@@ -147,6 +151,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	ctxDone := r.ctxDone // set to nil once seen, so a closed channel cannot spin the loop
 	var stopDone chan proc.StopReport
 	stopping := false
+	pressure := false // the context crossed the threshold; stop at the next safe point
 	stop := func(why ending, grace time.Duration) {
 		if stopping {
 			return
@@ -177,6 +182,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			}
 			res.log.observe(ev)
 			r.logLine(log, ev)
+			pressure = r.observeContext(log, ev) && !spec.checkpoint || pressure
 			if stopping {
 				continue
 			}
@@ -186,6 +192,12 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			switch {
 			case res.log.authRetry != nil:
 				stop(endAuth, r.cfg.KillGrace)
+			case pressure && len(live.outstanding) == 0 && ev.Type != "result":
+				// A safe point: no tool call is running, so nothing is cut
+				// off. (After a result line the attempt is over anyway.)
+				occ, window := r.monitor.Occupancy(), r.windowTokens()
+				log.Info().Int64("occupancy", occ).Int64("window", window).Msg("context nearly full; stopping at a safe point to checkpoint")
+				stop(endPressure, r.cfg.KillGrace)
 			case ev.Type == "result" && lingerC == nil:
 				t := time.NewTimer(r.cfg.ResultExitTimeout)
 				defer t.Stop()
@@ -247,6 +259,28 @@ func decodeInto(r *stream.Follower, out chan<- stream.Event, errc chan<- error) 
 		}
 		out <- ev
 	}
+}
+
+// observeContext feeds the context monitor and reports whether occupancy
+// is over the threshold.
+func (r *runner) observeContext(log zerolog.Logger, ev stream.Event) bool {
+	o := r.monitor.Observe(ev)
+	if o.MissingUsage {
+		log.Warn().Msg("an assistant message came without usage: context occupancy is not tracked for it")
+	}
+	if o.Compacted {
+		log.Info().Msg("claude compacted the conversation; occupancy is measured again from the next message")
+	}
+	if o.Crossed {
+		w, src := r.monitor.Window()
+		log.Debug().Int64("occupancy", r.monitor.Occupancy()).Int64("window", w).Str("window_source", src).Msg("context over the threshold")
+	}
+	return o.Crossed
+}
+
+func (r *runner) windowTokens() int64 {
+	w, _ := r.monitor.Window()
+	return w
 }
 
 // logLine logs the lines that matter at info, the rest at debug.

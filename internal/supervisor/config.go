@@ -54,8 +54,17 @@ type Config struct {
 	SideEffectFreeTools []string
 	// MaxCostUSD caps the cost summed over all attempts; 0 means no cap.
 	MaxCostUSD float64
-	// ResumePromptFile overrides the built-in resume prompt template ("" = built-in).
-	ResumePromptFile string
+	// PromptsDir holds prompt templates (resume.md, checkpoint.md,
+	// continuation.md, fallback.md) that replace the built-in ones; "" = built-in only.
+	PromptsDir string
+
+	// ContextLimit is the context window in tokens; 0 = learn it from the model.
+	ContextLimit int
+	// ContextThreshold is the fraction of the window that triggers a checkpoint.
+	ContextThreshold float64
+	// MaxContinuations caps the fresh sessions started because the context
+	// filled; 0 = unlimited.
+	MaxContinuations int
 }
 
 // Defaults. The idle timeout can be short because partial messages print a
@@ -69,6 +78,10 @@ const (
 	DefaultResultExitTimeout = 5 * time.Second
 	DefaultMaxAttempts       = 10
 	DefaultMaxIdleRetries    = 2
+	DefaultContextThreshold  = 0.90
+	// Five fresh sessions is far more than a well-cut issue needs; beyond
+	// that the task is likely too big for one issue, and each restart costs.
+	DefaultMaxContinuations = 5
 )
 
 // DefaultConfig returns a Config with every default filled in.
@@ -85,6 +98,8 @@ func DefaultConfig() Config {
 		MaxIdleRetries:      DefaultMaxIdleRetries,
 		Backoff:             retry.DefaultBackoff(),
 		SideEffectFreeTools: retry.DefaultSideEffectFree(),
+		ContextThreshold:    DefaultContextThreshold,
+		MaxContinuations:    DefaultMaxContinuations,
 	}
 }
 
@@ -95,7 +110,7 @@ func (c Config) retryPolicy() retry.Policy {
 		free[t] = true
 	}
 	return retry.Policy{MaxAttempts: c.MaxAttempts, MaxIdleRetries: c.MaxIdleRetries, Backoff: c.Backoff,
-		MaxCostUSD: c.MaxCostUSD, SideEffectFree: free}
+		MaxCostUSD: c.MaxCostUSD, SideEffectFree: free, MaxContinuations: c.MaxContinuations}
 }
 
 // Validate checks the values that no parser can: ranges and required fields.
@@ -140,6 +155,15 @@ func (c Config) Validate() error {
 		if b < 0 {
 			return fmt.Errorf("backoff entry %d is %s: waits cannot be negative", i+1, b)
 		}
+	}
+	if c.ContextThreshold <= 0 || c.ContextThreshold > 1 {
+		return fmt.Errorf("context_threshold is %g: it must be a fraction above 0 and at most 1, such as 0.9", c.ContextThreshold)
+	}
+	if c.ContextLimit < 0 {
+		return fmt.Errorf("context_limit is %d: use 0 to learn it from the model, or a number of tokens", c.ContextLimit)
+	}
+	if c.MaxContinuations < 0 {
+		return fmt.Errorf("max_continuations is %d: use 0 for no cap or a positive number", c.MaxContinuations)
 	}
 	if c.MaxCostUSD < 0 {
 		return fmt.Errorf("max_cost_usd is %g: use 0 for no cap or a positive amount", c.MaxCostUSD)

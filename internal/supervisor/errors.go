@@ -53,3 +53,6 @@ var ErrConfig = errors.New("configuration error")
 
 // ErrBudget: max_cost_usd was reached.
 var ErrBudget = errors.New("cost budget exhausted")
+
+// ErrContextExhausted: the context filled up more often than max_continuations allows.
+var ErrContextExhausted = errors.New("context restarts exhausted")

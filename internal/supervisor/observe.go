@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"strings"
+
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -18,6 +20,7 @@ type attemptLog struct {
 	authRetry  *stream.Event    // an api_retry line reporting a 401
 	rateLimit  *stream.Event    // a rate_limit_event that was rejected
 	costUSD    float64
+	lastText   string // the text of the last top-level assistant message
 }
 
 func (a *attemptLog) observe(ev stream.Event) {
@@ -55,6 +58,9 @@ func (a *attemptLog) observe(ev stream.Event) {
 		}
 		a.assistants++
 		a.toolCalls = append(a.toolCalls, ev.ToolUses...)
+		if ev.ParentToolUseID == "" && len(ev.Texts) > 0 {
+			a.lastText = strings.Join(ev.Texts, "\n")
+		}
 	case "result":
 		e := ev
 		a.result = &e

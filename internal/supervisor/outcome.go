@@ -51,6 +51,8 @@ func kindOf(a *attemptResult) (retry.Kind, string) {
 			}
 		}
 		switch {
+		case contextFull(r.Result, r.TerminalReason):
+			return retry.ContextFull, describeResult(a)
 		case r.Subtype == "error_max_budget_usd":
 			return retry.BudgetExceeded, describeResult(a) + " (max_cost_usd reached)"
 		case r.Subtype == "error_max_turns" || r.TerminalReason == "max_turns":
@@ -61,6 +63,9 @@ func kindOf(a *attemptResult) (retry.Kind, string) {
 			return retry.RateLimit, describeResult(a) + resetSuffix(a)
 		}
 		return retry.ErrorResult, describeResult(a)
+	}
+	if a.ending == endPressure {
+		return retry.ContextPressure, "the context window is nearly full"
 	}
 	if a.log.rateLimit != nil {
 		return retry.RateLimit, "claude reported a " + a.log.rateLimit.RateLimitType + " rate limit" + resetSuffix(a)
@@ -80,6 +85,17 @@ func kindOf(a *attemptResult) (retry.Kind, string) {
 		cut = ", its last line cut short"
 	}
 	return retry.Crash, fmt.Sprintf("claude %s without a result line%s%s", describeExit(a), cut, stderrSuffix(a))
+}
+
+// contextFull recognises the CLI saying the conversation no longer fits:
+// the API's 400 "prompt is too long", the CLI's own refusal at its blocking
+// limit (DESIGN.md fact 14), or compaction that keeps failing.
+func contextFull(result, terminalReason string) bool {
+	switch terminalReason {
+	case "blocking_limit", "prompt_too_long":
+		return true
+	}
+	return strings.Contains(result, "Prompt is too long") || strings.Contains(result, "Autocompact is thrashing")
 }
 
 // resetSuffix names when a rate limit resets, when the stream said.
@@ -159,6 +175,8 @@ func failureKind(f retry.Failure) error {
 		return ErrSessionTimeout
 	case retry.Stopped:
 		return ErrInterrupted
+	case retry.ContextExhausted:
+		return ErrContextExhausted
 	}
 	return ErrErrorResult
 }

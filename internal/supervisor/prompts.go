@@ -2,46 +2,82 @@ package supervisor
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"text/template"
 
 	"github.com/malarun/malarun/configs"
 	"github.com/malarun/malarun/internal/retry"
 )
 
-// resumeData is what the resume template sees.
-type resumeData struct {
+// promptData is what every prompt template sees.
+type promptData struct {
 	IssueID string
 	// Interrupted are the tool calls still running when the attempt was cut
 	// off: the CLI drops them from the resumed history (DESIGN.md fact 16),
 	// so only malarun can tell the agent about them.
 	Interrupted []retry.ToolCall
 	Reason      string // why the last attempt ended
+	Checkpoint  string // the previous session's checkpoint (continuation)
+	Task        string // the original prompt (fallback)
 }
 
-// loadTemplate parses the file at path, or the built-in prompts/<name> when
-// path is "". Parsing happens before the first attempt, so a broken
-// template is a configuration error, not a failure hours into a run.
-func loadTemplate(name, path string) (*template.Template, error) {
+// prompts are the parsed templates of a run.
+type prompts struct {
+	resume, checkpoint, continuation, fallback *template.Template
+}
+
+// loadPrompts parses the templates before the first attempt, so a broken
+// one is a configuration error, not a failure hours into a run. A file in
+// dir replaces the built-in template of the same name.
+func loadPrompts(dir string) (prompts, error) {
+	if dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return prompts{}, fmt.Errorf("prompts_dir %s is not a directory", dir)
+		}
+	}
+	var p prompts
+	for name, dst := range map[string]**template.Template{
+		"resume.md": &p.resume, "checkpoint.md": &p.checkpoint,
+		"continuation.md": &p.continuation, "fallback.md": &p.fallback,
+	} {
+		t, err := loadTemplate(name, dir)
+		if err != nil {
+			return prompts{}, err
+		}
+		*dst = t
+	}
+	return p, nil
+}
+
+func loadTemplate(name, dir string) (*template.Template, error) {
+	source := "built-in " + name
 	var text []byte
-	var err error
-	if path == "" {
-		text, err = configs.Prompts.ReadFile("prompts/" + name)
-	} else {
-		text, err = os.ReadFile(path)
+	err := fs.ErrNotExist
+	if dir != "" {
+		text, err = os.ReadFile(filepath.Join(dir, name))
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+		source = filepath.Join(dir, name)
+	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("read prompt template: %w", err)
+	default:
+		if text, err = configs.Prompts.ReadFile("prompts/" + name); err != nil {
+			return nil, fmt.Errorf("built-in prompt %s: %w", name, err)
+		}
 	}
-	t, err := template.New(name).Option("missingkey=error").Parse(string(text))
+	t, err := template.New(source).Option("missingkey=error").Parse(string(text))
 	if err != nil {
-		return nil, fmt.Errorf("prompt template %s: %w", firstNonEmpty(path, name), err)
+		return nil, fmt.Errorf("prompt template %s: %w", source, err)
 	}
 	return t, nil
 }
 
-func render(t *template.Template, data any) ([]byte, error) {
+func render(t *template.Template, data promptData) ([]byte, error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("render prompt template %s: %w", t.Name(), err)

@@ -10,11 +10,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"text/template"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
@@ -50,6 +53,7 @@ type runner struct {
 	runDir  string
 	signals <-chan os.Signal
 	ctxDone <-chan struct{}
+	monitor *ctxpressure.Monitor
 
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once
@@ -78,7 +82,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, &RunError{Kind: ErrConfig, Detail: err.Error()}
 	}
-	resumeTmpl, err := loadTemplate("resume.md", cfg.ResumePromptFile)
+	tmpl, err := loadPrompts(cfg.PromptsDir)
 	if err != nil {
 		return Report{}, &RunError{Kind: ErrConfig, Detail: err.Error()}
 	}
@@ -86,12 +90,16 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	r := &runner{
 		cfg: cfg, log: deps.Log, spawner: deps.Spawner, signals: deps.Signals,
 		ctxDone: ctx.Done(), hurry: make(chan struct{}),
+		monitor: ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
 	}
 	if r.spawner == nil {
 		r.spawner = proc.NewSpawner()
 	}
 	if !r.spawner.Subreaper() {
 		r.log.Warn().Msg("could not become a child subreaper: tool processes whose parent dies may escape the kill")
+	}
+	if envValue(cfg.Env, "DISABLE_AUTO_COMPACT") != "" {
+		r.log.Warn().Msg("DISABLE_AUTO_COMPACT is set: the CLI refuses requests at 90% of its window, so checkpoint requests may fail; malarun falls back to a fresh session with the original task")
 	}
 	if !cfg.PartialMessages && cfg.IdleTimeout < 15*time.Minute {
 		r.log.Warn().Stringer("idle_timeout", cfg.IdleTimeout).Msg("partial_messages is off: a long reply prints nothing until it is complete, so a short idle_timeout can kill a healthy run")
@@ -114,6 +122,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	policy := cfg.retryPolicy()
 	var state retry.State
 	spec := attemptSpec{n: 1, sessionID: newSessionID(), promptPath: promptPath, deadline: deadline}
+	// sessionPrompt is what the current session started with: a fresh
+	// start repeats it (the task, or a continuation's checkpoint).
+	sessionPrompt := promptPath
 	for {
 		if cfg.MaxCostUSD > 0 {
 			spec.budgetUSD = cfg.MaxCostUSD - state.CostUSD
@@ -148,22 +159,73 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		if stopped := r.backoff(action.Backoff, deadline); stopped != nil {
 			return rep, stopped
 		}
-		next := attemptSpec{n: spec.n + 1, promptPath: promptPath, deadline: deadline}
-		if action.Kind == retry.Resume {
+		next := attemptSpec{n: spec.n + 1, promptPath: sessionPrompt, deadline: deadline}
+		data := promptData{IssueID: cfg.IssueID, Reason: outcome.Reason, Task: string(cfg.Prompt)}
+		var t *template.Template
+		switch action.Kind {
+		case retry.Resume:
 			next.sessionID, next.resume = action.SessionID, true
-			text, err := render(resumeTmpl, resumeData{IssueID: cfg.IssueID, Interrupted: toolCalls(res.cutOff), Reason: outcome.Reason})
+			data.Interrupted = toolCalls(res.cutOff)
+			t = tmpl.resume
+		case retry.Checkpoint:
+			next.sessionID, next.resume, next.checkpoint = action.SessionID, true, true
+			t = tmpl.checkpoint
+		case retry.Continue, retry.Fallback:
+			next.sessionID = newSessionID()
+			t = tmpl.fallback
+			if action.Kind == retry.Continue {
+				data.Checkpoint = ctxpressure.ExtractCheckpoint(lastReply(res))
+				t = tmpl.continuation
+			}
+			r.logRestart(state.Continuations, action, data.Checkpoint)
+			r.monitor.NewSession()
+		case retry.Fresh:
+			next.sessionID = newSessionID() // with the prompt the current session started with
+			r.monitor.NewSession()
+		}
+		if t != nil {
+			text, err := render(t, data)
 			if err != nil {
 				return rep, &RunError{Kind: ErrConfig, Detail: err.Error()}
 			}
 			next.promptPath = filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.prompt.md", next.n))
 			if err := writePrivate(next.promptPath, text); err != nil {
-				return rep, fmt.Errorf("save the resume prompt: %w", err)
+				return rep, fmt.Errorf("save the prompt of attempt %d: %w", next.n, err)
 			}
-		} else {
-			next.sessionID = newSessionID()
+			if !next.resume {
+				sessionPrompt = next.promptPath
+			}
 		}
 		spec = next
 	}
+}
+
+// logRestart records a context restart: which continuation, how full the
+// context was, and how much the next session starts with.
+func (r *runner) logRestart(n int, action retry.Action, checkpoint string) {
+	w, src := r.monitor.Window()
+	r.log.Info().Int("continuation", n).Str("kind", action.Kind.String()).Int64("occupancy", r.monitor.Occupancy()).
+		Int64("window", w).Str("window_source", src).Int("checkpoint_bytes", len(checkpoint)).Str("reason", action.Reason).
+		Msg("context restart: continuing in a new session")
+}
+
+// lastReply is the agent's final text in an attempt: the result text, or
+// the text of its last assistant message.
+func lastReply(res *attemptResult) string {
+	if res.log.result != nil && res.log.result.Result != "" {
+		return res.log.result.Result
+	}
+	return res.log.lastText
+}
+
+// envValue returns the value of name in env ("" when unset).
+func envValue(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // finish reports a success and prints the result text.

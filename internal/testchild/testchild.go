@@ -46,9 +46,17 @@ const (
 	CrashMidLine = "crash-midline" // print EnvLines lines, half a line, then die
 	// ResumeAware acts on the session flags, like the real CLI: a fresh
 	// start (--session-id) prints EnvLines lines of the transcript and
-	// hangs; --resume prints EnvResumed (a transcript; default: a success).
+	// hangs; --resume prints EnvResumed (a transcript; default: a success);
+	// a fresh start whose prompt begins a continuation (ContinuationMarker)
+	// prints EnvContinued (default: a success).
 	ResumeAware = "resume-aware"
 )
+
+// ContinuationMarker starts malarun's built-in continuation and fallback prompts.
+const ContinuationMarker = "You are continuing work on issue"
+
+// EnvContinued is the transcript a ResumeAware child replays in a continuation.
+const EnvContinued = "MALARUN_FAKE_CONTINUED"
 
 // EnvResumed is the transcript a ResumeAware child replays when resumed.
 const EnvResumed = "MALARUN_FAKE_RESUMED"
@@ -79,7 +87,8 @@ func MaybeRun() {
 }
 
 func run(behaviour string) int {
-	recordArgs()
+	stdin, _ := io.ReadAll(os.Stdin)
+	recordArgs(stdin)
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
 	// Like the real CLI, run in the session the flags name.
 	session := firstNonEmpty(argAfter("--session-id"), argAfter("--resume"))
@@ -148,6 +157,16 @@ func run(behaviour string) int {
 	case NonBlocking:
 		return nonBlocking()
 	case ResumeAware:
+		if strings.Contains(string(stdin), ContinuationMarker) {
+			lines := []string{InitLine, TextLine, Result}
+			if path := os.Getenv(EnvContinued); path != "" {
+				lines = readLines(path)
+			}
+			for _, l := range lines {
+				println(l)
+			}
+			return 0
+		}
 		if !hasArg("--resume") {
 			lines := transcript()
 			for _, l := range lines[:min(envInt(EnvLines, 1), len(lines))] {
@@ -228,12 +247,11 @@ const AttemptSeparator = "\n--end--\n"
 // recordArgs appends argv and what arrived on stdin to the args file, one
 // record per attempt, so a test can check the flags malarun passed and
 // that the prompt came on stdin.
-func recordArgs() {
+func recordArgs(stdin []byte) {
 	path := os.Getenv(EnvArgsFile)
 	if path == "" {
 		return
 	}
-	stdin, _ := io.ReadAll(os.Stdin)
 	var b strings.Builder
 	for _, a := range os.Args[1:] {
 		b.WriteString(a)
