@@ -97,10 +97,16 @@ type env struct {
 
 func newEnv(t *testing.T, steps ...fakeapi.Step) *env {
 	t.Helper()
+	return newEnvWith(t, fakeapi.WithScript(steps...))
+}
+
+// newEnvWith is newEnv with the fake API built from opts.
+func newEnvWith(t *testing.T, opts ...fakeapi.Option) *env {
+	t.Helper()
 	if e2e.claude == "" {
 		t.Skip("real claude CLI missing (make e2e-deps)")
 	}
-	e := &env{t: t, api: fakeapi.Start(t, fakeapi.WithScript(steps...)), home: t.TempDir(), work: t.TempDir()}
+	e := &env{t: t, api: fakeapi.Start(t, opts...), home: t.TempDir(), work: t.TempDir()}
 	e.task = "Fix issue " + t.Name() + ": make the tests pass."
 	t.Cleanup(e.assertNoProcessLeft)
 	return e

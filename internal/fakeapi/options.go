@@ -10,6 +10,8 @@ type config struct {
 	classify func(*Request) Kind
 	idPrefix string
 	logf     func(format string, args ...any)
+	// responder answers chosen conversation requests without the script.
+	responder func(*Request) (Step, bool)
 }
 
 func defaultConfig() config {
@@ -64,4 +66,13 @@ func WithIDPrefix(prefix string) Option {
 // request goroutines, never after Close has returned.
 func WithLogf(logf func(format string, args ...any)) Option {
 	return func(c *config) { c.logf = logf }
+}
+
+// WithResponder answers a conversation request with respond's step when it
+// reports true, without consuming a scripted step; otherwise the script
+// answers. Use it for requests recognised by their content, such as
+// malarun's checkpoint request, whose place in the order of requests can
+// race with a process being killed.
+func WithResponder(respond func(*Request) (Step, bool)) Option {
+	return func(c *config) { c.responder = respond }
 }

@@ -172,7 +172,13 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, req *Requ
 	var rep reply
 	reqID := s.record(req, Reply{}, func(rec *Reply) {
 		if req.Kind == KindConversation {
-			step, rec.Exhausted = s.nextStepLocked(req.SessionID)
+			responded := false
+			if s.cfg.responder != nil {
+				step, responded = s.cfg.responder(req)
+			}
+			if !responded {
+				step, rec.Exhausted = s.nextStepLocked(req.SessionID)
+			}
 		}
 		rep = s.resolveLocked(step, req)
 		rec.Step = step.String()

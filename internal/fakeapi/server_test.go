@@ -662,3 +662,15 @@ func TestNonStreamingConversationWithCustomClassifier(t *testing.T) {
 		t.Errorf("stalled non-streaming request ended with %v", err)
 	}
 }
+
+func TestResponderAnswersWithoutConsumingTheScript(t *testing.T) {
+	srv := Start(t, WithScript(Text("scripted")), WithResponder(func(r *Request) (Step, bool) {
+		return Text("responded"), strings.Contains(r.LastUserText(), "special")
+	}))
+	if got := stream(t, srv, "s", "special request"); got.Text != "responded" {
+		t.Errorf("special request got %q", got.Text)
+	}
+	if got := stream(t, srv, "s", "plain"); got.Text != "scripted" {
+		t.Errorf("plain request got %q", got.Text)
+	}
+}
