@@ -90,6 +90,9 @@ type State struct {
 	Checkpointing bool
 	// Continuations counts fresh sessions started because the context filled.
 	Continuations int
+	// HasCheckpoint: a checkpoint of this run exists, so a session that
+	// cannot be resumed can be continued from it instead.
+	HasCheckpoint bool
 }
 
 // ActionKind is what the supervisor does next.
@@ -207,6 +210,9 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 		return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(
 			"%d attempts in a row without progress (max_idle_retries %d); last: %s", s.IdleRetries, p.MaxIdleRetries, s.LastReason)}
 	}
+	if o.Kind == ResumeNotFound && s.HasCheckpoint {
+		return s.restart(p, Continue, o.Reason+"; continuing from the last checkpoint")
+	}
 	if s.SessionID != "" && s.SessionTalked {
 		s.Retries++
 		return s, Action{Kind: Resume, SessionID: s.SessionID, Backoff: p.backoff(s.Retries), Reason: o.Reason}
@@ -229,6 +235,7 @@ func (s State) restart(p Policy, kind ActionKind, reason string) (State, Action)
 			"the context filled up again after %d continuation(s) (max_continuations %d)", s.Continuations, p.MaxContinuations)}
 	}
 	s.Continuations++
+	s.HasCheckpoint = s.HasCheckpoint || kind == Continue
 	s.SessionID, s.SessionTalked, s.IdleRetries = "", false, 0
 	s.SideEffects = map[string]int{}
 	return s, Action{Kind: kind, Reason: reason}

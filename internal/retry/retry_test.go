@@ -133,6 +133,12 @@ func TestNext(t *testing.T) {
 			{o: Outcome{Kind: ContextFull, SessionID: "s-2", Progress: true}, kind: Fallback},
 			{o: Outcome{Kind: ContextFull, SessionID: "s-3", Progress: true}, kind: Fallback},
 		}},
+		{"a session that cannot be resumed continues from the last checkpoint", nil, []step{
+			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
+			{o: Outcome{Kind: Success, SessionID: sid}, kind: Continue},
+			{o: Outcome{Kind: Crash, SessionID: "s-2", Progress: true, ToolCalls: []ToolCall{bash}}, kind: Resume},
+			{o: Outcome{Kind: ResumeNotFound, SessionID: "s-2"}, kind: Continue, reason: "continuing from the last checkpoint"},
+		}},
 		{"429 after the CLI's retries: exit 75", nil, []step{
 			{o: Outcome{Kind: RateLimit, SessionID: sid, Reason: "resets at 14:00"}, kind: Fail, failure: RateLimited, reason: "resets at 14:00"},
 		}},
@@ -172,7 +178,7 @@ func TestNext(t *testing.T) {
 				if !strings.Contains(a.Reason, st.reason) {
 					t.Errorf("step %d: reason %q lacks %q", i+1, a.Reason, st.reason)
 				}
-				if (a.Kind == Resume || a.Kind == Checkpoint) && a.SessionID != sid {
+				if (a.Kind == Resume || a.Kind == Checkpoint) && a.SessionID != st.o.SessionID {
 					t.Errorf("step %d: resume session %q", i+1, a.SessionID)
 				}
 				if s.Attempts != i+1 {

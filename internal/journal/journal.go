@@ -1,0 +1,199 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// File names inside <state_dir>/<issue>/.
+const (
+	RecordFile = "record.json"
+	LockFile   = "lock"
+)
+
+// Journal is one issue's folder, locked by this malarun.
+type Journal struct {
+	dir  string
+	lock *os.File
+}
+
+// BusyError: another malarun holds the issue.
+type BusyError struct {
+	Issue  string
+	Holder string // what the lock file says about its holder
+}
+
+func (e *BusyError) Error() string {
+	if e.Holder == "" {
+		return fmt.Sprintf("issue %s is being run by another malarun", e.Issue)
+	}
+	return fmt.Sprintf("issue %s is being run by another malarun (%s)", e.Issue, e.Holder)
+}
+
+// Acquire takes the issue's lock, held until Release or until this process
+// dies (flock is released by the kernel then, which is how a later malarun
+// knows a "processing" record was orphaned). holder is written into the
+// lock file for the next malarun to show.
+func Acquire(stateDir, issue, holder string) (*Journal, error) {
+	dir := filepath.Join(stateDir, issue)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		b := make([]byte, 512)
+		n, _ := f.ReadAt(b, 0)
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, &BusyError{Issue: issue, Holder: strings.TrimSpace(string(b[:n]))}
+		}
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(holder+"\n"), 0)
+	}
+	return &Journal{dir: dir, lock: f}, nil
+}
+
+// Release drops the lock.
+func (j *Journal) Release() {
+	if j.lock != nil {
+		_ = j.lock.Truncate(0)
+		j.lock.Close()
+		j.lock = nil
+	}
+}
+
+// Dir is the issue's folder.
+func (j *Journal) Dir() string { return j.dir }
+
+// Load reads the record; ok is false when the issue has none yet.
+func (j *Journal) Load() (r Record, ok bool, err error) {
+	r, err = ReadRecord(filepath.Join(j.dir, RecordFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+// Save writes the record atomically and durably: a temporary file, fsync,
+// rename over the old record, fsync of the folder. A reader sees the old
+// record or the new one, never half of one, even after a crash.
+func (j *Journal) Save(r Record) error {
+	r.Version = recordVersion
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(j.dir, RecordFile, append(data, '\n'))
+}
+
+func writeAtomic(dir, name string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save %s: %w", name, err)
+	}
+	clean := func(err error) error {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save %s: %w", filepath.Join(dir, name), err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		return clean(err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return clean(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return clean(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return clean(err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save %s: %w", filepath.Join(dir, name), err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Entry is one issue found in the state directory, for `malarun status`.
+type Entry struct {
+	Issue  string
+	Record Record
+	Err    error // the record could not be read
+	Locked bool  // a malarun holds the issue now
+}
+
+// List reads every issue's record under stateDir (without locking), sorted by issue.
+func List(stateDir string) ([]Entry, error) {
+	dirs, err := os.ReadDir(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		e, ok := Read(stateDir, d.Name())
+		if ok {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].Issue < out[k].Issue })
+	return out, nil
+}
+
+// Read reads one issue's record without locking; ok is false when there is none.
+func Read(stateDir, issue string) (Entry, bool) {
+	dir := filepath.Join(stateDir, issue)
+	r, err := ReadRecord(filepath.Join(dir, RecordFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Entry{}, false
+	}
+	return Entry{Issue: issue, Record: r, Err: err, Locked: locked(dir)}, true
+}
+
+// locked tests the lock without taking it for long.
+func locked(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, LockFile))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return true
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}
+
+// Holder describes this process for the lock file.
+func Holder(pid int, host string, started string) string {
+	return "pid " + strconv.Itoa(pid) + " on " + host + " since " + started
+}

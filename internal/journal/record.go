@@ -1,0 +1,143 @@
+// Package journal keeps the state of each issue on disk, so that a run
+// survives malarun's own death: a record per issue (status, session,
+// attempts, reclaims, owner, checkpoint, cost, process tree), written
+// atomically and durably, and a lock that allows one malarun per issue.
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Status is where an issue's latest run stands.
+type Status string
+
+const (
+	// Processing: a malarun is running it, or died while it was (the lock tells which).
+	Processing Status = "processing"
+	// Interrupted: malarun stopped it on SIGINT/SIGTERM; the next run resumes it.
+	Interrupted Status = "interrupted"
+	// Succeeded: claude reported success.
+	Succeeded Status = "succeeded"
+	// Failed: the run ended with an error (see ExitCode and Reason).
+	Failed Status = "failed"
+)
+
+// recordVersion is bumped when a field changes meaning.
+const recordVersion = 1
+
+// ProcRef names a process for later: the pid and its start time (clock ticks
+// since boot), so that a reused pid is never mistaken for it.
+type ProcRef struct {
+	Pid       int    `json:"pid"`
+	StartTime uint64 `json:"start_time"`
+}
+
+// Owner is the malarun that holds (or held) the issue.
+type Owner struct {
+	Pid       int       `json:"pid"`
+	Host      string    `json:"host"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Record is the state of one issue. It holds no secrets: paths, ids,
+// counts and texts the agent wrote, never environment values.
+type Record struct {
+	Version int    `json:"version"`
+	Issue   string `json:"issue"`
+	Status  Status `json:"status"`
+	// Poisoned: the issue's malarun died too many times in a row
+	// (max_reclaims); it is not run again until --reset.
+	Poisoned bool `json:"poisoned,omitempty"`
+
+	// Cwd and Home are where the CLI ran: resuming its session needs both
+	// (the session file lives under $HOME/.claude/projects/<cwd>).
+	Cwd  string `json:"cwd"`
+	Home string `json:"home"`
+
+	RunID    string   `json:"run_id"`
+	RunDir   string   `json:"run_dir"`
+	Runs     []string `json:"runs"` // every run id, oldest first
+	Sessions []string `json:"sessions"`
+	// SessionID is the session to resume ("" = none).
+	SessionID string `json:"session_id"`
+	// SessionTalked: that session has at least one assistant message.
+	SessionTalked bool `json:"session_talked"`
+	// SideEffects counts calls of tools with side effects in the current
+	// session line (since the last context restart), by tool.
+	SideEffects map[string]int `json:"side_effects,omitempty"`
+
+	Attempts      int     `json:"attempts"`       // in the current run
+	Reclaims      int     `json:"reclaims"`       // malaruns that died on this run in a row
+	Continuations int     `json:"continuations"`  // context restarts in the current run
+	Checkpoint    string  `json:"checkpoint"`     // the last checkpoint text
+	CostUSD       float64 `json:"cost_usd"`       // the current run
+	TotalCostUSD  float64 `json:"total_cost_usd"` // every run of the issue
+
+	Owner     Owner     `json:"owner"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// Tree is the process tree of the attempt running now: the CLI, and
+	// every process started with the run's marker in its environment.
+	Tree   []ProcRef `json:"tree,omitempty"`
+	Marker string    `json:"marker"` // MALARUN_RUN=<marker> in the environment of every process of the run
+
+	ExitCode int    `json:"exit_code"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// DecodeError says a record cannot be read, naming the file.
+type DecodeError struct {
+	Path string
+	Err  error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("issue record %s is damaged (%v); move it away or run with --reset to start the issue over", e.Path, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Decode parses a record. A truncated, edited or foreign file is an error,
+// never a partial record.
+func Decode(data []byte) (Record, error) {
+	var r Record
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Record{}, err
+	}
+	if dec.More() {
+		return Record{}, errors.New("trailing data after the record")
+	}
+	if r.Version != recordVersion {
+		return Record{}, fmt.Errorf("record version %d, this malarun reads version %d", r.Version, recordVersion)
+	}
+	switch r.Status {
+	case Processing, Interrupted, Succeeded, Failed:
+	default:
+		return Record{}, fmt.Errorf("unknown status %q", r.Status)
+	}
+	if r.Issue == "" {
+		return Record{}, errors.New("no issue id")
+	}
+	return r, nil
+}
+
+// ReadRecord reads and decodes the record at path.
+func ReadRecord(path string) (Record, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Record{}, err
+	}
+	r, err := Decode(b)
+	if err != nil {
+		return Record{}, &DecodeError{Path: path, Err: err}
+	}
+	return r, nil
+}
