@@ -28,6 +28,7 @@ type runOptions struct {
 	promptPath string
 	configPath string
 	extraArgs  []string
+	reset      bool
 	config     loadedConfig
 }
 
@@ -99,6 +100,7 @@ func runRun(ctx context.Context, opts runOptions, d *deps) error {
 	cfg.Prompt = prompt
 	cfg.PromptSource = source
 	cfg.ExtraArgs = opts.extraArgs
+	cfg.Reset = opts.reset
 	// The child gets malarun's whole environment (API keys included); it is
 	// never logged.
 	cfg.Env = d.environ()
@@ -106,7 +108,7 @@ func runRun(ctx context.Context, opts runOptions, d *deps) error {
 		return usage(err)
 	}
 	logConfig(log, opts, cfg)
-	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Stdout: d.stdout, Signals: d.signals})
+	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Stdout: d.stdout, Signals: d.signals, ExitCode: exitCodeFor})
 	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
 		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).
 		Int("exit_code", exitCodeFor(err)).Msg("run ended")

@@ -62,8 +62,7 @@ func configKeys() []keySpec {
 			func(s *settings) *string { return &s.cfg.ClaudeBin }),
 		stringKey("cwd", "working directory of claude; empty means malarun's own", "",
 			func(s *settings) *string { return &s.cfg.Cwd }),
-		stringKey("state_dir", "where runs live: <state_dir>/<issue>/runs/<run-id>/attempt-N.jsonl", "$XDG_STATE_HOME/malarun",
-			func(s *settings) *string { return &s.cfg.StateDir }),
+		stateDirKey(),
 		durationKey("idle_timeout", false, "kill an attempt when claude prints nothing for this long",
 			func(s *settings) *time.Duration { return &s.cfg.IdleTimeout }),
 		durationKey("tool_timeout", false, "replaces idle_timeout while a tool call is running (tools print nothing)",
@@ -88,6 +87,8 @@ func configKeys() []keySpec {
 			func(s *settings) *[]string { return &s.cfg.SideEffectFreeTools }),
 		floatKey("max_cost_usd", "stop when the cost summed over all attempts reaches this (USD); 0: no cap",
 			func(s *settings) *float64 { return &s.cfg.MaxCostUSD }),
+		intKey("max_reclaims", 0, "times in a row a run may be taken over from a malarun that died before the issue is poisoned",
+			func(s *settings) *int { return &s.cfg.MaxReclaims }),
 		intKey("context_limit", 0, "the context window in tokens; 0: learn it from the model",
 			func(s *settings) *int { return &s.cfg.ContextLimit }),
 		fractionKey("context_threshold", "fraction of the context window that triggers a checkpoint and a fresh session",
@@ -101,6 +102,12 @@ func configKeys() []keySpec {
 		enumKey("log_level", []string{"debug", "info", "warn", "error"}, "least severe log level written to stderr",
 			func(s *settings) *string { return &s.logLevel }),
 	}
+}
+
+// stateDirKey is shared by the run and `malarun status`.
+func stateDirKey() keySpec {
+	return stringKey("state_dir", "where issues and their runs live: <state_dir>/<issue>/runs/<run-id>/attempt-N.jsonl", "$XDG_STATE_HOME/malarun",
+		func(s *settings) *string { return &s.cfg.StateDir })
 }
 
 func (k keySpec) flagName() string { return strings.ReplaceAll(k.name, "_", "-") }

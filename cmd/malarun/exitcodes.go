@@ -35,7 +35,7 @@ func exitCodes() []exitRow {
 		{3, []error{supervisor.ErrRetriesExhausted}, "claude hung or crashed and the run gave up (retries exhausted)"},
 		{4, []error{supervisor.ErrNotSafeToRetry}, "not safe to retry: tool calls happened and no session can be resumed"},
 		{5, []error{supervisor.ErrContextExhausted}, "context restarts exhausted: the context filled up more often than max_continuations allows"},
-		{6, nil, "(future) this issue failed too many times across malarun restarts (poison)"},
+		{6, []error{supervisor.ErrPoisoned}, "this issue's malarun died too many times in a row (max_reclaims): poisoned until --reset"},
 		{7, []error{supervisor.ErrBusy}, "another malarun is already running this issue"},
 		{8, []error{supervisor.ErrAuth}, "authentication failure"},
 		{9, []error{supervisor.ErrBudget}, "cost budget (max_cost_usd, summed over all attempts) exhausted"},

@@ -60,7 +60,7 @@ func TestExitCodeTableCoversEveryKind(t *testing.T) {
 	kinds := []error{
 		supervisor.ErrErrorResult, supervisor.ErrRetriesExhausted,
 		supervisor.ErrNotSafeToRetry, supervisor.ErrAuth, supervisor.ErrRateLimit, supervisor.ErrSessionTimeout,
-		supervisor.ErrStart, supervisor.ErrInterrupted, supervisor.ErrBusy, supervisor.ErrConfig, supervisor.ErrBudget, supervisor.ErrContextExhausted,
+		supervisor.ErrStart, supervisor.ErrInterrupted, supervisor.ErrBusy, supervisor.ErrConfig, supervisor.ErrBudget, supervisor.ErrContextExhausted, supervisor.ErrPoisoned,
 	}
 	var codes []int
 	for _, r := range exitCodes() {

@@ -106,8 +106,9 @@ Arguments after -- go to claude, except the flags malarun owns (-p/--print,
 	fl.SortFlags = false
 	fl.StringVar(&opts.promptPath, "prompt", "", "the task: a `FILE`, or - to read it from stdin (required for a run)")
 	fl.StringVar(&opts.configPath, "config", "", "config `FILE` (YAML) to read instead of ./malarun.yaml or $XDG_CONFIG_HOME/malarun/config.yaml")
+	fl.BoolVar(&opts.reset, "reset", false, "start the issue over: do not continue a poisoned, interrupted or orphaned run")
 	addKeyFlags(fl, configKeys())
-	root.AddCommand(newVersionCmd(a))
+	root.AddCommand(newVersionCmd(a), newStatusCmd(a))
 
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {

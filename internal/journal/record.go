@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/malarun/malarun/internal/retry"
 )
 
 // Status is where an issue's latest run stands.
@@ -70,6 +72,9 @@ type Record struct {
 	// SideEffects counts calls of tools with side effects in the current
 	// session line (since the last context restart), by tool.
 	SideEffects map[string]int `json:"side_effects,omitempty"`
+	// Running are the tool calls without a result yet: if malarun dies now,
+	// the resume prompt names them (the CLI drops them from the history).
+	Running []retry.ToolCall `json:"running,omitempty"`
 
 	Attempts      int     `json:"attempts"`       // in the current run
 	Reclaims      int     `json:"reclaims"`       // malaruns that died on this run in a row

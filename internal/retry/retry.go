@@ -38,8 +38,8 @@ func (k Kind) String() string {
 
 // ToolCall is one tool call seen in an attempt.
 type ToolCall struct {
-	Name  string
-	Input string // short, for messages
+	Name  string `json:"name"`
+	Input string `json:"input"` // short, for messages
 }
 
 // Outcome is what one attempt did.

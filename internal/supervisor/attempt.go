@@ -124,6 +124,10 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.recordAttemptStart(spec, p); err != nil {
+		p.Stop(r.cfg.KillGrace, r.hurry)
+		return nil, err
+	}
 	log := r.log.With().Int("attempt", spec.n).Str("session", spec.sessionID).Logger()
 	log.Info().Int("pid", p.Pid).Bool("resume", spec.resume).Str("transcript", res.stdoutPath).Msg("attempt started")
 
@@ -189,6 +193,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			now := time.Now()
 			live.observe(ev, now)
 			idle.Reset(live.deadline.Sub(now))
+			if len(ev.ToolUses) > 0 || len(ev.ToolResults) > 0 {
+				r.recordRunning(live.outstanding)
+			}
 			switch {
 			case res.log.authRetry != nil:
 				stop(endAuth, r.cfg.KillGrace)

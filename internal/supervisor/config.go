@@ -65,6 +65,13 @@ type Config struct {
 	// MaxContinuations caps the fresh sessions started because the context
 	// filled; 0 = unlimited.
 	MaxContinuations int
+
+	// MaxReclaims is how many times in a row a run may be taken over from
+	// a malarun that died before the issue counts as poisoned.
+	MaxReclaims int
+	// Reset starts the issue over: a poisoned, interrupted or orphaned run
+	// is not continued.
+	Reset bool
 }
 
 // Defaults. The idle timeout can be short because partial messages print a
@@ -82,6 +89,7 @@ const (
 	// Five fresh sessions is far more than a well-cut issue needs; beyond
 	// that the task is likely too big for one issue, and each restart costs.
 	DefaultMaxContinuations = 5
+	DefaultMaxReclaims      = 3
 )
 
 // DefaultConfig returns a Config with every default filled in.
@@ -100,6 +108,7 @@ func DefaultConfig() Config {
 		SideEffectFreeTools: retry.DefaultSideEffectFree(),
 		ContextThreshold:    DefaultContextThreshold,
 		MaxContinuations:    DefaultMaxContinuations,
+		MaxReclaims:         DefaultMaxReclaims,
 	}
 }
 
@@ -164,6 +173,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxContinuations < 0 {
 		return fmt.Errorf("max_continuations is %d: use 0 for no cap or a positive number", c.MaxContinuations)
+	}
+	if c.MaxReclaims < 0 {
+		return fmt.Errorf("max_reclaims is %d: it must be 0 or more", c.MaxReclaims)
 	}
 	if c.MaxCostUSD < 0 {
 		return fmt.Errorf("max_cost_usd is %g: use 0 for no cap or a positive amount", c.MaxCostUSD)

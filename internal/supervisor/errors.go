@@ -56,3 +56,7 @@ var ErrBudget = errors.New("cost budget exhausted")
 
 // ErrContextExhausted: the context filled up more often than max_continuations allows.
 var ErrContextExhausted = errors.New("context restarts exhausted")
+
+// ErrPoisoned: the issue's malarun died too many times in a row; it is not
+// run again until --reset.
+var ErrPoisoned = errors.New("issue poisoned")

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/ctxpressure"
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
@@ -34,6 +35,9 @@ type Deps struct {
 	// Spawner starts the CLI; nil makes one (which makes this process a
 	// child subreaper).
 	Spawner *proc.Spawner
+	// ExitCode maps a run's error to the exit code the command line will
+	// use, so the journal can record it; nil records 0 or 1.
+	ExitCode func(error) int
 }
 
 // Report says what a run did; it is returned with or without an error.
@@ -54,6 +58,11 @@ type runner struct {
 	signals <-chan os.Signal
 	ctxDone <-chan struct{}
 	monitor *ctxpressure.Monitor
+
+	journal    *journal.Journal
+	rec        journal.Record // the issue's record, saved at every transition
+	checkpoint string         // the last checkpoint of this run
+	exitCodeOf func(error) int
 
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once
@@ -88,43 +97,85 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	}
 	started := time.Now()
 	r := &runner{
-		cfg: cfg, log: deps.Log, spawner: deps.Spawner, signals: deps.Signals,
-		ctxDone: ctx.Done(), hurry: make(chan struct{}),
+		cfg: cfg, log: deps.Log.With().Str("issue", cfg.IssueID).Logger(), spawner: deps.Spawner, signals: deps.Signals,
+		ctxDone: ctx.Done(), hurry: make(chan struct{}), exitCodeOf: deps.ExitCode,
 		monitor: ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
 	}
+	host, _ := os.Hostname()
+	r.journal, err = journal.Acquire(cfg.StateDir, cfg.IssueID, journal.Holder(os.Getpid(), host, started.UTC().Format(time.RFC3339)))
+	if err != nil {
+		var busy *journal.BusyError
+		if errors.As(err, &busy) {
+			return Report{}, &RunError{Kind: ErrBusy, Detail: busy.Error()}
+		}
+		return Report{}, &RunError{Kind: ErrConfig, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
+	}
+	defer r.journal.Release()
 	if r.spawner == nil {
 		r.spawner = proc.NewSpawner()
 	}
-	if !r.spawner.Subreaper() {
-		r.log.Warn().Msg("could not become a child subreaper: tool processes whose parent dies may escape the kill")
-	}
-	if envValue(cfg.Env, "DISABLE_AUTO_COMPACT") != "" {
-		r.log.Warn().Msg("DISABLE_AUTO_COMPACT is set: the CLI refuses requests at 90% of its window, so checkpoint requests may fail; malarun falls back to a fresh session with the original task")
-	}
-	if !cfg.PartialMessages && cfg.IdleTimeout < 15*time.Minute {
-		r.log.Warn().Stringer("idle_timeout", cfg.IdleTimeout).Msg("partial_messages is off: a long reply prints nothing until it is complete, so a short idle_timeout can kill a healthy run")
-	}
-	if r.runDir, err = createRunDir(cfg.StateDir, cfg.IssueID, started); err != nil {
-		return Report{}, &RunError{Kind: ErrConfig, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
-	}
-	rep := Report{RunDir: r.runDir}
-	promptPath := filepath.Join(r.runDir, "prompt.md")
-	if err := writePrivate(promptPath, cfg.Prompt); err != nil {
-		return rep, fmt.Errorf("save the prompt: %w", err)
-	}
-	r.log = r.log.With().Str("issue", cfg.IssueID).Logger()
-	r.log.Info().Str("run_dir", r.runDir).Str("prompt", cfg.PromptSource).Msg("run started")
+	r.warnings()
 
+	pl, err := r.makePlan(r.journal, started)
+	if err != nil {
+		return Report{}, err
+	}
+	r.rec = pl.rec
+	r.rec.Owner = journal.Owner{Pid: os.Getpid(), Host: host, StartedAt: started}
+	r.rec.Status, r.rec.ExitCode, r.rec.Reason = journal.Processing, 0, ""
+	r.runDir = r.rec.RunDir
+	r.cfg.Cwd = r.rec.Cwd
+	r.cfg.Env = withEnv(r.cfg.Env, "HOME", r.rec.Home)
+	r.cfg.Env = withEnv(r.cfg.Env, markerEnv, r.rec.Marker)
+	r.checkpoint = r.rec.Checkpoint
+	if err := r.save(); err != nil {
+		return Report{}, err
+	}
+	r.log.Info().Str("run_dir", r.runDir).Str("prompt", cfg.PromptSource).Bool("continued", pl.resumed).Msg("run started")
+
+	rep, err := r.loop(pl, tmpl, deps, started)
+	r.finishRecord(err)
+	return rep, err
+}
+
+// loop runs attempts until the retry machine says done or fail.
+func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Report, error) {
+	cfg := r.cfg
+	rep := Report{RunDir: r.runDir}
 	var deadline time.Time
 	if cfg.SessionTimeout > 0 {
 		deadline = started.Add(cfg.SessionTimeout)
 	}
+	task, err := os.ReadFile(pl.prompt)
+	if err != nil {
+		return rep, fmt.Errorf("read the run's prompt: %w", err)
+	}
 	policy := cfg.retryPolicy()
-	var state retry.State
-	spec := attemptSpec{n: 1, sessionID: newSessionID(), promptPath: promptPath, deadline: deadline}
+	state := pl.state
+	spec := pl.first
+	spec.deadline = deadline
 	// sessionPrompt is what the current session started with: a fresh
 	// start repeats it (the task, or a continuation's checkpoint).
-	sessionPrompt := promptPath
+	sessionPrompt := pl.prompt
+	if pl.resumed {
+		data := promptData{IssueID: cfg.IssueID, Task: string(task), Checkpoint: r.checkpoint,
+			Interrupted: r.rec.Running, Reason: "the previous malarun stopped before the run ended"}
+		t := tmpl.resume
+		if !spec.resume {
+			t = tmpl.fallback
+			if r.checkpoint != "" {
+				t = tmpl.continuation
+			} else if n := len(state.SideEffects); n > 0 {
+				return rep, &RunError{Kind: ErrNotSafeToRetry, Detail: "the recorded run has no session to resume, and a fresh start would repeat tool calls with side effects"}
+			}
+		}
+		if spec.promptPath, err = r.writePrompt(t, data, spec.n); err != nil {
+			return rep, err
+		}
+		if !spec.resume {
+			sessionPrompt = spec.promptPath
+		}
+	}
 	for {
 		if cfg.MaxCostUSD > 0 {
 			spec.budgetUSD = cfg.MaxCostUSD - state.CostUSD
@@ -146,6 +197,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		r.log.Info().Int("attempt", spec.n).Str("outcome", outcome.Kind.String()).Str("reason", outcome.Reason).
 			Str("action", action.Kind.String()).Str("session", action.SessionID).Stringer("backoff", action.Backoff).
 			Int("idle_retries", state.IdleRetries).Msg("retry decision")
+		if action.Kind == retry.Continue && spec.checkpoint {
+			r.checkpoint = ctxpressure.ExtractCheckpoint(lastReply(res))
+		}
+		if err := r.recordDecision(state, res); err != nil {
+			return rep, err
+		}
 
 		switch action.Kind {
 		case retry.Done:
@@ -160,7 +217,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 			return rep, stopped
 		}
 		next := attemptSpec{n: spec.n + 1, promptPath: sessionPrompt, deadline: deadline}
-		data := promptData{IssueID: cfg.IssueID, Reason: outcome.Reason, Task: string(cfg.Prompt)}
+		data := promptData{IssueID: cfg.IssueID, Reason: outcome.Reason, Task: string(task), Checkpoint: r.checkpoint}
 		var t *template.Template
 		switch action.Kind {
 		case retry.Resume:
@@ -174,8 +231,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 			next.sessionID = newSessionID()
 			t = tmpl.fallback
 			if action.Kind == retry.Continue {
-				data.Checkpoint = ctxpressure.ExtractCheckpoint(lastReply(res))
 				t = tmpl.continuation
+			} else {
+				data.Checkpoint = ""
 			}
 			r.logRestart(state.Continuations, action, data.Checkpoint)
 			r.monitor.NewSession()
@@ -184,19 +242,40 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 			r.monitor.NewSession()
 		}
 		if t != nil {
-			text, err := render(t, data)
-			if err != nil {
-				return rep, &RunError{Kind: ErrConfig, Detail: err.Error()}
-			}
-			next.promptPath = filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.prompt.md", next.n))
-			if err := writePrivate(next.promptPath, text); err != nil {
-				return rep, fmt.Errorf("save the prompt of attempt %d: %w", next.n, err)
+			if next.promptPath, err = r.writePrompt(t, data, next.n); err != nil {
+				return rep, err
 			}
 			if !next.resume {
 				sessionPrompt = next.promptPath
 			}
 		}
 		spec = next
+	}
+}
+
+// writePrompt renders a template into the run folder as the prompt of attempt n.
+func (r *runner) writePrompt(t *template.Template, data promptData, n int) (string, error) {
+	text, err := render(t, data)
+	if err != nil {
+		return "", &RunError{Kind: ErrConfig, Detail: err.Error()}
+	}
+	path := filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.prompt.md", n))
+	if err := writePrivate(path, text); err != nil {
+		return "", fmt.Errorf("save the prompt of attempt %d: %w", n, err)
+	}
+	return path, nil
+}
+
+// warnings logs what in the environment or configuration can hurt a run.
+func (r *runner) warnings() {
+	if !r.spawner.Subreaper() {
+		r.log.Warn().Msg("could not become a child subreaper: tool processes whose parent dies may escape the kill")
+	}
+	if envValue(r.cfg.Env, "DISABLE_AUTO_COMPACT") != "" {
+		r.log.Warn().Msg("DISABLE_AUTO_COMPACT is set: the CLI refuses requests at 90% of its window, so checkpoint requests may fail; malarun falls back to a fresh session with the original task")
+	}
+	if !r.cfg.PartialMessages && r.cfg.IdleTimeout < 15*time.Minute {
+		r.log.Warn().Stringer("idle_timeout", r.cfg.IdleTimeout).Msg("partial_messages is off: a long reply prints nothing until it is complete, so a short idle_timeout can kill a healthy run")
 	}
 }
 

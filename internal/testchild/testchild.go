@@ -58,6 +58,11 @@ const ContinuationMarker = "You are continuing work on issue"
 // EnvContinued is the transcript a ResumeAware child replays in a continuation.
 const EnvContinued = "MALARUN_FAKE_CONTINUED"
 
+// EnvGrandchild makes a ResumeAware child, on a fresh start, also start a
+// setsid grandchild that ignores SIGTERM (as a Bash tool's background job
+// would) and print its GrandchildLine.
+const EnvGrandchild = "MALARUN_FAKE_GRANDCHILD"
+
 // EnvResumed is the transcript a ResumeAware child replays when resumed.
 const EnvResumed = "MALARUN_FAKE_RESUMED"
 
@@ -171,6 +176,9 @@ func run(behaviour string) int {
 			lines := transcript()
 			for _, l := range lines[:min(envInt(EnvLines, 1), len(lines))] {
 				println(l)
+			}
+			if os.Getenv(EnvGrandchild) != "" {
+				println(GrandchildLine(startGrandchild()))
 			}
 			block()
 		}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// statusOptions is what `malarun status` needs.
+type statusOptions struct {
+	issueID string // "" = every issue
+	json    bool
+	config  loadedConfig
+}
+
+func newStatusCmd(a *app) *cobra.Command {
+	var opts statusOptions
+	var configPath string
+	cmd := &cobra.Command{
+		Use:   "status [ISSUE_ID] [--json]",
+		Short: "Show the state of one issue, or of every issue in state_dir",
+		Long: `status shows what malarun recorded about an issue: status (processing,
+interrupted, succeeded, failed; poisoned), attempts, reclaims, sessions, the last
+reason, cost, and where the run's transcripts are. Without ISSUE_ID it lists
+every issue in state_dir. --json prints the records as JSON (see README).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.reached = true
+			if len(args) == 1 {
+				if err := supervisor.ValidateIssueID(args[0]); err != nil {
+					return usage(err)
+				}
+				opts.issueID = args[0]
+			}
+			lc, err := loadConfig(configKeys(), cmd.Flags(), a.deps.getenv)
+			if err != nil {
+				return err
+			}
+			opts.config = lc
+			return runStatus(cmd.Context(), opts, a.deps)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of a table")
+	cmd.Flags().StringVar(&configPath, "config", "", "config `FILE` (YAML), for state_dir")
+	addKeyFlags(cmd.Flags(), []keySpec{stateDirKey()})
+	return cmd
+}
+
+// statusEntry is one issue in `malarun status --json`: the record, plus
+// whether a malarun holds the issue now.
+type statusEntry struct {
+	journal.Record
+	Locked bool   `json:"locked"`
+	Error  string `json:"error,omitempty"`
+}
+
+func runStatus(_ context.Context, opts statusOptions, d *deps) error {
+	stateDir := opts.config.settings.cfg.StateDir
+	var entries []journal.Entry
+	if opts.issueID != "" {
+		e, ok := journal.Read(stateDir, opts.issueID)
+		if !ok {
+			return fmt.Errorf("issue %s has no record in %s", opts.issueID, stateDir)
+		}
+		entries = []journal.Entry{e}
+	} else {
+		var err error
+		if entries, err = journal.List(stateDir); err != nil {
+			return fmt.Errorf("read %s: %w", stateDir, err)
+		}
+	}
+	if opts.json {
+		return printStatusJSON(d.stdout, entries, opts.issueID != "")
+	}
+	if opts.issueID != "" {
+		return printStatusDetail(d.stdout, entries[0])
+	}
+	return printStatusTable(d.stdout, entries)
+}
+
+func printStatusJSON(w io.Writer, entries []journal.Entry, one bool) error {
+	out := make([]statusEntry, len(entries))
+	for i, e := range entries {
+		out[i] = statusEntry{Record: e.Record, Locked: e.Locked}
+		out[i].Issue = e.Issue
+		if e.Err != nil {
+			out[i].Error = e.Err.Error()
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if one {
+		return enc.Encode(out[0])
+	}
+	return enc.Encode(out)
+}
+
+// statusWord is the status as people read it.
+func statusWord(e journal.Entry) string {
+	switch {
+	case e.Err != nil:
+		return "damaged"
+	case e.Record.Poisoned:
+		return "poisoned"
+	case e.Record.Status == journal.Processing && !e.Locked:
+		return "orphaned" // its malarun died; the next run reclaims it
+	}
+	return string(e.Record.Status)
+}
+
+func printStatusTable(w io.Writer, entries []journal.Entry) error {
+	if len(entries) == 0 {
+		_, err := fmt.Fprintln(w, "no issues recorded")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ISSUE\tSTATUS\tATTEMPTS\tRECLAIMS\tSESSION\tCOST\tUPDATED\tREASON")
+	for _, e := range entries {
+		r := e.Record
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.4f\t%s\t%s\n", e.Issue, statusWord(e), r.Attempts, r.Reclaims,
+			short(r.SessionID), r.TotalCostUSD, r.UpdatedAt.Local().Format(time.DateTime), oneLineCut(firstOf(r.Reason, errText(e.Err)), 80))
+	}
+	return tw.Flush()
+}
+
+func printStatusDetail(w io.Writer, e journal.Entry) error {
+	if e.Err != nil {
+		_, err := fmt.Fprintf(w, "issue %s: %v\n", e.Issue, e.Err)
+		return err
+	}
+	r := e.Record
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	rows := [][2]string{
+		{"issue", r.Issue},
+		{"status", statusWord(e)},
+		{"reason", r.Reason},
+		{"exit code", fmt.Sprint(r.ExitCode)},
+		{"attempts", fmt.Sprint(r.Attempts)},
+		{"reclaims", fmt.Sprint(r.Reclaims)},
+		{"continuations", fmt.Sprint(r.Continuations)},
+		{"session", r.SessionID},
+		{"sessions", fmt.Sprint(r.Sessions)},
+		{"cost", fmt.Sprintf("$%.4f this run, $%.4f in all", r.CostUSD, r.TotalCostUSD)},
+		{"cwd", r.Cwd},
+		{"owner", fmt.Sprintf("pid %d on %s, started %s", r.Owner.Pid, r.Owner.Host, r.Owner.StartedAt.Local().Format(time.DateTime))},
+		{"updated", r.UpdatedAt.Local().Format(time.DateTime)},
+		{"transcripts", r.RunDir},
+		{"runs", fmt.Sprint(len(r.Runs))},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s:\t%s\n", row[0], row[1])
+	}
+	return tw.Flush()
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func oneLineCut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

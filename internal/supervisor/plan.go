@@ -1,0 +1,151 @@
+package supervisor
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/retry"
+)
+
+// markerEnv is the environment variable every process of a run inherits,
+// so that a later malarun can find what an outright-killed one left behind.
+const markerEnv = "MALARUN_RUN"
+
+// plan is how this invocation starts: a new run, or the continuation of
+// one whose malarun died or was interrupted.
+type plan struct {
+	rec       journal.Record
+	state     retry.State
+	first     attemptSpec
+	resumed   bool   // continuing a recorded run
+	prompt    string // the run's original prompt file
+	reclaimed bool   // the previous malarun died (not interrupted)
+}
+
+// makePlan reads the issue's record and decides. It ends what is left of
+// a dead malarun's process tree before anything new starts.
+func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) {
+	old, exists, err := j.Load()
+	if err != nil && !r.cfg.Reset {
+		return nil, &RunError{Kind: ErrConfig, Detail: err.Error()}
+	}
+	if r.cfg.Reset && exists {
+		r.log.Warn().Str("status", string(old.Status)).Bool("poisoned", old.Poisoned).Msg("--reset: starting the issue over; earlier runs stay on disk")
+		old.Poisoned, old.Status = false, journal.Failed
+	}
+	switch {
+	case exists && old.Poisoned:
+		return nil, &RunError{Kind: ErrPoisoned, Detail: fmt.Sprintf(
+			"issue %s was poisoned after %d malarun deaths in a row (%s); run with --reset to try again", old.Issue, old.Reclaims, old.Reason)}
+	case exists && (old.Status == journal.Processing || old.Status == journal.Interrupted):
+		return r.resumePlan(j, old)
+	}
+	return r.newPlan(old, started)
+}
+
+func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
+	runDir, err := createRunDir(r.cfg.StateDir, r.cfg.IssueID, started)
+	if err != nil {
+		return nil, &RunError{Kind: ErrConfig, Detail: fmt.Sprintf("state_dir %s: %v", r.cfg.StateDir, err)}
+	}
+	prompt := filepath.Join(runDir, "prompt.md")
+	if err := writePrivate(prompt, r.cfg.Prompt); err != nil {
+		return nil, fmt.Errorf("save the prompt: %w", err)
+	}
+	runID := filepath.Base(runDir)
+	rec := journal.Record{
+		Issue: r.cfg.IssueID, Status: journal.Processing,
+		Cwd: r.childCwd(), Home: envValue(r.cfg.Env, "HOME"),
+		RunID: runID, RunDir: runDir, Runs: append(old.Runs, runID), Sessions: []string{},
+		TotalCostUSD: old.TotalCostUSD, StartedAt: started,
+		Marker: r.cfg.IssueID + "/" + runID,
+	}
+	return &plan{rec: rec, prompt: prompt, first: attemptSpec{n: 1, sessionID: newSessionID(), promptPath: prompt}}, nil
+}
+
+// resumePlan continues a recorded run in its own working directory and
+// HOME (the CLI finds the session under both), in the same session.
+func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, error) {
+	p := &plan{rec: rec, resumed: true, prompt: filepath.Join(rec.RunDir, "prompt.md")}
+	if rec.Status == journal.Processing {
+		// The lock was free: the malarun that wrote "processing" died.
+		p.reclaimed = true
+		p.rec.Reclaims++
+		if p.rec.Reclaims > r.cfg.MaxReclaims {
+			p.rec.Poisoned, p.rec.Status = true, journal.Failed
+			p.rec.Reason = fmt.Sprintf("malarun died during this run %d times in a row (max_reclaims %d)", p.rec.Reclaims, r.cfg.MaxReclaims)
+			p.rec.ExitCode = r.exitCode(&RunError{Kind: ErrPoisoned})
+			if err := j.Save(p.rec); err != nil {
+				return nil, err
+			}
+			return nil, &RunError{Kind: ErrPoisoned, Detail: p.rec.Reason + "; run with --reset to try again"}
+		}
+	}
+	r.endLeftovers(rec)
+	if b, err := os.ReadFile(p.prompt); err == nil && !bytes.Equal(b, r.cfg.Prompt) {
+		r.log.Warn().Str("recorded_prompt", p.prompt).Msg("the prompt differs from the one this run started with; continuing the recorded run with its own prompt (--reset starts over)")
+	}
+	p.state = retry.State{
+		Attempts: rec.Attempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
+		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations,
+		HasCheckpoint: rec.Checkpoint != "",
+	}
+	p.first = attemptSpec{n: nextAttempt(rec.RunDir), promptPath: p.prompt}
+	switch {
+	case rec.SessionID != "":
+		p.first.sessionID, p.first.resume = rec.SessionID, true
+	case rec.Checkpoint != "":
+		p.first.sessionID = newSessionID() // a continuation, built by the caller from the checkpoint
+	default:
+		p.first.sessionID = newSessionID()
+	}
+	r.log.Info().Bool("reclaimed", p.reclaimed).Int("reclaims", p.rec.Reclaims).Str("session", rec.SessionID).
+		Str("cwd", rec.Cwd).Str("run_dir", rec.RunDir).Msg("continuing a recorded run")
+	return p, nil
+}
+
+// endLeftovers ends what a dead malarun's run left running: its recorded
+// processes (checked by start time) and anything carrying the run's marker.
+func (r *runner) endLeftovers(rec journal.Record) {
+	refs := proc.FindMarked(markerEnv + "=" + rec.Marker)
+	for _, t := range rec.Tree {
+		refs = append(refs, proc.Ref{Pid: t.Pid, StartTime: t.StartTime})
+	}
+	if len(refs) == 0 {
+		return
+	}
+	left := proc.EndRefs(refs, r.cfg.KillGrace)
+	r.log.Info().Int("found", len(refs)).Int("left", len(left)).Msg("ended the processes a previous malarun left running")
+}
+
+// nextAttempt is the first attempt number whose transcript does not exist:
+// a malarun can die after creating attempt-N.jsonl and before recording it.
+func nextAttempt(runDir string) int {
+	n := 1
+	entries, _ := os.ReadDir(runDir)
+	for _, e := range entries {
+		name := e.Name()
+		if rest, ok := strings.CutPrefix(name, "attempt-"); ok {
+			if k, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0]); err == nil && k >= n {
+				n = k + 1
+			}
+		}
+	}
+	return n
+}
+
+// childCwd is the working directory the CLI runs in, made absolute.
+func (r *runner) childCwd() string {
+	if r.cfg.Cwd != "" {
+		return r.cfg.Cwd
+	}
+	wd, _ := os.Getwd()
+	return wd
+}

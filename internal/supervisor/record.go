@@ -1,0 +1,127 @@
+package supervisor
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// save writes the issue's record. A record that cannot be saved means a
+// later malarun could not continue the run: that ends the run.
+func (r *runner) save() error {
+	r.rec.UpdatedAt = time.Now()
+	if err := r.journal.Save(r.rec); err != nil {
+		return &RunError{Kind: ErrConfig, Detail: err.Error()}
+	}
+	return nil
+}
+
+// recordAttemptStart notes the session and the CLI's process before the
+// attempt produces anything, so a malarun killed from here on can be
+// followed by one that resumes this session and ends this process.
+func (r *runner) recordAttemptStart(spec attemptSpec, p *proc.Process) error {
+	r.rec.SessionID = spec.sessionID
+	if !spec.resume {
+		r.rec.SessionTalked = false
+	}
+	if len(r.rec.Sessions) == 0 || r.rec.Sessions[len(r.rec.Sessions)-1] != spec.sessionID {
+		r.rec.Sessions = append(r.rec.Sessions, spec.sessionID)
+	}
+	r.rec.Tree = []journal.ProcRef{{Pid: p.Pid, StartTime: p.StartTime}}
+	r.rec.Running = nil
+	return r.save()
+}
+
+// recordRunning notes the tool calls in flight, when they change.
+func (r *runner) recordRunning(outstanding []stream.ToolUse) {
+	calls := toolCalls(outstanding)
+	if sameCalls(calls, r.rec.Running) {
+		return
+	}
+	r.rec.Running = calls
+	if err := r.save(); err != nil {
+		r.log.Error().Err(err).Msg("could not record the running tool calls")
+	}
+}
+
+func sameCalls(a, b []retry.ToolCall) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// recordDecision folds an attempt and the retry machine's state into the record.
+func (r *runner) recordDecision(s retry.State, res *attemptResult) error {
+	r.rec.Attempts = s.Attempts
+	r.rec.SessionID = s.SessionID
+	r.rec.SessionTalked = s.SessionTalked
+	r.rec.SideEffects = s.SideEffects
+	r.rec.Continuations = s.Continuations
+	r.rec.TotalCostUSD += s.CostUSD - r.rec.CostUSD
+	r.rec.CostUSD = s.CostUSD
+	r.rec.Checkpoint = r.checkpoint
+	r.rec.Tree = nil
+	r.rec.Running = toolCalls(res.cutOff)
+	return r.save()
+}
+
+// finishRecord records how the run ended. An interrupted run stays
+// resumable and costs no reclaim: cancelled CI jobs never poison an issue.
+func (r *runner) finishRecord(err error) {
+	r.rec.ExitCode = r.exitCode(err)
+	r.rec.Reason = ""
+	r.rec.Tree = nil
+	switch {
+	case err == nil:
+		r.rec.Status = journal.Succeeded
+		r.rec.Running = nil
+	case errors.Is(err, ErrInterrupted):
+		r.rec.Status = journal.Interrupted
+		r.rec.Reason = err.Error()
+	default:
+		r.rec.Status = journal.Failed
+		r.rec.Reason = err.Error()
+	}
+	if err == nil || !errors.Is(err, ErrInterrupted) {
+		r.rec.Reclaims = 0
+	}
+	if serr := r.save(); serr != nil {
+		r.log.Error().Err(serr).Msg("could not record the end of the run")
+	}
+}
+
+func (r *runner) exitCode(err error) int {
+	if r.exitCodeOf != nil {
+		return r.exitCodeOf(err)
+	}
+	if err == nil {
+		return 0
+	}
+	return 1
+}
+
+// withEnv sets name=value in env, replacing an earlier value; an empty
+// value leaves env as it is.
+func withEnv(env []string, name, value string) []string {
+	if value == "" {
+		return env
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}
