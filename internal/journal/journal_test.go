@@ -17,7 +17,7 @@ func sample() Record {
 		Issue: "issue-1", Status: Processing, Cwd: "/work", Home: "/home/u",
 		RunID: "r1", RunDir: "/state/issue-1/runs/r1", Runs: []string{"r1"}, Sessions: []string{"s1"},
 		SessionID: "s1", SessionTalked: true, SideEffects: map[string]int{"Bash": 2},
-		Running: []retry.ToolCall{{Name: "Bash", Input: `{"command":"make"}`}},
+		Running:  []retry.ToolCall{{Name: "Bash", Input: `{"command":"make"}`}},
 		Attempts: 2, Reclaims: 1, Checkpoint: "## Goal", CostUSD: 0.5, TotalCostUSD: 1.5,
 		Owner: Owner{Pid: 42, Host: "h", StartedAt: time.Unix(1, 0).UTC()}, Tree: []ProcRef{{Pid: 7, StartTime: 99}},
 		Marker: "issue-1/r1",
