@@ -130,6 +130,11 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	}
 	log := r.log.With().Int("attempt", spec.n).Str("session", spec.sessionID).Logger()
 	log.Info().Int("pid", p.Pid).Bool("resume", spec.resume).Str("transcript", res.stdoutPath).Msg("attempt started")
+	purpose := "work"
+	if spec.checkpoint {
+		purpose = "checkpoint"
+	}
+	r.emit(Event{Kind: EvAttemptStarted, Attempt: spec.n, Session: spec.sessionID, Pid: p.Pid, Resume: spec.resume, Purpose: purpose})
 
 	follower, err := stream.Follow(res.stdoutPath, p.Done())
 	if err != nil {
@@ -166,6 +171,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		idle.Stop()
 		stopDone = make(chan proc.StopReport, 1)
 		log.Info().Str("reason", why.String()).Int("pid", p.Pid).Stringer("grace", grace).Msg("stopping process tree")
+		if why != endExited { // after a normal exit only leftovers are ended: tree_gone says so
+			r.emit(Event{Kind: EvKillSent, Attempt: spec.n, Session: res.log.sessionID, Pid: p.Pid, Reason: why.String(), Grace: grace})
+		}
 		go func() { stopDone <- p.Stop(grace, r.hurry) }()
 	}
 
@@ -193,6 +201,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			now := time.Now()
 			live.observe(ev, now)
 			idle.Reset(live.deadline.Sub(now))
+			r.emitLine(spec, res, live, ev)
 			if len(ev.ToolUses) > 0 || len(ev.ToolResults) > 0 {
 				r.recordRunning(live.outstanding)
 			}
@@ -217,6 +226,8 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			res.hangLimit = live.limit()
 			res.hangTools = live.toolsRunning()
 			log.Warn().Stringer("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Msg("hang detected: no output within the limit")
+			r.emit(Event{Kind: EvHangDetected, Attempt: spec.n, Session: res.log.sessionID, Limit: res.hangLimit, ToolsRunning: res.hangTools,
+				Reason: fmt.Sprintf("no output for %s", res.hangLimit)})
 			stop(endHang, r.cfg.KillGrace)
 		case <-lingerC:
 			lingerC = nil
@@ -240,6 +251,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			stopDone = nil
 			stopped = true
 			log.Info().Int("termed", rep.Termed).Int("killed", rep.Killed).Ints("left", rep.Left).Stringer("took", rep.Duration).Msg("process tree gone")
+			if res.ending != endExited || rep.Termed+rep.Killed > 0 {
+				r.emit(Event{Kind: EvTreeGone, Attempt: spec.n, Session: res.log.sessionID, Termed: rep.Termed, Killed: rep.Killed, Took: rep.Duration})
+			}
 		}
 	}
 	if err := <-readErr; err != nil {
@@ -288,6 +302,40 @@ func (r *runner) observeContext(log zerolog.Logger, ev stream.Event) bool {
 func (r *runner) windowTokens() int64 {
 	w, _ := r.monitor.Window()
 	return w
+}
+
+// emitLine tells the observer what a line changed: always the live
+// numbers, and tools starting and finishing, and the CLI's own retries.
+func (r *runner) emitLine(spec attemptSpec, res *attemptResult, live *liveness, ev stream.Event) {
+	if r.observe == nil {
+		return
+	}
+	base := Event{Attempt: spec.n, Session: res.log.sessionID}
+	for _, tu := range ev.ToolUses {
+		e := base
+		e.Kind, e.Tool, e.ToolInput = EvToolStarted, tu.Name, tu.Input
+		r.emit(e)
+	}
+	for _, id := range ev.ToolResults {
+		for _, tu := range res.log.toolCalls {
+			if tu.ID == id {
+				e := base
+				e.Kind, e.Tool = EvToolFinished, tu.Name
+				r.emit(e)
+			}
+		}
+	}
+	if ev.Type == "system" && ev.Subtype == "api_retry" {
+		e := base
+		e.Kind, e.Reason = EvAPIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
+		e.Backoff = time.Duration(ev.RetryDelayMS * float64(time.Millisecond))
+		r.emit(e)
+	}
+	e := base
+	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = EvProgress, res.log.assistants, live.toolsRunning(), live.deadline
+	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
+	e.CostUSD = r.costBefore + res.log.costUSD
+	r.emit(e)
 }
 
 // logLine logs the lines that matter at info, the rest at debug.

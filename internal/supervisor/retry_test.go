@@ -197,3 +197,39 @@ func waitForLog(h *harness, s string) {
 	}
 	h.t.Errorf("no log line with %q", s)
 }
+
+// The observer sees every decision in order: what --events, the status
+// line and the report are built from.
+func TestEventsOfAHangThatIsResumed(t *testing.T) {
+	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
+	h.cfg.ToolTimeout = 300 * time.Millisecond
+	var kinds []string
+	var last supervisor.Event
+	h.observer = func(e supervisor.Event) {
+		if e.Issue != "issue-1" || e.Time.IsZero() {
+			t.Errorf("event without issue or time: %+v", e)
+		}
+		if e.Kind == supervisor.EvProgress {
+			last = e
+			return
+		}
+		kinds = append(kinds, string(e.Kind))
+	}
+	rep, err, _ := h.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "run_started attempt_started tool_started hang_detected kill_sent tree_gone attempt_ended retry_decided " +
+		"attempt_started attempt_ended retry_decided finished"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("events:\n got %s\nwant %s", got, want)
+	}
+	if last.Messages != 1 || last.CostUSD != 0.01 {
+		t.Errorf("last progress %+v", last)
+	}
+	if len(rep.History) != 2 || rep.History[0].Outcome != "hang" || rep.History[0].Ended != "hang" || rep.History[1].Outcome != "success" ||
+		!rep.History[1].Resume || len(rep.Sessions) != 1 || rep.Record == "" {
+		t.Errorf("report %+v", rep)
+	}
+}

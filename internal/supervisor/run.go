@@ -38,15 +38,41 @@ type Deps struct {
 	// ExitCode maps a run's error to the exit code the command line will
 	// use, so the journal can record it; nil records 0 or 1.
 	ExitCode func(error) int
+	// Observer receives every Event as it happens (nil: none). It runs on
+	// the supervisor's goroutine and must not block.
+	Observer func(Event)
 }
 
 // Report says what a run did; it is returned with or without an error.
 type Report struct {
+	Issue     string
 	RunDir    string
+	Record    string // the issue's record.json
 	Attempts  int
 	SessionID string
 	Result    string
 	CostUSD   float64
+	// History has one entry per attempt of this invocation.
+	History       []AttemptReport
+	Sessions      []string
+	Continuations int
+	Usage         stream.Usage // summed over the result lines of every attempt
+	Started       time.Time
+	Duration      time.Duration
+}
+
+// AttemptReport is how one attempt went.
+type AttemptReport struct {
+	N       int       `json:"n"`
+	Session string    `json:"session"`
+	Resume  bool      `json:"resume"`
+	Purpose string    `json:"purpose"` // work or checkpoint
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Ended   string    `json:"ended"`   // exited, hang, lingered, auth, interrupted, session-timeout, context-pressure
+	Outcome string    `json:"outcome"` // the retry machine's view: success, hang, crash, ...
+	Reason  string    `json:"reason"`
+	CostUSD float64   `json:"cost_usd"`
 }
 
 // runner is the state of one Run.
@@ -63,6 +89,8 @@ type runner struct {
 	rec        journal.Record // the issue's record, saved at every transition
 	checkpoint string         // the last checkpoint of this run
 	exitCodeOf func(error) int
+	observe    func(Event)
+	costBefore float64 // the run's cost before the current attempt
 
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once
@@ -98,7 +126,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	started := time.Now()
 	r := &runner{
 		cfg: cfg, log: deps.Log.With().Str("issue", cfg.IssueID).Logger(), spawner: deps.Spawner, signals: deps.Signals,
-		ctxDone: ctx.Done(), hurry: make(chan struct{}), exitCodeOf: deps.ExitCode,
+		ctxDone: ctx.Done(), hurry: make(chan struct{}), exitCodeOf: deps.ExitCode, observe: deps.Observer,
 		monitor: ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
 	}
 	host, _ := os.Hostname()
@@ -132,9 +160,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		return Report{}, err
 	}
 	r.log.Info().Str("run_dir", r.runDir).Str("prompt", cfg.PromptSource).Bool("continued", pl.resumed).Msg("run started")
+	r.emit(Event{Kind: EvRunStarted, RunDir: r.runDir, Continued: pl.resumed, Session: r.rec.SessionID})
 
 	rep, err := r.loop(pl, tmpl, deps, started)
 	r.finishRecord(err)
+	rep.Issue, rep.Record, rep.Started, rep.Duration = cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
+	rep.Sessions, rep.Continuations = r.rec.Sessions, r.rec.Continuations
+	fin := Event{Kind: EvRunFinished, Outcome: "success", CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err)}
+	if err != nil {
+		fin.Outcome, fin.Reason = kindName(err), err.Error()
+	}
+	r.emit(fin)
 	return rep, err
 }
 
@@ -180,6 +216,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		if cfg.MaxCostUSD > 0 {
 			spec.budgetUSD = cfg.MaxCostUSD - state.CostUSD
 		}
+		r.costBefore = state.CostUSD
 		res, err := r.runAttempt(spec)
 		if err != nil {
 			var se *proc.StartError
@@ -197,6 +234,12 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		r.log.Info().Int("attempt", spec.n).Str("outcome", outcome.Kind.String()).Str("reason", outcome.Reason).
 			Str("action", action.Kind.String()).Str("session", action.SessionID).Stringer("backoff", action.Backoff).
 			Int("idle_retries", state.IdleRetries).Msg("retry decision")
+		rep.History = append(rep.History, attemptReport(spec, res, outcome))
+		if res.log.result != nil {
+			rep.Usage = addUsage(rep.Usage, res.log.result.Usage)
+		}
+		r.emit(Event{Kind: EvAttemptEnded, Attempt: spec.n, Session: outcome.SessionID, Outcome: outcome.Kind.String(), Reason: outcome.Reason, ExitCode: res.exit.Code})
+		r.emit(Event{Kind: EvRetryDecided, Attempt: spec.n, Session: action.SessionID, Action: action.Kind.String(), Reason: action.Reason, Backoff: action.Backoff})
 		if action.Kind == retry.Continue && spec.checkpoint {
 			r.checkpoint = ctxpressure.ExtractCheckpoint(lastReply(res))
 		}
@@ -227,6 +270,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		case retry.Checkpoint:
 			next.sessionID, next.resume, next.checkpoint = action.SessionID, true, true
 			t = tmpl.checkpoint
+			r.emit(Event{Kind: EvCheckpoint, Attempt: next.n, Session: next.sessionID, Occupancy: r.monitor.Occupancy(), Window: r.windowTokens()})
 		case retry.Continue, retry.Fallback:
 			next.sessionID = newSessionID()
 			t = tmpl.fallback
@@ -251,6 +295,30 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		}
 		spec = next
 	}
+}
+
+func attemptReport(spec attemptSpec, res *attemptResult, o retry.Outcome) AttemptReport {
+	purpose := "work"
+	if spec.checkpoint {
+		purpose = "checkpoint"
+	}
+	return AttemptReport{N: spec.n, Session: o.SessionID, Resume: spec.resume, Purpose: purpose, Start: res.started, End: res.ended,
+		Ended: res.ending.String(), Outcome: o.Kind.String(), Reason: o.Reason, CostUSD: o.CostUSD}
+}
+
+func addUsage(a, b stream.Usage) stream.Usage {
+	return stream.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
+		CacheCreationInputTokens: a.CacheCreationInputTokens + b.CacheCreationInputTokens,
+		CacheReadInputTokens:     a.CacheReadInputTokens + b.CacheReadInputTokens}
+}
+
+// kindName is the short name of a run error's kind, for reports.
+func kindName(err error) string {
+	var re *RunError
+	if errors.As(err, &re) {
+		return re.Kind.Error()
+	}
+	return "error"
 }
 
 // writePrompt renders a template into the run folder as the prompt of attempt n.
@@ -283,6 +351,8 @@ func (r *runner) warnings() {
 // context was, and how much the next session starts with.
 func (r *runner) logRestart(n int, action retry.Action, checkpoint string) {
 	w, src := r.monitor.Window()
+	r.emit(Event{Kind: EvRestart, Continuation: n, Action: action.Kind.String(), Reason: action.Reason,
+		Occupancy: r.monitor.Occupancy(), Window: w, CheckpointBytes: len(checkpoint)})
 	r.log.Info().Int("continuation", n).Str("kind", action.Kind.String()).Int64("occupancy", r.monitor.Occupancy()).
 		Int64("window", w).Str("window_source", src).Int("checkpoint_bytes", len(checkpoint)).Str("reason", action.Reason).
 		Msg("context restart: continuing in a new session")

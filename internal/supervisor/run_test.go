@@ -38,6 +38,8 @@ type harness struct {
 	logs    lockedBuffer
 	signals chan os.Signal
 	args    string // where the fake child records argv and stdin
+	// observer, when set, receives the run's events.
+	observer func(supervisor.Event)
 }
 
 // One spawner for the whole test process: subreaper status is process-wide.
@@ -91,7 +93,7 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Stdout: &h.stdout, Signals: h.signals, Spawner: spawner})
+	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Stdout: &h.stdout, Signals: h.signals, Spawner: spawner, Observer: h.observer})
 	return rep, err, time.Since(start)
 }
 

@@ -1,0 +1,80 @@
+package supervisor
+
+import (
+	"time"
+)
+
+// EventKind names what happened.
+type EventKind string
+
+// The events a run emits, in the order they usually come.
+const (
+	EvRunStarted     EventKind = "run_started"     // Issue, RunDir, Continued
+	EvAttemptStarted EventKind = "attempt_started" // Attempt, Session, Pid, Resume, Purpose
+	EvProgress       EventKind = "progress"        // after every line: the live numbers (not written to --events)
+	EvToolStarted    EventKind = "tool_started"    // Tool, ToolInput
+	EvToolFinished   EventKind = "tool_finished"   // Tool
+	EvAPIRetry       EventKind = "api_retry"       // Reason (status, error), Backoff (the CLI's wait)
+	EvHangDetected   EventKind = "hang_detected"   // Reason, Limit
+	EvKillSent       EventKind = "kill_sent"       // Reason (why the tree is stopped), Pid, Grace
+	EvTreeGone       EventKind = "tree_gone"       // Termed, Killed, Took
+	EvAttemptEnded   EventKind = "attempt_ended"   // Outcome, Reason, ExitCode of claude
+	EvRetryDecided   EventKind = "retry_decided"   // Action, Reason, Backoff, Session
+	EvCheckpoint     EventKind = "checkpoint"      // the session is asked for a checkpoint: Occupancy, Window
+	EvRestart        EventKind = "restart"         // a new session after the context filled: Continuation, Occupancy, Window, CheckpointBytes
+	EvRunFinished    EventKind = "finished"        // Outcome ("success" or the error kind), Reason, CostUSD
+)
+
+// Event is one thing malarun did or saw. Fields that do not apply to a
+// kind are zero (and omitted in JSON).
+type Event struct {
+	Time    time.Time `json:"time"`
+	Kind    EventKind `json:"event"`
+	Issue   string    `json:"issue"`
+	Attempt int       `json:"attempt,omitempty"`
+	Session string    `json:"session,omitempty"`
+
+	RunDir    string `json:"run_dir,omitempty"`
+	Continued bool   `json:"continued,omitempty"` // a recorded run taken over or resumed
+	Pid       int    `json:"pid,omitempty"`
+	Resume    bool   `json:"resume,omitempty"`
+	Purpose   string `json:"purpose,omitempty"` // "work", "checkpoint"
+
+	Tool      string `json:"tool,omitempty"`
+	ToolInput string `json:"tool_input,omitempty"`
+
+	Outcome string        `json:"outcome,omitempty"`
+	Action  string        `json:"action,omitempty"`
+	Reason  string        `json:"reason,omitempty"`
+	Backoff time.Duration `json:"backoff_ns,omitempty"`
+	Limit   time.Duration `json:"limit_ns,omitempty"`
+	Grace   time.Duration `json:"grace_ns,omitempty"`
+	Took    time.Duration `json:"took_ns,omitempty"`
+	Termed  int           `json:"termed,omitempty"`
+	Killed  int           `json:"killed,omitempty"`
+
+	ExitCode int `json:"exit_code,omitempty"`
+
+	// Live numbers (progress, and some others).
+	Messages        int       `json:"messages,omitempty"` // assistant messages in this attempt
+	ToolsRunning    []string  `json:"tools_running,omitempty"`
+	Occupancy       int64     `json:"occupancy,omitempty"`     // context tokens
+	Window          int64     `json:"window,omitempty"`        // context window tokens
+	CostUSD         float64   `json:"cost_usd,omitempty"`      // the run so far
+	IdleDeadline    time.Time `json:"idle_deadline,omitempty"` // when silence becomes a hang
+	Continuation    int       `json:"continuation,omitempty"`
+	CheckpointBytes int       `json:"checkpoint_bytes,omitempty"`
+}
+
+// emit sends an event to the observer, if there is one. The observer runs
+// on the supervisor's goroutine: it must be quick and must not block.
+func (r *runner) emit(e Event) {
+	if r.observe == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Issue = r.cfg.IssueID
+	r.observe(e)
+}
