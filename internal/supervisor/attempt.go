@@ -85,6 +85,12 @@ func claudeArgs(cfg Config, spec attemptSpec) []string {
 	return append(args, cfg.ExtraArgs...)
 }
 
+// succeeded reports whether the attempt printed a successful result.
+func (res *attemptResult) succeeded() bool {
+	r := res.log.result
+	return r != nil && r.Subtype == "success" && !r.IsError
+}
+
 // hasFlag reports whether args set flag, as "--flag value" or "--flag=value".
 func hasFlag(args []string, flag string) bool {
 	for _, a := range args {
@@ -261,6 +267,11 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	}
 	res.exit = p.Exit()
 	res.ended = time.Now()
+	if r.interrupted != nil && res.ending != endInterrupted && !res.succeeded() {
+		// A signal came while the tree was being stopped for another
+		// reason: the user asked malarun to stop, so no retry follows.
+		res.ending, res.signal = endInterrupted, r.interrupted
+	}
 	res.stderrTail = tailFile(res.stderrPath, stderrTailBytes)
 	return res, nil
 }

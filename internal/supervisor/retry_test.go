@@ -233,3 +233,22 @@ func TestEventsOfAHangThatIsResumed(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 }
+
+// A signal while a hung tree is being stopped ends the run: no retry.
+func TestSignalWhileStoppingAHangIsNotRetried(t *testing.T) {
+	h := retrying(t, testchild.IgnoreTerm)
+	h.cfg.KillGrace = time.Hour // only shutdown_grace can end this stop early
+	h.cfg.ShutdownGrace = 200 * time.Millisecond
+	go func() {
+		waitForLog(h, "hang detected")
+		h.signals <- syscall.SIGINT // the tree is already being stopped
+	}()
+	_, err, took := h.run()
+	wantKind(t, err, supervisor.ErrInterrupted, "")
+	if n := len(h.attempts()); n != 1 {
+		t.Errorf("%d attempts: the run was retried after the user stopped it", n)
+	}
+	if took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+}

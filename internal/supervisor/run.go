@@ -95,6 +95,8 @@ type runner struct {
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once
 	hurryOnce   sync.Once
+	// shutdownTimer hurries the stop once shutdown_grace has passed since the first signal.
+	shutdownTimer *time.Timer
 }
 
 // interrupt handles SIGINT/SIGTERM. It reports true for the first signal
@@ -103,13 +105,21 @@ func (r *runner) interrupt(sig os.Signal) bool {
 	if r.interrupted == nil {
 		r.interrupted = sig
 		r.log.Warn().Str("signal", sig.String()).Stringer("shutdown_grace", r.cfg.ShutdownGrace).Msg("stopping the run; a second signal kills it at once")
+		// Whatever is being stopped, and for whatever reason, the tree is
+		// killed once shutdown_grace is over: CI runners kill malarun soon.
+		r.shutdownTimer = time.AfterFunc(r.cfg.ShutdownGrace, func() { r.hurryNow("shutdown_grace is over") })
 		return true
 	}
+	r.hurryNow("second signal " + sig.String())
+	return false
+}
+
+// hurryNow makes every stop in progress or to come skip the rest of its grace.
+func (r *runner) hurryNow(why string) {
 	r.hurryOnce.Do(func() {
-		r.log.Warn().Str("signal", sig.String()).Msg("second signal: killing the process tree now")
+		r.log.Warn().Str("why", why).Msg("killing the process tree now")
 		close(r.hurry)
 	})
-	return false
 }
 
 // Run supervises cfg.IssueID until it succeeds or fails. The error is nil
@@ -163,6 +173,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	r.emit(Event{Kind: EvRunStarted, RunDir: r.runDir, Continued: pl.resumed, Session: r.rec.SessionID})
 
 	rep, err := r.loop(pl, tmpl, deps, started)
+	if r.shutdownTimer != nil {
+		r.shutdownTimer.Stop()
+	}
 	r.finishRecord(err)
 	rep.Issue, rep.Record, rep.Started, rep.Duration = cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
 	rep.Sessions, rep.Continuations = r.rec.Sessions, r.rec.Continuations
