@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"text/template"
 	"time"
 
@@ -41,85 +40,6 @@ type Deps struct {
 	// Observer receives every Event as it happens (nil: none). It runs on
 	// the supervisor's goroutine and must not block.
 	Observer func(Event)
-}
-
-// Report says what a run did; it is returned with or without an error.
-type Report struct {
-	Issue     string
-	RunDir    string
-	Record    string // the issue's record.json
-	Attempts  int
-	SessionID string
-	Result    string
-	CostUSD   float64
-	// History has one entry per attempt of this invocation.
-	History       []AttemptReport
-	Sessions      []string
-	Continuations int
-	Usage         stream.Usage // summed over the result lines of every attempt
-	Started       time.Time
-	Duration      time.Duration
-}
-
-// AttemptReport is how one attempt went.
-type AttemptReport struct {
-	N       int       `json:"n"`
-	Session string    `json:"session"`
-	Resume  bool      `json:"resume"`
-	Purpose string    `json:"purpose"` // work or checkpoint
-	Start   time.Time `json:"start"`
-	End     time.Time `json:"end"`
-	Ended   string    `json:"ended"`   // exited, hang, lingered, auth, interrupted, session-timeout, context-pressure
-	Outcome string    `json:"outcome"` // the retry machine's view: success, hang, crash, ...
-	Reason  string    `json:"reason"`
-	CostUSD float64   `json:"cost_usd"`
-}
-
-// runner is the state of one Run.
-type runner struct {
-	cfg     Config
-	log     zerolog.Logger
-	spawner *proc.Spawner
-	runDir  string
-	signals <-chan os.Signal
-	ctxDone <-chan struct{}
-	monitor *ctxpressure.Monitor
-
-	journal    *journal.Journal
-	rec        journal.Record // the issue's record, saved at every transition
-	checkpoint string         // the last checkpoint of this run
-	exitCodeOf func(error) int
-	observe    func(Event)
-	costBefore float64 // the run's cost before the current attempt
-
-	interrupted os.Signal
-	hurry       chan struct{} // closed by a second signal: kill at once
-	hurryOnce   sync.Once
-	// shutdownTimer hurries the stop once shutdown_grace has passed since the first signal.
-	shutdownTimer *time.Timer
-}
-
-// interrupt handles SIGINT/SIGTERM. It reports true for the first signal
-// (stop gracefully); any later one closes hurry (kill the tree now).
-func (r *runner) interrupt(sig os.Signal) bool {
-	if r.interrupted == nil {
-		r.interrupted = sig
-		r.log.Warn().Str("signal", sig.String()).Stringer("shutdown_grace", r.cfg.ShutdownGrace).Msg("stopping the run; a second signal kills it at once")
-		// Whatever is being stopped, and for whatever reason, the tree is
-		// killed once shutdown_grace is over: CI runners kill malarun soon.
-		r.shutdownTimer = time.AfterFunc(r.cfg.ShutdownGrace, func() { r.hurryNow("shutdown_grace is over") })
-		return true
-	}
-	r.hurryNow("second signal " + sig.String())
-	return false
-}
-
-// hurryNow makes every stop in progress or to come skip the rest of its grace.
-func (r *runner) hurryNow(why string) {
-	r.hurryOnce.Do(func() {
-		r.log.Warn().Str("why", why).Msg("killing the process tree now")
-		close(r.hurry)
-	})
 }
 
 // Run supervises cfg.IssueID until it succeeds or fails. The error is nil
@@ -310,30 +230,6 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 	}
 }
 
-func attemptReport(spec attemptSpec, res *attemptResult, o retry.Outcome) AttemptReport {
-	purpose := "work"
-	if spec.checkpoint {
-		purpose = "checkpoint"
-	}
-	return AttemptReport{N: spec.n, Session: o.SessionID, Resume: spec.resume, Purpose: purpose, Start: res.started, End: res.ended,
-		Ended: res.ending.String(), Outcome: o.Kind.String(), Reason: o.Reason, CostUSD: o.CostUSD}
-}
-
-func addUsage(a, b stream.Usage) stream.Usage {
-	return stream.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
-		CacheCreationInputTokens: a.CacheCreationInputTokens + b.CacheCreationInputTokens,
-		CacheReadInputTokens:     a.CacheReadInputTokens + b.CacheReadInputTokens}
-}
-
-// kindName is the short name of a run error's kind, for reports.
-func kindName(err error) string {
-	var re *RunError
-	if errors.As(err, &re) {
-		return re.Kind.Error()
-	}
-	return "error"
-}
-
 // writePrompt renders a template into the run folder as the prompt of attempt n.
 func (r *runner) writePrompt(t *template.Template, data promptData, n int) (string, error) {
 	text, err := render(t, data)
@@ -405,36 +301,6 @@ func (r *runner) finish(deps Deps, res *attemptResult, rep *Report, started time
 		return fmt.Errorf("write the result: %w", err)
 	}
 	return nil
-}
-
-// backoff waits before the next attempt. A signal or the session deadline
-// ends the wait, and the run, at once: there is no process to stop.
-func (r *runner) backoff(d time.Duration, deadline time.Time) error {
-	if d <= 0 {
-		return nil
-	}
-	r.log.Info().Stringer("backoff", d).Msg("waiting before the next attempt")
-	t := time.NewTimer(d)
-	defer t.Stop()
-	var deadlineC <-chan time.Time
-	if !deadline.IsZero() {
-		dt := time.NewTimer(time.Until(deadline))
-		defer dt.Stop()
-		deadlineC = dt.C
-	}
-	for {
-		select {
-		case <-t.C:
-			return nil
-		case <-deadlineC:
-			return &RunError{Kind: ErrSessionTimeout, Detail: "session_timeout elapsed while waiting to retry"}
-		case <-r.ctxDone:
-			return &RunError{Kind: ErrInterrupted, Detail: "stopped while waiting to retry; the run can be resumed"}
-		case sig := <-r.signals:
-			r.interrupt(sig)
-			return &RunError{Kind: ErrInterrupted, Signal: sig, Detail: "stopped while waiting to retry; the run can be resumed"}
-		}
-	}
 }
 
 func toolCalls(tus []stream.ToolUse) []retry.ToolCall {

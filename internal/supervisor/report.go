@@ -1,0 +1,65 @@
+package supervisor
+
+import (
+	"errors"
+	"time"
+
+	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// Report says what a run did; it is returned with or without an error.
+type Report struct {
+	Issue     string
+	RunDir    string
+	Record    string // the issue's record.json
+	Attempts  int
+	SessionID string
+	Result    string
+	CostUSD   float64
+	// History has one entry per attempt of this invocation.
+	History       []AttemptReport
+	Sessions      []string
+	Continuations int
+	Usage         stream.Usage // summed over the result lines of every attempt
+	Started       time.Time
+	Duration      time.Duration
+}
+
+// AttemptReport is how one attempt went.
+type AttemptReport struct {
+	N       int       `json:"n"`
+	Session string    `json:"session"`
+	Resume  bool      `json:"resume"`
+	Purpose string    `json:"purpose"` // work or checkpoint
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Ended   string    `json:"ended"`   // exited, hang, lingered, auth, interrupted, session-timeout, context-pressure
+	Outcome string    `json:"outcome"` // the retry machine's view: success, hang, crash, ...
+	Reason  string    `json:"reason"`
+	CostUSD float64   `json:"cost_usd"`
+}
+
+func attemptReport(spec attemptSpec, res *attemptResult, o retry.Outcome) AttemptReport {
+	purpose := "work"
+	if spec.checkpoint {
+		purpose = "checkpoint"
+	}
+	return AttemptReport{N: spec.n, Session: o.SessionID, Resume: spec.resume, Purpose: purpose, Start: res.started, End: res.ended,
+		Ended: res.ending.String(), Outcome: o.Kind.String(), Reason: o.Reason, CostUSD: o.CostUSD}
+}
+
+func addUsage(a, b stream.Usage) stream.Usage {
+	return stream.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
+		CacheCreationInputTokens: a.CacheCreationInputTokens + b.CacheCreationInputTokens,
+		CacheReadInputTokens:     a.CacheReadInputTokens + b.CacheReadInputTokens}
+}
+
+// kindName is the short name of a run error's kind, for reports.
+func kindName(err error) string {
+	var re *RunError
+	if errors.As(err, &re) {
+		return re.Kind.Error()
+	}
+	return "error"
+}

@@ -1,0 +1,90 @@
+package supervisor
+
+import (
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/malarun/malarun/internal/ctxpressure"
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/proc"
+)
+
+// runner is the state of one Run.
+type runner struct {
+	cfg     Config
+	log     zerolog.Logger
+	spawner *proc.Spawner
+	runDir  string
+	signals <-chan os.Signal
+	ctxDone <-chan struct{}
+	monitor *ctxpressure.Monitor
+
+	journal    *journal.Journal
+	rec        journal.Record // the record, saved at every transition
+	checkpoint string         // the last checkpoint of this run
+	exitCodeOf func(error) int
+	observe    func(Event)
+	costBefore float64 // the run's cost before the current attempt
+
+	interrupted os.Signal
+	hurry       chan struct{} // closed by a second signal: kill at once
+	hurryOnce   sync.Once
+	// shutdownTimer hurries the stop once shutdown_grace has passed since the first signal.
+	shutdownTimer *time.Timer
+}
+
+// interrupt handles SIGINT/SIGTERM. It reports true for the first signal
+// (stop gracefully); any later one closes hurry (kill the tree now).
+func (r *runner) interrupt(sig os.Signal) bool {
+	if r.interrupted == nil {
+		r.interrupted = sig
+		r.log.Warn().Str("signal", sig.String()).Stringer("shutdown_grace", r.cfg.ShutdownGrace).Msg("stopping the run; a second signal kills it at once")
+		// Whatever is being stopped, and for whatever reason, the tree is
+		// killed once shutdown_grace is over: CI runners kill malarun soon.
+		r.shutdownTimer = time.AfterFunc(r.cfg.ShutdownGrace, func() { r.hurryNow("shutdown_grace is over") })
+		return true
+	}
+	r.hurryNow("second signal " + sig.String())
+	return false
+}
+
+// hurryNow makes every stop in progress or to come skip the rest of its grace.
+func (r *runner) hurryNow(why string) {
+	r.hurryOnce.Do(func() {
+		r.log.Warn().Str("why", why).Msg("killing the process tree now")
+		close(r.hurry)
+	})
+}
+
+// backoff waits before the next attempt. A signal or the session deadline
+// ends the wait, and the run, at once: there is no process to stop.
+func (r *runner) backoff(d time.Duration, deadline time.Time) error {
+	if d <= 0 {
+		return nil
+	}
+	r.log.Info().Stringer("backoff", d).Msg("waiting before the next attempt")
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var deadlineC <-chan time.Time
+	if !deadline.IsZero() {
+		dt := time.NewTimer(time.Until(deadline))
+		defer dt.Stop()
+		deadlineC = dt.C
+	}
+	for {
+		select {
+		case <-t.C:
+			return nil
+		case <-deadlineC:
+			return &RunError{Kind: ErrSessionTimeout, Detail: "session_timeout elapsed while waiting to retry"}
+		case <-r.ctxDone:
+			return &RunError{Kind: ErrInterrupted, Detail: "stopped while waiting to retry; the run can be resumed"}
+		case sig := <-r.signals:
+			r.interrupt(sig)
+			return &RunError{Kind: ErrInterrupted, Signal: sig, Detail: "stopped while waiting to retry; the run can be resumed"}
+		}
+	}
+}
