@@ -134,3 +134,47 @@ func TestPromptTooLongOnFirstExchangeIsFatal(t *testing.T) {
 	_, err, _ := h.run()
 	wantKind(t, err, supervisor.ErrErrorResult, "first exchange")
 }
+
+// toolWith is a Bash tool_use line whose usage puts the context at tokens.
+func toolWith(tokens int) string {
+	return strings.Replace(testchild.ToolLine, `"input_tokens":10`, fmt.Sprintf(`"input_tokens":%d`, tokens), 1)
+}
+
+// Over the threshold while a tool runs: malarun waits for its result (the
+// safe point) before it stops the attempt.
+func TestContextPressureWaitsForTheToolResult(t *testing.T) {
+	h := contextHarness(t, testchild.EnvLines+"=3",
+		testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, toolWith(185000), testchild.ToolDone),
+		testchild.EnvResumed+"="+transcriptFile(t, sonnetInit, resultText("<checkpoint>G</checkpoint>")))
+	var kinds []string
+	h.observer = func(e supervisor.Event) {
+		if e.Kind != supervisor.EvProgress && e.Attempt == 1 {
+			kinds = append(kinds, string(e.Kind))
+		}
+	}
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if got := strings.Join(kinds, " "); !strings.HasPrefix(got, "attempt_started tool_started tool_finished kill_sent") {
+		t.Errorf("attempt 1 events: %s", got)
+	}
+	if at := h.attempts(); len(at) != 3 || !strings.Contains(stdinOf(at[1]), "Write a checkpoint") {
+		t.Errorf("want work, checkpoint, continuation; got %d attempts", len(at))
+	}
+}
+
+// A tool that never finishes is never a safe point: the attempt is not cut
+// for context pressure; the tool timeout ends it as a hang, and the session
+// is resumed (not checkpointed) naming the tool.
+func TestContextPressureNeverCutsARunningTool(t *testing.T) {
+	h := contextHarness(t, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, toolWith(185000)))
+	h.cfg.ToolTimeout = 300 * time.Millisecond
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	at := h.attempts()
+	if len(at) != 2 || !strings.Contains(stdinOf(at[1]), "Continue on issue") || !strings.Contains(stdinOf(at[1]), "- Bash:") {
+		t.Errorf("want a resume naming the running tool; got %d attempts:\n%v", len(at), at)
+	}
+}
