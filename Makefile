@@ -10,9 +10,11 @@ build:
 
 # The test command (README and .ci/run). End-to-end tests use the CLI that
 # e2e-deps installs; without it they skip locally and fail in CI (CI=true).
+# -count=1: the e2e tests build and run the malarun binary and the real CLI,
+# which Go's test cache cannot see, so a cached result could be stale.
 test:
 	go vet ./...
-	go test -race ./...
+	go test -race -count=1 ./...
 
 # Installs the pinned real CLI from npm into $(CLAUDE_CODE_DIR) (git-ignored).
 e2e-deps:
