@@ -135,12 +135,13 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		return nil, err
 	}
 	log := r.log.With().Int("attempt", spec.n).Str("session", spec.sessionID).Logger()
-	log.Info().Int("pid", p.Pid).Bool("resume", spec.resume).Str("transcript", res.stdoutPath).Msg("attempt started")
 	purpose := "work"
 	if spec.checkpoint {
 		purpose = "checkpoint"
 	}
+	// The event first: an observer may open an output group for the attempt.
 	r.emit(Event{Kind: EvAttemptStarted, Attempt: spec.n, Session: spec.sessionID, Pid: p.Pid, Resume: spec.resume, Purpose: purpose})
+	log.Info().Int("pid", p.Pid).Bool("resume", spec.resume).Str("transcript", res.stdoutPath).Msg("attempt started")
 
 	follower, err := stream.Follow(res.stdoutPath, p.Done())
 	if err != nil {

@@ -53,15 +53,15 @@ type Event struct {
 	Termed  int           `json:"termed,omitempty"`
 	Killed  int           `json:"killed,omitempty"`
 
-	ExitCode int `json:"exit_code,omitempty"`
+	ExitCode int `json:"exit_code"`
 
 	// Live numbers (progress, and some others).
 	Messages        int       `json:"messages,omitempty"` // assistant messages in this attempt
 	ToolsRunning    []string  `json:"tools_running,omitempty"`
-	Occupancy       int64     `json:"occupancy,omitempty"`     // context tokens
-	Window          int64     `json:"window,omitempty"`        // context window tokens
-	CostUSD         float64   `json:"cost_usd,omitempty"`      // the run so far
-	IdleDeadline    time.Time `json:"idle_deadline,omitempty"` // when silence becomes a hang
+	Occupancy       int64     `json:"occupancy,omitempty"`    // context tokens
+	Window          int64     `json:"window,omitempty"`       // context window tokens
+	CostUSD         float64   `json:"cost_usd,omitempty"`     // the run so far
+	IdleDeadline    time.Time `json:"idle_deadline,omitzero"` // when silence becomes a hang
 	Continuation    int       `json:"continuation,omitempty"`
 	CheckpointBytes int       `json:"checkpoint_bytes,omitempty"`
 }

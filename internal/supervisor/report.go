@@ -38,6 +38,8 @@ type AttemptReport struct {
 	Outcome string    `json:"outcome"` // the retry machine's view: success, hang, crash, ...
 	Reason  string    `json:"reason"`
 	CostUSD float64   `json:"cost_usd"`
+	// Transcript is the attempt's raw stream (attempt-N.jsonl).
+	Transcript string `json:"transcript"`
 }
 
 func attemptReport(spec attemptSpec, res *attemptResult, o retry.Outcome) AttemptReport {
@@ -46,7 +48,7 @@ func attemptReport(spec attemptSpec, res *attemptResult, o retry.Outcome) Attemp
 		purpose = "checkpoint"
 	}
 	return AttemptReport{N: spec.n, Session: o.SessionID, Resume: spec.resume, Purpose: purpose, Start: res.started, End: res.ended,
-		Ended: res.ending.String(), Outcome: o.Kind.String(), Reason: o.Reason, CostUSD: o.CostUSD}
+		Ended: res.ending.String(), Outcome: o.Kind.String(), Reason: o.Reason, CostUSD: o.CostUSD, Transcript: res.stdoutPath}
 }
 
 func addUsage(a, b stream.Usage) stream.Usage {

@@ -185,7 +185,8 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 			return rep, r.finish(deps, res, &rep, started)
 		case retry.Fail:
 			err := &RunError{Kind: failureKind(action.Failure), Detail: action.Reason, Signal: res.signal}
-			r.log.Error().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Stringer("took", time.Since(started)).Msg("run failed")
+			// Info, not error: the command line prints the error itself.
+			r.log.Info().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Stringer("took", time.Since(started)).Msg("run failed")
 			return rep, err
 		}
 
