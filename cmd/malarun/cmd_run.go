@@ -29,6 +29,7 @@ type runOptions struct {
 	configPath string
 	extraArgs  []string
 	reset      bool
+	output     outputOptions
 	config     loadedConfig
 }
 
@@ -84,16 +85,23 @@ func (o *runOptions) complete(cmd *cobra.Command, args []string, d *deps) error 
 	return nil
 }
 
-// runRun reads the prompt, builds the validated Config and runs it.
+// runRun reads the prompt, builds the validated Config and runs it, then
+// reports how the run ended.
 func runRun(ctx context.Context, opts runOptions, d *deps) error {
+	out := newRunOutput(opts.output, opts.issueID, opts.config.settings.cfg.MaxAttempts, d)
+	report, err := runSupervised(ctx, opts, d, out)
+	return out.finish(report, err)
+}
+
+func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput) (supervisor.Report, error) {
 	prompt, source, err := readPrompt(ctx, opts.promptPath, d)
 	if err != nil {
-		return err
+		return supervisor.Report{}, err
 	}
 	s := opts.config.settings
-	log, err := newLogger(d.stderr, s.logFormat, s.logLevel, d.getenv)
+	log, err := out.newLogger(s.logFormat, s.logLevel)
 	if err != nil {
-		return usage(err)
+		return supervisor.Report{}, usage(err)
 	}
 	cfg := s.cfg
 	cfg.IssueID = opts.issueID
@@ -105,14 +113,18 @@ func runRun(ctx context.Context, opts runOptions, d *deps) error {
 	// never logged.
 	cfg.Env = d.environ()
 	if err := cfg.Validate(); err != nil {
-		return usage(err)
+		return supervisor.Report{}, usage(err)
+	}
+	if err := out.openEvents(); err != nil {
+		return supervisor.Report{}, err
 	}
 	logConfig(log, opts, cfg)
-	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Stdout: d.stdout, Signals: d.signals, ExitCode: exitCodeFor})
+	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Stdout: &out.result, Signals: d.signals,
+		ExitCode: exitCodeFor, Observer: out.observer()})
 	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
 		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).
 		Int("exit_code", exitCodeFor(err)).Msg("run ended")
-	return err
+	return report, err
 }
 
 func logConfig(log zerolog.Logger, opts runOptions, cfg supervisor.Config) {

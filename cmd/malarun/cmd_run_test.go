@@ -308,3 +308,51 @@ func TestLogging(t *testing.T) {
 		})
 	}
 }
+
+// With --json, a run that fails before the supervisor starts still prints
+// its report: exit 2, outcome usage.
+func TestJSONReportOfAUsageError(t *testing.T) {
+	c := newCLI(t)
+	o := c.run("issue-1", "--prompt", c.file("empty.md", ""), "--json")
+	if o.code != exitUsage || o.calls != 0 {
+		t.Fatalf("code %d, calls %d", o.code, o.calls)
+	}
+	r := checkReport(t, o.stdout)
+	if r.Outcome != "usage" || r.ExitCode != 2 || r.Issue != "issue-1" || !strings.Contains(r.Reason, "is empty") || len(r.Attempts) != 0 {
+		t.Errorf("report: %+v", r)
+	}
+}
+
+// The supervisor's result text reaches stdout only after the run, and the
+// observer is wired only when something uses the events.
+func TestOutputWiring(t *testing.T) {
+	c := newCLI(t)
+	o := c.run("issue-1", "--prompt", c.prompt())
+	o.wantRun(t)
+	if o.sdeps.Observer != nil {
+		t.Errorf("an observer with nothing to show")
+	}
+	if o.sdeps.Stdout == nil {
+		t.Errorf("no Stdout for the result")
+	}
+	events := filepath.Join(t.TempDir(), "e.jsonl")
+	o = c.run("issue-1", "--prompt", c.prompt(), "--events", events)
+	o.wantRun(t)
+	if o.sdeps.Observer == nil {
+		t.Errorf("--events without an observer")
+	}
+	c.run("issue-1", "--prompt", c.prompt(), "--events", filepath.Join(c.home, "no", "such", "dir", "e.jsonl")).wantUsage(t, "--events", "no such file")
+}
+
+// Under GitHub Actions a usage error gets an annotation too.
+func TestGitHubAnnotationOfAUsageError(t *testing.T) {
+	c := newCLI(t)
+	c.env["GITHUB_ACTIONS"] = "true"
+	o := c.run("issue-1", "--prompt", filepath.Join(c.home, "missing.md"))
+	if o.code != exitUsage {
+		t.Fatalf("code %d", o.code)
+	}
+	if cmds := workflowCommands(o.stderr); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "::error title=malarun%3A issue-1 failed (exit 2)::prompt file ") {
+		t.Errorf("workflow commands %q in:\n%s", cmds, o.stderr)
+	}
+}

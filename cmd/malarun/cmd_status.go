@@ -31,6 +31,9 @@ func newStatusCmd(a *app) *cobra.Command {
 interrupted, succeeded, failed; poisoned), attempts, reclaims, sessions, the last
 reason, cost, and where the run's transcripts are. Without ISSUE_ID it lists
 every issue in state_dir. --json prints the records as JSON (see README).`,
+		Example: `  malarun status
+  malarun status issue-123
+  malarun status issue-123 --json | jq .reason`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.reached = true

@@ -21,9 +21,10 @@ type versionOptions struct {
 
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print malarun's version, commit and Go version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print malarun's version, commit and Go version",
+		Example: "  malarun version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.reached = true
 			return runVersion(cmd.Context(), versionOptions{version: version, buildInfo: debug.ReadBuildInfo}, a.deps)

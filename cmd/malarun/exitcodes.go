@@ -22,28 +22,31 @@ const (
 type exitRow struct {
 	code  int
 	kinds []error
-	doc   string
+	// outcome names the row in the --json report, the --events finished
+	// line and the GitHub summary; a stable identifier, unlike doc.
+	outcome string
+	doc     string
 }
 
 // exitCodes is the one exit code table: exitCodeFor maps with it and
 // `malarun --help` prints it, so the two cannot drift.
 func exitCodes() []exitRow {
 	return []exitRow{
-		{exitOK, nil, "the run finished and claude reported success"},
-		{exitFailure, []error{supervisor.ErrErrorResult}, "claude finished with an error result that retrying cannot fix; also any unexpected error"},
-		{exitUsage, []error{supervisor.ErrConfig}, "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id"},
-		{3, []error{supervisor.ErrRetriesExhausted}, "claude hung or crashed and the run gave up (retries exhausted)"},
-		{4, []error{supervisor.ErrNotSafeToRetry}, "not safe to retry: tool calls happened and no session can be resumed"},
-		{5, []error{supervisor.ErrContextExhausted}, "context restarts exhausted: the context filled up more often than max_continuations allows"},
-		{6, []error{supervisor.ErrPoisoned}, "this issue's malarun died too many times in a row (max_reclaims): poisoned until --reset"},
-		{7, []error{supervisor.ErrBusy}, "another malarun is already running this issue"},
-		{8, []error{supervisor.ErrAuth}, "authentication failure"},
-		{9, []error{supervisor.ErrBudget}, "cost budget (max_cost_usd, summed over all attempts) exhausted"},
-		{75, []error{supervisor.ErrRateLimit}, "usage or rate limit reached; try again later (EX_TEMPFAIL)"},
-		{124, []error{supervisor.ErrSessionTimeout}, "session_timeout elapsed (as timeout(1))"},
-		{127, []error{supervisor.ErrStart}, "the claude binary was not found or could not start"},
-		{130, []error{supervisor.ErrInterrupted}, "interrupted by SIGINT; the run is resumable"},
-		{143, []error{supervisor.ErrInterrupted}, "interrupted by SIGTERM; the run is resumable"},
+		{exitOK, nil, "success", "the run finished and claude reported success"},
+		{exitFailure, []error{supervisor.ErrErrorResult}, "error_result", "claude finished with an error result that retrying cannot fix; also any unexpected error"},
+		{exitUsage, []error{supervisor.ErrConfig}, "usage", "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id"},
+		{3, []error{supervisor.ErrRetriesExhausted}, "retries_exhausted", "claude hung or crashed and the run gave up (retries exhausted)"},
+		{4, []error{supervisor.ErrNotSafeToRetry}, "not_safe_to_retry", "not safe to retry: tool calls happened and no session can be resumed"},
+		{5, []error{supervisor.ErrContextExhausted}, "context_exhausted", "context restarts exhausted: the context filled up more often than max_continuations allows"},
+		{6, []error{supervisor.ErrPoisoned}, "poisoned", "this issue's malarun died too many times in a row (max_reclaims): poisoned until --reset"},
+		{7, []error{supervisor.ErrBusy}, "busy", "another malarun is already running this issue"},
+		{8, []error{supervisor.ErrAuth}, "auth", "authentication failure"},
+		{9, []error{supervisor.ErrBudget}, "budget", "cost budget (max_cost_usd, summed over all attempts) exhausted"},
+		{75, []error{supervisor.ErrRateLimit}, "rate_limit", "usage or rate limit reached; try again later (EX_TEMPFAIL)"},
+		{124, []error{supervisor.ErrSessionTimeout}, "session_timeout", "session_timeout elapsed (as timeout(1))"},
+		{127, []error{supervisor.ErrStart}, "start_failed", "the claude binary was not found or could not start"},
+		{130, []error{supervisor.ErrInterrupted}, "interrupted", "interrupted by SIGINT; the run is resumable"},
+		{143, []error{supervisor.ErrInterrupted}, "interrupted", "interrupted by SIGTERM; the run is resumable"},
 	}
 }
 
@@ -91,4 +94,27 @@ func exitCodeFor(err error) int {
 		}
 	}
 	return exitFailure
+}
+
+// outcomeError is the outcome of an unexpected error (exit 1): trouble of
+// malarun's own, such as a state directory it cannot write.
+const outcomeError = "error"
+
+// outcomeFor names how a command ended, for the --json report: the outcome
+// of its exit code row, or "error" for an unexpected error.
+func outcomeFor(err error) string {
+	if err == nil {
+		return exitCodes()[0].outcome
+	}
+	if _, ok := errors.AsType[*usageError](err); ok {
+		return "usage"
+	}
+	for _, r := range exitCodes() {
+		for _, k := range r.kinds {
+			if errors.Is(err, k) {
+				return r.outcome
+			}
+		}
+	}
+	return outcomeError
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestHelp(t *testing.T) {
@@ -23,6 +25,10 @@ func TestHelp(t *testing.T) {
 				"--config FILE, ./malarun.yaml,",
 				"$XDG_CONFIG_HOME/malarun/config.yaml",
 				"Durations need a unit",
+				"-q, --quiet", "--json", "--events FILE", "docs/report.schema.json",
+				"status line", "GITHUB_ACTIONS=true", "$GITHUB_STEP_SUMMARY", "::stop-commands::",
+				"malarun issue-123 --prompt task.md --json > report.json\n",
+				"malarun issue-123 --prompt task.md --quiet --events events.jsonl\n",
 			}
 			for _, k := range configKeys() {
 				want = append(want, k.name, k.envName(), "--"+k.flagName(), k.defaultDoc())
@@ -49,5 +55,33 @@ func TestVersionHelpIsShort(t *testing.T) {
 	}
 	if strings.Contains(o.stdout, "Exit codes:") {
 		t.Errorf("the root's configuration and exit code sections belong to the root's help only")
+	}
+}
+
+// Every command's help shows each of its flags and an example.
+func TestSubcommandHelp(t *testing.T) {
+	for _, args := range [][]string{{"status", "--help"}, {"version", "--help"}, {"help", "status"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			c := newCLI(t)
+			o := c.run(args...)
+			if o.code != 0 || o.calls != 0 {
+				t.Fatalf("code %d, calls %d, stderr %q", o.code, o.calls, o.stderr)
+			}
+			root := newRootCmd(&app{deps: &deps{}})
+			cmd, _, err := root.Find(args[:1])
+			if args[0] == "help" {
+				cmd, _, err = root.Find(args[1:])
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"Examples:\n", cmd.Example}
+			cmd.Flags().VisitAll(func(f *pflag.Flag) { want = append(want, "--"+f.Name) })
+			for _, w := range want {
+				if !strings.Contains(o.stdout, w) {
+					t.Errorf("help lacks %q:\n%s", w, o.stdout)
+				}
+			}
+		})
 	}
 }

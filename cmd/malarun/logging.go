@@ -6,12 +6,15 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"golang.org/x/sys/unix"
+
+	"github.com/malarun/malarun/internal/ui"
 )
 
-// newLogger writes to w (stderr): human-readable on a terminal, JSON lines
-// otherwise (CI logs, files), unless log_format says which.
-func newLogger(w io.Writer, format, level string, getenv func(string) string) (zerolog.Logger, error) {
+// newLogger writes to w (stderr, or the status line's terminal writer):
+// human-readable when tty (stderr is a terminal), JSON lines otherwise (CI
+// logs, files), unless log_format says which. floor raises the level: the
+// status line replaces info logs, --quiet keeps only errors.
+func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level, getenv func(string) string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil {
 		return zerolog.Nop(), fmt.Errorf("log_level %q: %w", level, err)
@@ -21,24 +24,20 @@ func newLogger(w io.Writer, format, level string, getenv func(string) string) (z
 	case "console":
 	case "json":
 	case "auto":
-		if isTerminal(w) {
+		if tty {
 			format = "console"
 		}
 	default:
 		return zerolog.Nop(), fmt.Errorf("log_format %q: must be one of auto, console, json", format)
 	}
 	if format == "console" {
-		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: getenv("NO_COLOR") != "" || !isTerminal(w)}
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: getenv("NO_COLOR") != "" || !tty}
 	}
-	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+	return zerolog.New(out).Level(max(lvl, floor)).With().Timestamp().Logger(), nil
 }
 
 // isTerminal reports whether w is a file descriptor on a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(interface{ Fd() uintptr })
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	_, ok := ui.TerminalFd(w)
+	return ok
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/ui"
 )
 
 // deps are the command line's connections to the outside world; tests
@@ -24,6 +25,9 @@ type deps struct {
 	signals        <-chan os.Signal
 	// runSupervisor executes the run (supervisor.Run outside tests).
 	runSupervisor func(context.Context, supervisor.Config, supervisor.Deps) (supervisor.Report, error)
+	// actions is set under GitHub Actions (GITHUB_ACTIONS=true): stderr,
+	// defused, with a way to write workflow commands (see internal/ui).
+	actions *ui.ActionsLog
 }
 
 // app is one execution of the command line.
@@ -32,6 +36,8 @@ type app struct {
 	// reached is set once a command's own code runs: an error before that
 	// came from cobra's parsing (unknown flag, bad arguments): a usage error.
 	reached bool
+	// issue is the run's issue id once the arguments are checked.
+	issue string
 }
 
 // run is main without the globals; it returns the exit code.
@@ -45,6 +51,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func execute(ctx context.Context, args []string, d *deps) int {
+	if d.getenv("GITHUB_ACTIONS") == "true" && d.actions == nil {
+		dd := *d
+		dd.actions = ui.NewActionsLog(d.stderr)
+		dd.stderr = dd.actions
+		d = &dd
+	}
 	a := &app{deps: d}
 	root := newRootCmd(a)
 	root.SetArgs(args)
@@ -54,9 +66,25 @@ func execute(ctx context.Context, args []string, d *deps) int {
 	}
 	code := exitCodeFor(err)
 	if ue, ok := errors.AsType[*usageError](err); err != nil && (!ok || !ue.quiet) {
+		var msg strings.Builder
 		for line := range strings.SplitSeq(strings.TrimRight(err.Error(), "\n"), "\n") {
-			fmt.Fprintf(d.stderr, "malarun: %s\n", line)
+			fmt.Fprintf(&msg, "malarun: %s\n", line)
 		}
+		if d.actions != nil {
+			// An annotation on the job page; the message itself may quote
+			// the model, so it is printed where no workflow command runs.
+			title := "malarun failed"
+			if a.issue != "" {
+				title = "malarun: " + a.issue + " failed"
+			}
+			d.actions.Command(ui.ErrorCommand(fmt.Sprintf("%s (exit %d)", title, code), err.Error()))
+			d.actions.Inert(msg.String())
+		} else {
+			io.WriteString(d.stderr, msg.String())
+		}
+	}
+	if d.actions != nil {
+		d.actions.Flush()
 	}
 	return code
 }
@@ -76,10 +104,32 @@ ISSUE_ID names the run's folder under state_dir: letters, digits, '.', '_' and
 The prompt is sent to claude on stdin; --prompt - reads it from malarun's stdin.
 Arguments after -- go to claude, except the flags malarun owns (-p/--print,
 --output-format, --input-format, --verbose, --resume/-r, --continue/-c,
---session-id, --fork-session, --include-partial-messages).`,
+--session-id, --fork-session, --include-partial-messages).
+
+Output. stdout gets claude's final result text, or with --json a report
+(version 1, docs/report.schema.json): issue, outcome, exit_code, reason,
+result, attempts, sessions, tokens, cost, duration, run_dir, record. On a
+terminal, stderr shows a status line redrawn in place (issue, attempt,
+session, elapsed, messages, the running tool, context occupancy, cost, and
+a countdown when a hang is near) and one line per event that matters (tool
+started, hang, kill, resume, checkpoint, restart); warnings and errors are
+logged above it, info logs are left to the event lines (--log-level debug
+shows them). Not a terminal: no status line, no control characters, logs
+as log_format says. --quiet: errors only. --events FILE appends malarun's
+decisions (every event but progress) as JSON lines, one write per line.
+
+GitHub Actions (GITHUB_ACTIONS=true): the log gets one ::group:: per
+attempt and an ::error:: annotation on failure; a Markdown summary
+(outcome, attempts, cost, duration, transcripts) is appended to
+$GITHUB_STEP_SUMMARY; the model's text (the result, reasons that quote
+it) is wrapped in ::stop-commands:: or defused so it runs no workflow
+command. The status line is off there.`,
 		Example: `  malarun issue-123 --prompt task.md
   cat task.md | malarun issue-123 --prompt -
-  malarun issue-123 --prompt task.md -- --model sonnet --allowedTools Bash`,
+  malarun issue-123 --prompt task.md -- --model sonnet --allowedTools Bash
+  malarun issue-123 --prompt task.md --json > report.json
+  malarun issue-123 --prompt task.md --quiet --events events.jsonl
+  tail -f events.jsonl | jq -r '.event + " " + (.reason // "")'`,
 		Args:                       cobra.ArbitraryArgs,
 		SilenceUsage:               true,
 		SilenceErrors:              true,
@@ -95,6 +145,7 @@ Arguments after -- go to claude, except the flags malarun owns (-p/--print,
 			if err := opts.complete(cmd, args, a.deps); err != nil {
 				return err
 			}
+			a.issue = opts.issueID
 			return runRun(cmd.Context(), opts, a.deps)
 		},
 	}
@@ -107,6 +158,9 @@ Arguments after -- go to claude, except the flags malarun owns (-p/--print,
 	fl.StringVar(&opts.promptPath, "prompt", "", "the task: a `FILE`, or - to read it from stdin (required for a run)")
 	fl.StringVar(&opts.configPath, "config", "", "config `FILE` (YAML) to read instead of ./malarun.yaml or $XDG_CONFIG_HOME/malarun/config.yaml")
 	fl.BoolVar(&opts.reset, "reset", false, "start the issue over: do not continue a poisoned, interrupted or orphaned run")
+	fl.BoolVarP(&opts.output.quiet, "quiet", "q", false, "no status line and no event lines; only errors on stderr")
+	fl.BoolVar(&opts.output.json, "json", false, "print a JSON report on stdout at the end instead of the result text (schema: docs/report.schema.json)")
+	fl.StringVar(&opts.output.eventsPath, "events", "", "append malarun's decisions to `FILE` as JSON lines as they happen; - writes them to stderr")
 	addKeyFlags(fl, configKeys())
 	root.AddCommand(newVersionCmd(a), newStatusCmd(a))
 

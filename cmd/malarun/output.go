@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/ui"
+)
+
+// outputOptions are the flags that choose what a run shows.
+type outputOptions struct {
+	quiet      bool
+	json       bool
+	eventsPath string
+}
+
+// runOutput is how one run talks to its user: the status line and event
+// lines on a terminal, the --events log, the GitHub Actions groups, and at
+// the end the result text or the --json report and the step summary.
+type runOutput struct {
+	d     *deps
+	opts  outputOptions
+	issue string
+	// stderr is where logs go: d.stderr, or the status line's terminal.
+	stderr io.Writer
+	tty    bool // d.stderr is a terminal (console logs)
+	live   *ui.Live
+	// events runs eventLog on its own goroutine; eventsFile is nil for "-".
+	events     *ui.Async
+	eventLog   *ui.EventLog
+	eventsFile *os.File
+	groups     *ui.Groups
+	log        zerolog.Logger
+	// result collects the supervisor's Stdout (the result text), written
+	// once the status line is gone: stdout is often the same terminal.
+	result  bytes.Buffer
+	started time.Time
+}
+
+// newRunOutput starts the status line when stderr is a terminal (not with
+// --quiet, TERM=dumb or under GitHub Actions, whose log is no terminal).
+func newRunOutput(opts outputOptions, issue string, maxAttempts int, d *deps) *runOutput {
+	o := &runOutput{d: d, opts: opts, issue: issue, stderr: d.stderr, log: zerolog.Nop(), started: time.Now()}
+	fd, tty := ui.TerminalFd(d.stderr)
+	o.tty = tty
+	if tty && !opts.quiet && d.actions == nil && d.getenv("TERM") != "dumb" {
+		term := ui.NewTerminal(d.stderr, ui.WidthOf(fd))
+		o.stderr = term
+		o.live = ui.StartLive(term, ui.NewStatus(issue, maxAttempts))
+	}
+	if d.actions != nil {
+		o.groups = ui.NewGroups(d.actions)
+	}
+	return o
+}
+
+// logFloor is the least level logged: with the status line, info logs are
+// replaced by its event lines (debug still shows everything); --quiet
+// leaves only errors.
+func (o *runOutput) logFloor() zerolog.Level {
+	switch {
+	case o.opts.quiet:
+		return zerolog.ErrorLevel
+	case o.live != nil:
+		return zerolog.WarnLevel
+	}
+	return zerolog.TraceLevel
+}
+
+// newLogger makes the run's logger, writing where the output says.
+func (o *runOutput) newLogger(format, level string) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(level)
+	floor := o.logFloor()
+	if err == nil && lvl == zerolog.DebugLevel && !o.opts.quiet {
+		floor = zerolog.TraceLevel
+	}
+	log, err := newLogger(o.stderr, o.tty, format, level, floor, o.d.getenv)
+	if err == nil {
+		o.log = log
+	}
+	return log, err
+}
+
+// openEvents opens the --events destination: "-" is stderr (through the
+// status line's writer when there is one); a file is appended to, created
+// 0600 (tool inputs can hold anything the agent wrote).
+func (o *runOutput) openEvents() error {
+	switch o.opts.eventsPath {
+	case "":
+		return nil
+	case "-":
+		o.eventLog = ui.NewEventLog(o.stderr)
+	default:
+		f, err := os.OpenFile(o.opts.eventsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return usagef("--events: %v", err)
+		}
+		o.eventsFile = f
+		o.eventLog = ui.NewEventLog(f)
+	}
+	o.events = ui.Go(o.eventLog.Event)
+	return nil
+}
+
+// observer fans the supervisor's events out. The group markers are written
+// at once, between the log lines of their attempt; the terminal and the
+// events log take theirs through a queue: the observer must not block.
+func (o *runOutput) observer() func(supervisor.Event) {
+	var fs []func(supervisor.Event)
+	if o.groups != nil {
+		fs = append(fs, o.groups.Observe)
+	}
+	if o.live != nil {
+		fs = append(fs, o.live.Observe)
+	}
+	if o.events != nil {
+		fs = append(fs, o.events.Observe)
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	return func(e supervisor.Event) {
+		for _, f := range fs {
+			f(e)
+		}
+	}
+}
+
+// finish ends the display and writes what a run leaves: the result text
+// (or, with --json, the report) on stdout, and under GitHub Actions the
+// step summary. It returns the run's error, or one writing the result.
+func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
+	if o.live != nil {
+		o.live.Close() // the status line is erased before anything else is written
+	}
+	if o.groups != nil {
+		o.groups.Close()
+	}
+	if o.events != nil {
+		o.events.Close()
+		if err := o.eventLog.Err(); err != nil {
+			o.log.Error().Err(err).Str("events", o.opts.eventsPath).Msg("could not write the events log")
+		}
+		if o.eventsFile != nil {
+			if err := o.eventsFile.Close(); err != nil {
+				o.log.Error().Err(err).Str("events", o.opts.eventsPath).Msg("could not write the events log")
+			}
+		}
+	}
+	reason := ""
+	if runErr != nil {
+		reason = runErr.Error()
+	}
+	report := ui.NewReport(rep, ui.Ending{Issue: o.issue, Outcome: outcomeFor(runErr), ExitCode: exitCodeFor(runErr),
+		Reason: reason, Started: o.started, Duration: time.Since(o.started)})
+
+	var werr error
+	switch {
+	case o.opts.json:
+		werr = o.writeJSON(report)
+	case o.result.Len() > 0:
+		if o.d.actions != nil && !isRegularFile(o.d.stdout) {
+			// The runner reads stdout: the model's text must not run workflow commands.
+			werr = ui.WriteInert(o.d.stdout, o.result.String())
+		} else {
+			_, werr = o.d.stdout.Write(o.result.Bytes())
+		}
+	}
+	if o.d.actions != nil {
+		o.writeSummary(report)
+	}
+	if werr != nil && runErr == nil {
+		return fmt.Errorf("write the result: %w", werr)
+	}
+	return runErr
+}
+
+func (o *runOutput) writeJSON(r ui.Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	s := string(b) + "\n"
+	if o.d.actions != nil {
+		// "##[" can only be inside a JSON string here, where \u005b decodes back to "[".
+		s = strings.ReplaceAll(s, "##[", `##\u005b`)
+	}
+	_, err = io.WriteString(o.d.stdout, s)
+	return err
+}
+
+// writeSummary appends the Markdown summary to $GITHUB_STEP_SUMMARY.
+func (o *runOutput) writeSummary(r ui.Report) {
+	path := o.d.getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err == nil {
+		_, err = io.WriteString(f, ui.Summary(r))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		o.log.Error().Err(err).Str("file", path).Msg("could not write the GitHub step summary")
+	}
+}
+
+// isRegularFile reports whether w is a regular file (stdout redirected to
+// one): nothing reads it for workflow commands, and markers would spoil it.
+func isRegularFile(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/ui"
+)
+
+// validate checks v (decoded with UseNumber) against a JSON Schema, for
+// the keywords docs/report.schema.json uses; any other keyword is an error,
+// so the schema cannot drift beyond what this checker enforces.
+func validate(schema map[string]any, v any, path string) []string {
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, args...)) }
+	for k, s := range schema {
+		switch k {
+		case "$schema", "$id", "title", "description":
+		case "type":
+			if !hasType(v, s.(string)) {
+				fail("%v is not of type %s", v, s)
+			}
+		case "const":
+			if fmt.Sprint(v) != fmt.Sprint(s) {
+				fail("%v, want %v", v, s)
+			}
+		case "enum":
+			if !slices.ContainsFunc(s.([]any), func(e any) bool { return e == v }) {
+				fail("%v is not one of %v", v, s)
+			}
+		case "minimum", "maximum":
+			n, ok := v.(json.Number)
+			if !ok {
+				fail("%v is not a number", v)
+				break
+			}
+			f, _ := n.Float64()
+			lim, _ := s.(json.Number).Float64()
+			if k == "minimum" && f < lim || k == "maximum" && f > lim {
+				fail("%v is out of range (%s %v)", v, k, lim)
+			}
+		case "format":
+			if s != "date-time" {
+				fail("unknown format %v", s)
+			} else if str, ok := v.(string); !ok {
+				fail("%v is not a string", v)
+			} else if _, err := time.Parse(time.RFC3339Nano, str); err != nil {
+				fail("%q is not a date-time: %v", str, err)
+			}
+		case "required":
+			obj, _ := v.(map[string]any)
+			for _, r := range s.([]any) {
+				if _, ok := obj[r.(string)]; !ok {
+					fail("lacks %q", r)
+				}
+			}
+		case "properties":
+			obj, _ := v.(map[string]any)
+			for name, sub := range s.(map[string]any) {
+				if pv, ok := obj[name]; ok {
+					errs = append(errs, validate(sub.(map[string]any), pv, path+"."+name)...)
+				}
+			}
+		case "additionalProperties":
+			if s != false {
+				fail("the checker knows additionalProperties: false only")
+				break
+			}
+			props, _ := schema["properties"].(map[string]any)
+			obj, _ := v.(map[string]any)
+			for name := range obj {
+				if _, ok := props[name]; !ok {
+					fail("unexpected property %q", name)
+				}
+			}
+		case "items":
+			arr, _ := v.([]any)
+			for i, item := range arr {
+				errs = append(errs, validate(s.(map[string]any), item, fmt.Sprintf("%s[%d]", path, i))...)
+			}
+		default:
+			fail("the checker does not know the keyword %q", k)
+		}
+	}
+	return errs
+}
+
+func hasType(v any, typ string) bool {
+	switch typ {
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "number":
+		_, ok := v.(json.Number)
+		return ok
+	case "integer":
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		_, err := n.Int64()
+		return err == nil
+	}
+	return false
+}
+
+func loadSchema(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(repoPath("docs/report.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&schema); err != nil {
+		t.Fatalf("report.schema.json: %v", err)
+	}
+	return schema
+}
+
+// checkReport validates stdout against the schema, then decodes it
+// strictly, and returns the report.
+func checkReport(t *testing.T, stdout string) ui.Report {
+	t.Helper()
+	var v any
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("stdout is not one JSON value: %v\n%s", err, stdout)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON value:\n%s", stdout)
+	}
+	for _, e := range validate(loadSchema(t), v, "report") {
+		t.Errorf("schema: %s", e)
+	}
+	var r ui.Report
+	strict := json.NewDecoder(strings.NewReader(stdout))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(&r); err != nil {
+		t.Fatalf("strict decode: %v", err)
+	}
+	return r
+}
+
+func TestJSONReport(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		scenario func(*testing.T) scenario
+		code     int
+		check    func(t *testing.T, r ui.Report)
+	}{
+		{"success", scenarioSuccess, 0, func(t *testing.T, r ui.Report) {
+			if r.Outcome != "success" || r.Reason != "" || r.Result != "All done." || len(r.Attempts) != 1 ||
+				r.Tokens.Input != 2000 || r.Tokens.Output != 20 || r.CostUSD != 0.0105 || r.Attempts[0].Ended != "exited" {
+				t.Errorf("report: %+v", r)
+			}
+		}},
+		{"hang resumed", scenarioHangResumed, 0, func(t *testing.T, r ui.Report) {
+			if r.Outcome != "success" || r.Result != "All done." || len(r.Attempts) != 2 || r.AttemptsTotal != 2 || len(r.Sessions) != 1 {
+				t.Fatalf("report: %+v", r)
+			}
+			a1, a2 := r.Attempts[0], r.Attempts[1]
+			if a1.Ended != "hang" || a1.Outcome != "hang" || a1.Resume || !a2.Resume || a2.Outcome != "success" ||
+				a1.Session != a2.Session || a2.Session != r.SessionID || a2.Start.Before(a1.End) {
+				t.Errorf("attempts: %+v", r.Attempts)
+			}
+		}},
+		{"failure", scenarioFailure, 3, func(t *testing.T, r ui.Report) {
+			if r.Outcome != "retries_exhausted" || r.Result != "" || !strings.Contains(r.Reason, "no output for 1s") ||
+				len(r.Attempts) != 1 || r.Attempts[0].Ended != "hang" {
+				t.Errorf("report: %+v", r)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := tt.scenario(t).proc(t, "issue-json", "--json")
+			code := p.run()
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, p.stderr.String())
+			}
+			r := checkReport(t, p.stdout.String())
+			if r.Version != 1 || r.Issue != "issue-json" || r.ExitCode != tt.code || r.DurationMS <= 0 ||
+				time.Since(r.Started) > time.Minute || r.Record == "" || !strings.HasPrefix(r.RunDir, p.stateDir) {
+				t.Errorf("report: %+v", r)
+			}
+			for _, a := range r.Attempts {
+				if _, err := os.Stat(a.Transcript); err != nil {
+					t.Errorf("attempt %d: transcript: %v", a.N, err)
+				}
+			}
+			if _, err := os.Stat(r.Record); err != nil {
+				t.Errorf("record: %v", err)
+			}
+			tt.check(t, r)
+		})
+	}
+}
+
+// TestSchemaMatchesReport: the schema's properties are the report's JSON
+// fields, the outcome enum is the exit code table's, and the README
+// documents every field.
+func TestSchemaMatchesReport(t *testing.T) {
+	schema := loadSchema(t)
+	props := schema["properties"].(map[string]any)
+	attemptProps := props["attempts"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)
+	fields := func(v any) []string {
+		b, _ := json.Marshal(v)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		var names []string
+		for k := range m {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return names
+	}
+	keys := func(m map[string]any) []string {
+		var names []string
+		for k := range m {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return names
+	}
+	if got, want := keys(props), fields(ui.Report{}); !slices.Equal(got, want) {
+		t.Errorf("schema properties %q, report fields %q", got, want)
+	}
+	if got, want := keys(attemptProps), fields(ui.Attempt{}); !slices.Equal(got, want) {
+		t.Errorf("schema attempt properties %q, attempt fields %q", got, want)
+	}
+	var outcomes []string
+	for _, o := range props["outcome"].(map[string]any)["enum"].([]any) {
+		outcomes = append(outcomes, o.(string))
+	}
+	want := []string{"usage", outcomeError}
+	for _, r := range exitCodes() {
+		want = append(want, r.outcome)
+	}
+	slices.Sort(outcomes)
+	slices.Sort(want)
+	if want = slices.Compact(want); !slices.Equal(outcomes, want) {
+		t.Errorf("schema outcomes %q, exit code table %q", outcomes, want)
+	}
+	readme, err := os.ReadFile(repoPath("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(append(keys(props), keys(attemptProps)...), outcomes...) {
+		if !strings.Contains(string(readme), "`"+name+"`") {
+			t.Errorf("README does not document `%s`", name)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// maxInput bounds how much of a tool's input an event line quotes.
+const maxInput = 160
+
+// EventLine is the permanent line a terminal shows for an event that
+// matters, and false for the others (progress, a tool finishing, an attempt
+// that ended well). st gives the context (the run's start for the final
+// line); text from the model is cleaned of control characters. Lines start
+// with the local time: "12:04:05 attempt 1: Bash: go test ./...".
+func EventLine(e supervisor.Event, st *Status) (string, bool) {
+	var s string
+	at := fmt.Sprintf("attempt %d: ", e.Attempt)
+	switch e.Kind {
+	case supervisor.EvRunStarted:
+		s = "run started; transcripts in " + e.RunDir
+		if e.Continued {
+			s = "continuing the recorded run; transcripts in " + e.RunDir
+		}
+		s = e.Issue + ": " + s
+	case supervisor.EvAttemptStarted:
+		switch {
+		case e.Purpose == "checkpoint":
+			s = at + "asking session " + ShortSession(e.Session) + " for a checkpoint"
+		case e.Resume:
+			s = at + "resuming session " + ShortSession(e.Session)
+		default:
+			s = at + "new session " + ShortSession(e.Session)
+		}
+		s += fmt.Sprintf(" (claude pid %d)", e.Pid)
+	case supervisor.EvToolStarted:
+		s = at + Clean(e.Tool, 40)
+		if in := Clean(e.ToolInput, maxInput); in != "" {
+			s += ": " + in
+		}
+	case supervisor.EvAPIRetry:
+		s = at + "claude is retrying an API request: " + Clean(e.Reason, maxInput)
+		if e.Backoff > 0 {
+			s += ", next try in " + Duration(e.Backoff)
+		}
+	case supervisor.EvHangDetected:
+		s = at + "hang detected: " + Clean(e.Reason, maxInput)
+		if len(e.ToolsRunning) > 0 {
+			s += " while " + Clean(strings.Join(e.ToolsRunning, ", "), 60) + " ran"
+		}
+	case supervisor.EvKillSent:
+		s = fmt.Sprintf("%sstopping claude's process tree (%s); SIGKILL after %s", at, e.Reason, Duration(e.Grace))
+	case supervisor.EvTreeGone:
+		s = fmt.Sprintf("%sprocess tree gone in %s (%d terminated, %d killed)", at, Duration(e.Took), e.Termed, e.Killed)
+	case supervisor.EvAttemptEnded:
+		switch e.Outcome {
+		case "success", "hang", "interrupted": // a hang and an interruption have their own lines
+			return "", false
+		}
+		s = at + "ended: " + e.Outcome + ": " + Clean(e.Reason, maxInput)
+	case supervisor.EvRetryDecided:
+		s = retryLine(e)
+		if s == "" {
+			return "", false
+		}
+		s = at + s
+	case supervisor.EvCheckpoint:
+		s = fmt.Sprintf("context at %s: asking session %s for a checkpoint before a fresh session",
+			Occupancy(e.Occupancy, e.Window), ShortSession(e.Session))
+	case supervisor.EvRestart:
+		s = fmt.Sprintf("context restart %d: a new session continues", e.Continuation)
+		if e.CheckpointBytes > 0 {
+			s += fmt.Sprintf(" from the checkpoint (%d bytes)", e.CheckpointBytes)
+		} else {
+			s += " with the original task (no checkpoint)"
+		}
+	case supervisor.EvRunFinished:
+		s = finishedLine(e, st)
+	default:
+		return "", false
+	}
+	return e.Time.Local().Format(time.TimeOnly) + " " + s, true
+}
+
+func retryLine(e supervisor.Event) string {
+	in := ""
+	if e.Backoff > 0 {
+		in = " in " + Duration(e.Backoff)
+	}
+	switch e.Action {
+	case "resume":
+		return "will resume session " + ShortSession(e.Session) + in
+	case "fresh":
+		return "will start a fresh session" + in
+	case "checkpoint":
+		return "context nearly full: will ask for a checkpoint" + in
+	case "continue", "fallback":
+		return "will continue in a new session" + in
+	case "fail":
+		return "giving up: " + Clean(e.Reason, maxInput)
+	}
+	return ""
+}
+
+func finishedLine(e supervisor.Event, st *Status) string {
+	what := "succeeded"
+	if e.Outcome != "success" {
+		what = "failed: " + e.Outcome
+	}
+	s := fmt.Sprintf("%s %s (exit %d)", e.Issue, what, e.ExitCode)
+	if st != nil {
+		if n := st.Attempt(); n > 0 {
+			s += fmt.Sprintf(" at attempt %d", n)
+		}
+		if !st.Started().IsZero() {
+			s += ", " + Duration(e.Time.Sub(st.Started()))
+		}
+	}
+	return s + ", " + Cost(e.CostUSD)
+}

@@ -1,0 +1,53 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// countingWriter records each Write: a follower must see whole lines.
+type countingWriter struct{ writes []string }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, string(p))
+	return len(p), nil
+}
+
+func TestEventLog(t *testing.T) {
+	var w countingWriter
+	l := NewEventLog(&w)
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	l.Event(supervisor.Event{Kind: supervisor.EvProgress, Time: t0, Messages: 3})
+	l.Event(supervisor.Event{Kind: supervisor.EvHangDetected, Time: t0, Issue: "i", Attempt: 1, Limit: 3 * time.Minute, Reason: "no output"})
+	l.Event(supervisor.Event{Kind: supervisor.EvRunFinished, Time: t0, Issue: "i", Outcome: "success"})
+	if len(w.writes) != 2 {
+		t.Fatalf("writes %q, want two lines (no progress)", w.writes)
+	}
+	want := []string{
+		`{"time":"2026-01-02T12:00:00Z","event":"hang_detected","issue":"i","attempt":1,"reason":"no output","limit_ms":180000}` + "\n",
+		`{"time":"2026-01-02T12:00:00Z","event":"finished","issue":"i","outcome":"success","exit_code":0,"cost_usd":0}` + "\n",
+	}
+	for i := range want {
+		if w.writes[i] != want[i] {
+			t.Errorf("line %d:\n got %s\nwant %s", i+1, w.writes[i], want[i])
+		}
+	}
+	// Every kind but progress decodes back, strictly.
+	for _, k := range []supervisor.EventKind{supervisor.EvRunStarted, supervisor.EvAttemptStarted, supervisor.EvToolStarted,
+		supervisor.EvToolFinished, supervisor.EvAPIRetry, supervisor.EvKillSent, supervisor.EvTreeGone, supervisor.EvAttemptEnded,
+		supervisor.EvRetryDecided, supervisor.EvCheckpoint, supervisor.EvRestart} {
+		var buf bytes.Buffer
+		NewEventLog(&buf).Event(supervisor.Event{Kind: k, Time: t0, ToolInput: "a\nb"})
+		dec := json.NewDecoder(strings.NewReader(buf.String()))
+		dec.DisallowUnknownFields()
+		var e EventJSON
+		if err := dec.Decode(&e); err != nil || e.Event != string(k) || strings.Count(buf.String(), "\n") != 1 {
+			t.Errorf("%s: %q: %v", k, buf.String(), err)
+		}
+	}
+}

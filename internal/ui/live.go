@@ -1,0 +1,84 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// Redraw pacing: the status line is redrawn at most every minRedraw (progress
+// comes after every line of the stream, hundreds a second while a reply
+// streams), and every second while visible, for the clock and the countdown.
+const (
+	minRedraw = 100 * time.Millisecond
+	tick      = time.Second
+)
+
+// Live is the terminal display of a run: a status line and, above it, one
+// line per event that matters. It runs on its own goroutine.
+type Live struct {
+	term   *Terminal
+	status *Status
+	q      *Queue
+	done   chan struct{}
+	now    func() time.Time
+}
+
+// StartLive starts drawing status on term.
+func StartLive(term *Terminal, status *Status) *Live {
+	l := &Live{term: term, status: status, q: NewQueue(), done: make(chan struct{}), now: time.Now}
+	go l.loop()
+	return l
+}
+
+// Observe takes an event; it never blocks.
+func (l *Live) Observe(e supervisor.Event) { l.q.Put(e) }
+
+// Close draws what is queued, erases the status line and waits until the
+// terminal is left clean.
+func (l *Live) Close() {
+	l.q.Close()
+	<-l.done
+}
+
+func (l *Live) loop() {
+	defer close(l.done)
+	defer l.term.Close()
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	redraw := time.NewTimer(0)
+	defer redraw.Stop()
+	var last time.Time // the last redraw
+	pending := true    // a redraw is due once redraw fires
+	for {
+		dirty := false
+		select {
+		case <-l.q.Wake():
+			items, closed := l.q.Take()
+			for _, e := range items {
+				l.status.Apply(e)
+				if line, ok := EventLine(e, l.status); ok {
+					// Println redraws the status line as it was; the
+					// redraw below brings it up to date.
+					l.term.Println(line)
+				}
+			}
+			if closed {
+				return
+			}
+			dirty = len(items) > 0
+		case <-ticker.C:
+			dirty = true
+		case <-redraw.C:
+			pending = false
+			l.draw()
+			last = l.now()
+		}
+		if dirty && !pending {
+			pending = true
+			redraw.Reset(max(0, minRedraw-l.now().Sub(last)))
+		}
+	}
+}
+
+func (l *Live) draw() { l.term.SetStatus(l.status.Line(l.now())) }

@@ -1,0 +1,98 @@
+package ui
+
+import (
+	"sync"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// Queue hands events from the supervisor's goroutine to one consumer
+// goroutine. Put never blocks (a short mutex section and a non-blocking
+// wake-up), and loses nothing but stale progress: a progress event that
+// follows another replaces it, since each carries the whole live state.
+type Queue struct {
+	mu     sync.Mutex
+	items  []supervisor.Event
+	closed bool
+	wake   chan struct{}
+}
+
+// NewQueue returns an empty, open queue.
+func NewQueue() *Queue { return &Queue{wake: make(chan struct{}, 1)} }
+
+// Put adds e; after Close it is dropped.
+func (q *Queue) Put(e supervisor.Event) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	if n := len(q.items); e.Kind == supervisor.EvProgress && n > 0 && q.items[n-1].Kind == supervisor.EvProgress {
+		q.items[n-1] = e
+	} else {
+		q.items = append(q.items, e)
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+// Close tells the consumer that no more events come.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *Queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Wake is ready when Take may have something new.
+func (q *Queue) Wake() <-chan struct{} { return q.wake }
+
+// Take returns the pending events, in order, and whether the queue is
+// closed (then nothing more will come after these).
+func (q *Queue) Take() ([]supervisor.Event, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items, q.closed
+}
+
+// Async runs a handler on its own goroutine, fed through a Queue.
+type Async struct {
+	q    *Queue
+	done chan struct{}
+}
+
+// Go starts handle's goroutine.
+func Go(handle func(supervisor.Event)) *Async {
+	a := &Async{q: NewQueue(), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for range a.q.Wake() {
+			items, closed := a.q.Take()
+			for _, e := range items {
+				handle(e)
+			}
+			if closed {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// Observe queues e for the handler; it never blocks.
+func (a *Async) Observe(e supervisor.Event) { a.q.Put(e) }
+
+// Close hands over what is queued, then waits for the handler to finish it.
+func (a *Async) Close() {
+	a.q.Close()
+	<-a.done
+}

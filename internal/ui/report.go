@@ -1,0 +1,118 @@
+package ui
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// ReportVersion is the version of the --json report (docs/report.schema.json).
+// It changes only when a field is renamed, removed or changes meaning;
+// added fields keep it.
+const ReportVersion = 1
+
+// Report is the --json report: how a run ended, in one JSON object.
+type Report struct {
+	Version  int    `json:"version"`
+	Issue    string `json:"issue"`
+	Outcome  string `json:"outcome"`
+	ExitCode int    `json:"exit_code"`
+	Reason   string `json:"reason"`
+	// Result is claude's final result text on success ("" otherwise).
+	Result        string   `json:"result"`
+	SessionID     string   `json:"session_id"`
+	Sessions      []string `json:"sessions"`
+	Continuations int      `json:"continuations"`
+	// AttemptsTotal counts the run's attempts, those of an earlier malarun
+	// that this one continued included; Attempts lists this invocation's.
+	AttemptsTotal int         `json:"attempts_total"`
+	Attempts      []Attempt   `json:"attempts"`
+	Tokens        TokenCounts `json:"tokens"`
+	CostUSD       float64     `json:"cost_usd"`
+	Started       time.Time   `json:"started"`
+	DurationMS    int64       `json:"duration_ms"`
+	RunDir        string      `json:"run_dir"`
+	Record        string      `json:"record"`
+}
+
+// Attempt is one claude process.
+type Attempt struct {
+	N          int       `json:"n"`
+	Session    string    `json:"session"`
+	Resume     bool      `json:"resume"`
+	Purpose    string    `json:"purpose"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	DurationMS int64     `json:"duration_ms"`
+	Ended      string    `json:"ended"`
+	Outcome    string    `json:"outcome"`
+	Reason     string    `json:"reason"`
+	CostUSD    float64   `json:"cost_usd"`
+	Transcript string    `json:"transcript"`
+}
+
+// TokenCounts are the tokens claude's result lines reported, summed.
+type TokenCounts struct {
+	Input              int64 `json:"input"`
+	Output             int64 `json:"output"`
+	CacheCreationInput int64 `json:"cache_creation_input"`
+	CacheReadInput     int64 `json:"cache_read_input"`
+}
+
+// Ending is how the command line ended a run: its outcome name, exit code
+// and reason (the error's text; "" on success).
+type Ending struct {
+	Issue    string
+	Outcome  string
+	ExitCode int
+	Reason   string
+	// Started and Duration stand in when the supervisor did not get far
+	// enough to fill its Report's.
+	Started  time.Time
+	Duration time.Duration
+}
+
+// NewReport builds the report of a run from the supervisor's Report.
+func NewReport(rep supervisor.Report, end Ending) Report {
+	r := Report{
+		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, ExitCode: end.ExitCode,
+		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
+		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{},
+		Tokens: TokenCounts{Input: rep.Usage.InputTokens, Output: rep.Usage.OutputTokens,
+			CacheCreationInput: rep.Usage.CacheCreationInputTokens, CacheReadInput: rep.Usage.CacheReadInputTokens},
+		CostUSD: rep.CostUSD, Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
+		RunDir: rep.RunDir, Record: rep.Record,
+	}
+	if end.ExitCode != 0 {
+		r.Result = ""
+	}
+	if r.Sessions == nil {
+		r.Sessions = []string{}
+	}
+	if r.Started.IsZero() {
+		r.Started, r.DurationMS = end.Started, end.Duration.Milliseconds()
+	}
+	r.Started = r.Started.UTC()
+	for _, a := range rep.History {
+		r.Attempts = append(r.Attempts, Attempt{
+			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
+			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
+			CostUSD: a.CostUSD, Transcript: transcript(rep.RunDir, a.N),
+		})
+	}
+	if r.AttemptsTotal < len(r.Attempts) {
+		r.AttemptsTotal = len(r.Attempts)
+	}
+	return r
+}
+
+// transcript is where the supervisor keeps attempt n's stdout (its
+// AttemptReport does not say).
+func transcript(runDir string, n int) string {
+	if runDir == "" {
+		return ""
+	}
+	return filepath.Join(runDir, fmt.Sprintf("attempt-%d.jsonl", n))
+}

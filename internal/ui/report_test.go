@@ -1,0 +1,71 @@
+package ui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+func sampleReport() Report {
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	rep := supervisor.Report{
+		Issue: "issue-123", RunDir: "/state/issue-123/runs/r1", Record: "/state/issue-123/record.json", Attempts: 2,
+		SessionID: session, Result: "done", CostUSD: 0.0105, Sessions: []string{session},
+		Usage:   stream.Usage{InputTokens: 2000, OutputTokens: 20, CacheReadInputTokens: 5},
+		Started: t0, Duration: 4*time.Minute + 12*time.Second,
+		History: []supervisor.AttemptReport{
+			{N: 1, Session: session, Purpose: "work", Start: t0, End: t0.Add(3 * time.Minute), Ended: "hang", Outcome: "hang", Reason: "no output | for 3m0s"},
+			{N: 2, Session: session, Resume: true, Purpose: "work", Start: t0.Add(3 * time.Minute), End: t0.Add(4 * time.Minute), Ended: "exited", Outcome: "success", CostUSD: 0.0105},
+		},
+	}
+	return NewReport(rep, Ending{Issue: "issue-123", Outcome: "success"})
+}
+
+func TestNewReport(t *testing.T) {
+	r := sampleReport()
+	if r.Version != 1 || r.AttemptsTotal != 2 || len(r.Attempts) != 2 || r.DurationMS != 252000 || r.Tokens.Input != 2000 ||
+		r.Attempts[0].DurationMS != 180000 || r.Attempts[1].Transcript != "/state/issue-123/runs/r1/attempt-2.jsonl" || r.Result != "done" {
+		t.Errorf("report: %+v", r)
+	}
+	// A run that never started: arrays, not nulls, and the command line's own clock.
+	t0 := time.Now()
+	e := NewReport(supervisor.Report{}, Ending{Issue: "x", Outcome: "usage", ExitCode: 2, Reason: "bad", Started: t0, Duration: time.Second})
+	b, _ := json.Marshal(e)
+	if !strings.Contains(string(b), `"attempts":[]`) || !strings.Contains(string(b), `"sessions":[]`) || e.DurationMS != 1000 || !e.Started.Equal(t0) {
+		t.Errorf("early failure report: %s", b)
+	}
+	// The result text is a success's only.
+	rep := supervisor.Report{Result: "partial"}
+	if r := NewReport(rep, Ending{Outcome: "error_result", ExitCode: 1}); r.Result != "" {
+		t.Errorf("result on failure: %q", r.Result)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	r := sampleReport()
+	s := Summary(r)
+	for _, want := range []string{
+		"### ✅ malarun `issue-123` succeeded (exit 0)\n",
+		"| outcome | `success`, exit code 0 |\n",
+		"| attempts | 2 (1 session, 0 context restarts) |\n",
+		"| cost | $0.0105 |\n",
+		"| duration | 4m12s |\n",
+		"| transcripts | `/state/issue-123/runs/r1/` |\n",
+		"| 1 | `5fcbbccf` | 12:00:00 | 3m0s | hang | hang | $0.0000 |\n",
+		"| 2 | `5fcbbccf` (resumed) | 12:03:00 | 1m0s | exited | success | $0.0105 |\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	r.ExitCode, r.Outcome, r.Reason = 3, "retries_exhausted", "claude said:\n```\n::error::boom\n```"
+	s = Summary(r)
+	if !strings.Contains(s, "### ❌ malarun `issue-123` failed: retries_exhausted (exit 3)") ||
+		!strings.Contains(s, "\n````text\nclaude said:\n```\n::error::boom\n```\n````\n") {
+		t.Errorf("failure summary:\n%s", s)
+	}
+}

@@ -1,0 +1,182 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+// Countdown thresholds: the idle countdown shows once a hang is this close,
+// in time or as a fraction of the limit, whichever comes first.
+const (
+	countdownWithin   = 30 * time.Second
+	countdownFraction = 4 // the last quarter of the limit
+)
+
+// Status is the state the status line shows, folded from events. It is not
+// safe for concurrent use: one goroutine applies events and renders.
+type Status struct {
+	issue       string
+	maxAttempts int
+
+	started    time.Time // the run's start: elapsed counts from here
+	attempt    int
+	session    string
+	phase      phase
+	messages   int
+	tools      []string
+	occupancy  int64
+	window     int64
+	cost       float64
+	lastLine   time.Time // the last line of the stream
+	deadline   time.Time // when the current silence becomes a hang
+	stopReason string    // while stopping the tree
+	next       string    // the retry decision, while waiting for the next attempt
+	nextAt     time.Time
+}
+
+type phase int
+
+const (
+	phaseIdle     phase = iota // before the run starts and after it ends: no status line
+	phaseStarting              // an attempt started, no line yet
+	phaseRunning
+	phaseStopping // the process tree is being stopped
+	phaseWaiting  // between attempts
+)
+
+// NewStatus returns the status of a run of issue, allowed maxAttempts
+// attempts (0: not shown).
+func NewStatus(issue string, maxAttempts int) *Status {
+	return &Status{issue: issue, maxAttempts: maxAttempts}
+}
+
+// Apply folds one event into the status.
+func (s *Status) Apply(e supervisor.Event) {
+	switch e.Kind {
+	case supervisor.EvRunStarted:
+		s.started = e.Time
+		s.session = e.Session
+		s.phase = phaseStarting
+	case supervisor.EvAttemptStarted:
+		s.attempt, s.session = e.Attempt, e.Session
+		s.phase = phaseStarting
+		s.messages, s.tools, s.lastLine, s.deadline, s.stopReason, s.next = 0, nil, time.Time{}, time.Time{}, "", ""
+	case supervisor.EvProgress:
+		if s.phase == phaseStarting {
+			s.phase = phaseRunning
+		}
+		s.session = firstNonEmpty(e.Session, s.session)
+		s.messages, s.tools = e.Messages, e.ToolsRunning
+		s.occupancy, s.window, s.cost = e.Occupancy, e.Window, e.CostUSD
+		s.lastLine, s.deadline = e.Time, e.IdleDeadline
+	case supervisor.EvKillSent:
+		s.phase, s.stopReason = phaseStopping, e.Reason
+	case supervisor.EvAttemptEnded:
+		s.phase, s.tools = phaseWaiting, nil
+	case supervisor.EvRetryDecided:
+		s.phase, s.next, s.nextAt = phaseWaiting, e.Action, e.Time.Add(e.Backoff)
+	case supervisor.EvRestart:
+		s.occupancy = 0
+	case supervisor.EvRunFinished:
+		s.phase = phaseIdle
+		if e.CostUSD > 0 {
+			s.cost = e.CostUSD
+		}
+	}
+}
+
+// Visible reports whether there is a status line to draw.
+func (s *Status) Visible() bool { return s.phase != phaseIdle }
+
+// Started is when the run started (zero before run_started).
+func (s *Status) Started() time.Time { return s.started }
+
+// Attempt is the current attempt number.
+func (s *Status) Attempt() int { return s.attempt }
+
+// Line is the status line at now, e.g.
+//
+//	issue-123 · attempt 2/10 · session 5fcbbccf · 4m12s · 38 msgs · running Bash · 63% of 200k · $0.4210 · hang in 25s
+//
+// It is not cut to the terminal's width; "" when nothing is running.
+func (s *Status) Line(now time.Time) string {
+	if !s.Visible() {
+		return ""
+	}
+	parts := []string{s.issue}
+	if s.attempt > 0 {
+		a := fmt.Sprintf("attempt %d", s.attempt)
+		if s.maxAttempts > 0 {
+			a += fmt.Sprintf("/%d", s.maxAttempts)
+		}
+		parts = append(parts, a)
+	}
+	if s.session != "" {
+		parts = append(parts, "session "+ShortSession(s.session))
+	}
+	if !s.started.IsZero() {
+		parts = append(parts, Duration(now.Sub(s.started).Truncate(time.Second)))
+	}
+	switch s.phase {
+	case phaseStarting:
+		parts = append(parts, "starting claude")
+	case phaseRunning:
+		parts = append(parts, plural(s.messages, "msg"))
+		if len(s.tools) > 0 {
+			parts = append(parts, "running "+Clean(strings.Join(s.tools, ", "), 40))
+		}
+	case phaseStopping:
+		parts = append(parts, "stopping ("+s.stopReason+")")
+	case phaseWaiting:
+		if s.next != "" && s.next != "fail" && s.next != "done" {
+			w := s.next
+			if left := s.nextAt.Sub(now); left > 0 {
+				w += " in " + Duration(left.Round(time.Second))
+			}
+			parts = append(parts, w)
+		}
+	}
+	if s.occupancy > 0 {
+		parts = append(parts, Occupancy(s.occupancy, s.window))
+	}
+	if s.cost > 0 {
+		parts = append(parts, Cost(s.cost))
+	}
+	if c := s.countdown(now); c != "" {
+		parts = append(parts, c)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// countdown is "hang in 25s" once the idle limit is close.
+func (s *Status) countdown(now time.Time) string {
+	if s.phase != phaseRunning || s.deadline.IsZero() || s.lastLine.IsZero() {
+		return ""
+	}
+	limit := s.deadline.Sub(s.lastLine)
+	left := s.deadline.Sub(now)
+	if left > countdownWithin && left > limit/countdownFraction {
+		return ""
+	}
+	if left < 0 {
+		left = 0
+	}
+	return "hang in " + Duration(left.Round(time.Second))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

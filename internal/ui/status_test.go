@@ -1,0 +1,106 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/supervisor"
+)
+
+const session = "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"
+
+func TestStatusLine(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	s := NewStatus("issue-123", 10)
+	if s.Visible() || s.Line(t0) != "" {
+		t.Fatalf("a status before the run starts: %q", s.Line(t0))
+	}
+	s.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
+	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: at(time.Second), Attempt: 2, Session: session})
+	if got, want := s.Line(at(2*time.Second)), "issue-123 · attempt 2/10 · session 5fcbbccf · 2s · starting claude"; got != want {
+		t.Errorf("starting:\n got %q\nwant %q", got, want)
+	}
+	progress := supervisor.Event{Kind: supervisor.EvProgress, Time: at(4 * time.Minute), Attempt: 2, Session: session,
+		Messages: 38, ToolsRunning: []string{"Bash"}, Occupancy: 126_000, Window: 200_000, CostUSD: 0.421,
+		IdleDeadline: at(4*time.Minute + 15*time.Minute)}
+	s.Apply(progress)
+	want := "issue-123 · attempt 2/10 · session 5fcbbccf · 4m12s · 38 msgs · running Bash · 63% of 200k · $0.4210"
+	if got := s.Line(at(4*time.Minute + 12*time.Second)); got != want {
+		t.Errorf("running, far from a hang:\n got %q\nwant %q", got, want)
+	}
+	// The last quarter of a 15m limit: the countdown shows.
+	if got := s.Line(at(4*time.Minute + 12*time.Minute)); !strings.HasSuffix(got, " · hang in 3m0s") {
+		t.Errorf("in the last quarter: %q", got)
+	}
+	// A 1m limit: the countdown shows in the last 30s.
+	progress.ToolsRunning, progress.IdleDeadline = nil, at(5*time.Minute)
+	s.Apply(progress)
+	if got := s.Line(at(4*time.Minute + 20*time.Second)); strings.Contains(got, "hang in") || strings.Contains(got, "running") {
+		t.Errorf("40s from a hang, no tool: %q", got)
+	}
+	if got := s.Line(at(4*time.Minute + 35*time.Second)); !strings.HasSuffix(got, " · hang in 25s") {
+		t.Errorf("25s from a hang: %q", got)
+	}
+	s.Apply(supervisor.Event{Kind: supervisor.EvKillSent, Time: at(5 * time.Minute), Reason: "hang"})
+	if got := s.Line(at(5 * time.Minute)); !strings.Contains(got, " · stopping (hang) · ") || strings.Contains(got, "hang in") {
+		t.Errorf("stopping: %q", got)
+	}
+	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptEnded, Time: at(5 * time.Minute)})
+	s.Apply(supervisor.Event{Kind: supervisor.EvRetryDecided, Time: at(5 * time.Minute), Action: "resume", Backoff: 5 * time.Second})
+	if got := s.Line(at(5*time.Minute + time.Second)); !strings.Contains(got, " · resume in 4s") {
+		t.Errorf("waiting to retry: %q", got)
+	}
+	s.Apply(supervisor.Event{Kind: supervisor.EvRunFinished, Time: at(6 * time.Minute), Outcome: "success"})
+	if s.Visible() || s.Line(at(6*time.Minute)) != "" {
+		t.Errorf("a status after the run: %q", s.Line(at(6*time.Minute)))
+	}
+}
+
+func TestEventLines(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
+	st := NewStatus("issue-1", 3)
+	st.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
+	st.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: t0, Attempt: 2})
+	tests := []struct {
+		e    supervisor.Event
+		want string // "" = no line
+	}{
+		{supervisor.Event{Kind: supervisor.EvProgress, Messages: 3}, ""},
+		{supervisor.Event{Kind: supervisor.EvToolFinished, Tool: "Bash"}, ""},
+		{supervisor.Event{Kind: supervisor.EvAttemptStarted, Attempt: 2, Session: session, Resume: true, Pid: 42},
+			"attempt 2: resuming session 5fcbbccf (claude pid 42)"},
+		{supervisor.Event{Kind: supervisor.EvToolStarted, Attempt: 1, Tool: "Bash", ToolInput: "{\"command\":\"ls\n\x1b[31mred\"}"},
+			`attempt 1: Bash: {"command":"ls [31mred"}`},
+		{supervisor.Event{Kind: supervisor.EvHangDetected, Attempt: 1, Reason: "no output for 3m0s", ToolsRunning: []string{"Bash"}},
+			"attempt 1: hang detected: no output for 3m0s while Bash ran"},
+		{supervisor.Event{Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: "hang"}, ""},
+		{supervisor.Event{Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: "crash", Reason: "claude exited 1"},
+			"attempt 1: ended: crash: claude exited 1"},
+		{supervisor.Event{Kind: supervisor.EvRetryDecided, Attempt: 1, Action: "resume", Session: session, Backoff: 5 * time.Second},
+			"attempt 1: will resume session 5fcbbccf in 5s"},
+		{supervisor.Event{Kind: supervisor.EvRetryDecided, Attempt: 1, Action: "done"}, ""},
+		{supervisor.Event{Kind: supervisor.EvCheckpoint, Session: session, Occupancy: 182_000, Window: 200_000},
+			"context at 91% of 200k: asking session 5fcbbccf for a checkpoint before a fresh session"},
+		{supervisor.Event{Kind: supervisor.EvRestart, Continuation: 1, CheckpointBytes: 2100},
+			"context restart 1: a new session continues from the checkpoint (2100 bytes)"},
+		{supervisor.Event{Kind: supervisor.EvRunFinished, Issue: "issue-1", Outcome: "retries exhausted", ExitCode: 3, CostUSD: 0.01, Time: t0.Add(62 * time.Second)},
+			"issue-1 failed: retries exhausted (exit 3) at attempt 2, 1m2s, $0.0100"},
+	}
+	for _, tt := range tests {
+		if tt.e.Time.IsZero() {
+			tt.e.Time = t0
+		}
+		got, ok := EventLine(tt.e, st)
+		if tt.want == "" {
+			if ok {
+				t.Errorf("%s: a line %q, want none", tt.e.Kind, got)
+			}
+			continue
+		}
+		if want := tt.e.Time.Format(time.TimeOnly) + " " + tt.want; got != want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.e.Kind, got, want)
+		}
+	}
+}

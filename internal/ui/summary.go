@@ -1,0 +1,92 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Summary is the Markdown a GitHub Actions job page shows for a run
+// (appended to $GITHUB_STEP_SUMMARY): the outcome, a table of the
+// attempts, the cost and where the transcripts are. Text from the model
+// (the reason) goes in a fenced block; table cells are escaped.
+func Summary(r Report) string {
+	var b strings.Builder
+	mark := "✅"
+	what := "succeeded"
+	if r.ExitCode != 0 {
+		mark, what = "❌", "failed: "+r.Outcome
+	}
+	fmt.Fprintf(&b, "### %s malarun %s %s (exit %d)\n\n", mark, code(r.Issue), what, r.ExitCode)
+	b.WriteString("| | |\n| --- | --- |\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
+	row("outcome", fmt.Sprintf("%s, exit code %d", code(r.Outcome), r.ExitCode))
+	row("attempts", fmt.Sprintf("%d (%s, %s)", r.AttemptsTotal,
+		plural(len(r.Sessions), "session"), plural(r.Continuations, "context restart")))
+	row("cost", Cost(r.CostUSD))
+	row("duration", Duration(time.Duration(r.DurationMS)*time.Millisecond))
+	row("tokens", fmt.Sprintf("%s input, %s output, %s cache write, %s cache read",
+		Tokens(r.Tokens.Input), Tokens(r.Tokens.Output), Tokens(r.Tokens.CacheCreationInput), Tokens(r.Tokens.CacheReadInput)))
+	if r.RunDir != "" {
+		row("transcripts", code(r.RunDir+"/"))
+	}
+	if r.Record != "" {
+		row("record", code(r.Record))
+	}
+	if len(r.Attempts) > 0 {
+		b.WriteString("\n| attempt | session | started (UTC) | took | ended | outcome | cost |\n")
+		b.WriteString("| ---: | --- | --- | ---: | --- | --- | ---: |\n")
+		for _, a := range r.Attempts {
+			session := code(ShortSession(a.Session))
+			switch {
+			case a.Purpose == "checkpoint":
+				session += " (checkpoint)"
+			case a.Resume:
+				session += " (resumed)"
+			}
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", a.N, session, a.Start.UTC().Format(time.TimeOnly),
+				Duration(time.Duration(a.DurationMS)*time.Millisecond), cell(a.Ended), cell(a.Outcome), Cost(a.CostUSD))
+		}
+	}
+	if r.Reason != "" {
+		b.WriteString("\n**Reason**\n\n" + fenced(r.Reason))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// cell makes s safe inside a table cell: one line, no column breaks.
+func cell(s string) string {
+	return strings.ReplaceAll(Clean(s, 200), "|", `\|`)
+}
+
+// code is s as inline code, with a fence of backticks longer than any run
+// inside it.
+func code(s string) string {
+	s = Clean(s, 0)
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	// In a table, even a pipe inside code ends the cell unless escaped.
+	return fence + strings.ReplaceAll(s, "|", `\|`) + fence
+}
+
+// fenced is s in a fenced code block whose fence no line of s can close.
+func fenced(s string) string {
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}
+
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
