@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
@@ -99,20 +97,11 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 		r.Attempts = append(r.Attempts, Attempt{
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
-			CostUSD: a.CostUSD, Transcript: transcript(rep.RunDir, a.N),
+			CostUSD: a.CostUSD, Transcript: a.Transcript,
 		})
 	}
 	if r.AttemptsTotal < len(r.Attempts) {
 		r.AttemptsTotal = len(r.Attempts)
 	}
 	return r
-}
-
-// transcript is where the supervisor keeps attempt n's stdout (its
-// AttemptReport does not say).
-func transcript(runDir string, n int) string {
-	if runDir == "" {
-		return ""
-	}
-	return filepath.Join(runDir, fmt.Sprintf("attempt-%d.jsonl", n))
 }
