@@ -19,7 +19,8 @@ func sampleReport() Report {
 		Started: t0, Duration: 4*time.Minute + 12*time.Second,
 		History: []supervisor.AttemptReport{
 			{N: 1, Session: session, Purpose: "work", Start: t0, End: t0.Add(3 * time.Minute), Ended: "hang", Outcome: "hang", Reason: "no output | for 3m0s"},
-			{N: 2, Session: session, Resume: true, Purpose: "work", Start: t0.Add(3 * time.Minute), End: t0.Add(4 * time.Minute), Ended: "exited", Outcome: "success", CostUSD: 0.0105},
+			{N: 2, Session: session, Resume: true, Purpose: "work", Start: t0.Add(3 * time.Minute), End: t0.Add(4 * time.Minute), Ended: "exited", Outcome: "success", CostUSD: 0.0105,
+				Transcript: "/state/issue-123/runs/r1/attempt-2.jsonl"},
 		},
 	}
 	return NewReport(rep, Ending{Issue: "issue-123", Outcome: "success"})
