@@ -23,6 +23,11 @@ e2e-deps:
 		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
 	$(CLAUDE_CODE_DIR)/node_modules/.bin/claude --version
 
+# Measures malarun against the goals of issue 8 and prints the tables that
+# BENCHMARKS.md records (about 6 minutes; needs make e2e-deps for the real CLI).
+bench:
+	@scripts/bench.sh
+
 fuzz:
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./internal/stream/
 

@@ -92,16 +92,24 @@ func (j *Journal) Load() (r Record, ok bool, err error) {
 // Save writes the record atomically and durably: a temporary file, fsync,
 // rename over the old record, fsync of the folder. A reader sees the old
 // record or the new one, never half of one, even after a crash.
-func (j *Journal) Save(r Record) error {
+func (j *Journal) Save(r Record) error { return j.save(r, true) }
+
+// SaveQuick writes the record atomically but without fsync: it survives
+// malarun's own death (the kernel has the data), not a machine crash. For
+// frequent small updates (the tool calls in flight), where an fsync per
+// tool call would cost more than the update is worth.
+func (j *Journal) SaveQuick(r Record) error { return j.save(r, false) }
+
+func (j *Journal) save(r Record, durable bool) error {
 	r.Version = recordVersion
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(j.dir, RecordFile, append(data, '\n'))
+	return writeAtomic(j.dir, RecordFile, append(data, '\n'), durable)
 }
 
-func writeAtomic(dir, name string, data []byte) error {
+func writeAtomic(dir, name string, data []byte, durable bool) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("save %s: %w", name, err)
@@ -117,8 +125,10 @@ func writeAtomic(dir, name string, data []byte) error {
 	if _, err := tmp.Write(data); err != nil {
 		return clean(err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return clean(err)
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			return clean(err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return clean(err)
@@ -126,6 +136,9 @@ func writeAtomic(dir, name string, data []byte) error {
 	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("save %s: %w", filepath.Join(dir, name), err)
+	}
+	if !durable {
+		return nil
 	}
 	d, err := os.Open(dir)
 	if err != nil {

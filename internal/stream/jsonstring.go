@@ -28,6 +28,7 @@ func (d *Decoder) scanString(dst *capBuf, raw bool) bool {
 			if dst == nil && buf[i] == '\\' {
 				if n := escapeLen(buf[i:]); n > 0 {
 					i += n
+					i += plainRun(buf[i:]) // back to 8 bytes at a time
 					continue
 				}
 			}

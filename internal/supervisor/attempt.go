@@ -148,7 +148,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		p.Stop(r.cfg.KillGrace, r.hurry)
 		return nil, fmt.Errorf("follow %s: %w", res.stdoutPath, err)
 	}
-	defer follower.Close()
+	// Closed in the background: tearing down an inotify instance can take
+	// 10-20 ms in the kernel, time the run's end need not wait for.
+	defer func() { go follower.Close() }()
 	events := make(chan stream.Event, 64)
 	readErr := make(chan error, 1)
 	go decodeInto(follower, events, readErr)

@@ -44,7 +44,8 @@ func (r *runner) recordRunning(outstanding []stream.ToolUse) {
 		return
 	}
 	r.rec.Running = calls
-	if err := r.save(); err != nil {
+	r.rec.UpdatedAt = time.Now()
+	if err := r.journal.SaveQuick(r.rec); err != nil {
 		r.log.Error().Err(err).Msg("could not record the running tool calls")
 	}
 }

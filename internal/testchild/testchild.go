@@ -204,8 +204,14 @@ func run(behaviour string) int {
 	return 99
 }
 
-// block waits forever without spinning; only a signal ends it.
-func block() { select {} }
+// block waits forever without spinning; only a signal ends it. Not
+// `select {}`: with no other goroutine the runtime would call that a
+// deadlock and exit (the race detector's own goroutines hide it under -race).
+func block() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
 
 func transcript() []string {
 	path := os.Getenv(EnvTranscript)
