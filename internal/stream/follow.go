@@ -31,7 +31,8 @@ type Follower struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	draining bool // exited was seen: read to the true end, then io.EOF
+	draining bool        // exited was seen: read to the true end, then io.EOF
+	retired  atomic.Bool // the inotify instance is being released early
 }
 
 // Follow opens path for reading. exited must be closed once the writer is
@@ -102,8 +103,19 @@ func (f *Follower) Read(p []byte) (int, error) {
 			// Whatever the writer wrote is in the file now: one more
 			// pass to the end, and that end is final.
 			f.draining = true
+			f.retireWatcher()
 		case <-f.changed:
 		}
+	}
+}
+
+// retireWatcher releases the inotify instance once no more changes matter.
+// In the background: the kernel can take 10-20 ms to tear an instance down,
+// and this way that overlaps the rest of the run's end instead of adding to
+// it (a process that exits with the instance open pays the same wait).
+func (f *Follower) retireWatcher() {
+	if f.watcher != nil && !f.retired.Swap(true) {
+		go f.watcher.Close()
 	}
 }
 
@@ -112,7 +124,7 @@ func (f *Follower) Read(p []byte) (int, error) {
 func (f *Follower) Close() error {
 	f.closeOnce.Do(func() {
 		close(f.done)
-		if f.watcher != nil {
+		if f.watcher != nil && !f.retired.Swap(true) {
 			f.watcher.Close() // unblocks the watch goroutine's Read
 		}
 		f.wg.Wait()
@@ -128,6 +140,9 @@ func (f *Follower) watch() {
 	buf := make([]byte, 4096) // room for many events: a file watch has no names
 	for {
 		if _, err := f.watcher.Read(buf); err != nil {
+			if f.retired.Load() {
+				return // released on purpose: the writer has exited
+			}
 			select {
 			case <-f.done:
 				return

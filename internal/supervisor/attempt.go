@@ -148,9 +148,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		p.Stop(r.cfg.KillGrace, r.hurry)
 		return nil, fmt.Errorf("follow %s: %w", res.stdoutPath, err)
 	}
-	// Closed in the background: tearing down an inotify instance can take
-	// 10-20 ms in the kernel, time the run's end need not wait for.
-	defer func() { go follower.Close() }()
+	// The follower releases its inotify instance itself, in the background,
+	// as soon as the CLI has exited (see Follower.Read).
+	defer follower.Close()
 	events := make(chan stream.Event, 64)
 	readErr := make(chan error, 1)
 	go decodeInto(follower, events, readErr)
