@@ -330,3 +330,28 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// malarun dies during its first attempt, after a Bash call: the record
+// already says so, so when the session turns out not to be resumable the
+// next malarun refuses a fresh start (exit 4) instead of repeating it.
+func TestReclaimKnowsTheDeadRunsSideEffects(t *testing.T) {
+	f := newFakeRun(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+writeLines(t, testchild.InitLine, testchild.ToolLine),
+		testchild.EnvResumed+"=../testdata/transcripts/resume-not-found.jsonl", testchild.EnvExit+"=1")
+	cmd, _ := f.startAndWait(1, `"name":"Bash"`)
+	// The record is written as the line is read: wait for it, then kill.
+	rec := filepath.Join(f.state, "issue-7", "record.json")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile(rec); bytes.Contains(b, []byte(`"Bash": 1`)) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	code, out := f.run()
+	if code != 4 || !strings.Contains(out, "side effects (Bash)") {
+		t.Errorf("exit %d, want 4 naming Bash\n%s", code, out)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,7 +54,7 @@ func Acquire(stateDir, issue, holder string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the lock: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := lockBriefly(f); err != nil {
 		b := make([]byte, 512)
 		n, _ := f.ReadAt(b, 0)
 		f.Close()
@@ -66,6 +67,19 @@ func Acquire(stateDir, issue, holder string) (*Journal, error) {
 		_, _ = f.WriteAt([]byte(holder+"\n"), 0)
 	}
 	return &Journal{dir: dir, lock: f}, nil
+}
+
+// lockBriefly takes the lock without waiting for a run that holds it, but
+// lets a moment's shared lock pass: `malarun status` probes with one.
+func lockBriefly(f *os.File) error {
+	var err error
+	for range 10 {
+		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return err
 }
 
 // Release drops the lock.

@@ -46,6 +46,30 @@ func FindMarked(env string) []Ref {
 	return out
 }
 
+// EndMarked ends every process carrying env, looking again until none is
+// left (a leftover can fork while it is being ended) or maxKillTime has
+// passed, plus refs. It returns what it found in all.
+func EndMarked(env string, refs []Ref, grace time.Duration) (found int, left []Ref) {
+	until := time.Now().Add(grace + maxKillTime)
+	for {
+		var batch []Ref
+		for _, r := range append(FindMarked(env), refs...) {
+			if Alive(r.Pid, r.StartTime) {
+				batch = append(batch, r)
+			}
+		}
+		refs = nil
+		found += len(batch)
+		if len(batch) == 0 {
+			return found, nil
+		}
+		left = EndRefs(batch, grace)
+		if time.Now().After(until) {
+			return found, left
+		}
+	}
+}
+
 // EndRefs ends processes that are not malarun's children (left by a
 // malarun that died): SIGTERM and SIGCONT to each one still alive under its
 // recorded start time, up to grace for them to exit, then SIGKILL. It

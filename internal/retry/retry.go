@@ -168,6 +168,21 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 	if fail, ok := final(o.Kind); ok && (!checkpointing || stopsCheckpoint(o.Kind)) {
 		return s, Action{Kind: Fail, Failure: fail, Reason: o.Reason}
 	}
+	if o.Kind == ContextFull && !s.SessionTalked && !checkpointing {
+		return s, Action{Kind: Fail, Failure: Fatal, Reason: o.Reason +
+			" (on the first exchange of a session: a fresh session cannot help; shorten the prompt)"}
+	}
+	if o.Kind != Success || checkpointing {
+		// Every way on starts another attempt: the caps apply to all of them.
+		if p.MaxCostUSD > 0 && s.CostUSD >= p.MaxCostUSD {
+			return s, Action{Kind: Fail, Failure: Budget, Reason: fmt.Sprintf(
+				"the run has cost $%.4f, at or above max_cost_usd $%.4f", s.CostUSD, p.MaxCostUSD)}
+		}
+		if s.Attempts >= p.MaxAttempts {
+			return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(
+				"%d attempts, the most max_attempts allows; last: %s", s.Attempts, s.LastReason)}
+		}
+	}
 	switch {
 	case checkpointing && o.Kind == Success:
 		return s.restart(p, Continue, "the checkpoint is written")
@@ -185,26 +200,13 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 		s.Checkpointing = true
 		return s, Action{Kind: Checkpoint, SessionID: s.SessionID, Reason: o.Reason}
 	case o.Kind == ContextFull:
-		if !s.SessionTalked {
-			return s, Action{Kind: Fail, Failure: Fatal, Reason: o.Reason +
-				" (on the first exchange of a session: a fresh session cannot help; shorten the prompt)"}
-		}
 		return s.restart(p, Fallback, o.Reason)
 	}
-	if p.MaxCostUSD > 0 && s.CostUSD >= p.MaxCostUSD {
-		return s, Action{Kind: Fail, Failure: Budget, Reason: fmt.Sprintf(
-			"the run has cost $%.4f, at or above max_cost_usd $%.4f", s.CostUSD, p.MaxCostUSD)}
-	}
-
 	// A hang, a crash, or a session that cannot be resumed: retry if allowed.
 	if o.Progress && o.Kind != ResumeNotFound {
 		s.IdleRetries = 0
 	} else {
 		s.IdleRetries++
-	}
-	if s.Attempts >= p.MaxAttempts {
-		return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(
-			"%d attempts, the most max_attempts allows; last: %s", s.Attempts, s.LastReason)}
 	}
 	if s.IdleRetries > p.MaxIdleRetries {
 		return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(

@@ -139,6 +139,15 @@ func TestNext(t *testing.T) {
 			{o: Outcome{Kind: Crash, SessionID: "s-2", Progress: true, ToolCalls: []ToolCall{bash}}, kind: Resume},
 			{o: Outcome{Kind: ResumeNotFound, SessionID: "s-2"}, kind: Continue, reason: "continuing from the last checkpoint"},
 		}},
+		{"max_attempts also caps context restarts", func(p *Policy) { p.MaxAttempts = 3 }, []step{
+			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
+			{o: Outcome{Kind: Success, SessionID: sid}, kind: Continue},
+			{o: Outcome{Kind: ContextFull, SessionID: "s-2", Progress: true}, kind: Fail, failure: RetriesExhausted, reason: "3 attempts"},
+		}},
+		{"the budget also stops a checkpoint and a continuation", func(p *Policy) { p.MaxCostUSD = 1 }, []step{
+			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true, CostUSD: 0.5}, kind: Checkpoint},
+			{o: Outcome{Kind: Success, SessionID: sid, CostUSD: 0.6}, kind: Fail, failure: Budget},
+		}},
 		{"429 after the CLI's retries: exit 75", nil, []step{
 			{o: Outcome{Kind: RateLimit, SessionID: sid, Reason: "resets at 14:00"}, kind: Fail, failure: RateLimited, reason: "resets at 14:00"},
 		}},

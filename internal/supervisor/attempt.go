@@ -211,15 +211,14 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			live.observe(ev, now)
 			idle.Reset(live.deadline.Sub(now))
 			r.emitLine(spec, res, live, ev)
-			if len(ev.ToolUses) > 0 || len(ev.ToolResults) > 0 {
-				r.recordRunning(live.outstanding)
-			}
+			r.recordProgress(ev, live.outstanding)
 			switch {
 			case res.log.authRetry != nil:
 				stop(endAuth, r.cfg.KillGrace)
-			case pressure && len(live.outstanding) == 0 && ev.Type != "result":
-				// A safe point: no tool call is running, so nothing is cut
-				// off. (After a result line the attempt is over anyway.)
+			case pressure && len(live.outstanding) == 0 && len(ev.ToolResults) > 0:
+				// A safe point: the last tool result is in, so nothing is
+				// cut off, and the agent is about to send its next request.
+				// (After a text-only message the turn is ending: let it end.)
 				occ, window := r.monitor.Occupancy(), r.windowTokens()
 				log.Info().Int64("occupancy", occ).Int64("window", window).Msg("context nearly full; stopping at a safe point to checkpoint")
 				stop(endPressure, r.cfg.KillGrace)

@@ -35,8 +35,8 @@ func contextHarness(t *testing.T, env ...string) *harness {
 // At 92% the attempt is stopped, the session is asked for a checkpoint,
 // and a new session starts with it.
 func TestContextPressureCheckpointsAndContinues(t *testing.T) {
-	h := contextHarness(t, testchild.EnvLines+"=2",
-		testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, assistantWith(184000, "working")),
+	h := contextHarness(t, testchild.EnvLines+"=3",
+		testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, toolWith(184000), testchild.ToolDone),
 		testchild.EnvResumed+"="+transcriptFile(t, sonnetInit,
 			assistantWith(186000, "<checkpoint>Goal: fix the bug</checkpoint>"),
 			resultText("```xml\n<checkpoint>\nGoal: fix the bug\nRemaining: tests\n</checkpoint>\n```")))
@@ -64,6 +64,18 @@ func TestContextPressureCheckpointsAndContinues(t *testing.T) {
 		if !strings.Contains(logs, want) {
 			t.Errorf("log lacks %s", want)
 		}
+	}
+}
+
+// Over the threshold on the last, text-only message: the turn is ending,
+// so it is left to end (no checkpoint for finished work).
+func TestContextPressureOnTheFinalMessageLetsTheRunFinish(t *testing.T) {
+	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, assistantWith(190000, "done"), resultText("done")))
+	if _, err, _ := h.run(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.attempts()); n != 1 {
+		t.Errorf("%d attempts: finished work was checkpointed", n)
 	}
 }
 
@@ -98,8 +110,8 @@ func TestPromptTooLongMidSessionFallsBack(t *testing.T) {
 
 // The checkpoint request itself hangs: handled as a hang, then the fallback.
 func TestCheckpointRequestHangFallsBack(t *testing.T) {
-	h := contextHarness(t, testchild.EnvLines+"=2",
-		testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, assistantWith(190000, "working")),
+	h := contextHarness(t, testchild.EnvLines+"=3",
+		testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, toolWith(190000), testchild.ToolDone),
 		testchild.EnvResumed+"="+transcripts+"hang-after-init.jsonl")
 	h.cfg.IdleTimeout = 500 * time.Millisecond
 	// The resumed (checkpoint) attempt replays a transcript and exits
@@ -116,8 +128,8 @@ func TestCheckpointRequestHangFallsBack(t *testing.T) {
 
 // The context fills up again after the allowed continuations: exit 5.
 func TestMaxContinuationsExhausted(t *testing.T) {
-	full := transcriptFile(t, sonnetInit, assistantWith(190000, "working"))
-	h := contextHarness(t, testchild.EnvLines+"=2", testchild.EnvTranscript+"="+full,
+	full := transcriptFile(t, sonnetInit, toolWith(190000), testchild.ToolDone)
+	h := contextHarness(t, testchild.EnvLines+"=3", testchild.EnvTranscript+"="+full,
 		testchild.EnvResumed+"="+transcriptFile(t, sonnetInit, resultText("<checkpoint>G</checkpoint>")),
 		testchild.EnvContinued+"="+full)
 	h.cfg.MaxContinuations = 1

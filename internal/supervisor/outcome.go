@@ -31,6 +31,10 @@ func outcomeOf(a *attemptResult) retry.Outcome {
 }
 
 func kindOf(a *attemptResult) (retry.Kind, string) {
+	if a.succeeded() {
+		// The work is done, whatever stopped the process after it said so.
+		return retry.Success, "claude reported success"
+	}
 	switch a.ending {
 	case endInterrupted:
 		return retry.Interrupted, "malarun was asked to stop; the run can be resumed"

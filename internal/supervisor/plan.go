@@ -36,6 +36,11 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 	if err != nil && !r.cfg.Reset {
 		return nil, &RunError{Kind: ErrConfig, Detail: err.Error()}
 	}
+	if exists && old.Status == journal.Processing {
+		// Its malarun died: whatever comes next (a reclaim, --reset, or
+		// poison), what it left running must not go on beside it.
+		r.endLeftovers(old)
+	}
 	if r.cfg.Reset && exists {
 		r.log.Warn().Str("status", string(old.Status)).Bool("poisoned", old.Poisoned).Msg("--reset: starting the issue over; earlier runs stay on disk")
 		old.Poisoned, old.Status = false, journal.Failed
@@ -78,6 +83,11 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 		// The lock was free: the malarun that wrote "processing" died.
 		p.reclaimed = true
 		p.rec.Reclaims++
+		// Counted before anything else happens: a malarun that dies while
+		// reclaiming is one more death.
+		if err := j.Save(p.rec); err != nil {
+			return nil, fmt.Errorf("record the reclaim: %w", err)
+		}
 		if p.rec.Reclaims > r.cfg.MaxReclaims {
 			p.rec.Poisoned, p.rec.Status = true, journal.Failed
 			p.rec.Reason = fmt.Sprintf("malarun died during this run %d times in a row (max_reclaims %d)", p.rec.Reclaims, r.cfg.MaxReclaims)
@@ -88,7 +98,6 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 			return nil, &RunError{Kind: ErrPoisoned, Detail: p.rec.Reason + "; run with --reset to try again"}
 		}
 	}
-	r.endLeftovers(rec)
 	if b, err := os.ReadFile(p.prompt); err == nil && !bytes.Equal(b, r.cfg.Prompt) {
 		r.log.Warn().Str("recorded_prompt", p.prompt).Msg("the prompt differs from the one this run started with; continuing the recorded run with its own prompt (--reset starts over)")
 	}
@@ -114,15 +123,14 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 // endLeftovers ends what a dead malarun's run left running: its recorded
 // processes (checked by start time) and anything carrying the run's marker.
 func (r *runner) endLeftovers(rec journal.Record) {
-	refs := proc.FindMarked(markerEnv + "=" + rec.Marker)
+	var refs []proc.Ref
 	for _, t := range rec.Tree {
 		refs = append(refs, proc.Ref{Pid: t.Pid, StartTime: t.StartTime})
 	}
-	if len(refs) == 0 {
-		return
+	found, left := proc.EndMarked(markerEnv+"="+rec.Marker, refs, r.cfg.KillGrace)
+	if found > 0 {
+		r.log.Info().Int("found", found).Int("left", len(left)).Msg("ended the processes a previous malarun left running")
 	}
-	left := proc.EndRefs(refs, r.cfg.KillGrace)
-	r.log.Info().Int("found", len(refs)).Int("left", len(left)).Msg("ended the processes a previous malarun left running")
 }
 
 // nextAttempt is the first attempt number whose transcript does not exist:

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 func (r *runner) save() error {
 	r.rec.UpdatedAt = time.Now()
 	if err := r.journal.Save(r.rec); err != nil {
-		return &RunError{Kind: ErrConfig, Detail: err.Error()}
+		return fmt.Errorf("record the run: %w", err) // malarun's own trouble: exit 1
 	}
 	return nil
 }
@@ -37,16 +38,34 @@ func (r *runner) recordAttemptStart(spec attemptSpec, p *proc.Process) error {
 	return r.save()
 }
 
-// recordRunning notes the tool calls in flight, when they change.
-func (r *runner) recordRunning(outstanding []stream.ToolUse) {
-	calls := toolCalls(outstanding)
-	if sameCalls(calls, r.rec.Running) {
+// recordProgress notes, as they happen, what a later malarun needs if
+// this one dies mid-attempt: that the session has talked (so it is worth
+// resuming), the tool calls with side effects (so a fresh start is known to
+// be unsafe), and the tool calls in flight (so the resume prompt names them).
+// Without fsync: frequent, and only malarun's own death must be survived.
+func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse) {
+	changed := false
+	if ev.Type == "assistant" && ev.Model != "<synthetic>" && !r.rec.SessionTalked {
+		r.rec.SessionTalked, changed = true, true
+	}
+	for _, tu := range ev.ToolUses {
+		if !r.sideEffectFree[tu.Name] {
+			if r.rec.SideEffects == nil {
+				r.rec.SideEffects = map[string]int{}
+			}
+			r.rec.SideEffects[tu.Name]++
+			changed = true
+		}
+	}
+	if calls := toolCalls(outstanding); !sameCalls(calls, r.rec.Running) {
+		r.rec.Running, changed = calls, true
+	}
+	if !changed {
 		return
 	}
-	r.rec.Running = calls
 	r.rec.UpdatedAt = time.Now()
 	if err := r.journal.SaveQuick(r.rec); err != nil {
-		r.log.Error().Err(err).Msg("could not record the running tool calls")
+		r.log.Error().Err(err).Msg("could not record the attempt's progress")
 	}
 }
 
@@ -71,7 +90,7 @@ func (r *runner) recordDecision(s retry.State, res *attemptResult) error {
 	r.rec.Continuations = s.Continuations
 	r.rec.TotalCostUSD += s.CostUSD - r.rec.CostUSD
 	r.rec.CostUSD = s.CostUSD
-	r.rec.Checkpoint = r.checkpoint
+	r.rec.Checkpoint = r.checkpoint // cleared by a fallback, see loop
 	r.rec.Tree = nil
 	r.rec.Running = toolCalls(res.cutOff)
 	return r.save()

@@ -252,3 +252,21 @@ func TestSignalWhileStoppingAHangIsNotRetried(t *testing.T) {
 		t.Errorf("took %v", took)
 	}
 }
+
+// A signal after a success result, while the CLI lingers: still a success.
+func TestSignalAfterSuccessResultKeepsTheSuccess(t *testing.T) {
+	h := newHarness(t, testchild.Linger)
+	h.cfg.ResultExitTimeout = time.Hour
+	h.cfg.ShutdownGrace = 200 * time.Millisecond
+	go func() {
+		waitForTranscriptLine(h.t, h.cfg.StateDir, `"type":"result"`)
+		waitForLog(h, `"message":"result"`)
+		h.signals <- syscall.SIGTERM
+	}()
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("err = %v, want success", err)
+	}
+	if h.stdout.String() != "All done.\n" {
+		t.Errorf("stdout %q", h.stdout.String())
+	}
+}

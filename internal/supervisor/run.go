@@ -57,7 +57,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	r := &runner{
 		cfg: cfg, log: deps.Log.With().Str("issue", cfg.IssueID).Logger(), spawner: deps.Spawner, signals: deps.Signals,
 		ctxDone: ctx.Done(), hurry: make(chan struct{}), exitCodeOf: deps.ExitCode, observe: deps.Observer,
-		monitor: ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
+		monitor:        ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
+		sideEffectFree: cfg.retryPolicy().SideEffectFree,
 	}
 	host, _ := os.Hostname()
 	r.journal, err = journal.Acquire(cfg.StateDir, cfg.IssueID, journal.Holder(os.Getpid(), host, started.UTC().Format(time.RFC3339)))
@@ -146,8 +147,14 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		}
 	}
 	for {
+		if err := r.mayStart(deadline); err != nil {
+			return rep, err
+		}
 		if cfg.MaxCostUSD > 0 {
 			spec.budgetUSD = cfg.MaxCostUSD - state.CostUSD
+			if spec.budgetUSD <= 0 {
+				return rep, &RunError{Kind: ErrBudget, Detail: fmt.Sprintf("the run has cost $%.4f, at or above max_cost_usd $%.4f", state.CostUSD, cfg.MaxCostUSD)}
+			}
 		}
 		r.costBefore = state.CostUSD
 		res, err := r.runAttempt(spec)
@@ -173,8 +180,11 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		}
 		r.emit(Event{Kind: EvAttemptEnded, Attempt: spec.n, Session: outcome.SessionID, Outcome: outcome.Kind.String(), Reason: outcome.Reason, ExitCode: res.exit.Code})
 		r.emit(Event{Kind: EvRetryDecided, Attempt: spec.n, Session: action.SessionID, Action: action.Kind.String(), Reason: action.Reason, Backoff: action.Backoff})
-		if action.Kind == retry.Continue && spec.checkpoint {
+		switch {
+		case action.Kind == retry.Continue && spec.checkpoint:
 			r.checkpoint = ctxpressure.ExtractCheckpoint(lastReply(res))
+		case action.Kind == retry.Fallback:
+			r.checkpoint = "" // the new session starts from the task, not an older checkpoint
 		}
 		if err := r.recordDecision(state, res); err != nil {
 			return rep, err
@@ -207,11 +217,11 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 			r.emit(Event{Kind: EvCheckpoint, Attempt: next.n, Session: next.sessionID, Occupancy: r.monitor.Occupancy(), Window: r.windowTokens()})
 		case retry.Continue, retry.Fallback:
 			next.sessionID = newSessionID()
+			// An empty checkpoint would seed a session that knows nothing:
+			// the fallback prompt carries the task instead.
 			t = tmpl.fallback
-			if action.Kind == retry.Continue {
+			if action.Kind == retry.Continue && r.checkpoint != "" {
 				t = tmpl.continuation
-			} else {
-				data.Checkpoint = ""
 			}
 			r.logRestart(state.Continuations, action, data.Checkpoint)
 			r.monitor.NewSession()

@@ -28,6 +28,8 @@ type runner struct {
 	exitCodeOf func(error) int
 	observe    func(Event)
 	costBefore float64 // the run's cost before the current attempt
+	// sideEffectFree is the set of side_effect_free_tools.
+	sideEffectFree map[string]bool
 
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once
@@ -57,6 +59,24 @@ func (r *runner) hurryNow(why string) {
 		r.log.Warn().Str("why", why).Msg("killing the process tree now")
 		close(r.hurry)
 	})
+}
+
+// mayStart says whether another claude may be started: not once malarun
+// has been asked to stop, nor past the session deadline (both can pass
+// while a tree is being killed, and a backoff of 0 does not look).
+func (r *runner) mayStart(deadline time.Time) error {
+	select {
+	case sig := <-r.signals:
+		r.interrupt(sig)
+	default:
+	}
+	if r.interrupted != nil {
+		return &RunError{Kind: ErrInterrupted, Signal: r.interrupted, Detail: "stopped before the next attempt; the run can be resumed"}
+	}
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		return &RunError{Kind: ErrSessionTimeout, Detail: "session_timeout elapsed before the next attempt"}
+	}
+	return nil
 }
 
 // backoff waits before the next attempt. A signal or the session deadline
