@@ -85,6 +85,9 @@ func claudeArgs(cfg Config, spec attemptSpec) []string {
 	return append(args, cfg.ExtraArgs...)
 }
 
+// stuckExitWait bounds the wait for a CLI that SIGKILL could not end.
+const stuckExitWait = 5 * time.Second
+
 // succeeded reports whether the attempt printed a successful result.
 func (res *attemptResult) succeeded() bool {
 	r := res.log.result
@@ -262,12 +265,24 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			if res.ending != endExited || rep.Termed+rep.Killed > 0 {
 				r.emit(Event{Kind: EvTreeGone, Attempt: spec.n, Session: res.log.sessionID, Termed: rep.Termed, Killed: rep.Killed, Took: rep.Duration})
 			}
+			if len(rep.Left) > 0 {
+				// SIGKILL did not end them (stuck in the kernel, e.g. on a
+				// dead network file system). If the CLI is among them its
+				// stream never ends: stop reading rather than wait forever.
+				log.Error().Ints("pids", rep.Left).Msg("processes survived SIGKILL; giving up on them")
+				follower.Close()
+			}
 		}
 	}
 	if err := <-readErr; err != nil {
 		log.Error().Err(err).Msg("reading the stream")
 	}
-	res.exit = p.Exit()
+	select {
+	case <-p.Done():
+		res.exit = p.Exit()
+	case <-time.After(stuckExitWait):
+		res.exit = proc.Exit{Code: -1, Err: errors.New("claude did not exit after SIGKILL")}
+	}
 	res.ended = time.Now()
 	if r.interrupted != nil && res.ending != endInterrupted && !res.succeeded() {
 		// A signal came while the tree was being stopped for another
