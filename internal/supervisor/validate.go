@@ -33,10 +33,13 @@ func ValidateIssueID(id string) error {
 
 // ownedFlags define the protocol between malarun and the CLI; a user who sets
 // one would break the stream malarun reads or the session it resumes.
-var ownedFlags = []string{
-	"-p", "--print", "--output-format", "--input-format", "--verbose",
-	"--resume", "-r", "--continue", "-c", "--session-id", "--fork-session",
-	"--include-partial-messages",
+// A function, not a package variable: no mutable package state.
+func ownedFlags() []string {
+	return []string{
+		"-p", "--print", "--output-format", "--input-format", "--verbose",
+		"--resume", "-r", "--continue", "-c", "--session-id", "--fork-session",
+		"--include-partial-messages",
+	}
 }
 
 // CheckExtraArgs refuses extra CLI arguments that set a flag malarun owns,
@@ -49,7 +52,7 @@ func CheckExtraArgs(args []string) error {
 			return fmt.Errorf("extra claude argument %q: malarun sends the prompt on stdin; do not pass positional prompt text", a)
 		}
 		name, _, _ := strings.Cut(a, "=")
-		for _, f := range ownedFlags {
+		for _, f := range ownedFlags() {
 			if name == f {
 				return fmt.Errorf("extra claude argument %q sets %s, which malarun owns (it defines the stream and the session malarun supervises)", a, f)
 			}
