@@ -17,8 +17,7 @@ const (
 
 // exitRow is one line of the exit code contract. kinds are matched with
 // errors.Is, in table order; success, usage errors of the command line and
-// the signal of an interruption are matched by exitCodeFor itself; rows
-// marked (future) are not produced yet.
+// the signal of an interruption are matched by exitCodeFor itself.
 type exitRow struct {
 	code  int
 	kinds []error
