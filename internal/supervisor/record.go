@@ -81,8 +81,9 @@ func sameCalls(a, b []retry.ToolCall) bool {
 	return true
 }
 
-// recordDecision folds an attempt and the retry machine's state into the record.
-func (r *runner) recordDecision(s retry.State, res *attemptResult) error {
+// recordDecision folds an attempt and the retry machine's state into the
+// record; the caller saves it.
+func (r *runner) recordDecision(s retry.State, res *attemptResult) {
 	r.rec.Attempts = s.Attempts
 	r.rec.SessionID = s.SessionID
 	r.rec.SessionTalked = s.SessionTalked
@@ -93,7 +94,6 @@ func (r *runner) recordDecision(s retry.State, res *attemptResult) error {
 	r.rec.Checkpoint = r.checkpoint // cleared by a fallback, see loop
 	r.rec.Tree = nil
 	r.rec.Running = toolCalls(res.cutOff)
-	return r.save()
 }
 
 // finishRecord records how the run ended. An interrupted run stays

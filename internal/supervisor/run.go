@@ -186,8 +186,12 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		case action.Kind == retry.Fallback:
 			r.checkpoint = "" // the new session starts from the task, not an older checkpoint
 		}
-		if err := r.recordDecision(state, res); err != nil {
-			return rep, err
+		r.recordDecision(state, res)
+		if action.Kind != retry.Done && action.Kind != retry.Fail {
+			// A run that ends here is saved once, by finishRecord.
+			if err := r.save(); err != nil {
+				return rep, err
+			}
 		}
 
 		switch action.Kind {
