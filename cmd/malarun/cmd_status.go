@@ -12,6 +12,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/ui"
 )
 
 // statusOptions is what `malarun status` needs.
@@ -129,7 +130,7 @@ func printStatusTable(w io.Writer, entries []journal.Entry) error {
 	for _, e := range entries {
 		r := e.Record
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.4f\t%s\t%s\n", e.Issue, statusWord(e), r.Attempts, r.Reclaims,
-			short(r.SessionID), r.TotalCostUSD, r.UpdatedAt.Local().Format(time.DateTime), oneLineCut(firstOf(r.Reason, errText(e.Err)), 80))
+			ui.ShortSession(r.SessionID), r.TotalCostUSD, r.UpdatedAt.Local().Format(time.DateTime), ui.Clean(firstOf(r.Reason, errText(e.Err)), 80))
 	}
 	return tw.Flush()
 }
@@ -164,13 +165,6 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 	return tw.Flush()
 }
 
-func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
-
 func firstOf(a, b string) string {
 	if a != "" {
 		return a
@@ -183,11 +177,4 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-func oneLineCut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
