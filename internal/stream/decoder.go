@@ -27,6 +27,7 @@ type Decoder struct {
 
 	ev    Event
 	blk   block
+	task  Task // the tasks[] element being read
 	stack []frame
 
 	str capBuf // the kept string being decoded

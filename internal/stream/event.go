@@ -26,6 +26,18 @@ type ToolUse struct {
 	// Input is the tool input as compact JSON, cut to MaxInputBytes.
 	Input          string
 	InputTruncated bool
+	// Background is input.run_in_background == true: the call starts a
+	// background task that outlives the turn (DESIGN.md fact 17). It is read
+	// from the input object itself, so a cut Input does not hide it.
+	Background bool
+}
+
+// Task is one element of a background_tasks_changed snapshot.
+type Task struct {
+	ID          string // task_id
+	Type        string // task_type: local_bash, ...
+	Description string // cut to MaxInputBytes
+	Status      string // empty when the CLI does not say (2.1.330 does not)
 }
 
 // Kind says whether a line could be decoded at all.
@@ -104,8 +116,36 @@ type Event struct {
 	RateLimitType   string
 	ResetsAt        int64 // unix seconds, 0 when unknown
 
+	// RateLimitErrorCode is rate_limit_info.errorCode (credits_required, ...).
+	RateLimitErrorCode string
+
 	// StreamEventType is event.type of a stream_event line (message_start, content_block_delta, ...).
 	StreamEventType string
+
+	// ClaudeCodeVersion is the init line's claude_code_version (2.1.330 and later).
+	ClaudeCodeVersion string
+
+	// Background task fields (system task_started, task_updated,
+	// task_progress, task_notification; DESIGN.md fact 17).
+	TaskID string
+	// ToolUseID is the top-level tool_use_id: the call that started the task.
+	ToolUseID string
+	// Status is the top-level status (task_notification: completed, failed,
+	// stopped, ...; system/status: requesting), or task_updated's patch.status.
+	Status      string
+	TaskType    string
+	Description string // cut to MaxInputBytes
+	OutputFile  string
+	Summary     string
+	// Tasks is the tasks list of background_tasks_changed: the whole set of
+	// running tasks, not a change. HasTasks tells an empty list (no task
+	// left) from a line without one.
+	Tasks    []Task
+	HasTasks bool
+
+	// OriginKind is a result line's origin.kind: "task-notification" for a
+	// turn that a finished background task started, empty for the prompt's.
+	OriginKind string
 }
 
 // Caps on the strings kept from a line; anything longer is cut and flagged.

@@ -22,6 +22,11 @@ const (
 	ctxErrors     // .errors
 	ctxRateLimit  // .rate_limit_info
 	ctxEvent      // .event
+	ctxTasks      // .tasks
+	ctxTask       // .tasks[i]
+	ctxPatch      // .patch
+	ctxOrigin     // .origin
+	ctxInput      // .message.content[i].input, when an object
 )
 
 // field names the value about to be parsed.
@@ -69,6 +74,25 @@ const (
 	fBlockInput
 	fBlockText
 	fBlockToolUseID
+	fBackground // a run_in_background key of a tool input
+	fVersion
+	fTaskID
+	fToolUseID
+	fStatus
+	fTaskType
+	fDescription
+	fOutputFile
+	fSummary
+	fTasks
+	fTask
+	fTaskItemID
+	fTaskItemType
+	fTaskItemDesc
+	fTaskItemStatus
+	fPatch
+	fOrigin
+	fOriginKind
+	fRLErrorCode
 )
 
 func keyField(c ctx, key []byte) field {
@@ -117,6 +141,28 @@ func keyField(c ctx, key []byte) field {
 			return fEvent
 		case "message":
 			return fMessage
+		case "claude_code_version":
+			return fVersion
+		case "task_id":
+			return fTaskID
+		case "tool_use_id":
+			return fToolUseID
+		case "status":
+			return fStatus
+		case "task_type":
+			return fTaskType
+		case "description":
+			return fDescription
+		case "output_file":
+			return fOutputFile
+		case "summary":
+			return fSummary
+		case "tasks":
+			return fTasks
+		case "patch":
+			return fPatch
+		case "origin":
+			return fOrigin
 		}
 	case ctxMessage:
 		switch string(key) {
@@ -167,6 +213,27 @@ func keyField(c ctx, key []byte) field {
 			return fRLType
 		case "resetsAt":
 			return fRLResetsAt
+		case "errorCode":
+			return fRLErrorCode
+		}
+	case ctxTask:
+		switch string(key) {
+		case "task_id":
+			return fTaskItemID
+		case "task_type":
+			return fTaskItemType
+		case "description":
+			return fTaskItemDesc
+		case "status":
+			return fTaskItemStatus
+		}
+	case ctxPatch:
+		if string(key) == "status" {
+			return fStatus // task_updated carries the new status here
+		}
+	case ctxOrigin:
+		if string(key) == "kind" {
+			return fOriginKind
 		}
 	case ctxEvent:
 		if string(key) == "type" {
@@ -182,6 +249,8 @@ func elemField(c ctx) field {
 		return fBlock
 	case ctxErrors:
 		return fErrorItem
+	case ctxTasks:
+		return fTask
 	}
 	return fNone
 }
@@ -196,6 +265,8 @@ func childCtx(f field, arr bool) ctx {
 			return ctxContent
 		case fErrors:
 			return ctxErrors
+		case fTasks:
+			return ctxTasks
 		}
 		return ctxSkip
 	}
@@ -214,6 +285,14 @@ func childCtx(f field, arr bool) ctx {
 		return ctxRateLimit
 	case fEvent:
 		return ctxEvent
+	case fTask:
+		return ctxTask
+	case fPatch:
+		return ctxPatch
+	case fOrigin:
+		return ctxOrigin
+	case fBlockInput:
+		return ctxInput
 	}
 	return ctxSkip
 }
@@ -239,8 +318,19 @@ func (d *Decoder) stringCap(f field) int {
 			return 0
 		}
 		return MaxShortBytes
+	case fTaskItemID, fTaskItemType, fTaskItemStatus, fTaskItemDesc:
+		if len(d.ev.Tasks) >= MaxListItems {
+			return 0
+		}
+		if f == fTaskItemDesc {
+			return MaxInputBytes
+		}
+		return MaxShortBytes
+	case fDescription:
+		return MaxInputBytes
 	case fType, fSubtype, fSessionID, fParentToolUseID, fModel, fTerminalReason, fError,
-		fRLStatus, fRLType, fEventType, fBlockType, fBlockID, fBlockName, fBlockToolUseID:
+		fRLStatus, fRLType, fRLErrorCode, fEventType, fBlockType, fBlockID, fBlockName, fBlockToolUseID,
+		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind:
 		return MaxShortBytes
 	}
 	return 0
@@ -273,6 +363,34 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 		ev.RateLimitType = s
 	case fEventType:
 		ev.StreamEventType = s
+	case fRLErrorCode:
+		ev.RateLimitErrorCode = s
+	case fVersion:
+		ev.ClaudeCodeVersion = s
+	case fTaskID:
+		ev.TaskID = s
+	case fToolUseID:
+		ev.ToolUseID = s
+	case fStatus:
+		ev.Status = s
+	case fTaskType:
+		ev.TaskType = s
+	case fDescription:
+		ev.Description = s
+	case fOutputFile:
+		ev.OutputFile = s
+	case fSummary:
+		ev.Summary = s
+	case fOriginKind:
+		ev.OriginKind = s
+	case fTaskItemID:
+		d.task.ID = s
+	case fTaskItemType:
+		d.task.Type = s
+	case fTaskItemDesc:
+		d.task.Description = s
+	case fTaskItemStatus:
+		d.task.Status = s
 	case fBlockType:
 		b.typ = s
 	case fBlockID:
@@ -317,8 +435,11 @@ func (d *Decoder) setNumber(f field, num []byte) {
 }
 
 func (d *Decoder) setBool(f field, v bool) {
-	if f == fIsError {
+	switch f {
+	case fIsError:
 		d.ev.IsError = v
+	case fBackground:
+		d.blk.background = v
 	}
 }
 
@@ -328,12 +449,22 @@ func (d *Decoder) opened(c ctx) {
 		d.ev.HasUsage = true
 	case ctxBlock:
 		d.blk.reset()
+	case ctxTasks:
+		// A snapshot: a repeated key replaces it, as encoding/json would.
+		d.ev.Tasks, d.ev.HasTasks = nil, true
+	case ctxTask:
+		d.task = Task{}
 	}
 }
 
 func (d *Decoder) closed(c ctx) {
-	if c == ctxBlock {
+	switch c {
+	case ctxBlock:
 		d.endBlock()
+	case ctxTask:
+		if len(d.ev.Tasks) < MaxListItems {
+			d.ev.Tasks = append(d.ev.Tasks, d.task)
+		}
 	}
 }
 
@@ -342,11 +473,13 @@ func (d *Decoder) closed(c ctx) {
 type block struct {
 	typ, id, name, text, toolUseID string
 	input                          capBuf
+	background                     bool
 }
 
 func (b *block) reset() {
 	b.typ, b.id, b.name, b.text, b.toolUseID = "", "", "", "", ""
 	b.input.reset(MaxInputBytes)
+	b.background = false
 }
 
 func (d *Decoder) endBlock() {
@@ -354,7 +487,11 @@ func (d *Decoder) endBlock() {
 	switch b.typ {
 	case "tool_use":
 		if len(ev.ToolUses) < MaxListItems {
-			ev.ToolUses = append(ev.ToolUses, ToolUse{ID: b.id, Name: b.name, Input: b.input.text(), InputTruncated: b.input.trunc})
+			ev.ToolUses = append(ev.ToolUses, ToolUse{
+				ID: b.id, Name: b.name,
+				Input: b.input.text(), InputTruncated: b.input.trunc,
+				Background: b.background,
+			})
 		}
 	case "text":
 		if len(ev.Texts) < MaxListItems {

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -216,4 +217,53 @@ func unhex(c byte) rune {
 		return rune(c - 'A' + 10)
 	}
 	return -1
+}
+
+// rawStringIs reports whether raw, the body of a valid JSON string as
+// written (escapes not decoded), decodes to want, a plain ASCII string.
+func rawStringIs(raw []byte, want string) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == want
+	}
+	k := 0
+	for i := 0; i < len(raw); k++ {
+		c := raw[i]
+		i++
+		if c == '\\' {
+			if i >= len(raw) {
+				return false
+			}
+			c = raw[i]
+			i++
+			switch c {
+			case 'b':
+				c = '\b'
+			case 'f':
+				c = '\f'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'u':
+				if i+4 > len(raw) {
+					return false
+				}
+				var r rune
+				for _, h := range raw[i : i+4] {
+					r = r<<4 | unhex(h)
+				}
+				i += 4
+				if r < 0 || r >= utf8.RuneSelf {
+					return false // want is ASCII
+				}
+				c = byte(r)
+			}
+		}
+		if k >= len(want) || want[k] != c {
+			return false
+		}
+	}
+	return k == len(want)
 }

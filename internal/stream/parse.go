@@ -160,11 +160,14 @@ func (d *Decoder) emit(c byte) {
 // objectKey reads a key whose opening quote is consumed and tells which
 // field its value is. Keys are only decoded where a field can be kept.
 func (d *Decoder) objectKey() (field, bool) {
+	top := d.stack[len(d.stack)-1].ctx
 	if d.capturing {
 		d.emit('"')
+		if top == ctxInput {
+			return d.inputKey()
+		}
 		return fNone, d.scanString(&d.blk.input, true)
 	}
-	top := d.stack[len(d.stack)-1].ctx
 	switch top {
 	case ctxSkip:
 		return fNone, d.scanString(nil, false)
@@ -179,6 +182,29 @@ func (d *Decoder) objectKey() (field, bool) {
 		return fNone, true
 	}
 	return keyField(top, d.key.b), true
+}
+
+// inputKey reads a key of a tool input object into the captured input and,
+// on its own, far enough to tell run_in_background: the capture may already
+// be cut, and whether the call runs in the background must not depend on how
+// long its command is.
+func (d *Decoder) inputKey() (field, bool) {
+	// A key longer than the input cap cannot fit the capture anyway.
+	d.key.reset(MaxInputBytes)
+	if !d.scanString(&d.key, true) {
+		return fNone, false
+	}
+	d.blk.input.add(d.key.b)
+	if d.key.trunc {
+		d.blk.input.trunc = true
+		return fNone, true
+	}
+	name := d.key.b[:len(d.key.b)-1] // raw mode kept the closing quote
+	if !rawStringIs(name, "run_in_background") {
+		return fNone, true
+	}
+	d.blk.background = false // the last occurrence decides, as in encoding/json
+	return fBackground, true
 }
 
 // stringValue reads a string value whose opening quote is consumed.
