@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/retry"
 )
 
@@ -75,6 +76,9 @@ type Record struct {
 	// Running are the tool calls without a result yet: if malarun dies now,
 	// the resume prompt names them (the CLI drops them from the history).
 	Running []retry.ToolCall `json:"running,omitempty"`
+	// Tasks are the CLI's background tasks still running: killed with the
+	// attempt, they never notify the resumed session, so its prompt names them.
+	Tasks []attempt.Task `json:"tasks,omitempty"`
 
 	Attempts      int     `json:"attempts"`       // in the current run
 	Reclaims      int     `json:"reclaims"`       // malaruns that died on this run in a row

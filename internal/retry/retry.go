@@ -29,11 +29,12 @@ const (
 	BudgetExceeded              // the CLI stopped at the --max-budget-usd malarun gave it
 	ContextPressure             // malarun stopped the attempt: the context window is nearly full
 	ContextFull                 // the CLI says the context is full (prompt too long, blocking limit)
+	APIError                    // a transient API or model failure the CLI gave up on (5xx, 529, aborted stream)
 )
 
 func (k Kind) String() string {
 	return [...]string{"success", "hang", "crash", "resume-not-found", "error-result", "max-turns",
-		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded", "context-pressure", "context-full"}[k]
+		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded", "context-pressure", "context-full", "api-error"}[k]
 }
 
 // ToolCall is one tool call seen in an attempt.
@@ -202,7 +203,8 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 	case o.Kind == ContextFull:
 		return s.restart(p, Fallback, o.Reason)
 	}
-	// A hang, a crash, or a session that cannot be resumed: retry if allowed.
+	// A hang, a crash, an API failure, or a session that cannot be resumed:
+	// retry if allowed.
 	if o.Progress && o.Kind != ResumeNotFound {
 		s.IdleRetries = 0
 	} else {

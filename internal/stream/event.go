@@ -130,6 +130,9 @@ type Event struct {
 	TaskID string
 	// ToolUseID is the top-level tool_use_id: the call that started the task.
 	ToolUseID string
+	// Backgrounded is task_started's is_backgrounded: a background task, not
+	// the task every foreground Bash call also starts.
+	Backgrounded bool
 	// Status is the top-level status (task_notification: completed, failed,
 	// stopped, ...; system/status: requesting), or task_updated's patch.status.
 	Status      string

@@ -40,6 +40,7 @@ const (
 	fParentToolUseID
 	fModel
 	fIsError
+	fBackgrounded
 	fResult
 	fAPIErrorStatus
 	fErrors
@@ -157,6 +158,8 @@ func keyField(c ctx, key []byte) field {
 			return fOutputFile
 		case "summary":
 			return fSummary
+		case "is_backgrounded":
+			return fBackgrounded
 		case "tasks":
 			return fTasks
 		case "patch":
@@ -438,6 +441,8 @@ func (d *Decoder) setBool(f field, v bool) {
 	switch f {
 	case fIsError:
 		d.ev.IsError = v
+	case fBackgrounded:
+		d.ev.Backgrounded = v
 	case fBackground:
 		d.blk.background = v
 	}

@@ -13,26 +13,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/stream"
 )
-
-// ending says why an attempt's process stopped.
-type ending int
-
-const (
-	endExited         ending = iota // the CLI exited on its own
-	endHang                         // silent past its limit; malarun killed it
-	endLingered                     // alive too long after its result line; killed, result kept
-	endAuth                         // api_retry reported a 401; killed instead of sitting through 10 retries
-	endInterrupted                  // malarun got SIGINT/SIGTERM
-	endSessionTimeout               // session_timeout elapsed
-	endPressure                     // the context window is nearly full; stopped at a safe point
-)
-
-func (e ending) String() string {
-	return [...]string{"exited", "hang", "lingered", "auth", "interrupted", "session-timeout", "context-pressure"}[e]
-}
 
 // attemptSpec is one claude process: which session, which prompt.
 type attemptSpec struct {
@@ -53,12 +37,14 @@ type attemptSpec struct {
 type attemptResult struct {
 	spec      attemptSpec
 	log       attemptLog
-	ending    ending
-	signal    os.Signal // for endInterrupted
+	ending    attempt.Ending
+	signal    os.Signal // for attempt.Interrupted
 	hangLimit time.Duration
 	hangTools []string // tools outstanding when the hang was detected
-	// cutOff are the tool calls still outstanding when the attempt ended.
+	// cutOff are the tool calls still outstanding when the attempt ended,
+	// cutTasks the background tasks still running.
 	cutOff     []stream.ToolUse
+	cutTasks   []attempt.Task
 	exit       proc.Exit
 	stop       proc.StopReport
 	stdoutPath string
@@ -158,38 +144,67 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	readErr := make(chan error, 1)
 	go decodeInto(follower, events, readErr)
 
-	live := newLiveness(r.cfg.IdleTimeout, r.cfg.ToolTimeout, time.Now())
-	idle := time.NewTimer(r.cfg.IdleTimeout)
-	defer idle.Stop()
-	var lingerC <-chan time.Time
-	var sessionC <-chan time.Time
-	if !spec.deadline.IsZero() {
-		t := time.NewTimer(time.Until(spec.deadline))
-		defer t.Stop()
-		sessionC = t.C
+	m := attempt.New(attempt.Limits{
+		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Background: r.cfg.BackgroundTimeout,
+		Linger: r.cfg.ResultExitTimeout, Deadline: spec.deadline, Checkpoint: spec.checkpoint,
+	}, time.Now())
+	// One timer, always set to the machine's next decision time.
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	rearm := func() {
+		timer.Stop()
+		if at := m.Wake(); !at.IsZero() {
+			timer.Reset(time.Until(at))
+		}
 	}
+	rearm()
 
 	ctxDone := r.ctxDone // set to nil once seen, so a closed channel cannot spin the loop
 	var stopDone chan proc.StopReport
-	stopping := false
-	pressure := false // the context crossed the threshold; stop at the next safe point
-	stop := func(why ending, grace time.Duration) {
-		if stopping {
+	// apply carries out what the machine decided.
+	apply := func(eff attempt.Effects) {
+		for _, tk := range eff.Started {
+			log.Info().Str("task", tk.ID).Str("type", tk.Type).Str("description", tk.Description).Msg("background task started")
+			r.emit(Event{Kind: EvTaskStarted, Attempt: spec.n, Session: res.log.sessionID, Task: tk.ID, Reason: taskLabel(tk)})
+		}
+		for _, tk := range eff.Finished {
+			log.Info().Str("task", tk.ID).Msg("background task finished")
+			r.emit(Event{Kind: EvTaskFinished, Attempt: spec.n, Session: res.log.sessionID, Task: tk.ID, Reason: taskLabel(tk)})
+		}
+		if !eff.Stop {
+			rearm()
 			return
 		}
-		stopping = true
+		why := m.Ending()
 		res.ending = why
-		res.cutOff = append([]stream.ToolUse(nil), live.outstanding...)
-		idle.Stop()
+		res.cutOff, res.cutTasks = m.CutOff()
+		timer.Stop()
+		grace := r.cfg.KillGrace
+		if eff.Grace == attempt.ShutdownGrace {
+			grace = r.cfg.ShutdownGrace
+		}
+		switch why {
+		case attempt.Hang:
+			res.hangLimit, res.hangTools = m.Hang()
+			log.Warn().Stringer("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Msg("hang detected: no output within the limit")
+			r.emit(Event{Kind: EvHangDetected, Attempt: spec.n, Session: res.log.sessionID, Limit: res.hangLimit, ToolsRunning: res.hangTools,
+				Reason: fmt.Sprintf("no output for %s", res.hangLimit)})
+		case attempt.Lingered:
+			log.Warn().Stringer("after", r.cfg.ResultExitTimeout).Msg("claude still alive after its result line")
+		case attempt.BackgroundTimeout:
+			log.Warn().Stringer("background_timeout", r.cfg.BackgroundTimeout).Strs("tasks", taskIDs(res.cutTasks)).Msg("background tasks still running after background_timeout")
+		case attempt.Pressure:
+			log.Info().Int64("occupancy", r.monitor.Occupancy()).Int64("window", r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
+		}
 		stopDone = make(chan proc.StopReport, 1)
 		log.Info().Str("reason", why.String()).Int("pid", p.Pid).Stringer("grace", grace).Msg("stopping process tree")
-		if why != endExited { // after a normal exit only leftovers are ended: tree_gone says so
+		if why != attempt.Exited { // after a normal exit only leftovers are ended: tree_gone says so
 			r.emit(Event{Kind: EvKillSent, Attempt: spec.n, Session: res.log.sessionID, Pid: p.Pid, Reason: why.String(), Grace: grace})
 		}
 		go func() { stopDone <- p.Stop(grace, r.hurry) }()
 	}
 
-	// Every way out goes through stop (the end of the stream included), so
+	// Every way out goes through a stop (the end of the stream included), so
 	// the loop ends once the stream is read and the tree is gone.
 	stopped := false
 	for events != nil || !stopped {
@@ -197,72 +212,38 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
-				if !stopping {
-					// The CLI exited and its output is read: end what is
-					// left of its tree (tool processes it did not wait for).
-					stop(endExited, r.cfg.KillGrace)
-				}
+				// The CLI exited and its output is read: end what is left
+				// of its tree (tool processes it did not wait for).
+				apply(m.Step(attempt.Input{Kind: attempt.StreamEnd}, time.Now()))
 				continue
 			}
 			res.log.observe(ev)
 			r.logLine(log, ev)
-			pressure = r.observeContext(log, ev) && !spec.checkpoint || pressure
-			if stopping {
-				continue
-			}
-			now := time.Now()
-			live.observe(ev, now)
-			idle.Reset(live.deadline.Sub(now))
-			r.emitLine(spec, res, live, ev)
-			r.recordProgress(ev, live.outstanding)
-			switch {
-			case res.log.authRetry != nil:
-				stop(endAuth, r.cfg.KillGrace)
-			case pressure && len(live.outstanding) == 0 && len(ev.ToolResults) > 0:
-				// A safe point: the last tool result is in, so nothing is
-				// cut off, and the agent is about to send its next request.
-				// (After a text-only message the turn is ending: let it end.)
-				occ, window := r.monitor.Occupancy(), r.windowTokens()
-				log.Info().Int64("occupancy", occ).Int64("window", window).Msg("context nearly full; stopping at a safe point to checkpoint")
-				stop(endPressure, r.cfg.KillGrace)
-			case ev.Type == "result" && lingerC == nil:
-				t := time.NewTimer(r.cfg.ResultExitTimeout)
-				defer t.Stop()
-				lingerC = t.C
-			}
-		case <-idle.C:
-			if stopping {
-				continue
-			}
-			res.hangLimit = live.limit()
-			res.hangTools = live.toolsRunning()
-			log.Warn().Stringer("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Msg("hang detected: no output within the limit")
-			r.emit(Event{Kind: EvHangDetected, Attempt: spec.n, Session: res.log.sessionID, Limit: res.hangLimit, ToolsRunning: res.hangTools,
-				Reason: fmt.Sprintf("no output for %s", res.hangLimit)})
-			stop(endHang, r.cfg.KillGrace)
-		case <-lingerC:
-			lingerC = nil
+			pressure := r.observeContext(log, ev)
+			stopping := m.Ending() != attempt.None
+			eff := m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, time.Now())
 			if !stopping {
-				log.Warn().Stringer("after", r.cfg.ResultExitTimeout).Msg("claude still alive after its result line")
-				stop(endLingered, r.cfg.KillGrace)
+				// What the line did comes before what malarun does about it.
+				r.emitLine(spec, res, m, ev)
+				r.recordProgress(ev, m.Outstanding(), m.Running())
 			}
-		case <-sessionC:
-			sessionC = nil
-			stop(endSessionTimeout, r.cfg.KillGrace)
+			apply(eff)
+		case <-timer.C:
+			apply(m.Step(attempt.Input{Kind: attempt.Wake}, time.Now()))
 		case <-ctxDone:
 			ctxDone = nil
-			stop(endInterrupted, r.cfg.ShutdownGrace)
+			apply(m.Step(attempt.Input{Kind: attempt.Interrupt}, time.Now()))
 		case sig := <-r.signals:
-			if r.interrupt(sig) && !stopping {
+			if r.interrupt(sig) {
 				res.signal = sig
-				stop(endInterrupted, r.cfg.ShutdownGrace)
+				apply(m.Step(attempt.Input{Kind: attempt.Interrupt}, time.Now()))
 			}
 		case rep := <-stopDone:
 			res.stop = rep
 			stopDone = nil
 			stopped = true
 			log.Info().Int("termed", rep.Termed).Int("killed", rep.Killed).Ints("left", rep.Left).Stringer("took", rep.Duration).Msg("process tree gone")
-			if res.ending != endExited || rep.Termed+rep.Killed > 0 {
+			if res.ending != attempt.Exited || rep.Termed+rep.Killed > 0 {
 				r.emit(Event{Kind: EvTreeGone, Attempt: spec.n, Session: res.log.sessionID, Termed: rep.Termed, Killed: rep.Killed, Took: rep.Duration})
 			}
 			if len(rep.Left) > 0 {
@@ -284,10 +265,8 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		res.exit = proc.Exit{Code: -1, Err: errors.New("claude did not exit after SIGKILL")}
 	}
 	res.ended = time.Now()
-	if r.interrupted != nil && res.ending != endInterrupted && !res.succeeded() {
-		// A signal came while the tree was being stopped for another
-		// reason: the user asked malarun to stop, so no retry follows.
-		res.ending, res.signal = endInterrupted, r.interrupted
+	if res.ending = m.Final(); res.ending == attempt.Interrupted && res.signal == nil {
+		res.signal = r.interrupted
 	}
 	res.stderrTail = tailFile(res.stderrPath, stderrTailBytes)
 	return res, nil
@@ -334,7 +313,7 @@ func (r *runner) windowTokens() int64 {
 
 // emitLine tells the observer what a line changed: always the live
 // numbers, and tools starting and finishing, and the CLI's own retries.
-func (r *runner) emitLine(spec attemptSpec, res *attemptResult, live *liveness, ev stream.Event) {
+func (r *runner) emitLine(spec attemptSpec, res *attemptResult, m *attempt.State, ev stream.Event) {
 	if r.observe == nil {
 		return
 	}
@@ -360,7 +339,8 @@ func (r *runner) emitLine(spec attemptSpec, res *attemptResult, live *liveness, 
 		r.emit(e)
 	}
 	e := base
-	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = EvProgress, res.log.assistants, live.toolsRunning(), live.deadline
+	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = EvProgress, res.log.assistants, m.ToolsRunning(), m.Wake()
+	e.Tasks = taskLabels(m.Running())
 	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
 	e.CostUSD = r.costBefore + res.log.costUSD
 	r.emit(e)

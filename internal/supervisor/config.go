@@ -39,8 +39,13 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// SessionTimeout bounds the whole run; 0 disables it.
 	SessionTimeout time.Duration
-	// ResultExitTimeout is how long the CLI may stay alive after its result line.
+	// ResultExitTimeout is how long the CLI may stay alive after its final
+	// result line when no background task is running.
 	ResultExitTimeout time.Duration
+	// BackgroundTimeout bounds the wait, after a result line, for the
+	// background tasks it left running (the CLI stays alive for them and
+	// runs another turn when they end).
+	BackgroundTimeout time.Duration
 	// PartialMessages adds --include-partial-messages, so long replies keep the idle timer fed.
 	PartialMessages bool
 
@@ -83,6 +88,9 @@ const (
 	DefaultKillGrace         = 10 * time.Second
 	DefaultShutdownGrace     = 5 * time.Second
 	DefaultResultExitTimeout = 5 * time.Second
+	// Above the CLI's own 10-minute wait for background agents after the
+	// final turn (docs/design.md#f17), so that the CLI ends its wait first.
+	DefaultBackgroundTimeout = 15 * time.Minute
 	DefaultMaxAttempts       = 10
 	DefaultMaxIdleRetries    = 2
 	DefaultContextThreshold  = 0.90
@@ -101,6 +109,7 @@ func DefaultConfig() Config {
 		KillGrace:           DefaultKillGrace,
 		ShutdownGrace:       DefaultShutdownGrace,
 		ResultExitTimeout:   DefaultResultExitTimeout,
+		BackgroundTimeout:   DefaultBackgroundTimeout,
 		PartialMessages:     true,
 		MaxAttempts:         DefaultMaxAttempts,
 		MaxIdleRetries:      DefaultMaxIdleRetries,
@@ -145,6 +154,7 @@ func (c Config) Validate() error {
 		{"kill_grace", c.KillGrace},
 		{"shutdown_grace", c.ShutdownGrace},
 		{"result_exit_timeout", c.ResultExitTimeout},
+		{"background_timeout", c.BackgroundTimeout},
 	}
 	for _, p := range positive {
 		if p.v <= 0 {

@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"time"
+
+	"github.com/malarun/malarun/internal/attempt"
 )
 
 // EventKind names what happened.
@@ -14,6 +16,8 @@ const (
 	EvProgress       EventKind = "progress"        // after every line: the live numbers (not written to --events)
 	EvToolStarted    EventKind = "tool_started"    // Tool, ToolInput
 	EvToolFinished   EventKind = "tool_finished"   // Tool
+	EvTaskStarted    EventKind = "task_started"    // a background task: Task (its id), Reason (what it runs)
+	EvTaskFinished   EventKind = "task_finished"   // Task, Reason
 	EvAPIRetry       EventKind = "api_retry"       // Reason (status, error), Backoff (the CLI's wait)
 	EvHangDetected   EventKind = "hang_detected"   // Reason, Limit
 	EvKillSent       EventKind = "kill_sent"       // Reason (why the tree is stopped), Pid, Grace
@@ -41,6 +45,7 @@ type Event struct {
 	Purpose   string `json:"purpose,omitempty"` // "work", "checkpoint"
 
 	Tool      string `json:"tool,omitempty"`
+	Task      string `json:"task,omitempty"`
 	ToolInput string `json:"tool_input,omitempty"`
 
 	Outcome string        `json:"outcome,omitempty"`
@@ -58,6 +63,7 @@ type Event struct {
 	// Live numbers (progress, and some others).
 	Messages        int       `json:"messages,omitempty"` // assistant messages in this attempt
 	ToolsRunning    []string  `json:"tools_running,omitempty"`
+	Tasks           []string  `json:"tasks,omitempty"`        // background tasks running, as taskLabel names them
 	Occupancy       int64     `json:"occupancy,omitempty"`    // context tokens
 	Window          int64     `json:"window,omitempty"`       // context window tokens
 	CostUSD         float64   `json:"cost_usd,omitempty"`     // the run so far
@@ -77,4 +83,29 @@ func (r *runner) emit(e Event) {
 	}
 	e.Issue = r.cfg.IssueID
 	r.observe(e)
+}
+
+// taskLabel names a background task for people: its description, else the
+// command that started it, else its type.
+func taskLabel(tk attempt.Task) string {
+	return firstNonEmpty(tk.Description, tk.Command, tk.Type, tk.ID)
+}
+
+func taskLabels(tasks []attempt.Task) []string {
+	if len(tasks) == 0 {
+		return nil
+	}
+	out := make([]string, len(tasks))
+	for i, tk := range tasks {
+		out[i] = tk.ID + " (" + taskLabel(tk) + ")"
+	}
+	return out
+}
+
+func taskIDs(tasks []attempt.Task) []string {
+	out := make([]string, len(tasks))
+	for i, tk := range tasks {
+		out[i] = tk.ID
+	}
+	return out
 }

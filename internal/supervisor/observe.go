@@ -16,7 +16,9 @@ type attemptLog struct {
 	cutShort   bool
 	assistants int              // top-level and sub-agent assistant messages
 	toolCalls  []stream.ToolUse // every tool_use seen, in order
-	result     *stream.Event    // the result line, if any
+	result     *stream.Event    // the last result line, if any: it decides
+	results    []ResultReport   // every result line, in order
+	cliVersion string           // claude_code_version of the init line
 	authRetry  *stream.Event    // an api_retry line reporting a 401
 	rateLimit  *stream.Event    // a rate_limit_event that was rejected
 	costUSD    float64
@@ -41,6 +43,9 @@ func (a *attemptLog) observe(ev stream.Event) {
 		switch ev.Subtype {
 		case "init":
 			a.sawInit = true
+			if ev.ClaudeCodeVersion != "" {
+				a.cliVersion = ev.ClaudeCodeVersion
+			}
 		case "api_retry":
 			if ev.ErrorStatus == 401 || ev.Error == "authentication_failed" {
 				e := ev
@@ -64,6 +69,10 @@ func (a *attemptLog) observe(ev stream.Event) {
 	case "result":
 		e := ev
 		a.result = &e
+		// total_cost_usd is cumulative over the process; usage covers the
+		// turns since the previous result (docs/design.md#f17).
 		a.costUSD = ev.TotalCostUSD
+		a.results = append(a.results, ResultReport{Subtype: ev.Subtype, IsError: ev.IsError, TerminalReason: ev.TerminalReason,
+			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: ev.TotalCostUSD, Usage: ev.Usage})
 	}
 }

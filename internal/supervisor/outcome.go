@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/retry"
 )
 
@@ -31,55 +32,53 @@ func outcomeOf(a *attemptResult) retry.Outcome {
 }
 
 func kindOf(a *attemptResult) (retry.Kind, string) {
+	if a.ending == attempt.BackgroundTimeout {
+		// Whatever the result said, background work was cut off: resume, and
+		// the prompt names the tasks so the agent checks and redoes them.
+		return retry.Hang, fmt.Sprintf("background tasks still ran background_timeout after the result (%s); the process tree was killed",
+			strings.Join(taskLabels(a.cutTasks), "; "))
+	}
 	if a.succeeded() {
 		// The work is done, whatever stopped the process after it said so.
 		return retry.Success, "claude reported success"
 	}
 	switch a.ending {
-	case endInterrupted:
+	case attempt.Interrupted:
 		return retry.Interrupted, "malarun was asked to stop; the run can be resumed"
-	case endSessionTimeout:
+	case attempt.SessionTimeout:
 		return retry.SessionTimeout, "session_timeout elapsed; the process tree was stopped"
-	case endAuth:
+	case attempt.Auth:
 		ar := a.log.authRetry
 		return retry.Auth, fmt.Sprintf("the API answered %d %s (claude retry %d of %d); check ANTHROPIC_API_KEY or the CLI's login",
 			ar.ErrorStatus, ar.Error, ar.Attempt, ar.MaxRetries)
 	}
 	if r := a.log.result; r != nil {
-		if r.Subtype == "success" && !r.IsError {
-			return retry.Success, "claude reported success"
-		}
-		for _, e := range r.Errors {
-			if strings.Contains(e, "No conversation found") {
-				return retry.ResumeNotFound, "the session cannot be resumed: " + oneLine(e, 200)
-			}
-		}
+		c := classifyResult(r)
 		switch {
-		case contextFull(r.Result, r.TerminalReason):
-			return retry.ContextFull, describeResult(a)
-		case r.Subtype == "error_max_budget_usd":
-			return retry.BudgetExceeded, describeResult(a) + " (max_cost_usd reached)"
-		case r.Subtype == "error_max_turns" || r.TerminalReason == "max_turns":
-			return retry.MaxTurns, describeResult(a) + " (raise --max-turns to allow more)"
-		case r.APIErrorStatus == 401 || r.APIErrorStatus == 403:
-			return retry.Auth, describeResult(a)
-		case r.APIErrorStatus == 429 || usageLimitRe.MatchString(r.Result):
-			return retry.RateLimit, describeResult(a) + resetSuffix(a)
+		case a.ending == attempt.Hang && strings.HasPrefix(r.TerminalReason, "aborted_"):
+			// The CLI aborted because malarun killed it: malarun's reason wins.
+			return hangOutcome(a)
+		case c.unknown != "":
+			return retry.ErrorResult, describeResult(a) + " (unknown " + c.unknown + ": this CLI is newer than malarun knows)"
+		case c.kind == retry.BudgetExceeded:
+			return c.kind, describeResult(a) + " (max_cost_usd reached)"
+		case c.kind == retry.MaxTurns:
+			return c.kind, describeResult(a) + " (raise --max-turns to allow more)"
+		case c.kind == retry.RateLimit:
+			return c.kind, describeResult(a) + resetSuffix(a)
+		case c.kind == retry.ResumeNotFound:
+			return c.kind, "the session cannot be resumed: " + oneLine(strings.Join(r.Errors, "; "), 200)
 		}
-		return retry.ErrorResult, describeResult(a)
+		return c.kind, describeResult(a)
 	}
-	if a.ending == endPressure {
+	if a.ending == attempt.Pressure {
 		return retry.ContextPressure, "the context window is nearly full"
 	}
 	if a.log.rateLimit != nil {
 		return retry.RateLimit, "claude reported a " + a.log.rateLimit.RateLimitType + " rate limit" + resetSuffix(a)
 	}
-	if a.ending == endHang {
-		what := "idle_timeout"
-		if len(a.hangTools) > 0 {
-			what = "tool_timeout, while " + strings.Join(a.hangTools, ", ") + " ran"
-		}
-		return retry.Hang, fmt.Sprintf("no output for %s (%s); the process tree was killed", a.hangLimit, what)
+	if a.ending == attempt.Hang {
+		return hangOutcome(a)
 	}
 	if !a.log.sawInit {
 		return retry.EarlyExit, fmt.Sprintf("claude %s before its first line%s", describeExit(a), stderrSuffix(a))
@@ -89,6 +88,14 @@ func kindOf(a *attemptResult) (retry.Kind, string) {
 		cut = ", its last line cut short"
 	}
 	return retry.Crash, fmt.Sprintf("claude %s without a result line%s%s", describeExit(a), cut, stderrSuffix(a))
+}
+
+func hangOutcome(a *attemptResult) (retry.Kind, string) {
+	what := "idle_timeout"
+	if len(a.hangTools) > 0 {
+		what = "tool_timeout, while " + strings.Join(a.hangTools, ", ") + " ran"
+	}
+	return retry.Hang, fmt.Sprintf("no output for %s (%s); the process tree was killed", a.hangLimit, what)
 }
 
 // contextFull recognises the CLI saying the conversation no longer fits:

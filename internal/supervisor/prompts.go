@@ -10,6 +10,7 @@ import (
 	"text/template"
 
 	"github.com/malarun/malarun/configs"
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/retry"
 )
 
@@ -20,9 +21,12 @@ type promptData struct {
 	// off: the CLI drops them from the resumed history (DESIGN.md fact 16),
 	// so only malarun can tell the agent about them.
 	Interrupted []retry.ToolCall
-	Reason      string // why the last attempt ended
-	Checkpoint  string // the previous session's checkpoint (continuation)
-	Task        string // the original prompt (fallback)
+	// Tasks are the background tasks killed with the attempt: the CLI will
+	// never notify the resumed session of them.
+	Tasks      []attempt.Task
+	Reason     string // why the last attempt ended
+	Checkpoint string // the previous session's checkpoint (continuation)
+	Task       string // the original prompt (fallback)
 }
 
 // prompts are the parsed templates of a run.

@@ -3,9 +3,11 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/retry"
@@ -34,7 +36,7 @@ func (r *runner) recordAttemptStart(spec attemptSpec, p *proc.Process) error {
 		r.rec.Sessions = append(r.rec.Sessions, spec.sessionID)
 	}
 	r.rec.Tree = []journal.ProcRef{{Pid: p.Pid, StartTime: p.StartTime}}
-	r.rec.Running = nil
+	r.rec.Running, r.rec.Tasks = nil, nil
 	return r.save()
 }
 
@@ -43,7 +45,7 @@ func (r *runner) recordAttemptStart(spec attemptSpec, p *proc.Process) error {
 // resuming), the tool calls with side effects (so a fresh start is known to
 // be unsafe), and the tool calls in flight (so the resume prompt names them).
 // Without fsync: frequent, and only malarun's own death must be survived.
-func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse) {
+func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task) {
 	changed := false
 	if ev.Type == "assistant" && ev.Model != "<synthetic>" && !r.rec.SessionTalked {
 		r.rec.SessionTalked, changed = true, true
@@ -59,6 +61,9 @@ func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse) {
 	}
 	if calls := toolCalls(outstanding); !sameCalls(calls, r.rec.Running) {
 		r.rec.Running, changed = calls, true
+	}
+	if !slices.Equal(tasks, r.rec.Tasks) {
+		r.rec.Tasks, changed = slices.Clone(tasks), true
 	}
 	if !changed {
 		return
@@ -94,6 +99,7 @@ func (r *runner) recordDecision(s retry.State, res *attemptResult) {
 	r.rec.Checkpoint = r.checkpoint // cleared by a fallback, see loop
 	r.rec.Tree = nil
 	r.rec.Running = toolCalls(res.cutOff)
+	r.rec.Tasks = res.cutTasks
 }
 
 // finishRecord records how the run ended. An interrupted run stays
@@ -105,7 +111,7 @@ func (r *runner) finishRecord(err error) {
 	switch {
 	case err == nil:
 		r.rec.Status = journal.Succeeded
-		r.rec.Running = nil
+		r.rec.Running, r.rec.Tasks = nil, nil
 	case errors.Is(err, ErrInterrupted):
 		r.rec.Status = journal.Interrupted
 		r.rec.Reason = err.Error()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -22,8 +23,10 @@ type Report struct {
 	Sessions      []string
 	Continuations int
 	Usage         stream.Usage // summed over the result lines of every attempt
-	Started       time.Time
-	Duration      time.Duration
+	// ClaudeCodeVersion is the CLI's version from its last init line ("" if none came).
+	ClaudeCodeVersion string
+	Started           time.Time
+	Duration          time.Duration
 }
 
 // AttemptReport is how one attempt went.
@@ -38,8 +41,29 @@ type AttemptReport struct {
 	Outcome string    `json:"outcome"` // the retry machine's view: success, hang, crash, ...
 	Reason  string    `json:"reason"`
 	CostUSD float64   `json:"cost_usd"`
+	// ClaudeCodeVersion is the CLI's claude_code_version ("" before 2.1.330 or without an init line).
+	ClaudeCodeVersion string `json:"claude_code_version"`
+	// Results are the attempt's result lines, in order: a CLI that waits for
+	// background tasks prints one per turn; the last one decides.
+	Results []ResultReport `json:"results"`
+	// CutTasks are the background tasks that were running when the attempt was stopped.
+	CutTasks []attempt.Task `json:"cut_tasks"`
 	// Transcript is the attempt's raw stream (attempt-N.jsonl).
 	Transcript string `json:"transcript"`
+}
+
+// ResultReport is one result line.
+type ResultReport struct {
+	Subtype        string
+	IsError        bool
+	TerminalReason string
+	APIErrorStatus int
+	// Origin is what started the turn, when not the prompt (task-notification).
+	Origin string
+	// CostUSD is the process's cumulative total_cost_usd at this result.
+	CostUSD float64
+	// Usage covers the turns since the previous result.
+	Usage stream.Usage
 }
 
 func attemptReport(spec attemptSpec, res *attemptResult, o retry.Outcome) AttemptReport {
@@ -48,7 +72,8 @@ func attemptReport(spec attemptSpec, res *attemptResult, o retry.Outcome) Attemp
 		purpose = "checkpoint"
 	}
 	return AttemptReport{N: spec.n, Session: o.SessionID, Resume: spec.resume, Purpose: purpose, Start: res.started, End: res.ended,
-		Ended: res.ending.String(), Outcome: o.Kind.String(), Reason: o.Reason, CostUSD: o.CostUSD, Transcript: res.stdoutPath}
+		Ended: res.ending.String(), Outcome: o.Kind.String(), Reason: o.Reason, CostUSD: o.CostUSD, Transcript: res.stdoutPath,
+		ClaudeCodeVersion: res.log.cliVersion, Results: res.log.results, CutTasks: res.cutTasks}
 }
 
 func addUsage(a, b stream.Usage) stream.Usage {

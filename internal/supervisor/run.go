@@ -129,7 +129,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 	sessionPrompt := pl.prompt
 	if pl.resumed {
 		data := promptData{IssueID: cfg.IssueID, Task: string(task), Checkpoint: r.checkpoint,
-			Interrupted: r.rec.Running, Reason: "the previous malarun stopped before the run ended"}
+			Interrupted: r.rec.Running, Tasks: r.rec.Tasks, Reason: "the previous malarun stopped before the run ended"}
 		t := tmpl.resume
 		if !spec.resume {
 			t = tmpl.fallback
@@ -175,8 +175,11 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 			Str("action", action.Kind.String()).Str("session", action.SessionID).Stringer("backoff", action.Backoff).
 			Int("idle_retries", state.IdleRetries).Msg("retry decision")
 		rep.History = append(rep.History, attemptReport(spec, res, outcome))
-		if res.log.result != nil {
-			rep.Usage = addUsage(rep.Usage, res.log.result.Usage)
+		for _, rr := range res.log.results {
+			rep.Usage = addUsage(rep.Usage, rr.Usage)
+		}
+		if res.log.cliVersion != "" {
+			rep.ClaudeCodeVersion = res.log.cliVersion
 		}
 		r.emit(Event{Kind: EvAttemptEnded, Attempt: spec.n, Session: outcome.SessionID, Outcome: outcome.Kind.String(), Reason: outcome.Reason, ExitCode: res.exit.Code})
 		r.emit(Event{Kind: EvRetryDecided, Attempt: spec.n, Session: action.SessionID, Action: action.Kind.String(), Reason: action.Reason, Backoff: action.Backoff})
@@ -213,7 +216,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		switch action.Kind {
 		case retry.Resume:
 			next.sessionID, next.resume = action.SessionID, true
-			data.Interrupted = toolCalls(res.cutOff)
+			data.Interrupted, data.Tasks = toolCalls(res.cutOff), res.cutTasks
 			t = tmpl.resume
 		case retry.Checkpoint:
 			next.sessionID, next.resume, next.checkpoint = action.SessionID, true, true

@@ -41,6 +41,10 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 		if in := Clean(e.ToolInput, maxInput); in != "" {
 			s += ": " + in
 		}
+	case supervisor.EvTaskStarted:
+		s = at + "background task " + Clean(e.Task, 40) + " started: " + Clean(e.Reason, maxInput)
+	case supervisor.EvTaskFinished:
+		s = at + "background task " + Clean(e.Task, 40) + " finished: " + Clean(e.Reason, maxInput)
 	case supervisor.EvAPIRetry:
 		s = at + "claude is retrying an API request: " + Clean(e.Reason, maxInput)
 		if e.Backoff > 0 {

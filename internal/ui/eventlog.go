@@ -27,6 +27,7 @@ type EventJSON struct {
 
 	Tool      string `json:"tool,omitempty"`
 	ToolInput string `json:"tool_input,omitempty"`
+	Task      string `json:"task,omitempty"` // a background task's id
 
 	Outcome   string `json:"outcome,omitempty"`
 	Action    string `json:"action,omitempty"`
@@ -54,7 +55,7 @@ func NewEventJSON(e supervisor.Event) EventJSON {
 	j := EventJSON{
 		Time: e.Time.UTC(), Event: string(e.Kind), Issue: e.Issue, Attempt: e.Attempt, Session: e.Session,
 		RunDir: e.RunDir, Continued: e.Continued, Pid: e.Pid, Resume: e.Resume, Purpose: e.Purpose,
-		Tool: e.Tool, ToolInput: e.ToolInput, Outcome: e.Outcome, Action: e.Action, Reason: e.Reason,
+		Tool: e.Tool, ToolInput: e.ToolInput, Task: e.Task, Outcome: e.Outcome, Action: e.Action, Reason: e.Reason,
 		BackoffMS: e.Backoff.Milliseconds(), LimitMS: e.Limit.Milliseconds(), GraceMS: e.Grace.Milliseconds(),
 		TookMS: e.Took.Milliseconds(), Termed: e.Termed, Killed: e.Killed,
 		ToolsRunning: e.ToolsRunning, Occupancy: e.Occupancy, Window: e.Window,

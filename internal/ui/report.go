@@ -3,6 +3,8 @@ package ui
 import (
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 )
 
@@ -29,10 +31,12 @@ type Report struct {
 	Attempts      []Attempt   `json:"attempts"`
 	Tokens        TokenCounts `json:"tokens"`
 	CostUSD       float64     `json:"cost_usd"`
-	Started       time.Time   `json:"started"`
-	DurationMS    int64       `json:"duration_ms"`
-	RunDir        string      `json:"run_dir"`
-	Record        string      `json:"record"`
+	// ClaudeCodeVersion is the CLI's version from the last init line ("" when it did not say).
+	ClaudeCodeVersion string    `json:"claude_code_version,omitempty"`
+	Started           time.Time `json:"started"`
+	DurationMS        int64     `json:"duration_ms"`
+	RunDir            string    `json:"run_dir"`
+	Record            string    `json:"record"`
 }
 
 // Attempt is one claude process.
@@ -49,6 +53,25 @@ type Attempt struct {
 	Reason     string    `json:"reason"`
 	CostUSD    float64   `json:"cost_usd"`
 	Transcript string    `json:"transcript"`
+	// ClaudeCodeVersion is the CLI's version from its init line ("" when it did not say).
+	ClaudeCodeVersion string `json:"claude_code_version,omitempty"`
+	// Results are the attempt's result lines in order; the last one decides.
+	Results []Result `json:"results"`
+	// CutTasks are the background tasks killed with the attempt.
+	CutTasks []attempt.Task `json:"cut_tasks,omitempty"`
+}
+
+// Result is one result line of an attempt.
+type Result struct {
+	Subtype        string `json:"subtype"`
+	IsError        bool   `json:"is_error"`
+	TerminalReason string `json:"terminal_reason,omitempty"`
+	APIErrorStatus int    `json:"api_error_status,omitempty"`
+	// Origin says what started the turn when it was not the prompt (task-notification).
+	Origin string `json:"origin,omitempty"`
+	// TotalCostUSD is cumulative over the process; Tokens cover the turns since the previous result.
+	TotalCostUSD float64     `json:"total_cost_usd"`
+	Tokens       TokenCounts `json:"tokens"`
 }
 
 // TokenCounts are the tokens claude's result lines reported, summed.
@@ -78,8 +101,7 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{},
-		Tokens: TokenCounts{Input: rep.Usage.InputTokens, Output: rep.Usage.OutputTokens,
-			CacheCreationInput: rep.Usage.CacheCreationInputTokens, CacheReadInput: rep.Usage.CacheReadInputTokens},
+		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,
 		CostUSD: rep.CostUSD, Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
 		RunDir: rep.RunDir, Record: rep.Record,
 	}
@@ -97,11 +119,20 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 		r.Attempts = append(r.Attempts, Attempt{
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
-			CostUSD: a.CostUSD, Transcript: a.Transcript,
+			CostUSD: a.CostUSD, Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: a.CutTasks,
 		})
+		for _, rr := range a.Results {
+			last := &r.Attempts[len(r.Attempts)-1]
+			last.Results = append(last.Results, Result{Subtype: rr.Subtype, IsError: rr.IsError, TerminalReason: rr.TerminalReason,
+				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: rr.CostUSD, Tokens: tokenCounts(rr.Usage)})
+		}
 	}
 	if r.AttemptsTotal < len(r.Attempts) {
 		r.AttemptsTotal = len(r.Attempts)
 	}
 	return r
+}
+
+func tokenCounts(u stream.Usage) TokenCounts {
+	return TokenCounts{Input: u.InputTokens, Output: u.OutputTokens, CacheCreationInput: u.CacheCreationInputTokens, CacheReadInput: u.CacheReadInputTokens}
 }

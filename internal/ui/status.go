@@ -27,6 +27,7 @@ type Status struct {
 	phase      phase
 	messages   int
 	tools      []string
+	tasks      []string // background tasks running
 	occupancy  int64
 	window     int64
 	cost       float64
@@ -69,13 +70,13 @@ func (s *Status) Apply(e supervisor.Event) {
 			s.phase = phaseRunning
 		}
 		s.session = firstNonEmpty(e.Session, s.session)
-		s.messages, s.tools = e.Messages, e.ToolsRunning
+		s.messages, s.tools, s.tasks = e.Messages, e.ToolsRunning, e.Tasks
 		s.occupancy, s.window, s.cost = e.Occupancy, e.Window, e.CostUSD
 		s.lastLine, s.deadline = e.Time, e.IdleDeadline
 	case supervisor.EvKillSent:
 		s.phase, s.stopReason = phaseStopping, e.Reason
 	case supervisor.EvAttemptEnded:
-		s.phase, s.tools = phaseWaiting, nil
+		s.phase, s.tools, s.tasks = phaseWaiting, nil, nil
 	case supervisor.EvRetryDecided:
 		s.phase, s.next, s.nextAt = phaseWaiting, e.Action, e.Time.Add(e.Backoff)
 	case supervisor.EvRestart:
@@ -128,6 +129,9 @@ func (s *Status) Line(now time.Time) string {
 		if len(s.tools) > 0 {
 			parts = append(parts, "running "+Clean(strings.Join(s.tools, ", "), 40))
 		}
+		if len(s.tasks) > 0 {
+			parts = append(parts, plural(len(s.tasks), "background task")+": "+Clean(strings.Join(s.tasks, ", "), 60))
+		}
 	case phaseStopping:
 		parts = append(parts, "stopping ("+s.stopReason+")")
 	case phaseWaiting:
@@ -153,7 +157,7 @@ func (s *Status) Line(now time.Time) string {
 
 // countdown is "hang in 25s" once the idle limit is close.
 func (s *Status) countdown(now time.Time) string {
-	if s.phase != phaseRunning || s.deadline.IsZero() || s.lastLine.IsZero() {
+	if s.phase != phaseRunning || s.deadline.IsZero() || s.lastLine.IsZero() || len(s.tasks) > 0 {
 		return ""
 	}
 	limit := s.deadline.Sub(s.lastLine)

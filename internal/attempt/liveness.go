@@ -1,4 +1,4 @@
-package supervisor
+package attempt
 
 import (
 	"time"
@@ -6,19 +6,14 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// liveness decides when a silent CLI counts as hung. Every line pushes the
-// deadline out. While a tool call is outstanding the CLI prints nothing
-// until the tool ends (DESIGN.md fact 15), so the longer tool limit
+// liveness decides when a model at work counts as hung. Every line pushes
+// the deadline out. While a tool call is outstanding the CLI prints nothing
+// until the tool ends (docs/design.md#f15), so the longer tool limit
 // applies; an api_retry line announces a wait of its own, which is added.
-// It holds no clock: callers pass the time, so it is tested without one.
 type liveness struct {
 	idle, tool  time.Duration
 	outstanding []stream.ToolUse // tool calls without their result, in call order
 	deadline    time.Time
-}
-
-func newLiveness(idle, tool time.Duration, now time.Time) *liveness {
-	return &liveness{idle: idle, tool: tool, deadline: now.Add(idle)}
 }
 
 // observe updates the deadline for a line that arrived at now.

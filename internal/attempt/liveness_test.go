@@ -1,4 +1,4 @@
-package supervisor
+package attempt
 
 import (
 	"testing"
@@ -25,7 +25,7 @@ func TestLivenessDeadlines(t *testing.T) {
 		{"api retry adds its delay", stream.Event{Type: "system", Subtype: "api_retry", RetryDelayMS: 1500}, 5 * time.Second, 8500 * time.Millisecond, nil},
 		{"unknown result id", stream.Event{Type: "user", ToolResults: []string{"zzz"}}, 6 * time.Second, 8 * time.Second, nil},
 	}
-	l := newLiveness(idle, tool, t0)
+	l := &liveness{idle: idle, tool: tool, deadline: t0.Add(idle)}
 	if got := l.deadline.Sub(t0); got != idle {
 		t.Fatalf("initial deadline %v, want %v", got, idle)
 	}

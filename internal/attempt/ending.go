@@ -1,0 +1,44 @@
+package attempt
+
+// Ending says why an attempt's process stopped.
+type Ending int
+
+const (
+	// None: the process has not been told to stop (yet).
+	None Ending = iota
+	// Exited: the CLI exited on its own; only leftovers of its tree are ended.
+	Exited
+	// Hang: silent past idle_timeout or tool_timeout; malarun killed it.
+	Hang
+	// Lingered: alive past result_exit_timeout after its final result with
+	// no background task running; killed, the result kept.
+	Lingered
+	// Auth: api_retry reported a 401; killed instead of sitting through
+	// ten retries of a request that cannot succeed.
+	Auth
+	// Interrupted: malarun got SIGINT/SIGTERM (or its context ended).
+	Interrupted
+	// SessionTimeout: session_timeout elapsed.
+	SessionTimeout
+	// Pressure: the context window is nearly full; stopped at a safe point.
+	Pressure
+	// BackgroundTimeout: background tasks still ran background_timeout
+	// after the result that left them running.
+	BackgroundTimeout
+)
+
+// String is the name the --json report uses for how an attempt ended
+// (schema version 1; background-timeout is new in it).
+func (e Ending) String() string {
+	return [...]string{"none", "exited", "hang", "lingered", "auth", "interrupted", "session-timeout", "context-pressure", "background-timeout"}[e]
+}
+
+// Grace says which grace period a stop gets.
+type Grace int
+
+const (
+	// KillGrace (kill_grace): malarun decided the process must go.
+	KillGrace Grace = iota
+	// ShutdownGrace (shutdown_grace): the user asked malarun to stop.
+	ShutdownGrace
+)

@@ -1,0 +1,290 @@
+package attempt
+
+import (
+	"time"
+
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// Limits are an attempt's timers, from the configuration.
+type Limits struct {
+	// Idle and Tool bound the silence of a model at work: Idle between
+	// lines, Tool while a tool call is outstanding (idle_timeout, tool_timeout).
+	Idle, Tool time.Duration
+	// Background bounds the wait, after a result, for background tasks the
+	// result left running (background_timeout; 0: no bound but Deadline).
+	Background time.Duration
+	// Linger is how long the CLI may stay alive after its final result with
+	// no background task running (result_exit_timeout).
+	Linger time.Duration
+	// Deadline is the session deadline (session_timeout); zero: none.
+	Deadline time.Time
+	// Checkpoint: the attempt asks for a checkpoint, so context pressure is
+	// not acted on (the request itself adds to the context).
+	Checkpoint bool
+}
+
+// InputKind names what happened.
+type InputKind int
+
+const (
+	// Line: the CLI printed a line (Input.Event).
+	Line InputKind = iota
+	// StreamEnd: the stream is read to its end; the CLI has exited.
+	StreamEnd
+	// Wake: the driver's timer, set to State.Wake, fired.
+	Wake
+	// Interrupt: malarun was asked to stop (its first signal, or its context ended).
+	Interrupt
+)
+
+// Input is one thing the driver saw.
+type Input struct {
+	Kind  InputKind
+	Event stream.Event // for Line
+	// Pressure (for Line): the context monitor found the occupancy over the
+	// threshold after this line.
+	Pressure bool
+}
+
+// Effects is what the driver must do after a step.
+type Effects struct {
+	// Stop: stop the process tree now, with Grace. At most once per attempt;
+	// State.Ending says why.
+	Stop  bool
+	Grace Grace
+	// Started and Finished are the background tasks this step saw start and end.
+	Started, Finished []Task
+}
+
+// State is one attempt's machine. Step changes it in place (a line comes
+// every few milliseconds; copying the task set each time would cost more
+// than it tells); it never reads a clock or touches a process.
+type State struct {
+	lim   Limits
+	live  liveness
+	tasks tasks
+	// commands are the inputs of background tool calls by tool_use id.
+	commands map[string]string
+
+	// afterResult: the last result line ended a turn and no line of a new
+	// turn came since. The CLI now exits, or waits for its background tasks.
+	afterResult  bool
+	lingerAt     time.Time // when a CLI with nothing left to do counts as stuck
+	backgroundAt time.Time // when the wait for background tasks ends
+	pressure     bool      // the context crossed the threshold; stop at the next safe point
+	results      int
+	lastOK       bool // the last result reported success
+
+	ending    Ending
+	grace     Grace
+	signalled bool // malarun was asked to stop, perhaps while stopping for another reason
+	hangLimit time.Duration
+	hangTools []string
+	cutTools  []stream.ToolUse
+	cutTasks  []Task
+}
+
+// New starts the machine for an attempt whose process started at now.
+func New(lim Limits, now time.Time) *State {
+	return &State{lim: lim, live: liveness{idle: lim.Idle, tool: lim.Tool, deadline: now.Add(lim.Idle)}}
+}
+
+// Step folds in one input that happened at now.
+func (s *State) Step(in Input, now time.Time) Effects {
+	switch in.Kind {
+	case Line:
+		return s.line(in, now)
+	case StreamEnd:
+		return s.stop(Exited, KillGrace)
+	case Wake:
+		return s.wake(now)
+	case Interrupt:
+		s.signalled = true
+		return s.stop(Interrupted, ShutdownGrace)
+	}
+	return Effects{}
+}
+
+func (s *State) line(in Input, now time.Time) Effects {
+	ev := in.Event
+	if ev.Type == "result" {
+		// Even while stopping: the last result decides the outcome.
+		s.results++
+		s.lastOK = ev.Subtype == "success" && !ev.IsError
+	}
+	if s.ending != None {
+		return Effects{}
+	}
+	var eff Effects
+	s.live.observe(ev, now)
+	for _, tu := range ev.ToolUses {
+		if tu.Background {
+			if s.commands == nil {
+				s.commands = map[string]string{}
+			}
+			s.commands[tu.ID] = tu.Input
+		}
+	}
+	ch := s.tasks.observe(ev, s.commands)
+	eff.Started, eff.Finished = ch.started, ch.finished
+	s.pressure = s.pressure || in.Pressure && !s.lim.Checkpoint
+
+	switch {
+	case ev.Type == "result":
+		s.afterResult = true
+		s.lingerAt, s.backgroundAt = time.Time{}, time.Time{}
+		if len(s.tasks.running) > 0 {
+			s.backgroundAt = s.afterBackground(now)
+		} else {
+			s.lingerAt = now.Add(s.lim.Linger)
+		}
+	case s.afterResult && beginsTurn(ev):
+		// The CLI works again (a task notification woke the model): the
+		// model's timers apply until its next result.
+		s.afterResult = false
+		s.lingerAt, s.backgroundAt = time.Time{}, time.Time{}
+	case s.afterResult && len(s.tasks.running) > 0:
+		s.lingerAt = time.Time{}
+		if s.backgroundAt.IsZero() {
+			s.backgroundAt = s.afterBackground(now)
+		}
+	case s.afterResult:
+		// Any later line cancels a pending linger: the CLI is still doing
+		// something. With nothing left to wait for, the linger counts again
+		// from this line.
+		s.lingerAt = now.Add(s.lim.Linger)
+	}
+
+	switch {
+	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
+		eff = merge(eff, s.stop(Auth, KillGrace))
+	case s.pressure && len(s.live.outstanding) == 0 && len(ev.ToolResults) > 0 && len(s.tasks.running) == 0:
+		// A safe point: the last tool result is in and no background task
+		// runs, so nothing is cut off, and the agent is about to send its
+		// next request. (After a text-only message the turn is ending: let it end.)
+		eff = merge(eff, s.stop(Pressure, KillGrace))
+	}
+	return eff
+}
+
+func (s *State) afterBackground(now time.Time) time.Time {
+	if s.lim.Background <= 0 {
+		return time.Time{}
+	}
+	return now.Add(s.lim.Background)
+}
+
+// beginsTurn reports whether a line shows the model at work again.
+func beginsTurn(ev stream.Event) bool {
+	switch ev.Type {
+	case "assistant", "user", "stream_event":
+		return true
+	case "system":
+		switch ev.Subtype {
+		case "init", "status", "api_retry", "compact_boundary":
+			return true
+		}
+	}
+	return false
+}
+
+func (s *State) wake(now time.Time) Effects {
+	if s.ending != None {
+		return Effects{}
+	}
+	switch {
+	case !s.lim.Deadline.IsZero() && !now.Before(s.lim.Deadline):
+		return s.stop(SessionTimeout, KillGrace)
+	case s.afterResult && len(s.tasks.running) > 0:
+		if !s.backgroundAt.IsZero() && !now.Before(s.backgroundAt) {
+			return s.stop(BackgroundTimeout, KillGrace)
+		}
+	case s.afterResult:
+		if !now.Before(s.lingerAt) {
+			return s.stop(Lingered, KillGrace)
+		}
+	case !now.Before(s.live.deadline):
+		s.hangLimit, s.hangTools = s.live.limit(), s.live.toolsRunning()
+		return s.stop(Hang, KillGrace)
+	}
+	return Effects{}
+}
+
+// stop decides the ending, once: what is cut off is what runs now.
+func (s *State) stop(why Ending, g Grace) Effects {
+	if s.ending != None {
+		return Effects{}
+	}
+	s.ending, s.grace = why, g
+	s.cutTools = append([]stream.ToolUse(nil), s.live.outstanding...)
+	s.cutTasks = append([]Task(nil), s.tasks.running...)
+	return Effects{Stop: true, Grace: g}
+}
+
+func merge(a, b Effects) Effects {
+	a.Stop, a.Grace = b.Stop, b.Grace
+	return a
+}
+
+// Wake is when the driver must step the machine with Wake next; zero: no
+// timer (the process is being stopped, or nothing bounds the wait).
+func (s *State) Wake() time.Time {
+	if s.ending != None {
+		return time.Time{}
+	}
+	var at time.Time
+	switch {
+	case s.afterResult && len(s.tasks.running) > 0:
+		at = s.backgroundAt
+	case s.afterResult:
+		at = s.lingerAt
+	default:
+		at = s.live.deadline
+	}
+	return earliest(at, s.lim.Deadline)
+}
+
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
+
+// Ending is why the process was told to stop (None while it runs).
+func (s *State) Ending() Ending { return s.ending }
+
+// Final is how the attempt ended, once its tree is gone: a signal that came
+// while the tree was being stopped for another reason makes it an
+// interruption (the user asked malarun to stop, so no retry follows),
+// unless the CLI had reported success by then.
+func (s *State) Final() Ending {
+	if s.signalled && s.ending != Interrupted && !s.lastOK {
+		return Interrupted
+	}
+	return s.ending
+}
+
+// Outstanding are the tool calls without a result, in call order.
+func (s *State) Outstanding() []stream.ToolUse { return s.live.outstanding }
+
+// ToolsRunning names the outstanding tool calls.
+func (s *State) ToolsRunning() []string { return s.live.toolsRunning() }
+
+// Running are the background tasks running now, in the order they started.
+func (s *State) Running() []Task { return s.tasks.running }
+
+// Hang is the silence that was allowed and the tools that ran when a hang
+// was detected.
+func (s *State) Hang() (time.Duration, []string) { return s.hangLimit, s.hangTools }
+
+// CutOff are the tool calls and background tasks that were running when
+// the process was told to stop: they may have run in part.
+func (s *State) CutOff() ([]stream.ToolUse, []Task) { return s.cutTools, s.cutTasks }
+
+// WaitingForTasks: the CLI printed its result and waits for background tasks.
+func (s *State) WaitingForTasks() bool { return s.afterResult && len(s.tasks.running) > 0 }

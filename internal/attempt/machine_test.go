@@ -1,0 +1,328 @@
+package attempt
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/stream"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// Lines, as the stream decoder gives them.
+var (
+	initLine   = stream.Event{Type: "system", Subtype: "init"}
+	statusLine = stream.Event{Type: "system", Subtype: "status", Status: "requesting"}
+	textLine   = stream.Event{Type: "assistant", Texts: []string{"done"}}
+	okResult   = stream.Event{Type: "result", Subtype: "success"}
+	errResult  = stream.Event{Type: "result", Subtype: "error_during_execution", IsError: true}
+	authRetry  = stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 401, Error: "authentication_failed"}
+	shutdown   = stream.Event{Type: "system", Subtype: "worker_shutting_down"}
+)
+
+func toolCall(id, name string) stream.Event {
+	return stream.Event{Type: "assistant", ToolUses: []stream.ToolUse{{ID: id, Name: name, Input: `{"command":"make"}`}}}
+}
+
+func bgCall(id, cmd string) stream.Event {
+	return stream.Event{Type: "assistant", ToolUses: []stream.ToolUse{{ID: id, Name: "Bash", Input: `{"command":"` + cmd + `"}`, Background: true}}}
+}
+
+func toolResult(id string) stream.Event { return stream.Event{Type: "user", ToolResults: []string{id}} }
+
+func taskStarted(task, toolUse string) stream.Event {
+	return stream.Event{Type: "system", Subtype: "task_started", TaskID: task, ToolUseID: toolUse, Backgrounded: true,
+		TaskType: "local_bash", Description: "Run the build"}
+}
+
+func taskNotification(task, status string) stream.Event {
+	return stream.Event{Type: "system", Subtype: "task_notification", TaskID: task, Status: status, OutputFile: "/tmp/" + task + ".output"}
+}
+
+func snapshot(ids ...string) stream.Event {
+	ev := stream.Event{Type: "system", Subtype: "background_tasks_changed", HasTasks: true}
+	for _, id := range ids {
+		ev.Tasks = append(ev.Tasks, stream.Task{ID: id, Type: "local_bash", Description: "task " + id})
+	}
+	return ev
+}
+
+var limits = Limits{Idle: 10 * time.Second, Tool: 60 * time.Second, Background: 20 * time.Minute, Linger: 5 * time.Second}
+
+// step is one input at an offset from t0, and what must follow.
+type step struct {
+	at       time.Duration
+	in       Input
+	stop     Ending // the stop this step must order (None: no stop)
+	wake     time.Duration
+	noWake   bool
+	running  int // background tasks running after the step
+	started  int
+	finished int
+}
+
+func line(ev stream.Event) Input { return Input{Kind: Line, Event: ev} }
+
+var (
+	streamEnd = Input{Kind: StreamEnd}
+	wakeUp    = Input{Kind: Wake}
+	interrupt = Input{Kind: Interrupt}
+)
+
+type machineCase struct {
+	name   string
+	lim    Limits
+	steps  []step
+	final  Ending
+	cut    []string // tool ids cut off
+	cutTsk []string // task ids cut off
+}
+
+func runCase(t *testing.T, c machineCase) *State {
+	t.Helper()
+	lim := c.lim
+	if lim == (Limits{}) {
+		lim = limits
+	}
+	s := New(lim, t0)
+	for i, st := range c.steps {
+		before := s.Ending()
+		eff := s.Step(st.in, t0.Add(st.at))
+		switch {
+		case st.stop != None && (!eff.Stop || s.Ending() != st.stop):
+			t.Fatalf("step %d (%+v): stop=%v ending %v, want a stop for %v", i, st.in.Kind, eff.Stop, s.Ending(), st.stop)
+		case st.stop == None && eff.Stop:
+			t.Fatalf("step %d: unexpected stop for %v", i, s.Ending())
+		case before != None && s.Ending() != before:
+			t.Fatalf("step %d: the ending changed from %v to %v", i, before, s.Ending())
+		}
+		if st.stop == None && s.Ending() == None {
+			want := t0.Add(st.wake)
+			if st.noWake {
+				want = time.Time{}
+			}
+			if got := s.Wake(); st.wake != 0 || st.noWake {
+				if !got.Equal(want) {
+					t.Fatalf("step %d: wake at %v, want %v", i, got.Sub(t0), want.Sub(t0))
+				}
+			}
+		}
+		if len(s.Running()) != st.running || len(eff.Started) != st.started || len(eff.Finished) != st.finished {
+			t.Fatalf("step %d: running %d started %d finished %d, want %d %d %d",
+				i, len(s.Running()), len(eff.Started), len(eff.Finished), st.running, st.started, st.finished)
+		}
+	}
+	if got := s.Final(); got != c.final {
+		t.Fatalf("final %v, want %v", got, c.final)
+	}
+	tools, tasks := s.CutOff()
+	if got := toolIDs(tools); !reflect.DeepEqual(got, c.cut) {
+		t.Errorf("cut-off tools %v, want %v", got, c.cut)
+	}
+	if got := taskIDs(tasks); !reflect.DeepEqual(got, c.cutTsk) {
+		t.Errorf("cut-off tasks %v, want %v", got, c.cutTsk)
+	}
+	return s
+}
+
+func toolIDs(tus []stream.ToolUse) []string {
+	var ids []string
+	for _, tu := range tus {
+		ids = append(ids, tu.ID)
+	}
+	return ids
+}
+
+func taskIDs(ts []Task) []string {
+	var ids []string
+	for _, tk := range ts {
+		ids = append(ids, tk.ID)
+	}
+	return ids
+}
+
+// TestDecisionsBeforeBackgroundTasks records the decisions runAttempt made
+// before the machine existed: they must not change.
+func TestDecisionsBeforeBackgroundTasks(t *testing.T) {
+	cases := []machineCase{
+		{name: "a normal exit is not a kill", final: Exited, steps: []step{
+			{at: 1 * time.Second, in: line(initLine), wake: 11 * time.Second},
+			{at: 2 * time.Second, in: line(textLine), wake: 12 * time.Second},
+			{at: 3 * time.Second, in: line(okResult), wake: 8 * time.Second},
+			{at: 4 * time.Second, in: streamEnd, stop: Exited},
+		}},
+		{name: "silence is a hang at idle_timeout", final: Hang, steps: []step{
+			{at: 1 * time.Second, in: line(initLine), wake: 11 * time.Second},
+			{at: 10 * time.Second, in: wakeUp, wake: 11 * time.Second},
+			{at: 11 * time.Second, in: wakeUp, stop: Hang},
+			{at: 12 * time.Second, in: streamEnd},
+		}},
+		{name: "a running tool gets tool_timeout, and is cut off", final: Hang, cut: []string{"t1"}, steps: []step{
+			{at: 1 * time.Second, in: line(toolCall("t1", "Bash")), wake: 61 * time.Second},
+			{at: 30 * time.Second, in: wakeUp},
+			{at: 61 * time.Second, in: wakeUp, stop: Hang},
+		}},
+		{name: "the auth check comes before the pressure check", final: Auth, steps: []step{
+			{at: 1 * time.Second, in: Input{Kind: Line, Event: authRetry, Pressure: true}, stop: Auth},
+		}},
+		{name: "a safe point stops for the checkpoint", final: Pressure, steps: []step{
+			{at: 1 * time.Second, in: Input{Kind: Line, Event: toolCall("t1", "Read"), Pressure: true}},
+			{at: 2 * time.Second, in: line(toolResult("t1")), stop: Pressure},
+		}},
+		{name: "no safe point in a checkpoint attempt", lim: Limits{Idle: 10 * time.Second, Tool: 60 * time.Second, Linger: 5 * time.Second, Checkpoint: true},
+			final: Exited, steps: []step{
+				{at: 1 * time.Second, in: Input{Kind: Line, Event: toolCall("t1", "Read"), Pressure: true}},
+				{at: 2 * time.Second, in: line(toolResult("t1"))},
+				{at: 3 * time.Second, in: streamEnd, stop: Exited},
+			}},
+		{name: "after a text-only message the turn ends: no stop", final: Exited, steps: []step{
+			{at: 1 * time.Second, in: Input{Kind: Line, Event: textLine, Pressure: true}},
+			{at: 2 * time.Second, in: streamEnd, stop: Exited},
+		}},
+		{name: "alive past result_exit_timeout after the result", final: Lingered, steps: []step{
+			{at: 1 * time.Second, in: line(okResult), wake: 6 * time.Second},
+			{at: 6 * time.Second, in: wakeUp, stop: Lingered},
+			{at: 7 * time.Second, in: interrupt}, // a late signal after success changes nothing
+		}},
+		{name: "a late signal after a failure is an interruption", final: Interrupted, steps: []step{
+			{at: 1 * time.Second, in: line(initLine)},
+			{at: 11 * time.Second, in: wakeUp, stop: Hang},
+			{at: 12 * time.Second, in: interrupt},
+		}},
+		{name: "a signal stops with shutdown_grace", final: Interrupted, cut: []string{"t1"}, steps: []step{
+			{at: 1 * time.Second, in: line(toolCall("t1", "Bash"))},
+			{at: 2 * time.Second, in: interrupt, stop: Interrupted},
+			{at: 3 * time.Second, in: streamEnd},
+		}},
+		{name: "session_timeout bounds everything", lim: Limits{Idle: time.Hour, Tool: time.Hour, Linger: time.Second, Deadline: t0.Add(30 * time.Second)},
+			final: SessionTimeout, steps: []step{
+				{at: 1 * time.Second, in: line(initLine), wake: 30 * time.Second},
+				{at: 30 * time.Second, in: wakeUp, stop: SessionTimeout},
+			}},
+		{name: "an api_retry adds its delay", final: Exited, steps: []step{
+			{at: 1 * time.Second, in: line(stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 30000}), wake: 41 * time.Second},
+			{at: 20 * time.Second, in: wakeUp},
+			{at: 30 * time.Second, in: streamEnd, stop: Exited},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
+	}
+	s := runCase(t, cases[2])
+	if limit, tools := s.Hang(); limit != 60*time.Second || !reflect.DeepEqual(tools, []string{"Bash"}) {
+		t.Errorf("hang %v %v, want 1m0s [Bash]", limit, tools)
+	}
+	if s := New(limits, t0); s.Step(interrupt, t0).Grace != ShutdownGrace || s.Step(interrupt, t0).Stop {
+		t.Error("an interrupt must stop once, with shutdown_grace")
+	}
+}
+
+// The sequence of background-task-2.1.330.jsonl (DESIGN.md fact 17).
+func TestBackgroundTaskOutlivesTheFirstResult(t *testing.T) {
+	runCase(t, machineCase{final: Exited, steps: []step{
+		{at: 0, in: line(initLine)},
+		{at: 1 * time.Second, in: line(bgCall("toolu_1", "python3 build.py"))},
+		{at: 1 * time.Second, in: line(snapshot("b1")), running: 1, started: 1},
+		{at: 1 * time.Second, in: line(taskStarted("b1", "toolu_1")), running: 1},
+		{at: 1 * time.Second, in: line(toolResult("toolu_1")), running: 1},
+		{at: 2 * time.Second, in: line(textLine), running: 1},
+		// The first result: the CLI waits for its task, so no linger.
+		{at: 2 * time.Second, in: line(okResult), running: 1, wake: 2*time.Second + 20*time.Minute},
+		{at: 7 * time.Second, in: wakeUp, running: 1},
+		{at: 12 * time.Second, in: line(stream.Event{Type: "system", Subtype: "task_updated", TaskID: "b1", Status: "completed"}), finished: 1, wake: 17 * time.Second},
+		{at: 12 * time.Second, in: line(taskNotification("b1", "completed")), wake: 17 * time.Second},
+		{at: 12 * time.Second, in: line(snapshot()), wake: 17 * time.Second},
+		// A new turn: the model's timers again.
+		{at: 12 * time.Second, in: line(initLine), wake: 22 * time.Second},
+		{at: 12 * time.Second, in: line(statusLine)},
+		{at: 13 * time.Second, in: line(textLine)},
+		{at: 13 * time.Second, in: line(stream.Event{Type: "result", Subtype: "success", OriginKind: "task-notification"}), wake: 18 * time.Second},
+		{at: 14 * time.Second, in: streamEnd, stop: Exited},
+	}})
+}
+
+func TestBackgroundTimeoutCutsTheTaskOff(t *testing.T) {
+	s := runCase(t, machineCase{final: BackgroundTimeout, cutTsk: []string{"b1"}, steps: []step{
+		{at: 1 * time.Second, in: line(bgCall("toolu_1", "python3 slow.py"))},
+		{at: 1 * time.Second, in: line(taskStarted("b1", "toolu_1")), running: 1, started: 1},
+		{at: 1 * time.Second, in: line(toolResult("toolu_1")), running: 1},
+		{at: 2 * time.Second, in: line(okResult), running: 1, wake: 2*time.Second + 20*time.Minute},
+		{at: 2*time.Second + 20*time.Minute, in: wakeUp, running: 1, stop: BackgroundTimeout},
+		{at: 2*time.Second + 20*time.Minute, in: streamEnd, running: 1},
+	}})
+	_, tasks := s.CutOff()
+	want := Task{ID: "b1", Type: "local_bash", Description: "Run the build", Command: `{"command":"python3 slow.py"}`, ToolUseID: "toolu_1"}
+	if tasks[0] != want {
+		t.Errorf("cut-off task %+v, want %+v", tasks[0], want)
+	}
+}
+
+func TestTasks(t *testing.T) {
+	cases := []machineCase{
+		{name: "a later line cancels a pending linger and counts it again", final: Lingered, steps: []step{
+			{at: 1 * time.Second, in: line(okResult), wake: 6 * time.Second},
+			{at: 4 * time.Second, in: line(shutdown), wake: 9 * time.Second},
+			{at: 6 * time.Second, in: wakeUp},
+			{at: 9 * time.Second, in: wakeUp, stop: Lingered},
+		}},
+		{name: "a foreground task is a tool call, not a background task", final: Lingered, steps: []step{
+			{at: 1 * time.Second, in: line(toolCall("t1", "Bash"))},
+			{at: 1 * time.Second, in: line(stream.Event{Type: "system", Subtype: "task_started", TaskID: "f1", ToolUseID: "t1"})},
+			{at: 2 * time.Second, in: line(toolResult("t1"))},
+			{at: 3 * time.Second, in: line(okResult), wake: 8 * time.Second},
+			{at: 8 * time.Second, in: wakeUp, stop: Lingered},
+		}},
+		{name: "the snapshot is authoritative; an ended task never comes back", final: Lingered, steps: []step{
+			{at: 1 * time.Second, in: line(snapshot("a", "b")), running: 2, started: 2},
+			{at: 1 * time.Second, in: line(taskNotification("a", "stopped")), running: 1, finished: 1},
+			{at: 1 * time.Second, in: line(taskNotification("a", "stopped")), running: 1}, // stopped can come twice
+			{at: 2 * time.Second, in: line(snapshot("a", "b")), running: 1},
+			{at: 3 * time.Second, in: line(snapshot()), finished: 1},
+			{at: 4 * time.Second, in: line(okResult), wake: 9 * time.Second},
+			{at: 9 * time.Second, in: wakeUp, stop: Lingered},
+		}},
+		{name: "task_updated ends a task only with a terminal status", final: Lingered, steps: []step{
+			{at: 1 * time.Second, in: line(taskStarted("b1", "x")), running: 1, started: 1},
+			{at: 2 * time.Second, in: line(stream.Event{Type: "system", Subtype: "task_updated", TaskID: "b1", Status: "running"}), running: 1},
+			{at: 3 * time.Second, in: line(okResult), running: 1},
+			{at: 9 * time.Second, in: wakeUp, running: 1},
+			{at: 10 * time.Second, in: line(stream.Event{Type: "system", Subtype: "task_updated", TaskID: "b1", Status: "failed"}), finished: 1, wake: 15 * time.Second},
+			{at: 15 * time.Second, in: wakeUp, stop: Lingered},
+		}},
+		{name: "no safe point while a background task runs", final: Pressure, steps: []step{
+			{at: 1 * time.Second, in: Input{Kind: Line, Event: bgCall("t1", "make"), Pressure: true}},
+			{at: 1 * time.Second, in: line(taskStarted("b1", "t1")), running: 1, started: 1},
+			{at: 1 * time.Second, in: line(toolResult("t1")), running: 1},
+			{at: 2 * time.Second, in: line(toolCall("t2", "Read")), running: 1},
+			{at: 3 * time.Second, in: line(taskNotification("b1", "completed")), finished: 1},
+			{at: 4 * time.Second, in: line(toolResult("t2")), stop: Pressure},
+		}},
+		{name: "a crash cuts off the running tasks", final: Exited, cutTsk: []string{"b1"}, cut: []string{"t2"}, steps: []step{
+			{at: 1 * time.Second, in: line(taskStarted("b1", "t1")), running: 1, started: 1},
+			{at: 2 * time.Second, in: line(toolCall("t2", "Bash")), running: 1},
+			{at: 3 * time.Second, in: streamEnd, stop: Exited, running: 1},
+		}},
+		{name: "no background_timeout: only the session deadline bounds the wait", lim: Limits{Idle: time.Second, Tool: time.Second, Linger: time.Second},
+			final: Exited, cutTsk: []string{"b1"}, steps: []step{
+				{at: 1 * time.Second, in: line(taskStarted("b1", "t1")), running: 1, started: 1},
+				{at: 2 * time.Second, in: line(okResult), running: 1, noWake: true},
+				{at: 3 * time.Hour, in: streamEnd, running: 1, stop: Exited},
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
+	}
+}
+
+func TestTheLastResultDecides(t *testing.T) {
+	s := New(limits, t0)
+	s.Step(line(okResult), t0)
+	s.Step(line(initLine), t0)
+	s.Step(line(errResult), t0)
+	s.Step(wakeUp, t0.Add(time.Minute))
+	s.Step(interrupt, t0.Add(time.Minute))
+	if s.Final() != Interrupted {
+		t.Errorf("a signal after a later error result: %v, want interrupted", s.Final())
+	}
+}

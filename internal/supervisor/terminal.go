@@ -1,0 +1,128 @@
+package supervisor
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// The decided outcome of every error result the CLI can print. Success is
+// decided before this table, by is_error and subtype alone (docs/design.md#f10):
+// a result with is_error false and subtype success is a success whatever
+// its terminal_reason says. Everything here has is_error true or an error
+// subtype. The CLI's docs list these values up to 2.1.240 (docs/design.md#f21);
+// a value that is not here is reported as it came (exit 1, and a warning)
+// instead of being guessed at.
+
+// bySubtype decides the result subtypes that say what happened on their own.
+var bySubtype = map[string]retry.Kind{
+	// The CLI stopped at --max-turns: more turns are the user's call.
+	"error_max_turns": retry.MaxTurns,
+	// The CLI stopped at the --max-budget-usd malarun gave it: exit 9.
+	"error_max_budget_usd": retry.BudgetExceeded,
+	// The CLI already retried the answer against the user's schema; asking
+	// the same again repeats the failure.
+	"error_max_structured_output_retries": retry.ErrorResult,
+}
+
+// byTerminalReason decides the rest by terminal_reason. api_error is
+// decided by its status (byAPIStatus); "" (an older CLI) by status and text.
+var byTerminalReason = map[string]retry.Kind{
+	// A finished turn with is_error true: decided by status and text below.
+	"completed": retry.ErrorResult,
+	// --max-turns reached.
+	"max_turns": retry.MaxTurns,
+	// The stream or a tool was cut (a dropped connection, a killed tool):
+	// the session holds the work, so resume it. If malarun itself stopped
+	// the CLI (a hang, a signal), malarun's own ending wins (see kindOf).
+	"aborted_streaming": retry.APIError,
+	"aborted_tools":     retry.APIError,
+	// The model failed to answer, or kept producing malformed tool calls:
+	// another turn is a new sample and the session keeps the work.
+	"model_error":                  retry.APIError,
+	"malformed_tool_use_exhausted": retry.APIError,
+	// Decided by api_error_status.
+	"api_error": retry.APIError,
+	// The conversation no longer fits, or holds what the API refuses (an
+	// image): it stays in the history, so never resume into it; a new
+	// session from a checkpoint or the task (the fresh-session path).
+	"blocking_limit":       retry.ContextFull,
+	"prompt_too_long":      retry.ContextFull,
+	"rapid_refill_breaker": retry.ContextFull,
+	"image_error":          retry.ContextFull,
+	// The CLI's own budget stop (--max-budget-usd): exit 9.
+	"budget_exhausted": retry.BudgetExceeded,
+	// The user's hooks or settings ended the turn on purpose, or the CLI
+	// could not set a turn up (its configuration): the same again gives the
+	// same answer.
+	"hook_stopped":                      retry.ErrorResult,
+	"stop_hook_prevented":               retry.ErrorResult,
+	"tool_deferred":                     retry.ErrorResult,
+	"tool_deferred_unavailable":         retry.ErrorResult,
+	"background_requested":              retry.ErrorResult,
+	"structured_output_retry_exhausted": retry.ErrorResult,
+	"turn_setup_failed":                 retry.ErrorResult,
+}
+
+// byAPIStatus decides an api_error (or a result without terminal_reason)
+// by the HTTP status the API answered.
+func byAPIStatus(status int) retry.Kind {
+	switch {
+	case status == 401 || status == 403:
+		return retry.Auth // the credentials are refused: exit 8
+	case status == 429:
+		return retry.RateLimit // a usage or rate limit: exit 75
+	case status == 413:
+		return retry.ContextFull // the request is too large to send again
+	case status == 0 || status == 529 || status >= 500:
+		// Overloaded, a server error, or no answer at all: transient, and
+		// the CLI has already retried; resume the session later.
+		return retry.APIError
+	}
+	return retry.ErrorResult // any other 4xx: the request itself is wrong
+}
+
+// resultClass is the table's decision for one error result.
+type resultClass struct {
+	kind retry.Kind
+	// unknown is the value the table does not know ("" when it knew all),
+	// for a warning: the CLI has changed.
+	unknown string
+}
+
+// classifyResult decides an error result by the table.
+func classifyResult(r *stream.Event) resultClass {
+	for _, e := range r.Errors {
+		if strings.Contains(e, "No conversation found") {
+			return resultClass{kind: retry.ResumeNotFound}
+		}
+	}
+	if contextFull(r.Result, r.TerminalReason) {
+		return resultClass{kind: retry.ContextFull}
+	}
+	if k, ok := bySubtype[r.Subtype]; ok {
+		return resultClass{kind: k}
+	}
+	if r.Subtype != "success" && r.Subtype != "error_during_execution" && r.Subtype != "" {
+		return resultClass{kind: retry.ErrorResult, unknown: fmt.Sprintf("subtype %q", r.Subtype)}
+	}
+	if usageLimitRe.MatchString(r.Result) {
+		return resultClass{kind: retry.RateLimit}
+	}
+	switch k, ok := byTerminalReason[r.TerminalReason]; {
+	case r.TerminalReason == "" || r.TerminalReason == "api_error" || r.TerminalReason == "completed":
+		if r.APIErrorStatus != 0 || r.TerminalReason == "api_error" {
+			return resultClass{kind: byAPIStatus(r.APIErrorStatus)}
+		}
+		return resultClass{kind: retry.ErrorResult}
+	case ok:
+		if k == retry.APIError && r.APIErrorStatus != 0 {
+			// An aborted or failed turn that still got a status: the status says more.
+			return resultClass{kind: byAPIStatus(r.APIErrorStatus)}
+		}
+		return resultClass{kind: k}
+	}
+	return resultClass{kind: retry.ErrorResult, unknown: fmt.Sprintf("terminal_reason %q", r.TerminalReason)}
+}
