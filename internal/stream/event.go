@@ -5,7 +5,7 @@
 package stream
 
 // Usage is the token usage of one API call (an assistant message) or, on a
-// result line, of the whole session (cumulative; see DESIGN.md fact 5).
+// result line, of the whole session (cumulative; see docs/design.md §F5).
 type Usage struct {
 	InputTokens              int64
 	OutputTokens             int64
