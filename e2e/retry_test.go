@@ -54,7 +54,7 @@ func TestRealCLIStallThenResume(t *testing.T) {
 }
 
 // A tool still running when the tree is killed is dropped from the resumed
-// history by the CLI (fact 16): the resume prompt must name it.
+// history by the CLI (docs/design.md §F16): the resume prompt must name it.
 func TestRealCLIResumePromptNamesInterruptedTool(t *testing.T) {
 	e := newEnv(t, fakeapi.Bash("sleep 30; echo finished"), fakeapi.Text("Checked, done."))
 	r := e.run("--idle-timeout", "5s", "--tool-timeout", "2s", "--kill-grace", "1s", "--backoff", "0s")

@@ -47,7 +47,7 @@ func TestRealCLIStallIsKilledAsHang(t *testing.T) {
 }
 
 // The Bash tool starts a setsid process that ignores SIGTERM, then the API
-// stalls: killing the CLI's process group is not enough (fact 9), and
+// stalls: killing the CLI's process group is not enough (docs/design.md §F9), and
 // malarun must still leave nothing behind.
 func TestRealCLISetsidToolProcessIsKilled(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "sleeper.pid")

@@ -8,7 +8,7 @@ import (
 
 // liveness decides when a model at work counts as hung. Every line pushes
 // the deadline out. While a tool call is outstanding the CLI prints nothing
-// until the tool ends (docs/design.md#f15), so the longer tool limit
+// until the tool ends (docs/design.md §F15), so the longer tool limit
 // applies; an api_retry line announces a wait of its own, which is added.
 type liveness struct {
 	idle, tool  time.Duration

@@ -218,7 +218,7 @@ func TestDecisionsBeforeBackgroundTasks(t *testing.T) {
 	}
 }
 
-// The sequence of background-task-2.1.330.jsonl (DESIGN.md fact 17).
+// The sequence of background-task-2.1.330.jsonl (docs/design.md §F17).
 func TestBackgroundTaskOutlivesTheFirstResult(t *testing.T) {
 	runCase(t, machineCase{final: Exited, steps: []step{
 		{at: 0, in: line(initLine)},

@@ -3,7 +3,7 @@
 // next session. Occupancy comes from the usage of the last top-level
 // assistant message (input + cache creation + cache read + output tokens),
 // never from a result line's usage, which is cumulative over the session
-// (DESIGN.md fact 5). It does no I/O.
+// (docs/design.md §F5). It does no I/O.
 package ctxpressure
 
 import (

@@ -18,7 +18,7 @@ import (
 )
 
 // These tests run the real Claude Code CLI against the fake server: they
-// are what keeps the fake honest. They need the binary (DESIGN fact 1);
+// are what keeps the fake honest. They need the binary (docs/design.md §F1);
 // without it they skip, loudly.
 
 // defaultClaudeBin is where the project's experiments installed the CLI.
@@ -69,7 +69,7 @@ type cliRun struct {
 }
 
 // startCLI runs the CLI in its own process group with the prompt on stdin
-// and stdout to a regular file (never a pipe: DESIGN fact 13), in a fresh
+// and stdout to a regular file (never a pipe: docs/design.md §F13), in a fresh
 // HOME and working directory.
 func startCLI(t *testing.T, srv *Server, prompt string, opt cliOptions) *cliProc {
 	t.Helper()
@@ -132,7 +132,7 @@ func startCLI(t *testing.T, srv *Server, prompt string, opt cliOptions) *cliProc
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// On timeout or stop, the whole group: the CLI's Bash tools run in
-	// their own sessions (DESIGN fact 9), but these tests' tools are short.
+	// their own sessions (docs/design.md §F9), but these tests' tools are short.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	p.cmd = cmd
@@ -403,7 +403,7 @@ func TestCLIStallIsHangAfterInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The CLI has its message_start and waits for more. It should have
-	// printed its init line and nothing else (DESIGN fact 8).
+	// printed its init line and nothing else (docs/design.md §F8).
 	stalledAfter := time.Since(p.start)
 	p.terminate(t)
 	termAt := time.Now()

@@ -283,7 +283,7 @@ func parseRequest(r *http.Request, body []byte, now time.Time) *Request {
 }
 
 // sessionFromMetadata digs the session id out of metadata.user_id, which
-// the CLI sends as a JSON object encoded in a string (DESIGN fact 12).
+// the CLI sends as a JSON object encoded in a string (docs/design.md §F12).
 func sessionFromMetadata(raw json.RawMessage) string {
 	var md struct {
 		UserID string `json:"user_id"`

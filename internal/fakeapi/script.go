@@ -106,7 +106,7 @@ func Combine(parts ...Step) Step {
 
 // Stall sends the response headers and message_start, then holds the
 // connection open, sending nothing more, until the client goes away or the
-// server is closed (the CLI's hang-after-init, DESIGN fact 8). The start of
+// server is closed (the CLI's hang-after-init, docs/design.md §F8). The start of
 // each stall is announced on [Server.Stalled] and counted by
 // [Server.WaitStalls].
 func Stall() Step { return Step{kind: stepStall} }
@@ -120,7 +120,7 @@ func HTTPError(status int, errType, message string, header http.Header) Step {
 
 // PromptTooLong is the API's 400 for a conversation that does not fit the
 // context window, "prompt is too long: 210000 tokens > 200000 maximum".
-// The CLI does not retry it (DESIGN fact 10).
+// The CLI does not retry it (docs/design.md §F10).
 func PromptTooLong(tokens, maximum int) Step {
 	return HTTPError(http.StatusBadRequest, "invalid_request_error",
 		fmt.Sprintf("prompt is too long: %d tokens > %d maximum", tokens, maximum), nil)

@@ -2,7 +2,7 @@
 // pipes) for its standard streams, and ends its whole process tree: the
 // group, every descendant found in /proc, and whatever re-parents to malarun
 // as a child subreaper, including tool processes that called setsid (the
-// Bash tool does; DESIGN.md fact 9).
+// Bash tool does; docs/design.md §F9).
 package proc
 
 import (
@@ -21,7 +21,7 @@ type Spec struct {
 	// pipe can wait for EOF forever.
 	StdinPath string
 	// Stdout and Stderr must be regular files: the real CLI drops output
-	// still pending in a pipe when it exits (DESIGN.md fact 13).
+	// still pending in a pipe when it exits (docs/design.md §F13).
 	Stdout, Stderr *os.File
 }
 

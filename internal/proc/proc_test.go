@@ -262,7 +262,7 @@ func TestChildDiesWithItsSpawner(t *testing.T) {
 	}
 }
 
-// The fake child reproduces DESIGN.md fact 13 through a pipe (output lost,
+// The fake child reproduces docs/design.md §F13 through a pipe (output lost,
 // exit 0); through a file, as proc always sets it up, nothing is lost.
 func TestNonBlockingChildLosesOutputToPipeNotToFile(t *testing.T) {
 	cmd := exec.Command(os.Args[0])
@@ -284,7 +284,7 @@ func TestNonBlockingChildLosesOutputToPipeNotToFile(t *testing.T) {
 		n++
 	}
 	if n >= 20<<20 {
-		t.Fatalf("through a pipe the child wrote all %d bytes: the fake does not reproduce fact 13", n)
+		t.Fatalf("through a pipe the child wrote all %d bytes: the fake does not reproduce docs/design.md §F13", n)
 	}
 
 	f := newFixture(t)

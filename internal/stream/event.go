@@ -5,7 +5,7 @@
 package stream
 
 // Usage is the token usage of one API call (an assistant message) or, on a
-// result line, of the whole session (cumulative; see DESIGN.md fact 5).
+// result line, of the whole session (cumulative; see docs/design.md §F5).
 type Usage struct {
 	InputTokens              int64
 	OutputTokens             int64
@@ -27,7 +27,7 @@ type ToolUse struct {
 	Input          string
 	InputTruncated bool
 	// Background is input.run_in_background == true: the call starts a
-	// background task that outlives the turn (DESIGN.md fact 17). It is read
+	// background task that outlives the turn (docs/design.md §F17). It is read
 	// from the input object itself, so a cut Input does not hide it.
 	Background bool
 }
@@ -126,7 +126,7 @@ type Event struct {
 	ClaudeCodeVersion string
 
 	// Background task fields (system task_started, task_updated,
-	// task_progress, task_notification; DESIGN.md fact 17).
+	// task_progress, task_notification; docs/design.md §F17).
 	TaskID string
 	// ToolUseID is the top-level tool_use_id: the call that started the task.
 	ToolUseID string

@@ -13,7 +13,7 @@ import (
 const pollInterval = 25 * time.Millisecond
 
 // Follower reads a regular file that another process is still writing (the
-// CLI's stdout: a file, not a pipe, see DESIGN.md fact 13). At the end of
+// CLI's stdout: a file, not a pipe, see docs/design.md §F13). At the end of
 // the file it waits for the file to change instead of returning io.EOF, and
 // returns io.EOF only once the writer has exited and everything is read.
 //

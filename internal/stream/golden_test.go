@@ -45,9 +45,9 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestTranscriptFacts pins, independently of the golden files, the facts of
-// DESIGN.md that the supervisor relies on, so a careless -update cannot
-// bless a regression.
+// TestTranscriptFacts pins, independently of the golden files, the facts the
+// supervisor relies on (docs/design.md §F4, §F5, §F7, §F10, §F15), so a
+// careless -update cannot bless a regression.
 func TestTranscriptFacts(t *testing.T) {
 	dir := "../../testdata/transcripts"
 	load := func(name string) []Event { return decodeFile(t, filepath.Join(dir, name)) }

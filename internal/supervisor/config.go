@@ -89,7 +89,7 @@ const (
 	DefaultShutdownGrace     = 5 * time.Second
 	DefaultResultExitTimeout = 5 * time.Second
 	// Above the CLI's own 10-minute wait for background agents after the
-	// final turn (docs/design.md#f17), so that the CLI ends its wait first.
+	// final turn (docs/design.md §F17), so that the CLI ends its wait first.
 	DefaultBackgroundTimeout = 15 * time.Minute
 	DefaultMaxAttempts       = 10
 	DefaultMaxIdleRetries    = 2

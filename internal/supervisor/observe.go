@@ -70,7 +70,7 @@ func (a *attemptLog) observe(ev stream.Event) {
 		e := ev
 		a.result = &e
 		// total_cost_usd is cumulative over the process; usage covers the
-		// turns since the previous result (docs/design.md#f17).
+		// turns since the previous result (docs/design.md §F17).
 		a.costUSD = ev.TotalCostUSD
 		a.results = append(a.results, ResultReport{Subtype: ev.Subtype, IsError: ev.IsError, TerminalReason: ev.TerminalReason,
 			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: ev.TotalCostUSD, Usage: ev.Usage})

@@ -100,7 +100,7 @@ func hangOutcome(a *attemptResult) (retry.Kind, string) {
 
 // contextFull recognises the CLI saying the conversation no longer fits:
 // the API's 400 "prompt is too long", the CLI's own refusal at its blocking
-// limit (DESIGN.md fact 14), or compaction that keeps failing.
+// limit (docs/design.md §F14), or compaction that keeps failing.
 func contextFull(result, terminalReason string) bool {
 	switch terminalReason {
 	case "blocking_limit", "prompt_too_long":

@@ -18,7 +18,7 @@ import (
 type promptData struct {
 	IssueID string
 	// Interrupted are the tool calls still running when the attempt was cut
-	// off: the CLI drops them from the resumed history (DESIGN.md fact 16),
+	// off: the CLI drops them from the resumed history (docs/design.md §F16),
 	// so only malarun can tell the agent about them.
 	Interrupted []retry.ToolCall
 	// Tasks are the background tasks killed with the attempt: the CLI will

@@ -300,7 +300,7 @@ func TestSessionTimeout(t *testing.T) {
 }
 
 // The real CLI exits as soon as a write to a pipe would block, losing the
-// rest (DESIGN.md fact 13); stdout is a file, so the result always arrives.
+// rest (docs/design.md §F13); stdout is a file, so the result always arrives.
 func TestNonBlockingWriterResultSeen20Of20(t *testing.T) {
 	for i := range 20 {
 		h := newHarness(t, testchild.NonBlocking)

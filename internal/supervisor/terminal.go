@@ -9,10 +9,10 @@ import (
 )
 
 // The decided outcome of every error result the CLI can print. Success is
-// decided before this table, by is_error and subtype alone (docs/design.md#f10):
+// decided before this table, by is_error and subtype alone (docs/design.md §F10):
 // a result with is_error false and subtype success is a success whatever
 // its terminal_reason says. Everything here has is_error true or an error
-// subtype. The CLI's docs list these values up to 2.1.240 (docs/design.md#f21);
+// subtype. The CLI's docs list these values up to 2.1.240 (docs/design.md §F21);
 // a value that is not here is reported as it came (exit 1, and a warning)
 // instead of being guessed at.
 

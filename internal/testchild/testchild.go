@@ -314,7 +314,7 @@ func writeBigLine(w *bufio.Writer, size int) {
 	w.WriteByte('\n')
 }
 
-// nonBlocking reproduces DESIGN.md fact 13: like the real CLI it exits as
+// nonBlocking reproduces docs/design.md §F13: like the real CLI it exits as
 // soon as a write would block, losing what the reader has not taken yet.
 // Through a pipe the result line is lost; through a regular file it is not.
 func nonBlocking() int {
