@@ -24,6 +24,10 @@ const (
 	Processing Status = "processing"
 	// Interrupted: malarun stopped it on SIGINT/SIGTERM; the next run resumes it.
 	Interrupted Status = "interrupted"
+	// Stopped: the run gave up for now on a limit of this invocation
+	// (retries exhausted, session timeout); the next run resumes it with
+	// fresh limits, so an orchestrator's retry continues the work.
+	Stopped Status = "stopped"
 	// Succeeded: claude reported success.
 	Succeeded Status = "succeeded"
 	// Failed: the run ended with an error (see ExitCode and Reason).
@@ -128,7 +132,7 @@ func Decode(data []byte) (Record, error) {
 		return Record{}, fmt.Errorf("record version %d, this malarun reads version %d", r.Version, recordVersion)
 	}
 	switch r.Status {
-	case Processing, Interrupted, Succeeded, Failed:
+	case Processing, Interrupted, Stopped, Succeeded, Failed:
 	default:
 		return Record{}, fmt.Errorf("unknown status %q", r.Status)
 	}

@@ -73,10 +73,13 @@ type Policy struct {
 
 // State is what the machine remembers between attempts.
 type State struct {
-	Attempts    int    // attempts finished
-	Retries     int    // retries decided so far
-	IdleRetries int    // retries in a row after attempts without progress
-	SessionID   string // the current session ("" = none known)
+	Attempts int // attempts finished
+	// AttemptsAtStart are the attempts of an earlier invocation that
+	// stopped on its limits: max_attempts counts from here.
+	AttemptsAtStart int
+	Retries         int    // retries decided so far
+	IdleRetries     int    // retries in a row after attempts without progress
+	SessionID       string // the current session ("" = none known)
 	// SessionTalked: the current session has at least one assistant message,
 	// so resuming it carries work forward. A session that never got a reply
 	// holds nothing a fresh start with the original prompt would not.
@@ -179,9 +182,9 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 			return s, Action{Kind: Fail, Failure: Budget, Reason: fmt.Sprintf(
 				"the run has cost $%.4f, at or above max_cost_usd $%.4f", s.CostUSD, p.MaxCostUSD)}
 		}
-		if s.Attempts >= p.MaxAttempts {
+		if n := s.Attempts - s.AttemptsAtStart; n >= p.MaxAttempts {
 			return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(
-				"%d attempts, the most max_attempts allows; last: %s", s.Attempts, s.LastReason)}
+				"%d attempts, the most max_attempts allows; last: %s", n, s.LastReason)}
 		}
 	}
 	switch {

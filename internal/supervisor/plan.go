@@ -49,7 +49,7 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 	case exists && old.Poisoned:
 		return nil, &RunError{Kind: ErrPoisoned, Detail: fmt.Sprintf(
 			"issue %s was poisoned after %d malarun deaths in a row (%s); run with --reset to try again", old.Issue, old.Reclaims, old.Reason)}
-	case exists && (old.Status == journal.Processing || old.Status == journal.Interrupted):
+	case exists && (old.Status == journal.Processing || old.Status == journal.Interrupted || old.Status == journal.Stopped):
 		return r.resumePlan(j, old)
 	}
 	return r.newPlan(old, started)
@@ -105,6 +105,10 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 		Attempts: rec.Attempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations,
 		HasCheckpoint: rec.Checkpoint != "",
+	}
+	if rec.Status == journal.Stopped {
+		// It stopped on this invocation's limits: the next gets its own.
+		p.state.AttemptsAtStart = rec.Attempts
 	}
 	p.first = attemptSpec{n: nextAttempt(rec.RunDir), promptPath: p.prompt}
 	switch {

@@ -18,7 +18,7 @@ import (
 // later malarun could not continue the run: that ends the run.
 func (r *runner) save() error {
 	r.rec.UpdatedAt = time.Now()
-	if err := r.journal.Save(r.rec); err != nil {
+	if err := r.records.Save(r.rec); err != nil {
 		return fmt.Errorf("record the run: %w", err) // malarun's own trouble: exit 1
 	}
 	return nil
@@ -69,7 +69,7 @@ func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, t
 		return
 	}
 	r.rec.UpdatedAt = time.Now()
-	if err := r.journal.SaveQuick(r.rec); err != nil {
+	if err := r.records.SaveQuick(r.rec); err != nil {
 		r.log.Error().Err(err).Msg("could not record the attempt's progress")
 	}
 }
@@ -102,9 +102,13 @@ func (r *runner) recordDecision(s retry.State, res *attemptResult) {
 	r.rec.Tasks = res.cutTasks
 }
 
-// finishRecord records how the run ended. An interrupted run stays
-// resumable and costs no reclaim: cancelled CI jobs never poison an issue.
-func (r *runner) finishRecord(err error) {
+// finishRecord records how the run ended. An interrupted or stopped run
+// stays resumable and costs no reclaim: cancelled CI jobs never poison an
+// issue, and an orchestrator's retry of exit 3 or 124 continues the work.
+// A record that cannot be saved is an error of its own: the exit code must
+// not say the run ended cleanly while record.json still says processing
+// (the next invocation would reclaim a finished run).
+func (r *runner) finishRecord(err error) error {
 	r.rec.ExitCode = r.exitCode(err)
 	r.rec.Reason = ""
 	r.rec.Tree = nil
@@ -115,6 +119,9 @@ func (r *runner) finishRecord(err error) {
 	case errors.Is(err, ErrInterrupted):
 		r.rec.Status = journal.Interrupted
 		r.rec.Reason = err.Error()
+	case errors.Is(err, ErrRetriesExhausted), errors.Is(err, ErrSessionTimeout):
+		r.rec.Status = journal.Stopped
+		r.rec.Reason = err.Error()
 	default:
 		r.rec.Status = journal.Failed
 		r.rec.Reason = err.Error()
@@ -123,8 +130,14 @@ func (r *runner) finishRecord(err error) {
 		r.rec.Reclaims = 0
 	}
 	if serr := r.save(); serr != nil {
-		r.log.Error().Err(serr).Msg("could not record the end of the run")
+		ended := "succeeded"
+		if err != nil {
+			ended = "ended: " + err.Error()
+		}
+		return fmt.Errorf("the run %s, but %w; record.json may still say %q, so fix the state directory before running issue %s again",
+			ended, serr, journal.Processing, r.cfg.IssueID)
 	}
+	return nil
 }
 
 func (r *runner) exitCode(err error) int {

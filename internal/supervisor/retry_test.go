@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
 )
@@ -268,5 +269,40 @@ func TestSignalAfterSuccessResultKeepsTheSuccess(t *testing.T) {
 	}
 	if h.stdout.String() != "All done.\n" {
 		t.Errorf("stdout %q", h.stdout.String())
+	}
+}
+
+// Retries exhausted (exit 3) leaves the run resumable: the next invocation
+// continues the same session with its own max_attempts, naming the cut-off
+// call, and counts no reclaim.
+func TestRetriesExhaustedIsResumedByTheNextInvocation(t *testing.T) {
+	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
+	h.cfg.ToolTimeout = 300 * time.Millisecond
+	h.cfg.MaxAttempts = 1
+	_, err, _ := h.run()
+	wantKind(t, err, supervisor.ErrRetriesExhausted, "1 attempts")
+	rec, _, _ := journalOf(t, h)
+	if rec.Status != journal.Stopped || len(rec.Running) != 1 {
+		t.Fatalf("record status %s, running %v: want stopped with the cut-off call", rec.Status, rec.Running)
+	}
+	rep, err, _ := h.run()
+	if err != nil {
+		t.Fatalf("second invocation: %v\n%s", err, h.logs.String())
+	}
+	at := h.attempts()
+	if len(at) != 2 || rep.Attempts != 2 {
+		t.Fatalf("%d attempts in all, report says %d; want 2", len(at), rep.Attempts)
+	}
+	f1, id1 := sessionFlag(t, at[0])
+	f2, id2 := sessionFlag(t, at[1])
+	if f1 != "--session-id" || f2 != "--resume" || id1 != id2 {
+		t.Errorf("attempt 1 %s %s, attempt 2 %s %s: want the same session resumed", f1, id1, f2, id2)
+	}
+	if !strings.Contains(stdinOf(at[1]), "Bash") {
+		t.Errorf("the resume prompt does not name the cut-off call:\n%s", stdinOf(at[1]))
+	}
+	if rec, _, _ := journalOf(t, h); rec.Status != journal.Succeeded || rec.Reclaims != 0 {
+		t.Errorf("record %s with %d reclaims, want succeeded with 0", rec.Status, rec.Reclaims)
 	}
 }

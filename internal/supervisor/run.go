@@ -40,6 +40,16 @@ type Deps struct {
 	// Observer receives every Event as it happens (nil: none). It runs on
 	// the supervisor's goroutine and must not block.
 	Observer func(Event)
+	// Records wraps where the issue's record is written (nil: the journal
+	// itself); tests use it to make a save fail.
+	Records func(RecordWriter) RecordWriter
+}
+
+// RecordWriter saves the issue's record: Save durably (at transitions),
+// SaveQuick without fsync (progress within an attempt).
+type RecordWriter interface {
+	Save(journal.Record) error
+	SaveQuick(journal.Record) error
 }
 
 // Run supervises cfg.IssueID until it succeeds or fails. The error is nil
@@ -70,6 +80,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		return Report{}, &RunError{Kind: ErrConfig, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
 	}
 	defer r.journal.Release()
+	r.records = r.journal
+	if deps.Records != nil {
+		r.records = deps.Records(r.journal)
+	}
 	if r.spawner == nil {
 		r.spawner = proc.NewSpawner()
 	}
@@ -97,7 +111,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	if r.shutdownTimer != nil {
 		r.shutdownTimer.Stop()
 	}
-	r.finishRecord(err)
+	if serr := r.finishRecord(err); serr != nil {
+		err = serr
+	}
 	rep.Issue, rep.Record, rep.Started, rep.Duration = cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
 	rep.Sessions, rep.Continuations = r.rec.Sessions, r.rec.Continuations
 	fin := Event{Kind: EvRunFinished, Outcome: "success", CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err)}

@@ -40,6 +40,8 @@ type harness struct {
 	args    string // where the fake child records argv and stdin
 	// observer, when set, receives the run's events.
 	observer func(supervisor.Event)
+	// records, when set, wraps where the record is saved.
+	records func(supervisor.RecordWriter) supervisor.RecordWriter
 }
 
 // One spawner for the whole test process: subreaper status is process-wide.
@@ -93,7 +95,7 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Stdout: &h.stdout, Signals: h.signals, Spawner: spawner, Observer: h.observer})
+	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Stdout: &h.stdout, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records})
 	return rep, err, time.Since(start)
 }
 

@@ -23,6 +23,7 @@ type runner struct {
 	monitor *ctxpressure.Monitor
 
 	journal    *journal.Journal
+	records    RecordWriter   // where the record is saved: the journal, or a test's wrapper
 	rec        journal.Record // the record, saved at every transition
 	checkpoint string         // the last checkpoint of this run
 	exitCodeOf func(error) int
