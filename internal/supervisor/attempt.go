@@ -352,7 +352,11 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event) {
 	case ev.Kind != stream.KindJSON:
 		log.Warn().Int64("line", ev.Line).Int64("bytes", ev.Bytes).Str("kind", ev.Kind.String()).Msg("undecodable line in the stream")
 	case ev.Type == "system" && ev.Subtype == "init":
-		log.Info().Str("model", ev.Model).Str("claude_session", ev.SessionID).Msg("claude started")
+		log.Info().Str("model", ev.Model).Str("claude_session", ev.SessionID).Str("claude_code_version", ev.ClaudeCodeVersion).Msg("claude started")
+		if note := cliVersionNote(ev.ClaudeCodeVersion); note != "" && !r.versionWarned {
+			r.versionWarned = true
+			log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Msg("claude " + ev.ClaudeCodeVersion + " is " + note)
+		}
 	case ev.Type == "system" && ev.Subtype == "api_retry":
 		log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS).Msg("claude is retrying an API request")
 	case ev.Type == "assistant":
@@ -360,7 +364,13 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event) {
 			log.Info().Str("tool", tu.Name).Str("id", tu.ID).Msg("tool call")
 		}
 	case ev.Type == "result":
-		log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", ev.TotalCostUSD).Str("terminal_reason", ev.TerminalReason).Msg("result")
+		log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", ev.TotalCostUSD).Str("terminal_reason", ev.TerminalReason).
+			Str("origin", ev.OriginKind).Msg("result")
+		if ev.IsError || ev.Subtype != "success" {
+			if c := classifyResult(&ev); c.unknown != "" {
+				log.Warn().Str("value", c.unknown).Msg("claude printed an error result malarun does not know; treating it as an error that retrying cannot fix (exit 1)")
+			}
+		}
 	default:
 		log.Debug().Str("type", ev.Type).Str("subtype", ev.Subtype).Msg("line")
 	}

@@ -32,6 +32,8 @@ type runner struct {
 	// sideEffectFree is the set of side_effect_free_tools.
 	sideEffectFree map[string]bool
 
+	versionWarned bool // the CLI's version was outside the tested range: said once per run
+
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once
 	hurryOnce   sync.Once
