@@ -39,18 +39,20 @@ func Key(credential string) string {
 
 // storedLimit is the file's format.
 type storedLimit struct {
-	Version  int       `json:"version"`
-	RetryAt  time.Time `json:"retry_at"`
-	Type     string    `json:"type,omitempty"`
-	Waitable bool      `json:"waitable"`
-	Reason   string    `json:"reason,omitempty"`
+	Version int       `json:"version"`
+	RetryAt time.Time `json:"retry_at"`
+	Type    string    `json:"type,omitempty"`
 }
 
 const storeVersion = 1
 
 // Write records l for the account key, atomically (a temporary file
 // renamed over the old one), so a reader sees the old limit or the new
-// one. A limit with no reset time is not shared: it could never expire.
+// one. No fsync: the file is a hint, and losing it in a machine crash
+// costs one attempt. Only a waitable limit with a known reset is shared:
+// one with no reset could never expire, and one that waiting cannot fix
+// (credits, a spend cap) a person can fix at any moment, so the next run
+// should try rather than trust an old refusal.
 func (s Store) Write(key string, l Limit) error {
 	if err := checkKey(key); err != nil {
 		return err
@@ -58,11 +60,14 @@ func (s Store) Write(key string, l Limit) error {
 	if !l.Known() {
 		return errors.New("a limit with an unknown reset cannot be shared: it would never expire")
 	}
+	if !l.Waitable {
+		return errors.New("a limit that waiting cannot fix is not shared: a person may fix it before its reset")
+	}
 	dir := filepath.Join(s.Dir, DirName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("save the usage limit: %w", err)
 	}
-	data, err := json.Marshal(storedLimit{Version: storeVersion, RetryAt: l.RetryAt.UTC(), Type: l.Type, Waitable: l.Waitable, Reason: l.Reason})
+	data, err := json.Marshal(storedLimit{Version: storeVersion, RetryAt: l.RetryAt.UTC(), Type: l.Type})
 	if err != nil {
 		return err
 	}
@@ -105,7 +110,7 @@ func (s Store) Read(key string, now time.Time) (Limit, bool) {
 		removeIfUnchanged(path, data)
 		return Limit{}, false
 	}
-	return Limit{RetryAt: st.RetryAt, Type: st.Type, Waitable: st.Waitable, Reason: st.Reason}, true
+	return Limit{RetryAt: st.RetryAt, Type: st.Type, Waitable: true}, true
 }
 
 // removeIfUnchanged removes path unless another malarun has just written

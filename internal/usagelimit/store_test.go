@@ -64,12 +64,12 @@ func TestStoreRoundTrip(t *testing.T) {
 	}
 
 	// A newer limit replaces the old one.
-	later := Limit{RetryAt: want.RetryAt.Add(24 * time.Hour), Type: "seven_day", Reason: "credits", Waitable: false}
+	later := Limit{RetryAt: want.RetryAt.Add(24 * time.Hour), Type: "seven_day", Waitable: true}
 	if err := s.Write(key, later); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = s.Read(key, now)
-	checkLimit(t, got, later, "credits")
+	checkLimit(t, got, later, "")
 }
 
 func TestStoreForgetsWhatNoLongerHolds(t *testing.T) {
@@ -83,9 +83,9 @@ func TestStoreForgetsWhatNoLongerHolds(t *testing.T) {
 		{"reset is now", "", now},
 		{"reset implausibly far", "", now.Add(MaxAhead + time.Second)},
 		{"damaged", "{\"version\":1,\"retry_at\":", time.Time{}},
-		{"unknown field", `{"version":1,"retry_at":"2026-11-22T17:00:00Z","waitable":true,"secret":"x"}`, time.Time{}},
-		{"other version", `{"version":2,"retry_at":"2026-11-22T17:00:00Z","waitable":true}`, time.Time{}},
-		{"no reset", `{"version":1,"waitable":true}`, time.Time{}},
+		{"unknown field", `{"version":1,"retry_at":"2026-11-22T17:00:00Z","secret":"x"}`, time.Time{}},
+		{"other version", `{"version":2,"retry_at":"2026-11-22T17:00:00Z"}`, time.Time{}},
+		{"no reset", `{"version":1,"type":"five_hour"}`, time.Time{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,8 +117,11 @@ func TestStoreRefuses(t *testing.T) {
 	if err := s.Write(Key("t"), Limit{Waitable: true}); err == nil {
 		t.Errorf("a limit with no reset was stored: it would never expire")
 	}
+	if err := s.Write(Key("t"), Limit{RetryAt: time.Now().Add(time.Hour), Reason: "credits"}); err == nil {
+		t.Errorf("a limit waiting cannot fix was stored")
+	}
 	for _, bad := range []string{"", "../record", "ABC", "a/b", strings.Repeat("a", 65)} {
-		if err := s.Write(bad, Limit{RetryAt: time.Now().Add(time.Hour)}); err == nil {
+		if err := s.Write(bad, Limit{RetryAt: time.Now().Add(time.Hour), Waitable: true}); err == nil {
 			t.Errorf("key %q accepted", bad)
 		}
 		if _, ok := s.Read(bad, time.Now()); ok {
@@ -131,7 +134,7 @@ func TestStoreRefuses(t *testing.T) {
 	// A state directory that cannot hold the folder is an error, not a panic.
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
-	if err := (Store{Dir: file}).Write(Key("t"), Limit{RetryAt: time.Now().Add(time.Hour)}); err == nil {
+	if err := (Store{Dir: file}).Write(Key("t"), Limit{RetryAt: time.Now().Add(time.Hour), Waitable: true}); err == nil {
 		t.Errorf("write under a file succeeded")
 	}
 }

@@ -30,6 +30,8 @@ const (
 // cuts the seconds off. A time without a date is its next occurrence from
 // now (up to PastSlack ago counts as now). Anything else gives a limit with
 // an unknown reset. The result's RetryAt is zero or within [now, now+MaxAhead].
+// local is the zone the CLI runs in (its TZ); nil leaves a time printed
+// without a zone unknown.
 func FromText(text string, now time.Time, local *time.Location) Limit {
 	l := Limit{Type: typeFromText(text), Waitable: true}
 	if reason, stuck := spendLimitText(text); stuck {
@@ -62,6 +64,9 @@ func resetFromText(text string, now time.Time, local *time.Location) (time.Time,
 			continue // "resets" in other words; look further
 		}
 		loc := local
+		if w.zone == "" && loc == nil {
+			return time.Time{}, "the limit resets at " + strings.TrimSpace(rest[:w.n]) + " in the CLI's local time zone, which malarun was not told"
+		}
 		if w.zone != "" {
 			z, err := loadZone(w.zone)
 			if err != nil {

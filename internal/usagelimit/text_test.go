@@ -107,6 +107,9 @@ func TestFromText(t *testing.T) {
 		{"no am/pm", "resets 16:00 (UTC)", june, paris, Limit{Waitable: true}, "did not say"},
 		{"another word", "resets 4pmish", june, paris, Limit{Waitable: true}, "did not say"},
 		{"empty", "", june, paris, Limit{Waitable: true}, "did not say"},
+		{"no zone and no local zone", "resets 4pm", june, nil, Limit{Waitable: true}, "local time zone"},
+		{"named zone needs no local one", "resets 4pm (UTC)", june, nil,
+			Limit{RetryAt: utc(2026, 6, 10, 16, 1, 0), Waitable: true}, ""},
 
 		// Limit names, and limits waiting cannot fix.
 		{"session limit", "You've hit your session limit · resets 4pm (UTC)", june, paris,
