@@ -3,6 +3,7 @@ package journal
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,7 +95,9 @@ func TestDamagedRecordsAreClearErrors(t *testing.T) {
 		"not json":       "hello",
 		"unknown field":  strings.Replace(string(good), `"issue":`, `"bogus":1,"issue":`, 1),
 		"bad status":     strings.Replace(string(good), `"processing"`, `"running"`, 1),
-		"future version": strings.Replace(string(good), `"version":1`, `"version":9`, 1),
+		"future version": strings.Replace(string(good), fmt.Sprintf(`"version":%d`, recordVersion), fmt.Sprintf(`"version":%d`, recordVersion+1), 1),
+		"version 0":      strings.Replace(string(good), fmt.Sprintf(`"version":%d`, recordVersion), `"version":0`, 1),
+		"no version":     strings.Replace(string(good), fmt.Sprintf(`"version":%d,`, recordVersion), ``, 1),
 		"trailing":       string(good) + "{}",
 		"wrong type":     strings.Replace(string(good), `"attempts":2`, `"attempts":"two"`, 1),
 	}
@@ -133,6 +136,7 @@ func FuzzDecode(f *testing.F) {
 	good, _ := json.Marshal(func() Record { r := sample(); r.Version = recordVersion; return r }())
 	f.Add(good)
 	f.Add([]byte(`{"version":1,"issue":"x","status":"failed"}`))
+	f.Add([]byte(`{"version":2,"issue":"x","status":"waiting","retry_at":"2026-11-22T16:05:11Z","limit_type":"five_hour"}`))
 	f.Add([]byte(`{`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Decode(data)

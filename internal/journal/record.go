@@ -32,10 +32,21 @@ const (
 	Succeeded Status = "succeeded"
 	// Failed: the run ended with an error (see ExitCode and Reason).
 	Failed Status = "failed"
+	// Waiting: a usage limit stopped the run and its session is kept:
+	// RetryAt says when a request can pass again (zero: unknown). Either
+	// the malarun holding the lock sleeps until then, or it exited 75 and a
+	// later run resumes the session.
+	Waiting Status = "waiting"
 )
 
-// recordVersion is bumped when a field changes meaning.
-const recordVersion = 1
+// recordVersion is bumped when a field is added or changes meaning.
+// Version 2 added the statuses "waiting" and "stopped", RetryAt,
+// LimitType and Tasks.
+const recordVersion = 2
+
+// oldestRecordVersion is the oldest record this malarun still reads: the
+// fields added since are zero in it, which is what they mean there.
+const oldestRecordVersion = 1
 
 // ProcRef names a process for later: the pid and its start time (clock ticks
 // since boot), so that a reused pid is never mistaken for it.
@@ -102,6 +113,12 @@ type Record struct {
 
 	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason,omitempty"`
+
+	// RetryAt is when the usage limit that stopped the run resets (zero:
+	// none, or unknown); LimitType is its kind (five_hour, seven_day, ...).
+	// Set with status Waiting; since version 2.
+	RetryAt   time.Time `json:"retry_at,omitzero"`
+	LimitType string    `json:"limit_type,omitempty"`
 }
 
 // DecodeError says a record cannot be read, naming the file.
@@ -117,7 +134,9 @@ func (e *DecodeError) Error() string {
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Decode parses a record. A truncated, edited or foreign file is an error,
-// never a partial record.
+// never a partial record. An older record is read into the current shape
+// (its Version becomes the current one); a newer one is refused, since its
+// fields may mean what this malarun does not know.
 func Decode(data []byte) (Record, error) {
 	var r Record
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -128,14 +147,18 @@ func Decode(data []byte) (Record, error) {
 	if dec.More() {
 		return Record{}, errors.New("trailing data after the record")
 	}
-	if r.Version != recordVersion {
-		return Record{}, fmt.Errorf("record version %d, this malarun reads version %d", r.Version, recordVersion)
+	if r.Version < oldestRecordVersion || r.Version > recordVersion {
+		return Record{}, fmt.Errorf("record version %d, this malarun reads versions %d to %d", r.Version, oldestRecordVersion, recordVersion)
 	}
 	switch r.Status {
-	case Processing, Interrupted, Stopped, Succeeded, Failed:
+	case Processing, Interrupted, Stopped, Succeeded, Failed, Waiting:
 	default:
 		return Record{}, fmt.Errorf("unknown status %q", r.Status)
 	}
+	if r.Version < 2 && (r.Status == Waiting || r.Status == Stopped || !r.RetryAt.IsZero() || r.LimitType != "" || len(r.Tasks) > 0) {
+		return Record{}, fmt.Errorf("a version %d record cannot have status %s, retry_at, limit_type or tasks (version 2 added them)", r.Version, r.Status)
+	}
+	r.Version = recordVersion
 	if r.Issue == "" {
 		return Record{}, errors.New("no issue id")
 	}

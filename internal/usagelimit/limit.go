@@ -1,0 +1,102 @@
+package usagelimit
+
+import (
+	"fmt"
+	"time"
+)
+
+// Limit is what is known about one usage or rate limit.
+type Limit struct {
+	// RetryAt is the earliest time a new request can pass; zero when unknown.
+	RetryAt time.Time
+	// Type is the CLI's rateLimitType (five_hour, seven_day, seven_day_opus,
+	// seven_day_sonnet, seven_day_overage_included, overage), "spend_limit"
+	// for a spend cap named only in text, or "" when nothing said.
+	Type string
+	// Waitable is false when waiting for the reset cannot let the run go
+	// on: the account needs credits, or a spend cap is reached.
+	Waitable bool
+	// Reason says, in words a user can act on, why the limit is not
+	// waitable or why its reset is unknown; "" otherwise.
+	Reason string
+}
+
+// Known reports whether the reset time is known.
+func (l Limit) Known() bool { return !l.RetryAt.IsZero() }
+
+// Event is the part of a rate_limit_event's rate_limit_info that matters
+// here (DESIGN.md fact 19).
+type Event struct {
+	Status        string // allowed, allowed_warning, rejected
+	ResetsAt      int64  // unix seconds; 0 when absent
+	RateLimitType string
+	ErrorCode     string // credits_required when the API's 429 body said so
+}
+
+// FromEvent reads a rate_limit_event. ok is false when the event is not a
+// limit that stopped a request: "allowed" and "allowed_warning" only say
+// how much of a window is used (the caller may log them). An error code
+// that waiting cannot clear makes a limit whatever the status says, since
+// the CLI sets it only from a refused request's body.
+func FromEvent(ev Event) (l Limit, ok bool) {
+	if reason, stuck := notWaitable(ev.ErrorCode); stuck {
+		l = Limit{Type: ev.RateLimitType, Reason: reason}
+		if ev.ResetsAt > 0 {
+			l.RetryAt = time.Unix(ev.ResetsAt, 0)
+		}
+		return l, true
+	}
+	if ev.Status != "rejected" {
+		return Limit{}, false
+	}
+	l = Limit{Type: ev.RateLimitType, Waitable: true}
+	if ev.ResetsAt > 0 {
+		l.RetryAt = time.Unix(ev.ResetsAt, 0)
+	} else {
+		l.Reason = "claude reported a rejected " + typeOrLimit(ev.RateLimitType) + " without a reset time"
+	}
+	return l, true
+}
+
+// notWaitable names the error codes that no reset clears. credits_required
+// is the rate_limit_info errorCode (CLI 2.1.330 schema: "a 429 whose body
+// carries that error_code, and nothing clears it by itself"); the other two
+// are the CLI's own api_error codes for a model or a long context that runs
+// on usage credits the account does not have.
+func notWaitable(code string) (reason string, stuck bool) {
+	switch code {
+	case "credits_required", "model_requires_usage_credits", "long_context_credits_required":
+		return fmt.Sprintf("the account needs usage credits (%s); waiting for a limit to reset fixes nothing, add credits or change the model", code), true
+	}
+	return "", false
+}
+
+func typeOrLimit(t string) string {
+	if t == "" {
+		return "limit"
+	}
+	return t + " limit"
+}
+
+// Merge combines what two sources said about the same refusal, usually
+// the rate_limit_event (primary: its reset is exact to the second) and the
+// result text (fallback). Either one saying waiting cannot help wins.
+func Merge(primary, fallback Limit) Limit {
+	out := primary
+	if !out.Known() {
+		out.RetryAt = fallback.RetryAt
+	}
+	if out.Type == "" {
+		out.Type = fallback.Type
+	}
+	switch {
+	case !primary.Waitable:
+	case !fallback.Waitable:
+		out.Waitable, out.Reason = false, fallback.Reason
+	case out.Known():
+		out.Reason = ""
+	case out.Reason == "":
+		out.Reason = fallback.Reason
+	}
+	return out
+}

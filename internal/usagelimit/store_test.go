@@ -1,0 +1,158 @@
+package usagelimit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestKey(t *testing.T) {
+	secret := "sk-ant-oat01-very-secret-token"
+	k := Key(secret)
+	if len(k) != 16 || checkKey(k) != nil {
+		t.Errorf("key %q is not 16 hex digits", k)
+	}
+	if strings.Contains(secret, k) || strings.Contains(k, "secret") {
+		t.Errorf("key %q shows the secret", k)
+	}
+	if Key(secret) != k {
+		t.Errorf("key is not stable")
+	}
+	if Key("sk-ant-other") == k {
+		t.Errorf("two accounts share a key")
+	}
+	if Key("") != Key("default") {
+		t.Errorf("no credential should be the default account")
+	}
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	now := utc(2026, 11, 22, 15, 5, 11)
+	paris := mustZone(t, "Europe/Paris")
+	want := Limit{RetryAt: time.Date(2026, 11, 22, 17, 5, 11, 0, paris), Type: "five_hour", Waitable: true}
+	key := Key("token-a")
+	if _, ok := s.Read(key, now); ok {
+		t.Fatalf("empty store has a limit")
+	}
+	if err := s.Write(key, want); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := s.Read(key, now)
+	if !ok {
+		t.Fatalf("limit not read back")
+	}
+	checkLimit(t, got, want, "")
+	if _, ok := s.Read(Key("token-b"), now); ok {
+		t.Errorf("another account is blocked by token-a's limit")
+	}
+	dir := filepath.Join(s.Dir, DirName)
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != key+".json" {
+		t.Errorf("files: %v", entries)
+	}
+	st, _ := os.Stat(filepath.Join(dir, key+".json"))
+	d, _ := os.Stat(dir)
+	if st.Mode().Perm() != 0o600 || d.Mode().Perm() != 0o700 {
+		t.Errorf("modes: file %v, folder %v", st.Mode().Perm(), d.Mode().Perm())
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, key+".json"))
+	if strings.Contains(string(data), "token-a") {
+		t.Errorf("the credential is on disk: %s", data)
+	}
+
+	// A newer limit replaces the old one.
+	later := Limit{RetryAt: want.RetryAt.Add(24 * time.Hour), Type: "seven_day", Waitable: true}
+	if err := s.Write(key, later); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Read(key, now)
+	checkLimit(t, got, later, "")
+}
+
+func TestStoreForgetsWhatNoLongerHolds(t *testing.T) {
+	now := utc(2026, 11, 22, 15, 5, 11)
+	cases := []struct {
+		name  string
+		write string // file content; "" = write a limit resetting at reset
+		reset time.Time
+	}{
+		{"reset passed", "", now.Add(-time.Second)},
+		{"reset is now", "", now},
+		{"reset implausibly far", "", now.Add(MaxAhead + time.Second)},
+		{"damaged", "{\"version\":1,\"retry_at\":", time.Time{}},
+		{"unknown field", `{"version":1,"retry_at":"2026-11-22T17:00:00Z","secret":"x"}`, time.Time{}},
+		{"other version", `{"version":2,"retry_at":"2026-11-22T17:00:00Z"}`, time.Time{}},
+		{"no reset", `{"version":1,"type":"five_hour"}`, time.Time{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := Store{Dir: t.TempDir()}
+			key := Key("t")
+			path := filepath.Join(s.Dir, DirName, key+".json")
+			if c.write == "" {
+				if err := s.Write(key, Limit{RetryAt: c.reset, Waitable: true}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				os.MkdirAll(filepath.Dir(path), 0o700)
+				if err := os.WriteFile(path, []byte(c.write), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if l, ok := s.Read(key, now); ok {
+				t.Errorf("read %+v, want nothing", l)
+			}
+			if _, err := os.Stat(path); !os.IsNotExist(err) {
+				t.Errorf("file left behind: %v", err)
+			}
+		})
+	}
+}
+
+func TestStoreRefuses(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	if err := s.Write(Key("t"), Limit{Waitable: true}); err == nil {
+		t.Errorf("a limit with no reset was stored: it would never expire")
+	}
+	if err := s.Write(Key("t"), Limit{RetryAt: time.Now().Add(time.Hour), Reason: "credits"}); err == nil {
+		t.Errorf("a limit waiting cannot fix was stored")
+	}
+	for _, bad := range []string{"", "../record", "ABC", "a/b", strings.Repeat("a", 65)} {
+		if err := s.Write(bad, Limit{RetryAt: time.Now().Add(time.Hour), Waitable: true}); err == nil {
+			t.Errorf("key %q accepted", bad)
+		}
+		if _, ok := s.Read(bad, time.Now()); ok {
+			t.Errorf("key %q read", bad)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(s.Dir, DirName)); len(entries) != 0 {
+		t.Errorf("files written: %v", entries)
+	}
+	// A state directory that cannot hold the folder is an error, not a panic.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	if err := (Store{Dir: file}).Write(Key("t"), Limit{RetryAt: time.Now().Add(time.Hour), Waitable: true}); err == nil {
+		t.Errorf("write under a file succeeded")
+	}
+}
+
+func TestStoreLeavesNoTemporaryFiles(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	at := utc(2026, 11, 22, 16, 0, 0)
+	for i := range 5 {
+		if err := s.Write(Key("t"), Limit{RetryAt: at.Add(time.Duration(i) * time.Minute), Waitable: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(s.Dir, DirName))
+	if len(entries) != 1 {
+		t.Errorf("files: %v", entries)
+	}
+	got, ok := s.Read(Key("t"), at)
+	if !ok || !got.RetryAt.Equal(at.Add(4*time.Minute)) {
+		t.Errorf("last write lost: %+v %v", got, ok)
+	}
+}
