@@ -143,6 +143,12 @@ func TestTranscriptFacts(t *testing.T) {
 	check("bg first result origin", results[0].OriginKind, "")
 	check("bg second result origin", results[1].OriginKind, "task-notification")
 	check("bg second result text", results[1].Result, "The background build finished: BUILD-OK.")
+	// 2.1.330: a later result's usage counts only the turns since the
+	// previous result (modelUsage holds the total), while total_cost_usd is
+	// the session's so far: summing costs over results counts twice.
+	check("bg result usage per turn", [2]Usage{results[0].Usage, results[1].Usage},
+		[2]Usage{{InputTokens: 2000, OutputTokens: 20}, {InputTokens: 1000, OutputTokens: 10}})
+	check("bg result cost cumulative", [2]float64{results[0].TotalCostUSD, results[1].TotalCostUSD}, [2]float64{0.0084, 0.0126})
 	started, done := byType("system", "task_started"), byType("system", "task_notification")
 	check("bg one task started and done", [2]int{len(started), len(done)}, [2]int{1, 1})
 	check("bg task ids", [2]string{started[0].TaskID, done[0].TaskID}, [2]string{"bvga3a558", "bvga3a558"})
