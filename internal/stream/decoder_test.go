@@ -16,11 +16,7 @@ func TestDecoderCases(t *testing.T) {
 	deep := func(n int) string {
 		return `{"type":"deep","x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + "}\n"
 	}
-	tests := []struct {
-		name string
-		in   string
-		want []Event // Bytes is filled in from the line when left at 0
-	}{
+	tests := []decoderCase{
 		{
 			name: "escapes and unicode",
 			in:   `{"type":"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00|\ud800x|\udc00|\ud83d\ud83d\ude00|\u0041","session_id":"\u00"}` + "\n",
@@ -208,6 +204,18 @@ func TestDecoderCases(t *testing.T) {
 			in:   "\n\n\n",
 		},
 	}
+	runDecoderCases(t, tests)
+}
+
+type decoderCase struct {
+	name string
+	in   string
+	want []Event // Bytes is filled in from the line when left at 0
+}
+
+// runDecoderCases decodes each case whole and one byte at a time.
+func runDecoderCases(t *testing.T, tests []decoderCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := withBytes(tt.in, tt.want)

@@ -21,6 +21,10 @@ func addTranscriptSeeds(f *testing.F) {
 		"", "\n", "{}", "{}\n\n", "{\"a\":[1,{\"b\":null}]} \r\n[1]\nx", `{"type":"\ud83d\ude00\u00"}`,
 		`{"message":{"content":[{"type":"tool_use","input":{"a":[1e5,-0.5,true]}}]}}`,
 		`{"type":"result","modelUsage":{"m":{"contextWindow":1}},"errors":["x"],"usage":{"input_tokens":3}}`,
+		`{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"b","task_type":"local_bash","description":"d","status":"running"},[],"x"]}`,
+		`{"type":"system","subtype":"task_updated","task_id":"b","patch":{"status":"completed"},"status":"x"}`,
+		`{"type":"result","origin":{"kind":"task-notification"},"rate_limit_info":{"errorCode":"credits_required"}}`,
+		`{"message":{"content":[{"type":"tool_use","input":{"run_in_backgroun\u0064":true,"run_in_background":{"run_in_background":true}}}]}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -116,9 +120,14 @@ func FuzzString(f *testing.F) {
 	})
 }
 
-// FuzzInput checks that a tool input is kept as its compact JSON.
+// FuzzInput checks that a tool input is kept as its compact JSON, and that
+// Background agrees with encoding/json on input.run_in_background == true.
 func FuzzInput(f *testing.F) {
-	for _, s := range []string{`{}`, `{"command": "ls -l", "n": [1, 2.5e3, {"x": null}]}`, `"str"`, `12`, `[ true , false ]`, `{"a":"\u00e9\n"}`} {
+	for _, s := range []string{
+		`{}`, `{"command": "ls -l", "n": [1, 2.5e3, {"x": null}]}`, `"str"`, `12`, `[ true , false ]`, `{"a":"\u00e9\n"}`,
+		`{"command":"make","run_in_background":true}`, `{"run_in_backgroun\u0064" : true, "run_in_background": false}`,
+		`{"x":{"run_in_background":true},"run_in_background":"true"}`,
+	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -136,6 +145,16 @@ func FuzzInput(f *testing.F) {
 			t.Fatalf("valid line %q decoded as %+v", line, evs)
 		}
 		tu := evs[0].ToolUses[0]
+		var v any
+		dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+		dec.UseNumber() // a valid number may not fit a float64
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := v.(map[string]any) // a repeated key: the last one, as the decoder does
+		if wantBg := m["run_in_background"] == true; tu.Background != wantBg {
+			t.Fatalf("input %q: Background %v, encoding/json says %v", s, tu.Background, wantBg)
+		}
 		// Kept text is valid UTF-8: each invalid byte reads as U+FFFD, which
 		// is what converting to runes does too.
 		compact := string([]rune(want.String()))

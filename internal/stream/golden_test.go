@@ -116,6 +116,72 @@ func TestTranscriptFacts(t *testing.T) {
 	check("stream_event has no usage", evs[2].HasUsage, false)
 
 	check("session-id-in-use is empty", len(load("session-id-in-use.jsonl")), 0)
+	check("2.1.197 version", load("text-success.jsonl")[0].ClaudeCodeVersion, "2.1.197")
+
+	// 2.1.197 reports a foreground Bash call as a task too: task lines alone
+	// do not mean that something runs in the background.
+	evs = load("tool-use-sigterm.jsonl")
+	check("foreground tool", evs[1].ToolUses[0].Background, false)
+	check("foreground task", [3]string{evs[2].Subtype, evs[2].TaskID, evs[2].ToolUseID}, [3]string{"task_started", "bc5ttgzp7", "toolu_3"})
+	check("foreground task stopped", [2]string{evs[3].Subtype, evs[3].Status}, [2]string{"task_notification", "stopped"})
+
+	// DESIGN.md fact 17: a background task outlives the first result.
+	evs = load("background-task-2.1.330.jsonl")
+	check("bg init version", [2]string{evs[0].Subtype, evs[0].ClaudeCodeVersion}, [2]string{"init", "2.1.330"})
+	check("bg tool use", [3]any{evs[1].ToolUses[0].ID, evs[1].ToolUses[0].Name, evs[1].ToolUses[0].Background}, [3]any{"toolu_1", "Bash", true})
+	byType := func(typ, subtype string) []Event {
+		var out []Event
+		for _, ev := range evs {
+			if ev.Type == typ && (subtype == "" || ev.Subtype == subtype) {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	results := byType("result", "")
+	check("bg results", len(results), 2)
+	check("bg first result origin", results[0].OriginKind, "")
+	check("bg second result origin", results[1].OriginKind, "task-notification")
+	check("bg second result text", results[1].Result, "The background build finished: BUILD-OK.")
+	// 2.1.330: a later result's usage counts only the turns since the
+	// previous result (modelUsage holds the total), while total_cost_usd is
+	// the session's so far: summing costs over results counts twice.
+	check("bg result usage per turn", [2]Usage{results[0].Usage, results[1].Usage},
+		[2]Usage{{InputTokens: 2000, OutputTokens: 20}, {InputTokens: 1000, OutputTokens: 10}})
+	check("bg result cost cumulative", [2]float64{results[0].TotalCostUSD, results[1].TotalCostUSD}, [2]float64{0.0084, 0.0126})
+	started, done := byType("system", "task_started"), byType("system", "task_notification")
+	check("bg one task started and done", [2]int{len(started), len(done)}, [2]int{1, 1})
+	check("bg task ids", [2]string{started[0].TaskID, done[0].TaskID}, [2]string{"bvga3a558", "bvga3a558"})
+	check("bg task started by the tool use", [2]string{started[0].ToolUseID, done[0].ToolUseID}, [2]string{"toolu_1", "toolu_1"})
+	check("bg task type", [2]string{started[0].TaskType, started[0].Description}, [2]string{"local_bash", "Run the build in the background"})
+	check("bg task done", done[0].Status, "completed")
+	check("bg task output", strings.HasSuffix(done[0].OutputFile, "/tasks/bvga3a558.output"), true)
+	check("bg task summary", done[0].Summary, `Background command "Run the build in the background" completed (exit code 0)`)
+	updated := byType("system", "task_updated")
+	check("bg task updated", [2]any{len(updated), updated[0].Status}, [2]any{1, "completed"})
+	snaps := byType("system", "background_tasks_changed")
+	check("bg snapshots", len(snaps), 2)
+	check("bg snapshot running", [2]any{snaps[0].HasTasks, snaps[0].Tasks},
+		[2]any{true, []Task{{ID: "bvga3a558", Type: "local_bash", Description: "Run the build in the background"}}})
+	check("bg snapshot empty", [2]any{snaps[1].HasTasks, len(snaps[1].Tasks)}, [2]any{true, 0})
+	// The order a supervisor sees: the task starts before the first result
+	// and ends after it, and the second result comes after the snapshot
+	// that empties the task list.
+	check("bg order", started[0].Line < results[0].Line && results[0].Line < done[0].Line &&
+		done[0].Line < snaps[1].Line && snaps[1].Line < results[1].Line, true)
+	check("bg second init", len(byType("system", "init")), 2)
+
+	// DESIGN.md fact 19: a subscription limit through OAuth.
+	evs = load("usage-limit-oauth-2.1.330.jsonl")
+	check("oauth version", evs[0].ClaudeCodeVersion, "2.1.330")
+	rl := evs[1]
+	check("oauth rate limit", [4]any{rl.Type, rl.RateLimitStatus, rl.RateLimitType, rl.ResetsAt},
+		[4]any{"rate_limit_event", "rejected", "five_hour", int64(1795363511)})
+	check("oauth no error code", rl.RateLimitErrorCode, "")
+	r = evs[len(evs)-1]
+	check("oauth result", [4]any{r.IsError, r.APIErrorStatus, r.TerminalReason, r.Result},
+		[4]any{true, 429, "api_error", "You've hit your 5-hour limit · resets 4:05pm (UTC)"})
+	check("oauth result origin", r.OriginKind, "")
 
 	for _, path := range transcripts(t) {
 		data, err := os.ReadFile(path)

@@ -37,3 +37,38 @@ func TestPlainRun(t *testing.T) {
 		}
 	}
 }
+
+func TestRawStringIs(t *testing.T) {
+	const want = "run_in_background"
+	tests := []struct {
+		raw  string // a JSON string body as written
+		want bool
+	}{
+		{`run_in_background`, true},
+		{`run_in_backgroun\u0064`, true},
+		{`\u0072un_in_background`, true},
+		{`run\u005fin\u005Fbackground`, true},
+		{`run_in_background\u0000`, false},
+		{`run_in_backgroun`, false},
+		{`run_in_backgroundd`, false},
+		{`Run_in_background`, false},
+		{`run_in_backgroun\u00e9`, false},
+		{`run_in_backgroun\n`, false},
+		{`run_in_backgroun\"`, false},
+		{``, false},
+	}
+	for _, tt := range tests {
+		if got := rawStringIs([]byte(tt.raw), want); got != tt.want {
+			t.Errorf("rawStringIs(%q) = %v, want %v", tt.raw, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		raw, want string
+	}{
+		{`a\"b`, `a"b`}, {`a\\b`, `a\b`}, {`a\/b`, `a/b`}, {`\b\f\n\r\t`, "\b\f\n\r\t"}, {``, ``},
+	} {
+		if !rawStringIs([]byte(tt.raw), tt.want) {
+			t.Errorf("rawStringIs(%q, %q) = false, want true", tt.raw, tt.want)
+		}
+	}
+}
