@@ -32,7 +32,7 @@ func TestDecoderTaskFields(t *testing.T) {
 				`{"type":"system","subtype":"task_updated","task_id":"b1","patch":{"status":"completed","end_time":1795359911221}}` + "\n" +
 				`{"status":"failed","type":"system","subtype":"task_notification","task_id":"b1","tool_use_id":"toolu_1","output_file":"/tmp/b1.output","summary":"Background command \"build\" failed"}` + "\n",
 			want: []Event{
-				{Line: 1, Type: "system", Subtype: "task_started", TaskID: "b1", ToolUseID: "toolu_1", Description: "build", TaskType: "local_bash"},
+				{Line: 1, Type: "system", Subtype: "task_started", TaskID: "b1", ToolUseID: "toolu_1", Description: "build", TaskType: "local_bash", Backgrounded: true},
 				// usage of a task is not an API call's: HasUsage tells only .usage and .message.usage
 				{Line: 2, Type: "system", Subtype: "task_progress", TaskID: "b1", Description: "still building", HasUsage: true},
 				{Line: 3, Type: "system", Subtype: "task_updated", TaskID: "b1", Status: "completed"},
