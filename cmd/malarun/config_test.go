@@ -343,43 +343,6 @@ func TestExampleConfig(t *testing.T) {
 	}
 }
 
-func TestParseDuration(t *testing.T) {
-	tests := []struct {
-		in           string
-		zeroDisables bool
-		want         time.Duration
-		err          string
-	}{
-		{"5m", false, 5 * time.Minute, ""},
-		{" 90s ", false, 90 * time.Second, ""},
-		{"1h30m", false, 90 * time.Minute, ""},
-		{"300", false, 0, "300 needs a unit, e.g. 300s or 5m"},
-		{"1.5", false, 0, "1.5 needs a unit"},
-		{"-5", false, 0, "needs a unit"},
-		{"0", false, 0, "0 needs a unit"},
-		{"0", true, 0, ""},
-		{"0.0", true, 0, ""},
-		{"0s", true, 0, ""},
-		{"0s", false, 0, "must be positive"},
-		{"-1s", true, 0, "must not be negative"},
-		{"5 m", false, 0, "not a duration"},
-		{"", false, 0, "not a duration"},
-		{"NaN", false, 0, "not a duration"},
-	}
-	for _, tt := range tests {
-		got, err := parseDuration(tt.in, tt.zeroDisables)
-		if tt.err == "" {
-			if err != nil || got != tt.want {
-				t.Errorf("parseDuration(%q, %v) = %v, %v; want %v", tt.in, tt.zeroDisables, got, err, tt.want)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), tt.err) {
-			t.Errorf("parseDuration(%q, %v) error = %v, want one containing %q", tt.in, tt.zeroDisables, err, tt.err)
-		}
-	}
-}
-
 // TestKeyTable: names are unique, spellable as flags and env vars, and every
 // default parses back to itself (the table's kinds match its fields).
 func TestKeyTable(t *testing.T) {
