@@ -24,7 +24,6 @@ type statusOptions struct {
 
 func newStatusCmd(a *app) *cobra.Command {
 	var opts statusOptions
-	var configPath string
 	cmd := &cobra.Command{
 		Use:   "status [ISSUE_ID] [--json]",
 		Short: "Show the state of one issue, or of every issue in state_dir",
@@ -53,7 +52,7 @@ every issue in state_dir. --json prints the records as JSON (see README).`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of a table")
-	cmd.Flags().StringVar(&configPath, "config", "", "config `FILE` (YAML), for state_dir")
+	addConfigFlag(cmd.Flags(), "config `FILE` (YAML), for state_dir")
 	addKeyFlags(cmd.Flags(), []keySpec{stateDirKey()})
 	return cmd
 }

@@ -13,6 +13,11 @@ import (
 	"github.com/spf13/viper"
 )
 
+// addConfigFlag adds --config; findConfigFile reads it from the flag set.
+func addConfigFlag(flags *pflag.FlagSet, help string) {
+	flags.String("config", "", help)
+}
+
 // findConfigFile returns the first of: --config FILE (which must exist),
 // ./malarun.yaml, $XDG_CONFIG_HOME/malarun/config.yaml; or "" for none.
 func findConfigFile(flags *pflag.FlagSet, getenv func(string) string) (string, error) {
@@ -21,14 +26,12 @@ func findConfigFile(flags *pflag.FlagSet, getenv func(string) string) (string, e
 		if p == "" {
 			return "", usagef("--config is empty: give the path of a YAML config file")
 		}
-		fi, err := os.Stat(p)
+		found, err := configFileAt(p, " (from --config)")
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return "", usagef("config file %s (from --config) does not exist", p)
 		case err != nil:
-			return "", usagef("config file %s (from --config): %v", p, err)
-		case fi.IsDir():
-			return "", usagef("config file %s (from --config) is a directory", p)
+			return "", err
+		case !found:
+			return "", usagef("config file %s (from --config) does not exist", p)
 		}
 		return p, nil
 	}
@@ -37,18 +40,31 @@ func findConfigFile(flags *pflag.FlagSet, getenv func(string) string) (string, e
 		candidates = append(candidates, filepath.Join(dir, "malarun", "config.yaml"))
 	}
 	for _, p := range candidates {
-		fi, err := os.Stat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			return "", usagef("config file %s: %v", p, err)
-		case fi.IsDir():
-			return "", usagef("config file %s is a directory", p)
+		found, err := configFileAt(p, "")
+		if err != nil {
+			return "", err
 		}
-		return p, nil
+		if found {
+			return p, nil
+		}
 	}
 	return "", nil
+}
+
+// configFileAt reports whether p is a file to read; anything else there
+// (a directory, a path that cannot be checked) is an error, not a reason
+// to look further. origin is appended to the path in messages.
+func configFileAt(p, origin string) (bool, error) {
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, usagef("config file %s%s: %v", p, origin, err)
+	case fi.IsDir():
+		return false, usagef("config file %s%s is a directory", p, origin)
+	}
+	return true, nil
 }
 
 // xdgDir is $VAR, or $HOME/fallback when VAR is unset or relative (the XDG

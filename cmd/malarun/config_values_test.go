@@ -63,7 +63,7 @@ func TestNumberAndListKeys(t *testing.T) {
 			c := newCLI(t)
 			keys := configKeys()
 			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			fs.String("config", "", "")
+			addConfigFlag(fs, "")
 			addKeyFlags(fs, keys)
 			args := tt.flags
 			if tt.file != "" {
