@@ -36,7 +36,6 @@ every issue in state_dir. --json prints the records as JSON (see README).`,
   malarun status issue-123 --json | jq .reason`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a.reached = true
 			if len(args) == 1 {
 				if err := supervisor.ValidateIssueID(args[0]); err != nil {
 					return usage(err)
