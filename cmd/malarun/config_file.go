@@ -81,7 +81,9 @@ func xdgDir(getenv func(string) string, envVar, fallback string) string {
 
 // readConfigFile returns the file's top-level keys and values. A nil map
 // means the file could not be read at all; otherwise errs lists the unknown
-// or malformed keys.
+// or malformed keys. viper only reads the YAML here (see loadConfig). It
+// lists keys flattened, a nested mapping as "key.sub", and not at all when
+// the mapping is empty: both are reported, as every key holds one value.
 func readConfigFile(path string, keys []keySpec) (map[string]any, []error) {
 	v := viper.New()
 	v.SetConfigFile(path)
@@ -122,6 +124,11 @@ func readConfigFile(path string, keys []keySpec) (map[string]any, []error) {
 			vals[key] = v.Get(key)
 		}
 	}
+	for _, name := range names {
+		if _, listed := vals[name]; !listed && !reported[name] && v.InConfig(name) {
+			errs = append(errs, fmt.Errorf("%s (file %s): must be a single value, not a mapping", name, path))
+		}
+	}
 	return vals, errs
 }
 
@@ -146,6 +153,8 @@ func fileValue(v any, k keySpec) (string, error) {
 
 func fileScalar(v any, stringOnly bool) (string, error) {
 	switch x := v.(type) {
+	case nil:
+		return "", errors.New("has no value: give one, or remove the key for its default")
 	case string:
 		return x, nil
 	case []any:

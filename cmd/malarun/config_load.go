@@ -19,8 +19,10 @@ type loadedConfig struct {
 
 // loadConfig resolves every key: flag > MALARUN_* env > config file >
 // default. viper reads the file; the precedence is resolved here so that
-// every error can name the source, and every value is parsed with error
-// checks instead of viper's silent casts. An empty env value counts as unset.
+// every error, and the debug log, can name the source of each value (viper
+// gives the winning value, not where it came from), and every value is
+// parsed with error checks instead of viper's silent casts. An empty env
+// value counts as unset.
 func loadConfig(keys []keySpec, flags *pflag.FlagSet, getenv func(string) string) (loadedConfig, error) {
 	lc := loadedConfig{settings: defaultSettings(), sources: map[string]string{}}
 	path, err := findConfigFile(flags, getenv)

@@ -151,6 +151,8 @@ func TestConfigFileErrors(t *testing.T) {
 			"bad-values.yaml",
 		}},
 		{"mapping", "nested.yaml", []string{"idle_timeout", "single value", "nested.yaml"}},
+		{"empty mapping", "empty-mapping.yaml", []string{"idle_timeout (file ", "empty-mapping.yaml): must be a single value, not a mapping"}},
+		{"no value", "null.yaml", []string{"idle_timeout (file ", "null.yaml): has no value"}},
 		{"list", "list.yaml", []string{"idle_timeout", "single value, not a list", "list.yaml"}},
 		{"number for a path", "number-as-path.yaml", []string{"claude_bin", "42 must be a string", "number-as-path.yaml"}},
 		{"invalid yaml", "invalid.yaml", []string{"config file", "invalid.yaml"}},

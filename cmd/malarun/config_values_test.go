@@ -56,6 +56,7 @@ func TestNumberAndListKeys(t *testing.T) {
 		{name: "nan", env: map[string]string{"MALARUN_MAX_COST_USD": "NaN"}, err: []string{"max_cost_usd", "not a number"}},
 		{name: "bare number in a list", file: "backoff: [5s, 30]\n", err: []string{"backoff", "entry 2: 30 needs a unit"}},
 		{name: "comma in a list entry", file: "side_effect_free_tools: [\"a,b\"]\n", err: []string{"side_effect_free_tools", "cannot contain a comma"}},
+		{name: "entry without a value", file: "backoff: [5s, ~]\n", err: []string{"backoff", "entry 2: has no value"}},
 		{name: "nested list", file: "side_effect_free_tools: [[a]]\n", err: []string{"side_effect_free_tools", "entry 1", "single value"}},
 	}
 	for _, tt := range tests {
