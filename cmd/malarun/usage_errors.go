@@ -12,10 +12,11 @@ import (
 // completion commands included: flag errors through flagError (the root's
 // flag error func serves every subcommand), argument errors, required
 // flags and flag groups through each command's Args, which cobra calls
-// once the flags are parsed and before any hook or RunE. What a command's
-// RunE returns is left as it is: only what the command marks with usage()
-// is a usage error, so a new command cannot turn its failures into exit 2
-// by forgetting something.
+// once the flags are parsed and before any hook or RunE. What a RunE
+// returns is left as it is: only what a command marks with usage() is a
+// usage error, so a new command needs nothing set for its failures to keep
+// their own exit codes. (cobra's hidden __complete, for shells, is created
+// during execution and stays unmarked.)
 func markUsageErrors(root *cobra.Command) {
 	root.SetFlagErrorFunc(flagError)
 	// cobra adds these when it executes; added now, they get marked too.
