@@ -26,7 +26,6 @@ func reservedNames() []string {
 type runOptions struct {
 	issueID    string
 	promptPath string
-	configPath string
 	extraArgs  []string
 	reset      bool
 	output     outputOptions

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -40,38 +42,38 @@ func TestRunBuildsConfig(t *testing.T) {
 	}
 }
 
-// assertConfig compares field by field, for readable failures.
+// assertConfig compares every field of the two Configs, one error per
+// field that differs, for readable failures; a field added to Config is
+// compared without a change here.
 func assertConfig(t *testing.T, got, want supervisor.Config) {
 	t.Helper()
-	check := func(name string, g, w any) {
-		t.Helper()
-		if !equalAny(g, w) {
-			t.Errorf("%s = %#v, want %#v", name, g, w)
+	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range g.NumField() {
+		gf, wf := g.Field(i).Interface(), w.Field(i).Interface()
+		if reflect.DeepEqual(gf, wf) {
+			continue
 		}
+		t.Errorf("%s = %s, want %s", g.Type().Field(i).Name, showField(gf), showField(wf))
 	}
-	check("IssueID", got.IssueID, want.IssueID)
-	check("Prompt", string(got.Prompt), string(want.Prompt))
-	check("PromptSource", got.PromptSource, want.PromptSource)
-	check("ClaudeBin", got.ClaudeBin, want.ClaudeBin)
-	check("ExtraArgs", got.ExtraArgs, want.ExtraArgs)
-	check("Cwd", got.Cwd, want.Cwd)
-	check("Env", got.Env, want.Env)
-	check("StateDir", got.StateDir, want.StateDir)
-	check("IdleTimeout", got.IdleTimeout, want.IdleTimeout)
-	check("ToolTimeout", got.ToolTimeout, want.ToolTimeout)
-	check("KillGrace", got.KillGrace, want.KillGrace)
-	check("ShutdownGrace", got.ShutdownGrace, want.ShutdownGrace)
-	check("SessionTimeout", got.SessionTimeout, want.SessionTimeout)
-	check("ResultExitTimeout", got.ResultExitTimeout, want.ResultExitTimeout)
-	check("PartialMessages", got.PartialMessages, want.PartialMessages)
 }
 
-func equalAny(a, b any) bool {
-	if as, ok := a.([]string); ok {
-		bs, _ := b.([]string)
-		return slices.Equal(as, bs) && (as == nil) == (bs == nil)
+// showField quotes text, so an empty or blank value is visible, and shows
+// durations as durations.
+func showField(v any) string {
+	switch v.(type) {
+	case string, []byte, []string:
+		return fmt.Sprintf("%q", v)
 	}
-	return a == b
+	return fmt.Sprintf("%v", v)
+}
+
+// --reset reaches the Config; the rest is as without it.
+func TestResetFlag(t *testing.T) {
+	c := newCLI(t)
+	p := c.prompt()
+	want := c.run("issue-1", "--prompt", p).wantRun(t)
+	want.Reset = true
+	assertConfig(t, c.run("issue-1", "--prompt", p, "--reset").wantRun(t), want)
 }
 
 func TestPromptFromStdin(t *testing.T) {

@@ -24,7 +24,6 @@ type statusOptions struct {
 
 func newStatusCmd(a *app) *cobra.Command {
 	var opts statusOptions
-	var configPath string
 	cmd := &cobra.Command{
 		Use:   "status [ISSUE_ID] [--json]",
 		Short: "Show the state of one issue, or of every issue in state_dir",
@@ -37,7 +36,6 @@ every issue in state_dir. --json prints the records as JSON (see README).`,
   malarun status issue-123 --json | jq .reason`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a.reached = true
 			if len(args) == 1 {
 				if err := supervisor.ValidateIssueID(args[0]); err != nil {
 					return usage(err)
@@ -53,7 +51,7 @@ every issue in state_dir. --json prints the records as JSON (see README).`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of a table")
-	cmd.Flags().StringVar(&configPath, "config", "", "config `FILE` (YAML), for state_dir")
+	addConfigFlag(cmd.Flags(), "config `FILE` (YAML), for state_dir")
 	addKeyFlags(cmd.Flags(), []keySpec{stateDirKey()})
 	return cmd
 }

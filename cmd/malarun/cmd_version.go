@@ -26,7 +26,6 @@ func newVersionCmd(a *app) *cobra.Command {
 		Example: "  malarun version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.reached = true
 			return runVersion(cmd.Context(), versionOptions{version: version, buildInfo: debug.ReadBuildInfo}, a.deps)
 		},
 	}

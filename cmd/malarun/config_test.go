@@ -151,6 +151,8 @@ func TestConfigFileErrors(t *testing.T) {
 			"bad-values.yaml",
 		}},
 		{"mapping", "nested.yaml", []string{"idle_timeout", "single value", "nested.yaml"}},
+		{"empty mapping", "empty-mapping.yaml", []string{"idle_timeout (file ", "empty-mapping.yaml): must be a single value, not a mapping"}},
+		{"no value", "null.yaml", []string{"idle_timeout (file ", "null.yaml): has no value"}},
 		{"list", "list.yaml", []string{"idle_timeout", "single value, not a list", "list.yaml"}},
 		{"number for a path", "number-as-path.yaml", []string{"claude_bin", "42 must be a string", "number-as-path.yaml"}},
 		{"invalid yaml", "invalid.yaml", []string{"config file", "invalid.yaml"}},
@@ -340,43 +342,6 @@ func TestExampleConfig(t *testing.T) {
 	}
 	for k := range lines {
 		t.Errorf("%s has key %s that is not in the key table", example, k)
-	}
-}
-
-func TestParseDuration(t *testing.T) {
-	tests := []struct {
-		in           string
-		zeroDisables bool
-		want         time.Duration
-		err          string
-	}{
-		{"5m", false, 5 * time.Minute, ""},
-		{" 90s ", false, 90 * time.Second, ""},
-		{"1h30m", false, 90 * time.Minute, ""},
-		{"300", false, 0, "300 needs a unit, e.g. 300s or 5m"},
-		{"1.5", false, 0, "1.5 needs a unit"},
-		{"-5", false, 0, "needs a unit"},
-		{"0", false, 0, "0 needs a unit"},
-		{"0", true, 0, ""},
-		{"0.0", true, 0, ""},
-		{"0s", true, 0, ""},
-		{"0s", false, 0, "must be positive"},
-		{"-1s", true, 0, "must not be negative"},
-		{"5 m", false, 0, "not a duration"},
-		{"", false, 0, "not a duration"},
-		{"NaN", false, 0, "not a duration"},
-	}
-	for _, tt := range tests {
-		got, err := parseDuration(tt.in, tt.zeroDisables)
-		if tt.err == "" {
-			if err != nil || got != tt.want {
-				t.Errorf("parseDuration(%q, %v) = %v, %v; want %v", tt.in, tt.zeroDisables, got, err, tt.want)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), tt.err) {
-			t.Errorf("parseDuration(%q, %v) error = %v, want one containing %q", tt.in, tt.zeroDisables, err, tt.err)
-		}
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
@@ -33,9 +32,6 @@ type deps struct {
 // app is one execution of the command line.
 type app struct {
 	deps *deps
-	// reached is set once a command's own code runs: an error before that
-	// came from cobra's parsing (unknown flag, bad arguments): a usage error.
-	reached bool
 	// issue is the run's issue id once the arguments are checked.
 	issue string
 }
@@ -58,12 +54,16 @@ func execute(ctx context.Context, args []string, d *deps) int {
 		d = &dd
 	}
 	a := &app{deps: d}
-	root := newRootCmd(a)
+	return a.execute(ctx, newRootCmd(a), args)
+}
+
+// execute runs the command tree root (built for a) with args, prints the
+// error it ends with and returns the exit code.
+func (a *app) execute(ctx context.Context, root *cobra.Command, args []string) int {
+	d := a.deps
+	markUsageErrors(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err != nil && !a.reached {
-		err = usage(err)
-	}
 	code := exitCodeFor(err)
 	if ue, ok := errors.AsType[*usageError](err); err != nil && (!ok || !ue.quiet) {
 		var msg strings.Builder
@@ -135,7 +135,6 @@ command. The status line is off there.`,
 		SilenceErrors:              true,
 		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a.reached = true
 			if len(args) == 0 && cmd.Flags().NFlag() == 0 {
 				cmd.SetOut(a.deps.stderr)
 				_ = cmd.Help()
@@ -152,11 +151,10 @@ command. The status line is off there.`,
 	root.SetIn(a.deps.stdin)
 	root.SetOut(a.deps.stdout)
 	root.SetErr(a.deps.stderr)
-	root.SetFlagErrorFunc(flagError)
 	fl := root.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&opts.promptPath, "prompt", "", "the task: a `FILE`, or - to read it from stdin (required for a run)")
-	fl.StringVar(&opts.configPath, "config", "", "config `FILE` (YAML) to read instead of ./malarun.yaml or $XDG_CONFIG_HOME/malarun/config.yaml")
+	addConfigFlag(fl, "config `FILE` (YAML) to read instead of ./malarun.yaml or $XDG_CONFIG_HOME/malarun/config.yaml")
 	fl.BoolVar(&opts.reset, "reset", false, "start the issue over: do not continue a poisoned, interrupted or orphaned run")
 	fl.BoolVarP(&opts.output.quiet, "quiet", "q", false, "no status line and no event lines; only errors on stderr")
 	fl.BoolVar(&opts.output.json, "json", false, "print a JSON report on stdout at the end instead of the result text (schema: docs/report.schema.json)")
@@ -172,23 +170,4 @@ command. The status line is off there.`,
 		}
 	})
 	return root
-}
-
-// flagError adds a hint to cobra's flag errors: the closest flag for a typo,
-// or where claude's own flags go.
-func flagError(cmd *cobra.Command, err error) error {
-	msg := err.Error()
-	name, ok := strings.CutPrefix(msg, "unknown flag: --")
-	if !ok {
-		return usage(err)
-	}
-	var names []string
-	cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	if s := closest(name, names); s != "" {
-		return usagef("%s; did you mean --%s?", msg, s)
-	}
-	if cmd == cmd.Root() {
-		return usagef("%s (claude's own flags go after --, e.g. malarun ISSUE_ID --prompt FILE -- --%s ...)", msg, name)
-	}
-	return usage(err)
 }

@@ -16,6 +16,10 @@ import (
 
 const ttyCols = 120
 
+// ttyWaitLimit bounds each wait on the terminal: generous, as the machine
+// may be busy; a wait that holds ends as soon as the output comes.
+const ttyWaitLimit = 30 * time.Second
+
 // ttyRun is malarun running on a pseudo-terminal, its output fed to a
 // screen as it comes.
 type ttyRun struct {
@@ -57,7 +61,7 @@ func startTTYCols(t *testing.T, p *proc, cols int) *ttyRun {
 // terminal's output, with a generous deadline, never a sleep.
 func (r *ttyRun) waitFor(what string, cond func() bool) {
 	r.t.Helper()
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(ttyWaitLimit)
 	for !cond() {
 		select {
 		case <-r.screen.Changed():
@@ -73,7 +77,7 @@ func (r *ttyRun) wait() int {
 	code := exitCode(r.t, r.p.cmd.Wait())
 	select {
 	case <-r.done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(ttyWaitLimit):
 		r.t.Fatalf("the terminal stays open after malarun exited; screen:\n%s", r.screen)
 	}
 	return code

@@ -56,6 +56,7 @@ func TestNumberAndListKeys(t *testing.T) {
 		{name: "nan", env: map[string]string{"MALARUN_MAX_COST_USD": "NaN"}, err: []string{"max_cost_usd", "not a number"}},
 		{name: "bare number in a list", file: "backoff: [5s, 30]\n", err: []string{"backoff", "entry 2: 30 needs a unit"}},
 		{name: "comma in a list entry", file: "side_effect_free_tools: [\"a,b\"]\n", err: []string{"side_effect_free_tools", "cannot contain a comma"}},
+		{name: "entry without a value", file: "backoff: [5s, ~]\n", err: []string{"backoff", "entry 2: has no value"}},
 		{name: "nested list", file: "side_effect_free_tools: [[a]]\n", err: []string{"side_effect_free_tools", "entry 1", "single value"}},
 	}
 	for _, tt := range tests {
@@ -63,7 +64,7 @@ func TestNumberAndListKeys(t *testing.T) {
 			c := newCLI(t)
 			keys := configKeys()
 			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			fs.String("config", "", "")
+			addConfigFlag(fs, "")
 			addKeyFlags(fs, keys)
 			args := tt.flags
 			if tt.file != "" {
@@ -95,6 +96,43 @@ func TestNumberAndListKeys(t *testing.T) {
 		raw := strings.Trim(k.yamlDefault(), `"`)
 		if err := k.parse(&s, raw); err != nil || k.format(&s) != k.yamlDefault() {
 			t.Errorf("key %s: default %q does not round-trip: %v, %q", k.name, k.yamlDefault(), err, k.format(&s))
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in           string
+		zeroDisables bool
+		want         time.Duration
+		err          string
+	}{
+		{"5m", false, 5 * time.Minute, ""},
+		{" 90s ", false, 90 * time.Second, ""},
+		{"1h30m", false, 90 * time.Minute, ""},
+		{"300", false, 0, "300 needs a unit, e.g. 300s or 5m"},
+		{"1.5", false, 0, "1.5 needs a unit"},
+		{"-5", false, 0, "needs a unit"},
+		{"0", false, 0, "0 needs a unit"},
+		{"0", true, 0, ""},
+		{"0.0", true, 0, ""},
+		{"0s", true, 0, ""},
+		{"0s", false, 0, "must be positive"},
+		{"-1s", true, 0, "must not be negative"},
+		{"5 m", false, 0, "not a duration"},
+		{"", false, 0, "not a duration"},
+		{"NaN", false, 0, "not a duration"},
+	}
+	for _, tt := range tests {
+		got, err := parseDuration(tt.in, tt.zeroDisables)
+		if tt.err == "" {
+			if err != nil || got != tt.want {
+				t.Errorf("parseDuration(%q, %v) = %v, %v; want %v", tt.in, tt.zeroDisables, got, err, tt.want)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("parseDuration(%q, %v) error = %v, want one containing %q", tt.in, tt.zeroDisables, err, tt.err)
 		}
 	}
 }

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// status finds state_dir through --config like a run does; an issue with
+// no record is a plain failure (exit 1), not a usage error.
+func TestStatusReadsConfigFile(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	config := c.file("c.yaml", "state_dir: "+dir+"\n")
+	if o := c.run("status", "--config", config); o.code != 0 || o.stdout != "no issues recorded\n" {
+		t.Errorf("code %d, stdout %q; want 0 and no issues; stderr:\n%s", o.code, o.stdout, o.stderr)
+	}
+	o := c.run("status", "issue-9", "--config", config)
+	if want := "malarun: issue issue-9 has no record in " + dir + "\n"; o.code != exitFailure || o.stderr != want {
+		t.Errorf("code %d, stderr %q; want 1 and %q", o.code, o.stderr, want)
+	}
+	missing := filepath.Join(c.home, "missing.yaml")
+	c.run("status", "--config", missing).wantUsage(t, "config file "+missing+" (from --config) does not exist")
+	c.run("status", "--config", c.file("c.yaml", "colour: blue\n")).wantUsage(t, `unknown key "colour"`)
+	if o := c.run("status", "--config", config, "--json"); o.code != 0 || strings.TrimSpace(o.stdout) != "[]" {
+		t.Errorf("--json: code %d, stdout %q; want 0 and []", o.code, o.stdout)
+	}
+}
