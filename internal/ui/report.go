@@ -32,7 +32,7 @@ type Report struct {
 	Tokens        TokenCounts `json:"tokens"`
 	CostUSD       float64     `json:"cost_usd"`
 	// ClaudeCodeVersion is the CLI's version from the last init line ("" when it did not say).
-	ClaudeCodeVersion string    `json:"claude_code_version,omitempty"`
+	ClaudeCodeVersion string    `json:"claude_code_version"`
 	Started           time.Time `json:"started"`
 	DurationMS        int64     `json:"duration_ms"`
 	RunDir            string    `json:"run_dir"`
@@ -54,11 +54,11 @@ type Attempt struct {
 	CostUSD    float64   `json:"cost_usd"`
 	Transcript string    `json:"transcript"`
 	// ClaudeCodeVersion is the CLI's version from its init line ("" when it did not say).
-	ClaudeCodeVersion string `json:"claude_code_version,omitempty"`
+	ClaudeCodeVersion string `json:"claude_code_version"`
 	// Results are the attempt's result lines in order; the last one decides.
 	Results []Result `json:"results"`
 	// CutTasks are the background tasks killed with the attempt.
-	CutTasks []attempt.Task `json:"cut_tasks,omitempty"`
+	CutTasks []attempt.Task `json:"cut_tasks"`
 }
 
 // Result is one result line of an attempt.
@@ -119,7 +119,7 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 		r.Attempts = append(r.Attempts, Attempt{
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
-			CostUSD: a.CostUSD, Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: a.CutTasks,
+			CostUSD: a.CostUSD, Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: append([]attempt.Task{}, a.CutTasks...),
 		})
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
