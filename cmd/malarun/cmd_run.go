@@ -118,7 +118,7 @@ func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput
 		return supervisor.Report{}, err
 	}
 	logConfig(log, opts, cfg)
-	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Stdout: &out.result, Signals: d.signals,
+	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Signals: d.signals,
 		ExitCode: exitCodeFor, Observer: out.observer()})
 	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
 		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).

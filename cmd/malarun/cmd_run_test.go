@@ -34,8 +34,8 @@ func TestRunBuildsConfig(t *testing.T) {
 	if !slices.Contains(cfg.Env, "ANTHROPIC_API_KEY="+testSecret) {
 		t.Errorf("the child's environment lacks ANTHROPIC_API_KEY: %q", cfg.Env)
 	}
-	if o.stdout != "result text" {
-		t.Errorf("stdout = %q, want the supervisor's output only", o.stdout)
+	if o.stdout != "result text\n" {
+		t.Errorf("stdout = %q, want the result text and a newline only", o.stdout)
 	}
 	if o.sdeps.Signals != (<-chan os.Signal)(c.signals) {
 		t.Errorf("Deps.Signals is not the channel given to run")
@@ -333,9 +333,6 @@ func TestOutputWiring(t *testing.T) {
 	o.wantRun(t)
 	if o.sdeps.Observer != nil {
 		t.Errorf("an observer with nothing to show")
-	}
-	if o.sdeps.Stdout == nil {
-		t.Errorf("no Stdout for the result")
 	}
 	events := filepath.Join(t.TempDir(), "e.jsonl")
 	o = c.run("issue-1", "--prompt", c.prompt(), "--events", events)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,8 +71,7 @@ func (c *cli) run(args ...string) outcome {
 			o.calls++
 			o.cfg, o.sdeps = cfg, sd
 			sd.Log.Info().Msg("fake run")
-			fmt.Fprint(sd.Stdout, "result text")
-			return supervisor.Report{RunDir: "/state/run"}, c.runErr
+			return supervisor.Report{RunDir: "/state/run", Result: "result text"}, c.runErr
 		},
 	}
 	o.code = execute(context.Background(), args, d)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,9 +38,6 @@ type runOutput struct {
 	eventsFile *os.File
 	groups     *ui.Groups
 	log        zerolog.Logger
-	// result collects the supervisor's Stdout (the result text), written
-	// once the status line is gone: stdout is often the same terminal.
-	result  bytes.Buffer
 	started time.Time
 }
 
@@ -166,12 +162,15 @@ func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
 	switch {
 	case o.opts.json:
 		werr = o.writeJSON(report)
-	case o.result.Len() > 0:
+	case runErr == nil:
+		// The last result's text: a CLI that waited for background tasks
+		// printed more than one, and the last one decides.
+		text := rep.Result + "\n"
 		if o.d.actions != nil && !isRegularFile(o.d.stdout) {
 			// The runner reads stdout: the model's text must not run workflow commands.
-			werr = ui.WriteInert(o.d.stdout, o.result.String())
+			werr = ui.WriteInert(o.d.stdout, text)
 		} else {
-			_, werr = o.d.stdout.Write(o.result.Bytes())
+			_, werr = io.WriteString(o.d.stdout, text)
 		}
 	}
 	if o.d.actions != nil {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +25,6 @@ import (
 // Deps are the supervisor's connections to the outside world.
 type Deps struct {
 	Log zerolog.Logger
-	// Stdout receives the final result text.
-	Stdout io.Writer
 	// Signals delivers SIGINT/SIGTERM: the first stops the run within
 	// ShutdownGrace, a second kills the tree at once.
 	Signals <-chan os.Signal
@@ -215,7 +212,8 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 
 		switch action.Kind {
 		case retry.Done:
-			return rep, r.finish(deps, res, &rep, started)
+			r.finish(res, &rep, started)
+			return rep, nil
 		case retry.Fail:
 			err := &RunError{Kind: failureKind(action.Failure), Detail: action.Reason, Signal: res.signal}
 			// Info, not error: the command line prints the error itself.
@@ -320,21 +318,14 @@ func envValue(env []string, name string) string {
 	return ""
 }
 
-// finish reports a success and prints the result text.
-func (r *runner) finish(deps Deps, res *attemptResult, rep *Report, started time.Time) error {
+// finish reports a success: the last result's text goes in the report.
+func (r *runner) finish(res *attemptResult, rep *Report, started time.Time) {
 	rep.Result = res.log.result.Result
 	r.log.Info().Int("attempts", rep.Attempts).Str("session", rep.SessionID).Float64("cost_usd", rep.CostUSD).
 		Dur("took", time.Since(started)).Int64("peak_rss_kb", peakRSSKB()).Msg("run succeeded")
 	if res.log.result.ResultTruncated {
 		r.log.Warn().Int("bytes", len(rep.Result)).Str("transcript", res.stdoutPath).Msg("the result text was cut; the whole of it is in the transcript")
 	}
-	if deps.Stdout == nil {
-		return nil
-	}
-	if _, err := io.WriteString(deps.Stdout, rep.Result+"\n"); err != nil {
-		return fmt.Errorf("write the result: %w", err)
-	}
-	return nil
 }
 
 func toolCalls(tus []stream.ToolUse) []retry.ToolCall {

@@ -95,7 +95,10 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Stdout: &h.stdout, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records})
+	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records})
+	if err == nil {
+		h.stdout.WriteString(rep.Result + "\n") // what the command line prints
+	}
 	return rep, err, time.Since(start)
 }
 
