@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/benchtool/synth"
+	"github.com/malarun/malarun/internal/synth"
 	"github.com/malarun/malarun/internal/fakeapi"
 )
 

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/malarun/malarun/internal/benchtool/synth"
+	"github.com/malarun/malarun/internal/synth"
 	"github.com/malarun/malarun/internal/stream"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/benchtool/synth"
+	"github.com/malarun/malarun/internal/synth"
 )
 
 // The fake claude: this binary, run by malarun (or by the kill benchmark)
