@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/synth"
 	"github.com/malarun/malarun/internal/testchild"
 )
@@ -46,23 +44,44 @@ func child(t *testing.T, behaviour, report string, env []string, args ...string)
 	return cmd
 }
 
-func decode(t *testing.T, out []byte) []stream.Event {
+// line is what these tests read of a line the child printed.
+type line struct {
+	Type, Subtype, Result string
+	SessionID             string `json:"session_id"`
+	IsError               bool   `json:"is_error"`
+	bytes                 int
+}
+
+// lines parses every line of out; each must be a JSON object.
+func lines(t *testing.T, out []byte) []line {
 	t.Helper()
-	var evs []stream.Event
-	d := stream.NewDecoder(bytes.NewReader(out))
-	for {
-		ev, err := d.Next()
-		if err == io.EOF {
-			return evs
+	var ls []line
+	for i, b := range bytes.SplitAfter(out, []byte("\n")) {
+		if len(b) == 0 {
+			break
 		}
-		if err != nil {
-			t.Fatal(err)
+		l := line{bytes: len(b)}
+		if err := json.Unmarshal(b, &l); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
 		}
-		if ev.Kind != stream.KindJSON {
-			t.Fatalf("line %d is %v", ev.Line, ev.Kind)
-		}
-		evs = append(evs, ev)
+		ls = append(ls, l)
 	}
+	return ls
+}
+
+// runToEnd runs the child until it exits and returns its lines, its
+// report, and Monotonic just before it started and just after it ended.
+func runToEnd(t *testing.T, behaviour string, env []string, args ...string) (ls []line, r testchild.Report, before, after int64) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "report.json")
+	cmd := child(t, behaviour, report, env, args...)
+	before = testchild.Monotonic()
+	out, err := cmd.Output()
+	after = testchild.Monotonic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines(t, out), readReport(t, report), before, after
 }
 
 func readReport(t *testing.T, path string) testchild.Report {
@@ -80,15 +99,15 @@ func readReport(t *testing.T, path string) testchild.Report {
 
 // checkRun checks a whole run in the flags' session: init first, a
 // successful result with synth.ResultText last.
-func checkRun(t *testing.T, evs []stream.Event) {
+func checkRun(t *testing.T, ls []line) {
 	t.Helper()
-	if len(evs) < 2 {
-		t.Fatalf("%d lines", len(evs))
+	if len(ls) < 2 {
+		t.Fatalf("%d lines", len(ls))
 	}
-	if first := evs[0]; first.Type != "system" || first.Subtype != "init" || first.SessionID != session {
+	if first := ls[0]; first.Type != "system" || first.Subtype != "init" || first.SessionID != session {
 		t.Errorf("first line %+v", first)
 	}
-	if last := evs[len(evs)-1]; last.Type != "result" || last.IsError || last.Result != synth.ResultText || last.SessionID != session {
+	if last := ls[len(ls)-1]; last.Type != "result" || last.IsError || last.Result != synth.ResultText || last.SessionID != session {
 		t.Errorf("last line %+v", last)
 	}
 }
@@ -103,20 +122,12 @@ func checkReport(t *testing.T, r testchild.Report, before, after int64) {
 }
 
 func TestPartialIsARunOfAboutEnvLines(t *testing.T) {
-	report := filepath.Join(t.TempDir(), "report.json")
-	cmd := child(t, testchild.Partial, report, []string{testchild.EnvLines + "=300"}, "-p", "--session-id", session)
-	before := testchild.Monotonic()
-	out, err := cmd.Output()
-	after := testchild.Monotonic()
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := decode(t, out)
-	checkRun(t, evs)
-	if n := len(evs); n < 290 || n > 320 {
+	ls, r, before, after := runToEnd(t, testchild.Partial, []string{testchild.EnvLines + "=300"}, "-p", "--session-id", session)
+	checkRun(t, ls)
+	if n := len(ls); n < 290 || n > 320 {
 		t.Errorf("%d lines, want about 300", n)
 	}
-	checkReport(t, readReport(t, report), before, after)
+	checkReport(t, r, before, after)
 }
 
 func TestReplaySessionRewritesEverySessionID(t *testing.T) {
@@ -131,59 +142,37 @@ func TestReplaySessionRewritesEverySessionID(t *testing.T) {
 	if bytes.Contains(recorded, []byte(session)) {
 		t.Fatal("the recording already has the session: this test would prove nothing")
 	}
-	report := filepath.Join(t.TempDir(), "report.json")
-	cmd := child(t, testchild.ReplaySession, report, []string{testchild.EnvTranscript + "=" + transcript}, "--resume", session)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
+	ls, r, before, after := runToEnd(t, testchild.ReplaySession, []string{testchild.EnvTranscript + "=" + transcript}, "--resume", session)
+	if want := bytes.Count(recorded, []byte("\n")); len(ls) != want {
+		t.Errorf("%d lines, want the recording's %d", len(ls), want)
 	}
-	evs := decode(t, out)
-	if want := bytes.Count(recorded, []byte("\n")); len(evs) != want {
-		t.Errorf("%d lines, want the recording's %d", len(evs), want)
-	}
-	for _, ev := range evs {
-		if ev.SessionID != session {
-			t.Errorf("line %d in session %q", ev.Line, ev.SessionID)
+	for i, l := range ls {
+		if l.SessionID != session {
+			t.Errorf("line %d in session %q", i+1, l.SessionID)
 		}
 	}
-	if r := readReport(t, report); r.ExitCode != 0 || r.ExitNs == 0 {
-		t.Errorf("report %+v", r)
-	}
+	checkReport(t, r, before, after)
 }
 
 func TestImageIsOneLineOfEnvSize(t *testing.T) {
-	report := filepath.Join(t.TempDir(), "report.json")
-	cmd := child(t, testchild.Image, report, []string{testchild.EnvSize + "=" + strconv.Itoa(1<<20)}, "--session-id", session)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := decode(t, out)
-	checkRun(t, evs)
-	if len(evs) != 4 || evs[1].Type != "user" || evs[1].Bytes < 1<<20 || evs[1].Bytes > 1<<20+512 {
+	ls, r, before, after := runToEnd(t, testchild.Image, []string{testchild.EnvSize + "=" + strconv.Itoa(1<<20)}, "--session-id", session)
+	checkRun(t, ls)
+	if len(ls) != 4 || ls[1].Type != "user" || ls[1].bytes < 1<<20 || ls[1].bytes > 1<<20+512 {
 		t.Errorf("want init, a user line of 1 MiB and a little, a text, a result; got %d lines, the second %s of %d bytes",
-			len(evs), evs[1].Type, evs[1].Bytes)
+			len(ls), ls[1].Type, ls[1].bytes)
 	}
+	checkReport(t, r, before, after)
 }
 
 func TestSilentTextMarksItsSilence(t *testing.T) {
-	dir := t.TempDir()
-	report, marker := filepath.Join(dir, "report.json"), filepath.Join(dir, "marker")
+	marker := filepath.Join(t.TempDir(), "marker")
 	const silence = 100 * time.Millisecond
-	cmd := child(t, testchild.SilentText, report,
+	ls, r, before, after := runToEnd(t, testchild.SilentText,
 		[]string{testchild.EnvMarker + "=" + marker, testchild.EnvSilence + "=" + silence.String()}, "--session-id", session)
-	before := testchild.Monotonic()
-	out, err := cmd.Output()
-	after := testchild.Monotonic()
-	if err != nil {
-		t.Fatal(err)
+	checkRun(t, ls)
+	if len(ls) != 4 {
+		t.Errorf("%d lines, want init, two texts, a result", len(ls))
 	}
-	evs := decode(t, out)
-	checkRun(t, evs)
-	if len(evs) != 4 {
-		t.Errorf("%d lines, want init, two texts, a result", len(evs))
-	}
-	r := readReport(t, report)
 	checkReport(t, r, before, after)
 	b, err := os.ReadFile(marker)
 	if err != nil {
@@ -195,24 +184,10 @@ func TestSilentTextMarksItsSilence(t *testing.T) {
 	}
 }
 
-// readLines returns the first n lines the child prints: the handshake.
-func readLines(t *testing.T, r io.Reader, n int) []string {
+// startReading starts the child and returns the first n lines it prints:
+// the handshake. The child is killed when the test ends.
+func startReading(t *testing.T, cmd *exec.Cmd, n int) []string {
 	t.Helper()
-	br := bufio.NewReader(r)
-	var lines []string
-	for range n {
-		l, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("after %d lines: %v", len(lines), err)
-		}
-		lines = append(lines, l)
-	}
-	return lines
-}
-
-func TestTimedHangReportsLastLineAndSIGTERM(t *testing.T) {
-	report := filepath.Join(t.TempDir(), "report.json")
-	cmd := child(t, testchild.TimedHang, report, nil, "--session-id", session)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -221,15 +196,36 @@ func TestTimedHangReportsLastLineAndSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	readLines(t, stdout, 4)
+	br := bufio.NewReader(stdout)
+	var got []string
+	for range n {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %d lines: %v", len(got), err)
+		}
+		got = append(got, l)
+	}
+	return got
+}
+
+// checkDiedOfTERM waits for the child and checks that SIGTERM ended it.
+func checkDiedOfTERM(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	err := cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("want death by SIGTERM, got %v", err)
+	}
+}
+
+func TestTimedHangReportsLastLineAndSIGTERM(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "report.json")
+	cmd := child(t, testchild.TimedHang, report, nil, "--session-id", session)
+	startReading(t, cmd, 4)
 	sent := testchild.Monotonic()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Errorf("want death by SIGTERM, got %v", err)
-	}
+	checkDiedOfTERM(t, cmd)
 	r := readReport(t, report)
 	if r.ExitCode != 143 || r.LastLineNs == 0 || r.TermNs < sent || r.TermNs < r.LastLineNs {
 		t.Errorf("report %+v: want exit 143, the last line, then SIGTERM after %d", r, sent)
@@ -238,22 +234,14 @@ func TestTimedHangReportsLastLineAndSIGTERM(t *testing.T) {
 
 func TestObeyTreeDiesOfSIGTERMAlone(t *testing.T) {
 	cmd := child(t, testchild.ObeyTree, "", nil)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	lines := readLines(t, stdout, 2)
+	printed := startReading(t, cmd, 2)
 	var gc struct{ Pid, Parent int }
-	if err := json.Unmarshal([]byte(lines[1]), &gc); err != nil || gc.Pid == 0 {
-		t.Fatalf("grandchild line %q: %v", lines[1], err)
+	if err := json.Unmarshal([]byte(printed[1]), &gc); err != nil || gc.Pid == 0 {
+		t.Fatalf("grandchild line %q: %v", printed[1], err)
 	}
 	t.Cleanup(func() { unix.Kill(gc.Pid, unix.SIGKILL) })
-	if gc.Parent != cmd.Process.Pid || !strings.Contains(lines[0], `"subtype":"init"`) {
-		t.Errorf("lines %q: want init, then the grandchild with the child as its parent", lines)
+	if gc.Parent != cmd.Process.Pid || !strings.Contains(printed[0], `"subtype":"init"`) {
+		t.Errorf("lines %q: want init, then the grandchild with the child as its parent", printed)
 	}
 	if sid, err := unix.Getsid(gc.Pid); err != nil || sid != gc.Pid {
 		t.Errorf("grandchild session %d (err %v), want its own (%d), as the Bash tool does", sid, err, gc.Pid)
@@ -269,10 +257,7 @@ func TestObeyTreeDiesOfSIGTERMAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Errorf("child: want death by SIGTERM, got %v", cmd.ProcessState)
-	}
+	checkDiedOfTERM(t, cmd)
 	// A pidfd polls readable once its process has exited; the grandchild is
 	// not this test's child, so this is how to see it go.
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
