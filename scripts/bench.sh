@@ -4,16 +4,17 @@
 #
 #   1. the stream decoder's Go benchmarks against encoding/json in the same
 #      go test run (internal/stream/bench_test.go);
-#   2. internal/benchtool: the built malarun binary against fake CLIs and
-#      against the real CLI (installed by `make e2e-deps`) talking to
-#      internal/fakeapi: overhead, detection accuracy, kill latency, idle
-#      cost, peak RSS, 50 runs at once.
+#   2. tools/bench (a Go module of its own, so that the product's ./...
+#      leaves it out): the built malarun binary against the fake CLI of
+#      internal/testchild and against the real CLI (installed by
+#      `make e2e-deps`) talking to internal/fakeapi: overhead, detection
+#      accuracy, kill latency, idle cost, peak RSS, 50 runs at once.
 #
 # Environment:
 #   BENCH_OUT=FILE     also write the report to FILE (default: only stdout)
 #   BENCH_QUICK=1      a smoke run with small sample counts (about 1 minute)
 #   BENCH_COUNT=N      rounds of the decoder benchmarks (default 5)
-#   BENCH_ARGS="..."   more flags for internal/benchtool (see -h)
+#   BENCH_ARGS="..."   more flags for tools/bench (see -h)
 #   MALARUN_CLAUDE_BIN the real CLI (default: the one make e2e-deps installs)
 #
 # Temporary files (state dirs, transcripts, a 100 MB one among them) go
@@ -45,7 +46,7 @@ fi
 
 echo "bench: building malarun and the harness..." >&2
 go build -o "$work/malarun" ./cmd/malarun
-go build -o "$work/malarun-bench" ./internal/benchtool
+(cd tools/bench && go vet . && go build -o "$work/malarun-bench" .)
 
 # Decoder and baseline run back to back on each input, round after round,
 # so that a change in the machine's load hits both sides of a ratio alike.

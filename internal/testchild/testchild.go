@@ -4,6 +4,9 @@
 // Behaviours cover what the real CLI does when it fails: hang, go silent in
 // a tool, ignore SIGTERM, leave setsid grandchildren, print huge or broken
 // lines, exit early, linger after its result, lose output to a full pipe.
+//
+// The benchmark harness (tools/bench) runs the same fake child: its
+// measured behaviours (measured.go) report their CPU and timestamps.
 package testchild
 
 import (
@@ -87,6 +90,9 @@ func MaybeRun() {
 	b := os.Getenv(EnvBehaviour)
 	if b == "" {
 		return
+	}
+	if code, ok := runMeasured(b); ok {
+		os.Exit(code)
 	}
 	os.Exit(run(b))
 }
@@ -284,9 +290,14 @@ func recordArgs(stdin []byte) {
 
 // startGrandchild starts this binary again as a Sleeper in a new session,
 // as the Bash tool does, and waits until it ignores SIGTERM.
-func startGrandchild() int {
+func startGrandchild() int { return startSetsid(Sleeper) }
+
+// startSetsid starts this binary again as behaviour in a new session and
+// waits until it says "ready". The grandchild records no args and writes
+// no report: those are its parent's.
+func startSetsid(behaviour string) int {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), EnvBehaviour+"="+Sleeper, EnvArgsFile+"=")
+	cmd.Env = append(os.Environ(), EnvBehaviour+"="+behaviour, EnvArgsFile+"=", EnvReport+"=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

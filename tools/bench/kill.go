@@ -13,7 +13,36 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/testchild"
 )
+
+// The kinds of tree the kill benchmark ends, as its table names them. The
+// -tree kinds add a grandchild in its own session, as the Bash tool does.
+const (
+	killObey       = "obey"
+	killObeyTree   = "obey-tree"
+	killIgnore     = "ignore"
+	killIgnoreTree = "ignore-tree"
+)
+
+func killKinds() []string { return []string{killObey, killObeyTree, killIgnore, killIgnoreTree} }
+
+func ignoresTerm(kind string) bool { return kind == killIgnore || kind == killIgnoreTree }
+
+// killBehaviour is the fake child that makes a tree of kind; tree says it
+// prints a testchild.GrandchildLine once its grandchild is ready.
+func killBehaviour(kind string) (behaviour string, tree bool) {
+	switch kind {
+	case killObey:
+		return testchild.Hang, false // prints init, blocks
+	case killObeyTree:
+		return testchild.ObeyTree, true
+	case killIgnore:
+		return testchild.IgnoreTerm, false
+	default:
+		return testchild.Grandchild, true
+	}
+}
 
 // killSample is one tree ended by proc.Process.Stop.
 type killSample struct {
@@ -50,7 +79,7 @@ func runKillBench(n int, grace time.Duration) error {
 	}
 	sp := proc.NewSpawner()
 	res := killResult{GraceNs: grace.Nanoseconds(), Variants: map[string][]killSample{}}
-	for _, variant := range []string{childObey, childObeyTree, childIgnore, childIgnoreTree} {
+	for _, variant := range killKinds() {
 		for i := range n {
 			s, err := killOnce(sp, self, filepath.Join(dir, fmt.Sprintf("%s-%d", variant, i)), variant, grace)
 			if err != nil {
@@ -68,14 +97,15 @@ func killOnce(sp *proc.Spawner, self, base, variant string, grace time.Duration)
 		return killSample{}, err
 	}
 	defer out.Close()
+	behaviour, tree := killBehaviour(variant)
 	p, err := sp.Start(proc.Spec{
-		Path: self, Env: append(withoutBenchEnv(os.Environ()), envChild+"="+variant),
+		Path: self, Env: append(withoutBenchEnv(os.Environ()), testchild.EnvBehaviour+"="+behaviour),
 		Stdout: out, Stderr: out,
 	})
 	if err != nil {
 		return killSample{}, err
 	}
-	pids, err := waitTreeLine(base+".out", p)
+	pids, err := waitTree(base+".out", p, tree)
 	if err != nil {
 		p.Stop(0, nil)
 		return killSample{}, err
@@ -100,12 +130,12 @@ func killOnce(sp *proc.Spawner, self, base, variant string, grace time.Duration)
 					break
 				}
 			}
-			deaths[i] = mono()
+			deaths[i] = testchild.Monotonic()
 		}()
 	}
-	decision := mono()
+	decision := testchild.Monotonic()
 	rep := p.Stop(grace, nil)
-	returned := mono()
+	returned := testchild.Monotonic()
 	wg.Wait()
 	s := killSample{StopNs: returned - decision, Termed: rep.Termed, Killed: rep.Killed, Left: len(rep.Left)}
 	for _, d := range deaths {
@@ -118,25 +148,34 @@ func killOnce(sp *proc.Spawner, self, base, variant string, grace time.Duration)
 	}
 	// The child must have been alive to be stopped, and one that ignores
 	// SIGTERM must have needed the SIGKILL: else this measured nothing.
-	ignores := variant == childIgnore || variant == childIgnoreTree
+	ignores := ignoresTerm(variant)
 	if s.Termed < len(pids) || (ignores && s.Killed < len(pids)) || (!ignores && s.Killed > 0) {
 		return s, fmt.Errorf("unexpected stop: %d processes, %+v", len(pids), rep)
 	}
 	return s, nil
 }
 
-// waitTreeLine waits for the child's bench_tree line and returns its pids.
-func waitTreeLine(path string, p *proc.Process) ([]int, error) {
+// waitTree waits until the child is ready to be stopped and returns the
+// pids of its tree: the child alone once it has printed its init line
+// (behaviours that ignore SIGTERM do so before they print), or the child
+// and its grandchild once it has printed the grandchild's line.
+func waitTree(path string, p *proc.Process, tree bool) ([]int, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile(path)
-		if i := bytes.Index(b, []byte(`"pids":`)); i >= 0 {
-			if j := bytes.IndexByte(b[i:], ']'); j >= 0 {
-				var pids []int
-				if err := json.Unmarshal(b[i+len(`"pids":`):i+j+1], &pids); err != nil {
-					return nil, err
-				}
-				return pids, nil
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var l struct {
+				Subtype     string
+				Pid, Parent int
+			}
+			if json.Unmarshal(line, &l) != nil {
+				continue // not a line, or not a whole one yet
+			}
+			switch {
+			case !tree && l.Subtype == "init":
+				return []int{p.Pid}, nil
+			case tree && l.Subtype == "fake_grandchild":
+				return []int{l.Parent, l.Pid}, nil
 			}
 		}
 		select {
@@ -145,5 +184,5 @@ func waitTreeLine(path string, p *proc.Process) ([]int, error) {
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
-	return nil, errors.New("no bench_tree line within 10s")
+	return nil, errors.New("the child was not ready within 10s")
 }

@@ -1,12 +1,17 @@
-// Command benchtool is malarun's benchmark harness (`make bench`, through
-// scripts/bench.sh). It runs the built malarun binary against fake claude
-// CLIs (this same binary, re-executed with MALARUN_BENCH_CHILD set) and
-// against the real CLI talking to internal/fakeapi, measures what malarun
-// adds, and prints the results as Markdown tables. It is a bench tool only:
-// nothing in malarun imports it.
+// Command bench is malarun's benchmark harness (`make bench`, through
+// scripts/bench.sh). It runs the built malarun binary against the fake
+// claude CLI of internal/testchild (this same binary, re-executed with
+// MALARUN_FAKE_CHILD naming a behaviour) and against the real CLI talking
+// to internal/fakeapi, measures what malarun adds, and prints the results
+// as Markdown tables.
+//
+// It is a module of its own (tools/bench/go.mod, with a replace of the
+// malarun module by ../..), so that `go build`, `go vet`, `go test` and
+// `go install` of ./... in malarun leave it out. From the repository root:
 //
 //	go build -o /tmp/malarun ./cmd/malarun
-//	go run ./internal/benchtool -malarun /tmp/malarun -claude .cache/claude-code/node_modules/.bin/claude
+//	(cd tools/bench && go build -o /tmp/malarun-bench .)
+//	/tmp/malarun-bench -malarun /tmp/malarun -claude .cache/claude-code/node_modules/.bin/claude
 //
 // Every figure is measured in the run that prints it; goals are compared
 // with what was measured, never assumed.
@@ -22,6 +27,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/malarun/malarun/internal/testchild"
 )
 
 // options are the harness flags.
@@ -50,8 +57,9 @@ type options struct {
 }
 
 func main() {
-	if b := os.Getenv(envChild); b != "" {
-		os.Exit(runChild(b))
+	testchild.MaybeRun() // the fake claude, when malarun or the kill benchmark runs this binary as one
+	if cli := os.Getenv(envWrap); cli != "" {
+		os.Exit(wrap(cli))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "kill" {
 		fs := flag.NewFlagSet("kill", flag.ExitOnError)
@@ -59,7 +67,7 @@ func main() {
 		grace := fs.Duration("grace", 200*time.Millisecond, "kill grace")
 		fs.Parse(os.Args[2:])
 		if err := runKillBench(*n, *grace); err != nil {
-			fmt.Fprintln(os.Stderr, "benchtool kill:", err)
+			fmt.Fprintln(os.Stderr, "bench kill:", err)
 			os.Exit(1)
 		}
 		return
@@ -87,11 +95,11 @@ func main() {
 	flag.DurationVar(&o.scalePace, "scale-pace", 5*time.Millisecond, "scale: pause between a fake child's lines")
 	flag.Parse()
 	if o.malarun == "" {
-		fmt.Fprintln(os.Stderr, "benchtool: -malarun is required")
+		fmt.Fprintln(os.Stderr, "bench: -malarun is required")
 		os.Exit(2)
 	}
 	if err := run(o); err != nil {
-		fmt.Fprintln(os.Stderr, "benchtool:", err)
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
@@ -147,14 +155,14 @@ func run(o options) error {
 			continue
 		}
 		t := time.Now()
-		fmt.Fprintf(os.Stderr, "benchtool: %s...\n", s.name)
+		fmt.Fprintf(os.Stderr, "bench: %s...\n", s.name)
 		if err := s.f(o, rep); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		fmt.Fprintf(os.Stderr, "benchtool: %s done in %v\n", s.name, time.Since(t).Round(time.Second))
+		fmt.Fprintf(os.Stderr, "bench: %s done in %v\n", s.name, time.Since(t).Round(time.Second))
 	}
 	if idleDone != nil {
-		fmt.Fprintln(os.Stderr, "benchtool: waiting for the idle scenario...")
+		fmt.Fprintln(os.Stderr, "bench: waiting for the idle scenario...")
 		res := <-idleDone
 		if res.err != nil {
 			return fmt.Errorf("idle: %w", res.err)

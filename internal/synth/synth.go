@@ -4,8 +4,9 @@
 // they are generated so that a 100 MB line is never held in memory. The
 // line shapes are those of the recordings in testdata/transcripts.
 //
-// It is used by benchmarks only (internal/benchtool and the stream
-// package's benchmarks), never by the malarun binary.
+// It is used by the fake CLI (internal/testchild, which the benchmark
+// harness in tools/bench runs too) and by the stream package's benchmarks,
+// never by the malarun binary.
 package synth
 
 import (

@@ -126,12 +126,12 @@ func (r *report) kill(res killResult) {
 		},
 	}
 	var problems []string
-	for _, v := range []string{childObey, childObeyTree, childIgnore, childIgnoreTree} {
+	for _, v := range killKinds() {
 		samples := res.Variants[v]
 		var dead, stop []float64
 		for _, s := range samples {
 			d, st := float64(s.DeadNs)/ms, float64(s.StopNs)/ms
-			if v == childIgnore || v == childIgnoreTree {
+			if ignoresTerm(v) {
 				d -= float64(res.GraceNs) / ms
 				st -= float64(res.GraceNs) / ms
 			}
@@ -142,13 +142,12 @@ func (r *report) kill(res killResult) {
 			}
 		}
 		suffix := ""
-		if v == childIgnore || v == childIgnoreTree {
+		if ignoresTerm(v) {
 			suffix = " − grace"
 		}
 		dd, sd := summarize(dead), summarize(stop)
 		sec.rows = append(sec.rows, distRow(v+": tree dead"+suffix, dd), distRow(v+": Stop returned"+suffix, sd))
-		switch v {
-		case childIgnore, childIgnoreTree:
+		if ignoresTerm(v) {
 			r.goal("3. kill latency, "+v+": grace + < 50 ms (Stop returned, p99)", "grace + "+f2(sd.P99)+" ms", sd.P99 < 50 && len(problems) == 0)
 		}
 	}

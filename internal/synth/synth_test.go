@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/malarun/malarun/internal/benchtool/synth"
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/synth"
 )
 
 const session = "5313e7c2-72e3-4a4f-96f5-b6f07478e90f"

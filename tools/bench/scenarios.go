@@ -14,8 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/benchtool/synth"
 	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/synth"
+	"github.com/malarun/malarun/internal/testchild"
 )
 
 const ms = 1e6 // ns per ms, for converting samples
@@ -31,8 +32,8 @@ func (h *harness) overheadFake(o options, rep *report) error {
 	series := func(issue, stateDir string) (own, ticks, lat, wall []float64, err error) {
 		for i := range o.runs + 2 {
 			r, err := h.start(runSpec{
-				issue: fmt.Sprintf("%s-%d", issue, i), child: childReplay, stateDir: stateDir,
-				env: []string{envTranscript + "=" + transcript}, flags: []string{"--max-attempts", "1"},
+				issue: fmt.Sprintf("%s-%d", issue, i), child: testchild.ReplaySession, stateDir: stateDir,
+				env: []string{testchild.EnvTranscript + "=" + transcript}, flags: []string{"--max-attempts", "1"},
 			})
 			if err != nil {
 				return nil, nil, nil, nil, err
@@ -141,7 +142,7 @@ func (h *harness) detection(o options, rep *report) error {
 	var late, treeGone []float64
 	for i := range o.hangs {
 		r, err := h.start(runSpec{
-			issue: fmt.Sprintf("hang-%d", i), child: childHang,
+			issue: fmt.Sprintf("hang-%d", i), child: testchild.TimedHang,
 			flags: []string{"--idle-timeout", o.idleTO.String(), "--kill-grace", "5s", "--max-attempts", "1"},
 		})
 		if err != nil {
@@ -173,8 +174,8 @@ func (h *harness) idleCost(o options) (func(*report), error) {
 	done := make(chan out, 1)
 	go func() {
 		r, err := h.start(runSpec{
-			issue: "idle", child: childSilent,
-			env:     []string{envMarker + "=" + marker, envSilence + "=" + (o.idle + 1500*time.Millisecond).String()},
+			issue: "idle", child: testchild.SilentText,
+			env:     []string{testchild.EnvMarker + "=" + marker, testchild.EnvSilence + "=" + (o.idle + 1500*time.Millisecond).String()},
 			flags:   []string{"--idle-timeout", (o.idle + time.Minute).String(), "--max-attempts", "1"},
 			started: func(pid int) { pidc <- pid },
 		})
@@ -233,8 +234,8 @@ func (h *harness) peakRSS(o options, rep *report) error {
 		env         []string
 	}
 	scens := []scen{
-		{fmt.Sprintf("one %d MB line (a base64 image in a tool result)", o.bigLine>>20), childImage, []string{envSize + "=" + strconv.Itoa(o.bigLine)}},
-		{fmt.Sprintf("%d lines with partial messages (%s)", o.longLines, "stream_event"), childPartial, []string{envLines + "=" + strconv.Itoa(o.longLines)}},
+		{fmt.Sprintf("one %d MB line (a base64 image in a tool result)", o.bigLine>>20), testchild.Image, []string{testchild.EnvSize + "=" + strconv.Itoa(o.bigLine)}},
+		{fmt.Sprintf("%d lines with partial messages (%s)", o.longLines, "stream_event"), testchild.Partial, []string{testchild.EnvLines + "=" + strconv.Itoa(o.longLines)}},
 	}
 	raw := map[string]any{}
 	for si, s := range scens {
@@ -289,8 +290,8 @@ func (h *harness) scaleRuns(o options, rep *report) error {
 		go func() {
 			defer wg.Done()
 			results[i], errs[i] = h.start(runSpec{
-				issue: fmt.Sprintf("scale-%d", i), child: childPartial,
-				env:   []string{envLines + "=" + strconv.Itoa(o.scaleLines), envPace + "=" + o.scalePace.String()},
+				issue: fmt.Sprintf("scale-%d", i), child: testchild.Partial,
+				env:   []string{testchild.EnvLines + "=" + strconv.Itoa(o.scaleLines), testchild.EnvPace + "=" + o.scalePace.String()},
 				flags: []string{"--max-attempts", "1"},
 			})
 		}()
@@ -380,14 +381,14 @@ func (h *harness) overheadReal(o options, rep *report) error {
 		cmd := exec.Command(claude, args...)
 		cmd.Dir, cmd.Env = work, env
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-		t0 := mono()
+		t0 := testchild.Monotonic()
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
 		var info unix.Siginfo
 		for unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
 		}
-		r := &runResult{exitNs: mono()}
+		r := &runResult{exitNs: testchild.Monotonic()}
 		r.wallNs = r.exitNs - t0
 		cmd.Wait()
 		r.code = cmd.ProcessState.ExitCode()
@@ -404,7 +405,7 @@ func (h *harness) overheadReal(o options, rep *report) error {
 		}
 		if wrapped {
 			spec.issue += "-wrapped"
-			spec.claudeBin, spec.child = h.self, childWrap
+			spec.claudeBin = h.self
 			spec.env = append(spec.env, envWrap+"="+claude)
 		}
 		r, err := h.start(spec)

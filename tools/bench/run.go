@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/malarun/malarun/internal/testchild"
 )
 
 // userHZ is the unit of utime and stime in /proc/<pid>/stat on Linux
@@ -25,7 +27,7 @@ const userHZ = 100
 // harness holds what every scenario needs.
 type harness struct {
 	malarun string // the built binary
-	self    string // this binary: the fake claude
+	self    string // this binary: the fake claude (internal/testchild) and the wrapper
 	tmp     string
 	state   string // --state-dir shared by all runs (one issue per run)
 	prompt  string
@@ -37,7 +39,7 @@ type harness struct {
 type runSpec struct {
 	issue     string
 	claudeBin string   // default: this binary as the fake claude
-	child     string   // fake claude behaviour
+	child     string   // the fake claude's behaviour (internal/testchild)
 	baseEnv   []string // malarun's environment; default: the harness's (see benchEnv)
 	env       []string // added to malarun's environment (and so the CLI's)
 	flags     []string // malarun flags
@@ -159,9 +161,9 @@ func (h *harness) start(spec runSpec) (*runResult, error) {
 		base = spec.baseEnv
 	}
 	cmd.Dir = h.tmp // no ./malarun.yaml here
-	cmd.Env = append(append([]string(nil), base...), envReport+"="+filepath.Join(dir, "report.json"))
+	cmd.Env = append(append([]string(nil), base...), testchild.EnvReport+"="+filepath.Join(dir, "report.json"))
 	if spec.child != "" {
-		cmd.Env = append(cmd.Env, envChild+"="+spec.child)
+		cmd.Env = append(cmd.Env, testchild.EnvBehaviour+"="+spec.child)
 	}
 	cmd.Env = append(cmd.Env, spec.env...)
 	stdout, err := os.Create(filepath.Join(dir, "stdout"))
@@ -177,7 +179,7 @@ func (h *harness) start(spec runSpec) (*runResult, error) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
 	r := &runResult{dir: dir}
-	t0 := mono()
+	t0 := testchild.Monotonic()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -197,7 +199,7 @@ func (h *harness) start(spec runSpec) (*runResult, error) {
 			return nil, fmt.Errorf("waitid: %w", err)
 		}
 	}
-	r.exitNs = mono()
+	r.exitNs = testchild.Monotonic()
 	r.wallNs = r.exitNs - t0
 	if st, err := readStat(r.pid); err == nil {
 		r.ownTicks = (st[11] + st[12]) * (1e9 / userHZ)
