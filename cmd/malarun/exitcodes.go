@@ -25,27 +25,61 @@ type exitRow struct {
 	// line and the GitHub summary; a stable identifier, unlike doc.
 	outcome string
 	doc     string
+	// retry and next are what a scheduler running malarun (a Kubernetes
+	// Job, Argo, a CI matrix) needs from an exit code: whether running the
+	// issue again can help and when, and what that next run does with the
+	// recorded one (`malarun exit-codes`).
+	retry retryWhen
+	next  nextRun
 }
+
+// retryWhen says whether running the issue again can help, and when.
+type retryWhen string
+
+const (
+	// retryNow: a new invocation continues the work at once.
+	retryNow retryWhen = "now"
+	// retryAfterRetryAt: once the usage limit resets (retry_at in the
+	// report and the record); sooner only hits the limit again.
+	retryAfterRetryAt retryWhen = "after_retry_at"
+	// retryNever: the same input ends the same way, or nothing is left to do.
+	retryNever retryWhen = "never"
+)
+
+// nextRun says what the issue's next invocation does with the run this
+// invocation recorded.
+type nextRun string
+
+const (
+	// nextResumes: it continues the recorded session (no reclaim counted).
+	nextResumes nextRun = "resumes"
+	// nextStartsOver: the run is closed; a new run starts from the prompt.
+	nextStartsOver nextRun = "starts_over"
+	// nextUnchanged: this invocation left the record as it found it.
+	nextUnchanged nextRun = "unchanged"
+	// nextRefused: it exits the same way until --reset starts the issue over.
+	nextRefused nextRun = "refused"
+)
 
 // exitCodes is the one exit code table: exitCodeFor maps with it and
 // `malarun --help` prints it, so the two cannot drift.
 func exitCodes() []exitRow {
 	return []exitRow{
-		{exitOK, nil, "success", "the run finished and claude reported success"},
-		{exitFailure, []error{supervisor.ErrErrorResult}, "error_result", "claude finished with an error result that retrying cannot fix; also any unexpected error"},
-		{exitUsage, []error{supervisor.ErrConfig}, "usage", "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id"},
-		{3, []error{supervisor.ErrRetriesExhausted}, "retries_exhausted", "claude hung or crashed and the run gave up (retries exhausted)"},
-		{4, []error{supervisor.ErrNotSafeToRetry}, "not_safe_to_retry", "not safe to retry: tool calls happened and no session can be resumed"},
-		{5, []error{supervisor.ErrContextExhausted}, "context_exhausted", "context restarts exhausted: the context filled up more often than max_continuations allows"},
-		{6, []error{supervisor.ErrPoisoned}, "poisoned", "this issue's malarun died too many times in a row (max_reclaims): poisoned until --reset"},
-		{7, []error{supervisor.ErrBusy}, "busy", "another malarun is already running this issue"},
-		{8, []error{supervisor.ErrAuth}, "auth", "authentication failure"},
-		{9, []error{supervisor.ErrBudget}, "budget", "cost budget (max_cost_usd, summed over all attempts) exhausted"},
-		{75, []error{supervisor.ErrRateLimit}, "rate_limit", "usage or rate limit reached; try again later (EX_TEMPFAIL)"},
-		{124, []error{supervisor.ErrSessionTimeout}, "session_timeout", "session_timeout elapsed (as timeout(1))"},
-		{127, []error{supervisor.ErrStart}, "start_failed", "the claude binary was not found or could not start"},
-		{130, []error{supervisor.ErrInterrupted}, "interrupted", "interrupted by SIGINT; the run is resumable"},
-		{143, []error{supervisor.ErrInterrupted}, "interrupted", "interrupted by SIGTERM; the run is resumable"},
+		{exitOK, nil, "success", "the run finished and claude reported success", retryNever, nextStartsOver},
+		{exitFailure, []error{supervisor.ErrErrorResult}, "error_result", "claude finished with an error result that retrying cannot fix; also any unexpected error", retryNever, nextStartsOver},
+		{exitUsage, []error{supervisor.ErrConfig}, "usage", "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id", retryNever, nextUnchanged},
+		{3, []error{supervisor.ErrRetriesExhausted}, "retries_exhausted", "claude hung or crashed and the run gave up (retries exhausted)", retryNow, nextResumes},
+		{4, []error{supervisor.ErrNotSafeToRetry}, "not_safe_to_retry", "not safe to retry: tool calls happened and no session can be resumed", retryNever, nextStartsOver},
+		{5, []error{supervisor.ErrContextExhausted}, "context_exhausted", "context restarts exhausted: the context filled up more often than max_continuations allows", retryNever, nextStartsOver},
+		{6, []error{supervisor.ErrPoisoned}, "poisoned", "this issue's malarun died too many times in a row (max_reclaims): poisoned until --reset", retryNever, nextRefused},
+		{7, []error{supervisor.ErrBusy}, "busy", "another malarun is already running this issue", retryNever, nextUnchanged},
+		{8, []error{supervisor.ErrAuth}, "auth", "authentication failure", retryNever, nextStartsOver},
+		{9, []error{supervisor.ErrBudget}, "budget", "cost budget (max_cost_usd, summed over all attempts) exhausted", retryNever, nextStartsOver},
+		{75, []error{supervisor.ErrRateLimit}, "rate_limit", "usage or rate limit reached; try again later (EX_TEMPFAIL)", retryAfterRetryAt, nextResumes},
+		{124, []error{supervisor.ErrSessionTimeout}, "session_timeout", "session_timeout elapsed (as timeout(1))", retryNow, nextResumes},
+		{127, []error{supervisor.ErrStart}, "start_failed", "the claude binary was not found or could not start", retryNever, nextStartsOver},
+		{130, []error{supervisor.ErrInterrupted}, "interrupted", "interrupted by SIGINT; the run is resumable", retryNow, nextResumes},
+		{143, []error{supervisor.ErrInterrupted}, "interrupted", "interrupted by SIGTERM; the run is resumable", retryNow, nextResumes},
 	}
 }
 
