@@ -42,7 +42,6 @@ or changes meaning.`,
   malarun exit-codes --json | jq -r '.codes[] | select(.retry == "now") | .code'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.reached = true
 			return runExitCodes(cmd.Context(), opts, a.deps)
 		},
 	}
