@@ -1,27 +1,63 @@
-# The Claude Code CLI version the end-to-end tests run against (pinned).
-CLAUDE_CODE_VERSION := 2.1.197
-CLAUDE_CODE_DIR     := .cache/claude-code
-VERSION             ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The Claude Code CLI versions the end-to-end tests run against (pinned):
+# the oldest supported first, the current one last. The e2e suite's default
+# (currentCLIVersion in e2e/cliversion_test.go) must be the last; a test
+# checks it. Readers of this file (a Dockerfile's pin check) take the same
+# line: CLAUDE_CODE_OLDEST and CLAUDE_CODE_CURRENT are derived from it.
+CLAUDE_CODE_VERSIONS := 2.1.197 2.1.330
+CLAUDE_CODE_OLDEST   := $(firstword $(CLAUDE_CODE_VERSIONS))
+CLAUDE_CODE_CURRENT  := $(lastword $(CLAUDE_CODE_VERSIONS))
+# Each version is installed in its own directory: CLAUDE_CODE_DIR/<version>.
+CLAUDE_CODE_DIR      := .cache/claude-code
+VERSION              ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test e2e-deps bench fuzz clean
+# claude_bin is the installed CLI of version (or channel) $(1).
+claude_bin = $(CURDIR)/$(CLAUDE_CODE_DIR)/$(1)/node_modules/.bin/claude
+# claude_env runs `claude --version` without touching the user's setup.
+claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+
+.PHONY: build test e2e-deps e2e-latest bench fuzz clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
 
-# The test command (README and .ci/run). End-to-end tests use the CLI that
-# e2e-deps installs; without it they skip locally and fail in CI (CI=true).
+# The test command (README and .ci/run): everything, with the end-to-end
+# tests against the current CLI, then the end-to-end tests again against the
+# oldest supported one (tests that need a newer CLI skip there, saying so).
+# The CLIs come from e2e-deps; without them the end-to-end tests skip
+# locally and fail in CI (CI=true). MALARUN_CLAUDE_BIN is emptied so that a
+# CLI exported in the shell cannot stand in for the pinned ones.
 # -count=1: the e2e tests build and run the malarun binary and the real CLI,
 # which Go's test cache cannot see, so a cached result could be stale.
 test:
 	go vet ./...
-	go test -race -count=1 ./...
+	@echo "== go test ./... (end-to-end tests against claude $(CLAUDE_CODE_CURRENT), the current version)"
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) go test -race -count=1 ./...
+	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version"
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) go test -race -count=1 ./e2e/
 
-# Installs the pinned real CLI from npm into $(CLAUDE_CODE_DIR) (git-ignored).
-e2e-deps:
-	mkdir -p $(CLAUDE_CODE_DIR)
-	npm install --prefix $(CLAUDE_CODE_DIR) --no-audit --no-fund --loglevel=error \
-		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
-	$(CLAUDE_CODE_DIR)/node_modules/.bin/claude --version
+# Installs every pinned CLI from npm into $(CLAUDE_CODE_DIR)/<version>
+# (git-ignored). A version already installed is not fetched again.
+e2e-deps: $(addprefix e2e-deps-,$(CLAUDE_CODE_VERSIONS))
+
+e2e-deps-%:
+	@bin=$(call claude_bin,$*); \
+	if [ "$$($(claude_env) "$$bin" --version 2>/dev/null | cut -d' ' -f1)" = "$*" ]; then \
+		echo "claude $* already installed: $$bin"; \
+	else \
+		mkdir -p $(CLAUDE_CODE_DIR)/$* && \
+		npm install --prefix $(CLAUDE_CODE_DIR)/$* --no-audit --no-fund --loglevel=error \
+			@anthropic-ai/claude-code@$* && \
+		$(claude_env) "$$bin" --version; \
+	fi
+
+# Not in CI: the end-to-end tests against the newest CLI on npm, to see
+# drift before a pin moves. Installs it into $(CLAUDE_CODE_DIR)/latest.
+e2e-latest:
+	mkdir -p $(CLAUDE_CODE_DIR)/latest
+	npm install --prefix $(CLAUDE_CODE_DIR)/latest --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/claude-code@latest
+	@echo "== go test ./e2e/ against claude $$($(claude_env) $(call claude_bin,latest) --version) (latest; pinned: $(CLAUDE_CODE_VERSIONS))"
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=latest go test -race -count=1 ./e2e/
 
 # Measures malarun against the goals of issue 8 and prints the tables that
 # BENCHMARKS.md records (about 6 minutes; needs make e2e-deps for the real CLI).

@@ -3,6 +3,10 @@
 // API (internal/fakeapi) on 127.0.0.1: no network, no key. Each test gets
 // its own HOME, so the processes a test started can be found afterwards by
 // that HOME in their environment, and proven gone.
+//
+// The CLI under test is MALARUN_CLAUDE_BIN if set, else the installed
+// MALARUN_CLAUDE_VERSION (default: the current pinned version), so one
+// suite runs against every version the Makefile pins (see cliversion_test.go).
 package e2e_test
 
 import (
@@ -23,13 +27,13 @@ import (
 	"github.com/malarun/malarun/internal/testchild"
 )
 
-// claudeDir is where `make e2e-deps` installs the pinned CLI.
-const claudeDir = ".cache/claude-code/node_modules/.bin/claude"
-
 // suite holds what TestMain prepared.
 type suite struct {
 	malarun string // the built binary
 	claude  string // the real CLI, "" when missing
+	wanted  string // where the real CLI was looked for
+	// claudeVersion is what `claude --version` printed, e.g. "2.1.330".
+	claudeVersion string
 }
 
 func setup() (suite, func(), error) {
@@ -47,12 +51,23 @@ func setup() (suite, func(), error) {
 		cleanup()
 		return suite{}, nil, fmt.Errorf("build malarun: %v\n%s", err, out)
 	}
-	s.claude = os.Getenv("MALARUN_CLAUDE_BIN")
-	if s.claude == "" {
-		s.claude = filepath.Join(root, claudeDir)
+	choice := chooseCLI(root, os.Getenv)
+	s.wanted = choice.bin
+	bin, err := resolveBin(choice.bin)
+	if err == nil {
+		_, err = os.Stat(bin)
 	}
-	if _, err := os.Stat(s.claude); err != nil {
-		s.claude = ""
+	if err != nil {
+		return s, cleanup, nil // missing: TestMain decides whether that fails
+	}
+	s.claude = bin
+	if s.claudeVersion, err = cliVersion(s.claude, tmp); err != nil {
+		cleanup()
+		return suite{}, nil, err
+	}
+	if choice.version != "" && s.claudeVersion != choice.version {
+		cleanup()
+		return suite{}, nil, fmt.Errorf("%s reports version %s, want %s: reinstall it (make e2e-deps)", s.claude, s.claudeVersion, choice.version)
 	}
 	return s, cleanup, nil
 }
@@ -70,13 +85,15 @@ func TestMain(m *testing.M) {
 	}
 	e2e = s
 	if s.claude == "" {
-		msg := "e2e: the real claude CLI is missing: run `make e2e-deps` (or set MALARUN_CLAUDE_BIN)"
+		msg := "e2e: the real claude CLI " + s.wanted + " is missing: run `make e2e-deps` (or set MALARUN_CLAUDE_BIN)"
 		if os.Getenv("CI") == "true" {
 			fmt.Fprintln(os.Stderr, msg+"; CI=true, so this is a failure")
 			cleanup()
 			os.Exit(1)
 		}
 		fmt.Fprintln(os.Stderr, "\n"+strings.Repeat("!", 78)+"\n"+msg+"; SKIPPING the end-to-end tests\n"+strings.Repeat("!", 78))
+	} else {
+		fmt.Fprintf(os.Stderr, "e2e: against claude %s (%s)\n", s.claudeVersion, s.claude)
 	}
 	code := m.Run()
 	cleanup()

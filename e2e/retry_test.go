@@ -53,18 +53,25 @@ func TestRealCLIStallThenResume(t *testing.T) {
 		resumed.Time.Sub(stall)-4*time.Second, resumed.Time.Sub(stall))
 }
 
+// slowCommand runs for 30 s on every pinned CLI version: 2.1.330 refuses a
+// standalone sleep (DESIGN fact 18), and python3 may be missing from a CI
+// image; tail -f /dev/null waits without using the CPU.
+const slowCommand = "timeout 30 tail -f /dev/null; echo finished"
+
 // A tool still running when the tree is killed is dropped from the resumed
 // history by the CLI (docs/design.md §F16): the resume prompt must name it.
 func TestRealCLIResumePromptNamesInterruptedTool(t *testing.T) {
-	e := newEnv(t, fakeapi.Bash("sleep 30; echo finished"), fakeapi.Text("Checked, done."))
-	r := e.run("--idle-timeout", "5s", "--tool-timeout", "2s", "--kill-grace", "1s", "--backoff", "0s")
+	e := newEnv(t, fakeapi.Bash(slowCommand), fakeapi.Text("Checked, done."))
+	// The idle limit only has to outlast the CLI's start on a loaded machine:
+	// the tool limit is what this test is about.
+	r := e.run("--idle-timeout", "20s", "--tool-timeout", "2s", "--kill-grace", "1s", "--backoff", "0s")
 	r.wantCode(t, 0)
 	reqs := e.api.ConversationRequests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d conversation requests, want 2", len(reqs))
 	}
 	last := reqs[1].LastUserText()
-	for _, want := range []string{"Continue on issue issue-e2e.", "Bash", "sleep 30; echo finished", "Check their effects"} {
+	for _, want := range []string{"Continue on issue issue-e2e.", "Bash", slowCommand, "Check their effects"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("resume prompt lacks %q:\n%s", want, last)
 		}

@@ -2,17 +2,21 @@
 // for manual experiments with the real Claude Code CLI:
 //
 //	fakeapi -dump /tmp/reqs text:hello 'bash:echo hi' stall 'error:429'
+//	fakeapi 'tool:Bash:{"command":"make test","run_in_background":true}' text:started
 //	ANTHROPIC_BASE_URL=<printed URL> ANTHROPIC_API_KEY=dummy claude -p ...
 //
 // Steps, consumed in order by the CLI's conversation requests:
-// text:REPLY, bash:COMMAND, stall, ptl (400 prompt too long), error:401,
-// error:429, error:529; prefix with N* to repeat (3*error:529, 0* = forever).
+// text:REPLY, bash:COMMAND, tool:NAME:JSON (any tool call, the input a JSON
+// object: a background Bash, a Monitor), stall, ptl (400 prompt too long),
+// error:401, error:429, error:529; prefix with N* to repeat (3*error:529,
+// 0* = forever).
 // It logs each request to stderr and, with -dump, writes each body to
 // DIR/NNN.json. It runs until interrupted.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -96,6 +100,12 @@ func parseStep(s string) (fakeapi.Step, error) {
 		st = fakeapi.Text(arg)
 	case "bash":
 		st = fakeapi.Bash(arg)
+	case "tool":
+		name, input, ok := strings.Cut(arg, ":")
+		if !ok || name == "" || !isJSONObject(input) {
+			return fakeapi.Step{}, fmt.Errorf("step %q: want tool:NAME:{...JSON object...}", s)
+		}
+		st = fakeapi.ToolUse(name, json.RawMessage(input))
 	case "stall":
 		st = fakeapi.Stall()
 	case "ptl":
@@ -115,4 +125,11 @@ func parseStep(s string) (fakeapi.Step, error) {
 		return fakeapi.Step{}, fmt.Errorf("unknown step %q", s)
 	}
 	return fakeapi.Repeat(st, times), nil
+}
+
+// isJSONObject reports whether s is one valid JSON object, which is what
+// fakeapi.ToolUse needs (it panics otherwise).
+func isJSONObject(s string) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal([]byte(s), &m) == nil && m != nil
 }
