@@ -3,8 +3,6 @@ package proc_test
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +19,10 @@ func TestAdoptedZombieIsReapedWhileChildRuns(t *testing.T) {
 		t.Fatal("the test process could not become a child subreaper: the orphan would go to init")
 	}
 	p := f.start(testchild.Orphaner)
-	pid, start := orphanFrom(t, f.waitForLine(p, `{"type":"system","subtype":"fake_orphan"`))
+	pid, start, err := orphanFrom(f.waitForLine(p, orphanPrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	gone := waitFor(10*time.Second, func() bool { return !sameProcess(pid, start) })
 	select {
@@ -35,6 +36,8 @@ func TestAdoptedZombieIsReapedWhileChildRuns(t *testing.T) {
 	}
 }
 
+const orphanPrefix = `{"type":"system","subtype":"fake_orphan"`
+
 // sameProcess reports whether pid still names the process that started at
 // start, a zombie included (only reaping removes it from /proc).
 func sameProcess(pid int, start uint64) bool {
@@ -43,17 +46,11 @@ func sameProcess(pid int, start uint64) bool {
 }
 
 // orphanFrom reads the pid and start time from an OrphanLine.
-func orphanFrom(t *testing.T, line string) (int, uint64) {
-	t.Helper()
-	pid := pidFrom(t, line)
-	i := strings.Index(line, `"start":`)
-	if i < 0 {
-		t.Fatalf("no start time in %q", line)
-	}
-	s := line[i+len(`"start":`):]
-	start, err := strconv.ParseUint(s[:strings.IndexAny(s, ",}")], 10, 64)
+func orphanFrom(line string) (int, uint64, error) {
+	pid, err := numberAfter(line, "pid")
 	if err != nil {
-		t.Fatal(err)
+		return 0, 0, err
 	}
-	return pid, start
+	start, err := numberAfter(line, "start")
+	return int(pid), start, err
 }
