@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envSpawner) != "" {
 		runSpawner()
 	}
+	if dir := os.Getenv(envPid1); dir != "" {
+		os.Exit(runPid1(dir))
+	}
 	os.Exit(m.Run())
 }
 
@@ -87,22 +90,31 @@ func (f *fixture) start(behaviour string, env ...string) *proc.Process {
 // prefix, following the file as it grows. The handshake replaces sleeps.
 func (f *fixture) waitForLine(p *proc.Process, prefix string) string {
 	f.t.Helper()
+	line, err := waitForLine(f.stdout, prefix, p.Done())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return line
+}
+
+// waitForLine waits up to 10s for a line starting with prefix in the file
+// at path, which the child whose exit closes done is writing.
+func waitForLine(path, prefix string, done <-chan struct{}) (string, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(f.stdout)
+		b, _ := os.ReadFile(path)
 		for _, l := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(l, prefix) {
-				return l
+				return l, nil
 			}
 		}
 		select {
-		case <-p.Done():
-			f.t.Fatalf("child exited before printing %q", prefix)
+		case <-done:
+			return "", fmt.Errorf("child exited before printing %q", prefix)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	f.t.Fatalf("no line %q within 10s", prefix)
-	return ""
+	return "", fmt.Errorf("no line %q within 10s", prefix)
 }
 
 func assertGone(t *testing.T, pids ...int) {
@@ -301,17 +313,25 @@ func TestNonBlockingChildLosesOutputToPipeNotToFile(t *testing.T) {
 
 func pidFrom(t *testing.T, line string) int {
 	t.Helper()
-	i := strings.Index(line, `"pid":`)
-	if i < 0 {
-		t.Fatalf("no pid in %q", line)
-	}
-	s := line[i+6:]
-	s = s[:strings.IndexAny(s, ",}")]
-	pid, err := strconv.Atoi(s)
+	pid, err := numberAfter(line, "pid")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pid
+	return int(pid)
+}
+
+// numberAfter reads the number of a JSON key in one of the fake child's lines.
+func numberAfter(line, key string) (uint64, error) {
+	k := `"` + key + `":`
+	i := strings.Index(line, k)
+	if i < 0 {
+		return 0, fmt.Errorf("no %s in %q", key, line)
+	}
+	s := line[i+len(k):]
+	if j := strings.IndexAny(s, ",}"); j >= 0 {
+		s = s[:j]
+	}
+	return strconv.ParseUint(s, 10, 64)
 }
 
 func containsPid(pids []int, pid int) bool {

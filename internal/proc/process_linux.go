@@ -117,48 +117,56 @@ const pollEvery = 10 * time.Millisecond
 // sleep cannot be killed, and malarun must never hang on it.
 const maxKillTime = 5 * time.Second
 
-// Stop ends the whole tree: SIGTERM (and SIGCONT, so a stopped process can
-// act on it) to every member and the group, up to grace for them to exit,
-// then SIGKILL until nothing is left. Closing hurry skips the rest of the
-// grace. Stop on a tree whose child has already exited ends what is left
-// of it (tool processes that outlived the CLI). Safe to call more than once.
+// Stop ends the whole tree: one SIGTERM (and SIGCONT, so a stopped process
+// can act on it) to the group, one to each member outside it, up to grace
+// for them to exit, then SIGKILL until nothing is left. Closing hurry skips
+// the rest of the grace. Stop on a tree whose child has already exited ends
+// what is left of it (tool processes that outlived the CLI). Safe to call
+// more than once.
+//
+// SIGTERM goes to each process once, however often the tree is walked
+// during the grace: many programs (Node ones included) take a second
+// SIGTERM as "exit now" and cut their own cleanup short. A process found by
+// a later walk (forked since, or a setsid tool process outside the group)
+// gets its own, once; processes are told apart by pid and start time, so a
+// pid reused by a new process is signalled again.
 func (p *Process) Stop(grace time.Duration, hurry <-chan struct{}) StopReport {
 	start := time.Now()
 	var rep StopReport
-	// sent[sig] holds the pids already sent sig: SIGTERM goes once to each
-	// member, SIGKILL again on every pass until the member is gone.
-	sent := map[unix.Signal]map[int]bool{unix.SIGTERM: {}, unix.SIGKILL: {}}
-	send := func(sig unix.Signal, members []procStat, count *int) {
-		if !p.exited() {
-			// The group catches members forked since the last walk.
-			_ = unix.Kill(-p.Pid, sig)
-		}
-		for _, m := range members {
-			if sig == unix.SIGTERM && sent[sig][m.Pid] {
-				continue
-			}
-			// ESRCH is fine: the group signal may have ended it already.
-			_ = unix.Kill(m.Pid, sig)
-			if sig == unix.SIGTERM {
-				_ = unix.Kill(m.Pid, unix.SIGCONT)
-			}
-			// Count each member alive at the walk once per signal.
-			if !sent[sig][m.Pid] {
-				sent[sig][m.Pid] = true
-				*count++
-			}
-		}
-	}
-	gone := func() ([]procStat, bool) {
-		m := p.members()
-		return m, len(m) == 0 && p.exited()
+	termed, killed := signalled{}, signalled{}
+	finish := func() StopReport {
+		rep.Termed, rep.Killed, rep.Duration = len(termed), len(killed), time.Since(start)
+		return rep
 	}
 
-	members, done := gone()
+	members, done := p.gone()
 	if done {
 		return rep
 	}
-	send(unix.SIGTERM, members, &rep.Termed)
+	if !p.exited() {
+		// The child has not been waited for, so its pid still names its
+		// group. One signal reaches every member at once, those being forked
+		// included. Members seen in the group before it was sent, and right
+		// after, count as signalled: a process forked between the signal and
+		// the second walk (microseconds) is the one that gets no SIGTERM and
+		// is killed after the grace, rather than any process getting two.
+		_ = unix.Kill(-p.Pid, unix.SIGTERM)
+		_ = unix.Kill(-p.Pid, unix.SIGCONT)
+		termed.markGroup(members, p.Pid)
+		members, done = p.gone()
+		termed.markGroup(members, p.Pid)
+	}
+	term := func(members []procStat) {
+		for _, m := range termed.newcomers(members) {
+			// ESRCH is fine: it may have exited since the walk.
+			_ = unix.Kill(m.Pid, unix.SIGTERM)
+			_ = unix.Kill(m.Pid, unix.SIGCONT)
+		}
+	}
+	if done {
+		return finish()
+	}
+	term(members)
 
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
@@ -176,17 +184,17 @@ termWait:
 		case <-hurry:
 			break termWait
 		}
-		if members, done = gone(); done {
-			rep.Duration = time.Since(start)
-			return rep
+		if members, done = p.gone(); done {
+			return finish()
 		}
-		send(unix.SIGTERM, members, &rep.Termed) // newcomers only
+		term(members) // newcomers only
 	}
 
+	// SIGKILL cannot be caught, so repeating it is harmless, and it goes to
+	// the group again on every pass to catch what the group forks meanwhile.
 	killUntil := time.Now().Add(maxKillTime)
 	for {
-		members, done = gone()
-		if done {
+		if members, done = p.gone(); done {
 			break
 		}
 		if time.Now().After(killUntil) {
@@ -195,9 +203,21 @@ termWait:
 			}
 			break
 		}
-		send(unix.SIGKILL, members, &rep.Killed)
+		if !p.exited() {
+			_ = unix.Kill(-p.Pid, unix.SIGKILL)
+		}
+		for _, m := range members {
+			killed[refOf(m)] = true
+			_ = unix.Kill(m.Pid, unix.SIGKILL)
+		}
 		<-tick.C
 	}
-	rep.Duration = time.Since(start)
-	return rep
+	return finish()
+}
+
+// gone walks the tree: its live members, and whether nothing is left of it
+// (the child waited for and no member alive).
+func (p *Process) gone() ([]procStat, bool) {
+	m := p.members()
+	return m, len(m) == 0 && p.exited()
 }

@@ -17,19 +17,23 @@ import (
 // never steals an exit status that cmd.Wait needs (ECHILD).
 type Spawner struct {
 	self      int
+	pgid      int // malarun's own process group, where plain os/exec children live
 	subreaper bool
 
 	mu   sync.Mutex
-	live map[int]bool // pids started here and not yet waited for
+	live map[int]*Process // children started here and not yet waited for
+	// stopReaping ends the reaper that runs while live is not empty.
+	stopReaping chan struct{}
 }
 
 // NewSpawner makes the calling process a child subreaper, so that
 // descendants whose parent dies re-parent to it instead of init and can
-// still be found and ended. Subreaper status is process-wide: create one
-// Spawner per process.
+// still be found, ended and reaped. Subreaper status is process-wide, and
+// so is the set of children: create one Spawner per process, as a second
+// one would take the first one's children for orphans and reap them.
 func NewSpawner() *Spawner {
 	err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	return &Spawner{self: os.Getpid(), subreaper: err == nil, live: map[int]bool{}}
+	return &Spawner{self: os.Getpid(), pgid: unix.Getpgrp(), subreaper: err == nil, live: map[int]*Process{}}
 }
 
 // Subreaper reports whether the process could become a child subreaper.
@@ -49,6 +53,10 @@ func (e *StartError) Unwrap() error { return e.Err }
 // malarun dies (Pdeathsig); that signal fires when the spawning OS thread
 // exits (golang/go#27505), so the spawning goroutine stays locked to its
 // thread until the child has been waited for.
+//
+// While any child started here runs, orphans that re-parent to malarun are
+// reaped as they die (see reapWhileRunning): as PID 1 in a container, or as
+// the subreaper, nothing else would. Process.Stop reaps the rest.
 func (s *Spawner) Start(spec Spec) (*Process, error) {
 	if spec.Stdout == nil || spec.Stderr == nil {
 		return nil, errors.New("proc: Stdout and Stderr must be files")
@@ -75,10 +83,12 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 	go func() {
 		// Never unlocked: the thread must outlive the child (Pdeathsig).
 		runtime.LockOSThread()
+		// The fork and the record of its pid happen under one lock, so a
+		// reaper (which holds it) never sees this child untracked.
 		s.mu.Lock()
 		err := cmd.Start()
 		if err == nil {
-			s.live[cmd.Process.Pid] = true
+			s.track(cmd.Process.Pid, p)
 		}
 		s.mu.Unlock()
 		stdin.Close()
@@ -91,9 +101,7 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 		started <- nil
 
 		werr := cmd.Wait()
-		s.mu.Lock()
-		delete(s.live, p.Pid)
-		s.mu.Unlock()
+		s.untrack(p)
 		p.exit = exitOf(cmd.ProcessState, werr)
 		close(p.done)
 	}()
@@ -118,37 +126,27 @@ func exitOf(st *os.ProcessState, err error) Exit {
 	return e
 }
 
-// reapAdopted waits for zombies that re-parented to malarun and that it did
-// not spawn itself. It must only wait for those pids: a wait for any child
-// would steal the status cmd.Wait is waiting for. It returns the zombies it
-// could not reap yet: a multi-threaded process shows as a zombie before its
-// last thread is gone, and cannot be waited for until then.
-func (s *Spawner) reapAdopted(procs []procStat) map[int]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var pending map[int]bool
-	for _, p := range procs {
-		if p.PPid != s.self || !p.zombie() || s.live[p.Pid] {
-			continue
-		}
-		var ws unix.WaitStatus
-		if pid, _ := unix.Wait4(p.Pid, &ws, unix.WNOHANG, nil); pid != p.Pid {
-			if pending == nil {
-				pending = map[int]bool{}
-			}
-			pending[p.Pid] = true
-		}
+// track records a started child; the first one starts the reaper. Called
+// with s.mu held.
+func (s *Spawner) track(pid int, p *Process) {
+	s.live[pid] = p
+	if len(s.live) == 1 {
+		s.stopReaping = make(chan struct{})
+		go s.reapWhileRunning(s.stopReaping)
 	}
-	return pending
 }
 
-// adopted reports whether p is a child of malarun that it did not start:
-// an orphan of some tree that re-parented to the subreaper.
-func (s *Spawner) adopted(p procStat) bool {
-	if p.PPid != s.self {
-		return false
-	}
+// untrack forgets a child once cmd.Wait has returned; the last one stops
+// the reaper. Only p's own entry is removed: its pid may already name a
+// newer child.
+func (s *Spawner) untrack(p *Process) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.live[p.Pid]
+	if s.live[p.Pid] != p {
+		return
+	}
+	delete(s.live, p.Pid)
+	if len(s.live) == 0 {
+		close(s.stopReaping)
+	}
 }

@@ -31,6 +31,14 @@ const (
 	EnvSilence    = "MALARUN_FAKE_SILENCE"    // how long a silent tool runs (a duration)
 	EnvArgsFile   = "MALARUN_FAKE_ARGS_FILE"  // where to write argv and the stdin it read
 	EnvSize       = "MALARUN_FAKE_SIZE"       // bytes in a big line
+	// EnvTermLog is the file where CountTerm and its grandchildren append a
+	// TermLine for every SIGTERM they receive, as it arrives, so the count
+	// survives the SIGKILL that ends them.
+	EnvTermLog = "MALARUN_FAKE_TERM_LOG"
+	// EnvTermLate makes CountTerm start one more counting setsid grandchild
+	// when its first SIGTERM arrives: a process the stop must find later.
+	EnvTermLate = "MALARUN_FAKE_TERM_LATE"
+	envTermRole = "MALARUN_FAKE_TERM_ROLE" // which TermRole a counter logs as
 )
 
 // Behaviours.
@@ -53,7 +61,38 @@ const (
 	// a fresh start whose prompt begins a continuation (ContinuationMarker)
 	// prints EnvContinued (default: a success).
 	ResumeAware = "resume-aware"
+	// CountTerm counts the SIGTERMs it receives (and otherwise ignores
+	// them) in EnvTermLog, starts a setsid grandchild that counts its own,
+	// prints the init line and GrandchildLine, and blocks.
+	CountTerm = "count-term"
+	// Orphaner leaves an orphan that dies young: it starts a process that
+	// starts a grandchild and exits; the grandchild, re-parented to the
+	// nearest subreaper, exits as soon as its parent is gone. Orphaner then
+	// prints OrphanLine and blocks, so the orphan's zombie appears while the
+	// child still runs.
+	Orphaner = "orphaner"
+
+	termCounter  = "term-counter"  // a counting grandchild: count SIGTERMs, say "ready", block
+	orphanParent = "orphan-parent" // start orphanChild, print its pid and start time, exit
+	orphanChild  = "orphan-child"  // exit once stdin (held by orphanParent) reaches EOF
 )
+
+// Roles in TermLine: the child itself, the grandchild it starts first, and
+// the one it starts on its first SIGTERM (EnvTermLate).
+const (
+	RoleChild      = "child"
+	RoleGrandchild = "grandchild"
+	RoleLate       = "late"
+)
+
+// TermLine is what a counting process appends to EnvTermLog for each
+// SIGTERM it receives.
+func TermLine(role string, pid int) string { return fmt.Sprintf("%s %d term\n", role, pid) }
+
+// OrphanLine is printed by Orphaner once its orphan has been left behind.
+func OrphanLine(pid int, startTime uint64) string {
+	return fmt.Sprintf(`{"type":"system","subtype":"fake_orphan","pid":%d,"start":%d,"session_id":"%s"}`, pid, startTime, SessionID)
+}
 
 // ContinuationMarker starts malarun's built-in continuation and fallback prompts.
 const ContinuationMarker = "You are continuing work on issue"
@@ -196,6 +235,21 @@ func run(behaviour string) int {
 			println(l)
 		}
 		return envInt(EnvExit, 0)
+	case CountTerm:
+		countTerm(println)
+	case termCounter:
+		countTerms(os.Getenv(envTermRole), nil)
+		fmt.Println("ready")
+		block()
+	case Orphaner:
+		println(InitLine)
+		pid, start := leaveOrphan()
+		println(OrphanLine(pid, start))
+		block()
+	case orphanParent:
+		return startOrphanChild()
+	case orphanChild:
+		return 0 // run read stdin to EOF: orphanParent is gone
 	case CrashMidLine:
 		lines := transcript()
 		n := min(envInt(EnvLines, 1), len(lines))
