@@ -71,7 +71,7 @@ func contract() exitCodesDoc {
 	doc := exitCodesDoc{Version: exitCodesVersion}
 	for _, r := range exitCodes() {
 		doc.Codes = append(doc.Codes, exitCodeDoc{
-			Code: r.code, Outcome: r.outcome, Meaning: r.doc, Retry: string(r.retry), NextInvocation: string(r.next),
+			Code: r.code, Outcome: string(r.outcome), Meaning: r.doc, Retry: string(r.retry), NextInvocation: string(r.next),
 		})
 	}
 	return doc

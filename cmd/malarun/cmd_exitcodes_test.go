@@ -35,7 +35,7 @@ func TestExitCodesJSON(t *testing.T) {
 		t.Fatalf("version %d, %d codes; want 1, %d", doc.Version, len(doc.Codes), len(rows))
 	}
 	for i, r := range rows {
-		want := exitCodeDoc{r.code, r.outcome, r.doc, string(r.retry), string(r.next)}
+		want := exitCodeDoc{r.code, string(r.outcome), r.doc, string(r.retry), string(r.next)}
 		if doc.Codes[i] != want {
 			t.Errorf("code %d: got %+v, want %+v", r.code, doc.Codes[i], want)
 		}
@@ -84,7 +84,7 @@ func TestExitCodesText(t *testing.T) {
 		t.Fatalf("output:\n%s", o.stdout)
 	}
 	for i, r := range exitCodes() {
-		want := []string{strconv.Itoa(r.code), r.outcome, string(r.retry), string(r.next)}
+		want := []string{strconv.Itoa(r.code), string(r.outcome), string(r.retry), string(r.next)}
 		want = append(want, strings.Fields(r.doc)...)
 		if got := strings.Fields(lines[i+1]); !slices.Equal(got, want) {
 			t.Errorf("line %d: %q, want the fields %q", i+1, lines[i+1], want)

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 )
 
@@ -162,7 +163,7 @@ func readPrompt(ctx context.Context, path string, d *deps) ([]byte, string, erro
 			}
 			b = r.b
 		case sig := <-d.signals:
-			return nil, source, &supervisor.RunError{Kind: supervisor.ErrInterrupted, Signal: sig,
+			return nil, source, &supervisor.RunError{Kind: outcome.Interrupted, Signal: sig,
 				Detail: "while reading the prompt from stdin; nothing was started"}
 		case <-ctx.Done():
 			return nil, source, ctx.Err()

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 )
 
@@ -244,7 +245,7 @@ func TestValidateRefusesEmptyClaudeBin(t *testing.T) {
 
 func TestSupervisorErrorIsPrinted(t *testing.T) {
 	c := newCLI(t)
-	c.runErr = &supervisor.RunError{Kind: supervisor.ErrRetriesExhausted, Detail: "no output for 3m"}
+	c.runErr = &supervisor.RunError{Kind: outcome.RetriesExhausted, Detail: "no output for 3m"}
 	o := c.run("issue-1", "--prompt", c.prompt())
 	if o.code != 3 || o.calls != 1 {
 		t.Fatalf("code %d, calls %d; want 3, 1", o.code, o.calls)

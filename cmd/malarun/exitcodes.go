@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 )
 
@@ -15,15 +16,15 @@ const (
 	exitUsage   = 2
 )
 
-// exitRow is one line of the exit code contract. kinds are matched with
-// errors.Is, in table order; success, usage errors of the command line and
-// the signal of an interruption are matched by exitCodeFor itself.
+// exitRow is one line of the exit code contract: the code of an outcome.
+// A run's error is matched to its row by the outcome it wraps; usage errors
+// of the command line and the signal of an interruption are matched by
+// exitCodeFor itself.
 type exitRow struct {
-	code  int
-	kinds []error
+	code int
 	// outcome names the row in the --json report, the --events finished
 	// line and the GitHub summary; a stable identifier, unlike doc.
-	outcome string
+	outcome outcome.Outcome
 	doc     string
 	// retry and next are what a scheduler running malarun (a Kubernetes
 	// Job, Argo, a CI matrix) needs from an exit code: whether running the
@@ -65,21 +66,21 @@ const (
 // `malarun --help` prints it, so the two cannot drift.
 func exitCodes() []exitRow {
 	return []exitRow{
-		{exitOK, nil, "success", "the run finished and claude reported success", retryNever, nextStartsOver},
-		{exitFailure, []error{supervisor.ErrErrorResult}, "error_result", "claude finished with an error result that retrying cannot fix; also any unexpected error", retryNever, nextStartsOver},
-		{exitUsage, []error{supervisor.ErrConfig}, "usage", "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id", retryNever, nextUnchanged},
-		{3, []error{supervisor.ErrRetriesExhausted}, "retries_exhausted", "claude hung or crashed and the run gave up (retries exhausted)", retryNow, nextResumes},
-		{4, []error{supervisor.ErrNotSafeToRetry}, "not_safe_to_retry", "not safe to retry: tool calls happened and no session can be resumed", retryNever, nextStartsOver},
-		{5, []error{supervisor.ErrContextExhausted}, "context_exhausted", "context restarts exhausted: the context filled up more often than max_continuations allows", retryNever, nextStartsOver},
-		{6, []error{supervisor.ErrPoisoned}, "poisoned", "this issue's malarun died too many times in a row (max_reclaims): poisoned until --reset", retryNever, nextRefused},
-		{7, []error{supervisor.ErrBusy}, "busy", "another malarun is already running this issue", retryNever, nextUnchanged},
-		{8, []error{supervisor.ErrAuth}, "auth", "authentication failure", retryNever, nextStartsOver},
-		{9, []error{supervisor.ErrBudget}, "budget", "cost budget (max_cost_usd, summed over all attempts) exhausted", retryNever, nextStartsOver},
-		{75, []error{supervisor.ErrRateLimit}, "rate_limit", "usage or rate limit reached; try again later (EX_TEMPFAIL)", retryAfterRetryAt, nextResumes},
-		{124, []error{supervisor.ErrSessionTimeout}, "session_timeout", "session_timeout elapsed (as timeout(1))", retryNow, nextResumes},
-		{127, []error{supervisor.ErrStart}, "start_failed", "the claude binary was not found or could not start", retryNever, nextStartsOver},
-		{130, []error{supervisor.ErrInterrupted}, "interrupted", "interrupted by SIGINT; the run is resumable", retryNow, nextResumes},
-		{143, []error{supervisor.ErrInterrupted}, "interrupted", "interrupted by SIGTERM; the run is resumable", retryNow, nextResumes},
+		{exitOK, outcome.Success, "the run finished and claude reported success", retryNever, nextStartsOver},
+		{exitFailure, outcome.ErrorResult, "claude finished with an error result that retrying cannot fix; also any unexpected error", retryNever, nextStartsOver},
+		{exitUsage, outcome.Usage, "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id", retryNever, nextUnchanged},
+		{3, outcome.RetriesExhausted, "claude hung or crashed and the run gave up (retries exhausted)", retryNow, nextResumes},
+		{4, outcome.NotSafeToRetry, "not safe to retry: tool calls happened and no session can be resumed", retryNever, nextStartsOver},
+		{5, outcome.ContextExhausted, "context restarts exhausted: the context filled up more often than max_continuations allows", retryNever, nextStartsOver},
+		{6, outcome.Poisoned, "this issue's malarun died too many times in a row (max_reclaims): poisoned until --reset", retryNever, nextRefused},
+		{7, outcome.Busy, "another malarun is already running this issue", retryNever, nextUnchanged},
+		{8, outcome.Auth, "authentication failure", retryNever, nextStartsOver},
+		{9, outcome.Budget, "cost budget (max_cost_usd, summed over all attempts) exhausted", retryNever, nextStartsOver},
+		{75, outcome.RateLimit, "usage or rate limit reached; try again later (EX_TEMPFAIL)", retryAfterRetryAt, nextResumes},
+		{124, outcome.SessionTimeout, "session_timeout elapsed (as timeout(1))", retryNow, nextResumes},
+		{127, outcome.StartFailed, "the claude binary was not found or could not start", retryNever, nextStartsOver},
+		{130, outcome.Interrupted, "interrupted by SIGINT; the run is resumable", retryNow, nextResumes},
+		{143, outcome.Interrupted, "interrupted by SIGTERM; the run is resumable", retryNow, nextResumes},
 	}
 }
 
@@ -110,7 +111,7 @@ func exitCodeFor(err error) int {
 	if _, ok := errors.AsType[*usageError](err); ok {
 		return exitUsage
 	}
-	if errors.Is(err, supervisor.ErrInterrupted) {
+	if errors.Is(err, outcome.Interrupted) {
 		// As a shell reports death by a signal: 128 + its number.
 		if re, ok := errors.AsType[*supervisor.RunError](err); ok {
 			if sig, ok := re.Signal.(syscall.Signal); ok && sig > 0 {
@@ -119,35 +120,21 @@ func exitCodeFor(err error) int {
 		}
 		return 128 + int(syscall.SIGINT)
 	}
+	o := outcome.Of(err)
 	for _, r := range exitCodes() {
-		for _, k := range r.kinds {
-			if errors.Is(err, k) {
-				return r.code
-			}
+		if r.outcome == o {
+			return r.code
 		}
 	}
 	return exitFailure
 }
 
-// outcomeError is the outcome of an unexpected error (exit 1): trouble of
-// malarun's own, such as a state directory it cannot write.
-const outcomeError = "error"
-
-// outcomeFor names how a command ended, for the --json report: the outcome
-// of its exit code row, or "error" for an unexpected error.
-func outcomeFor(err error) string {
-	if err == nil {
-		return exitCodes()[0].outcome
-	}
+// outcomeFor names how a command ended, for the --json report: the
+// outcome of its exit code row, usage for the command line's own errors,
+// or outcome.Error for an unexpected error.
+func outcomeFor(err error) outcome.Outcome {
 	if _, ok := errors.AsType[*usageError](err); ok {
-		return "usage"
+		return outcome.Usage
 	}
-	for _, r := range exitCodes() {
-		for _, k := range r.kinds {
-			if errors.Is(err, k) {
-				return r.outcome
-			}
-		}
-	}
-	return outcomeError
+	return outcome.Of(err)
 }

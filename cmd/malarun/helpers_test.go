@@ -27,8 +27,8 @@ type cli struct {
 	runErr error
 }
 
-// outcome is what one execution did.
-type outcome struct {
+// execution is what one run of the command did.
+type execution struct {
 	code           int
 	stdout, stderr string
 	calls          int
@@ -56,9 +56,9 @@ func newCLI(t *testing.T) *cli {
 	}
 }
 
-func (c *cli) run(args ...string) outcome {
+func (c *cli) run(args ...string) execution {
 	c.t.Helper()
-	var o outcome
+	var o execution
 	var stdout, stderr bytes.Buffer
 	d := &deps{
 		stdin:   c.stdin,
@@ -104,7 +104,7 @@ func (c *cli) file(name, content string) string {
 func (c *cli) prompt() string { return c.file("task.md", "do the task\n") }
 
 // wantRun fails unless the run reached the supervisor and exited 0.
-func (o outcome) wantRun(t *testing.T) supervisor.Config {
+func (o execution) wantRun(t *testing.T) supervisor.Config {
 	t.Helper()
 	if o.code != 0 || o.calls != 1 {
 		t.Fatalf("code %d, %d supervisor calls, want 0 and 1; stderr:\n%s", o.code, o.calls, o.stderr)
@@ -114,7 +114,7 @@ func (o outcome) wantRun(t *testing.T) supervisor.Config {
 
 // wantUsage fails unless the command exited 2 without starting a run and
 // its message contains every want.
-func (o outcome) wantUsage(t *testing.T, want ...string) {
+func (o execution) wantUsage(t *testing.T, want ...string) {
 	t.Helper()
 	if o.code != exitUsage || o.calls != 0 {
 		t.Fatalf("code %d, %d supervisor calls, want 2 and 0; stderr:\n%s", o.code, o.calls, o.stderr)

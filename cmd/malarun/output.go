@@ -38,7 +38,7 @@ type runOutput struct {
 	eventsFile *os.File
 	groups     *ui.Groups
 	log        zerolog.Logger
-	started time.Time
+	started    time.Time
 }
 
 // newRunOutput starts the status line when stderr is a terminal (not with
@@ -155,7 +155,7 @@ func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
 	if runErr != nil {
 		reason = runErr.Error()
 	}
-	report := ui.NewReport(rep, ui.Ending{Issue: o.issue, Outcome: outcomeFor(runErr), ExitCode: exitCodeFor(runErr),
+	report := ui.NewReport(rep, ui.Ending{Issue: o.issue, Outcome: string(outcomeFor(runErr)), ExitCode: exitCodeFor(runErr),
 		Reason: reason, Started: o.started, Duration: time.Since(o.started)})
 
 	var werr error

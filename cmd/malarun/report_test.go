@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/ui"
+
+	"github.com/malarun/malarun/internal/outcome"
 )
 
 // validate checks v (decoded with UseNumber) against a JSON Schema, for
@@ -253,9 +255,9 @@ func TestSchemaMatchesReport(t *testing.T) {
 	for _, o := range props["outcome"].(map[string]any)["enum"].([]any) {
 		outcomes = append(outcomes, o.(string))
 	}
-	want := []string{"usage", outcomeError}
+	want := []string{string(outcome.Usage), string(outcome.Error)}
 	for _, r := range exitCodes() {
-		want = append(want, r.outcome)
+		want = append(want, string(r.outcome))
 	}
 	slices.Sort(outcomes)
 	slices.Sort(want)

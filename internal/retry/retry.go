@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/malarun/malarun/internal/outcome"
 )
 
 // Kind is how an attempt ended, as the supervisor observed it.
@@ -116,33 +118,13 @@ func (a ActionKind) String() string {
 	return [...]string{"done", "resume", "fresh", "fail", "checkpoint", "continue", "fallback"}[a]
 }
 
-// Failure says why the run stops; each maps to an exit code.
-type Failure int
-
-const (
-	NoFailure        Failure = iota
-	RetriesExhausted         // exit 3
-	NotSafe                  // exit 4: side effects and no session to resume
-	Budget                   // exit 9
-	Fatal                    // exit 1: an error retrying cannot fix
-	AuthFailed               // exit 8
-	RateLimited              // exit 75
-	TimedOut                 // exit 124
-	Stopped                  // exit 130/143
-	ContextExhausted         // exit 5
-)
-
-func (f Failure) String() string {
-	return [...]string{"", "retries-exhausted", "not-safe-to-retry", "budget", "fatal", "auth", "rate-limit", "session-timeout", "interrupted", "context-exhausted"}[f]
-}
-
 // Action is the decision.
 type Action struct {
 	Kind      ActionKind
-	SessionID string        // for Resume
-	Backoff   time.Duration // wait before the next attempt
-	Failure   Failure       // for Fail
-	Reason    string        // why, in a sentence
+	SessionID string          // for Resume
+	Backoff   time.Duration   // wait before the next attempt
+	Failure   outcome.Outcome // for Fail: why the run stops
+	Reason    string          // why, in a sentence
 }
 
 // Next folds one attempt's outcome into the state and decides what follows.
@@ -173,17 +155,17 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 		return s, Action{Kind: Fail, Failure: fail, Reason: o.Reason}
 	}
 	if o.Kind == ContextFull && !s.SessionTalked && !checkpointing {
-		return s, Action{Kind: Fail, Failure: Fatal, Reason: o.Reason +
+		return s, Action{Kind: Fail, Failure: outcome.ErrorResult, Reason: o.Reason +
 			" (on the first exchange of a session: a fresh session cannot help; shorten the prompt)"}
 	}
 	if o.Kind != Success || checkpointing {
 		// Every way on starts another attempt: the caps apply to all of them.
 		if p.MaxCostUSD > 0 && s.CostUSD >= p.MaxCostUSD {
-			return s, Action{Kind: Fail, Failure: Budget, Reason: fmt.Sprintf(
+			return s, Action{Kind: Fail, Failure: outcome.Budget, Reason: fmt.Sprintf(
 				"the run has cost $%.4f, at or above max_cost_usd $%.4f", s.CostUSD, p.MaxCostUSD)}
 		}
 		if n := s.Attempts - s.AttemptsAtStart; n >= p.MaxAttempts {
-			return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(
+			return s, Action{Kind: Fail, Failure: outcome.RetriesExhausted, Reason: fmt.Sprintf(
 				"%d attempts, the most max_attempts allows; last: %s", n, s.LastReason)}
 		}
 	}
@@ -198,7 +180,7 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 		return s, Action{Kind: Done, Reason: "claude reported success"}
 	case o.Kind == ContextPressure:
 		if p.MaxContinuations > 0 && s.Continuations >= p.MaxContinuations {
-			return s, Action{Kind: Fail, Failure: ContextExhausted, Reason: fmt.Sprintf(
+			return s, Action{Kind: Fail, Failure: outcome.ContextExhausted, Reason: fmt.Sprintf(
 				"the context filled up again after %d continuation(s) (max_continuations %d)", s.Continuations, p.MaxContinuations)}
 		}
 		s.Checkpointing = true
@@ -214,7 +196,7 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 		s.IdleRetries++
 	}
 	if s.IdleRetries > p.MaxIdleRetries {
-		return s, Action{Kind: Fail, Failure: RetriesExhausted, Reason: fmt.Sprintf(
+		return s, Action{Kind: Fail, Failure: outcome.RetriesExhausted, Reason: fmt.Sprintf(
 			"%d attempts in a row without progress (max_idle_retries %d); last: %s", s.IdleRetries, p.MaxIdleRetries, s.LastReason)}
 	}
 	if o.Kind == ResumeNotFound && s.HasCheckpoint {
@@ -225,7 +207,7 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 		return s, Action{Kind: Resume, SessionID: s.SessionID, Backoff: p.backoff(s.Retries), Reason: o.Reason}
 	}
 	if n := s.sideEffectCount(); n > 0 {
-		return s, Action{Kind: Fail, Failure: NotSafe, Reason: fmt.Sprintf(
+		return s, Action{Kind: Fail, Failure: outcome.NotSafeToRetry, Reason: fmt.Sprintf(
 			"no session to resume, and a fresh start would repeat %d tool call(s) with side effects (%s)", n, s.sideEffectTools())}
 	}
 	s.Retries++
@@ -238,7 +220,7 @@ func Next(p Policy, s State, o Outcome) (State, Action) {
 // with a clean slate (no idle retries, no side effects it would repeat).
 func (s State) restart(p Policy, kind ActionKind, reason string) (State, Action) {
 	if p.MaxContinuations > 0 && s.Continuations >= p.MaxContinuations {
-		return s, Action{Kind: Fail, Failure: ContextExhausted, Reason: fmt.Sprintf(
+		return s, Action{Kind: Fail, Failure: outcome.ContextExhausted, Reason: fmt.Sprintf(
 			"the context filled up again after %d continuation(s) (max_continuations %d)", s.Continuations, p.MaxContinuations)}
 	}
 	s.Continuations++
@@ -259,22 +241,22 @@ func stopsCheckpoint(k Kind) bool {
 }
 
 // final maps outcomes that retrying cannot fix to their failure.
-func final(k Kind) (Failure, bool) {
+func final(k Kind) (outcome.Outcome, bool) {
 	switch k {
 	case ErrorResult, MaxTurns, EarlyExit:
-		return Fatal, true
+		return outcome.ErrorResult, true
 	case Auth:
-		return AuthFailed, true
+		return outcome.Auth, true
 	case RateLimit:
-		return RateLimited, true
+		return outcome.RateLimit, true
 	case SessionTimeout:
-		return TimedOut, true
+		return outcome.SessionTimeout, true
 	case Interrupted:
-		return Stopped, true
+		return outcome.Interrupted, true
 	case BudgetExceeded:
-		return Budget, true
+		return outcome.Budget, true
 	}
-	return NoFailure, false
+	return "", false
 }
 
 // backoff is the wait before retry n (1-based); the last entry repeats.

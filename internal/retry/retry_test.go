@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/outcome"
 )
 
 func policy() Policy {
@@ -19,7 +21,7 @@ type step struct {
 	o       Outcome
 	kind    ActionKind
 	backoff time.Duration
-	failure Failure
+	failure outcome.Outcome
 	reason  string // a substring of the action's reason
 }
 
@@ -53,7 +55,7 @@ func TestNext(t *testing.T) {
 			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume},
 			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 5 * time.Second},
 			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Resume, backoff: 15 * time.Second},
-			{o: Outcome{Kind: Hang, SessionID: sid, Reason: "no output for 3m"}, kind: Fail, failure: RetriesExhausted, reason: "3 attempts in a row without progress (max_idle_retries 2); last: no output for 3m"},
+			{o: Outcome{Kind: Hang, SessionID: sid, Reason: "no output for 3m"}, kind: Fail, failure: outcome.RetriesExhausted, reason: "3 attempts in a row without progress (max_idle_retries 2); last: no output for 3m"},
 		}},
 		{"progress resets the idle count", nil, []step{
 			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume},
@@ -66,7 +68,7 @@ func TestNext(t *testing.T) {
 		{"max_attempts caps progressing retries", func(p *Policy) { p.MaxAttempts = 3 }, []step{
 			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume},
 			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true}, kind: Resume, backoff: 5 * time.Second},
-			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, Reason: "exited"}, kind: Fail, failure: RetriesExhausted, reason: "3 attempts, the most max_attempts allows; last: exited"},
+			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, Reason: "exited"}, kind: Fail, failure: outcome.RetriesExhausted, reason: "3 attempts, the most max_attempts allows; last: exited"},
 		}},
 		{"hang before any message, no tool calls: fresh start", nil, []step{
 			{o: Outcome{Kind: Hang, SessionID: sid}, kind: Fresh, backoff: 0},
@@ -74,7 +76,7 @@ func TestNext(t *testing.T) {
 		}},
 		{"tool calls, then the session cannot be resumed: exit 4", nil, []step{
 			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash, read, bash}}, kind: Resume},
-			{o: Outcome{Kind: ResumeNotFound, SessionID: sid}, kind: Fail, failure: NotSafe, reason: "repeat 2 tool call(s) with side effects (Bash ×2)"},
+			{o: Outcome{Kind: ResumeNotFound, SessionID: sid}, kind: Fail, failure: outcome.NotSafeToRetry, reason: "repeat 2 tool call(s) with side effects (Bash ×2)"},
 		}},
 		{"only side-effect-free tools: fresh start after resume fails", nil, []step{
 			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, ToolCalls: []ToolCall{read, {Name: "Grep"}}}, kind: Resume},
@@ -86,14 +88,14 @@ func TestNext(t *testing.T) {
 			{o: Outcome{Kind: ResumeNotFound, SessionID: sid}, kind: Fresh, backoff: 5 * time.Second},
 		}},
 		{"no session known after a crash with side effects: exit 4", nil, []step{
-			{o: Outcome{Kind: Crash, ToolCalls: []ToolCall{{Name: "Write"}}}, kind: Fail, failure: NotSafe, reason: "(Write)"},
+			{o: Outcome{Kind: Crash, ToolCalls: []ToolCall{{Name: "Write"}}}, kind: Fail, failure: outcome.NotSafeToRetry, reason: "(Write)"},
 		}},
 		{"cost cap", func(p *Policy) { p.MaxCostUSD = 1 }, []step{
 			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, CostUSD: 0.6}, kind: Resume},
-			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, CostUSD: 0.5}, kind: Fail, failure: Budget, reason: "$1.1000, at or above max_cost_usd $1.0000"},
+			{o: Outcome{Kind: Crash, SessionID: sid, Progress: true, CostUSD: 0.5}, kind: Fail, failure: outcome.Budget, reason: "$1.1000, at or above max_cost_usd $1.0000"},
 		}},
 		{"the CLI stopped at its budget", func(p *Policy) { p.MaxCostUSD = 1 }, []step{
-			{o: Outcome{Kind: BudgetExceeded, SessionID: sid, CostUSD: 1, Reason: "max budget"}, kind: Fail, failure: Budget, reason: "max budget"},
+			{o: Outcome{Kind: BudgetExceeded, SessionID: sid, CostUSD: 1, Reason: "max budget"}, kind: Fail, failure: outcome.Budget, reason: "max budget"},
 		}},
 		{"context pressure: checkpoint, then continue in a new session", nil, []step{
 			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
@@ -106,7 +108,7 @@ func TestNext(t *testing.T) {
 		}},
 		{"the checkpoint request is interrupted: stop", nil, []step{
 			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
-			{o: Outcome{Kind: Interrupted, SessionID: sid}, kind: Fail, failure: Stopped},
+			{o: Outcome{Kind: Interrupted, SessionID: sid}, kind: Fail, failure: outcome.Interrupted},
 		}},
 		{"context full mid-session: fall back to a new session", nil, []step{
 			{o: Outcome{Kind: ContextFull, SessionID: sid, Progress: true, Reason: "Prompt is too long"}, kind: Fallback, reason: "Prompt is too long"},
@@ -116,7 +118,7 @@ func TestNext(t *testing.T) {
 			{o: Outcome{Kind: ContextFull, SessionID: sid}, kind: Fallback},
 		}},
 		{"context full on the first exchange: exit 1", nil, []step{
-			{o: Outcome{Kind: ContextFull, SessionID: sid}, kind: Fail, failure: Fatal, reason: "first exchange"},
+			{o: Outcome{Kind: ContextFull, SessionID: sid}, kind: Fail, failure: outcome.ErrorResult, reason: "first exchange"},
 		}},
 		{"a continuation forgets the old session's side effects and idle retries", nil, []step{
 			{o: Outcome{Kind: Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}}, kind: Resume},
@@ -126,7 +128,7 @@ func TestNext(t *testing.T) {
 		{"max_continuations: exit 5", func(p *Policy) { p.MaxContinuations = 1 }, []step{
 			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
 			{o: Outcome{Kind: Success, SessionID: sid}, kind: Continue},
-			{o: Outcome{Kind: ContextPressure, SessionID: "s-2", Progress: true}, kind: Fail, failure: ContextExhausted, reason: "after 1 continuation(s) (max_continuations 1)"},
+			{o: Outcome{Kind: ContextPressure, SessionID: "s-2", Progress: true}, kind: Fail, failure: outcome.ContextExhausted, reason: "after 1 continuation(s) (max_continuations 1)"},
 		}},
 		{"max_continuations 0 is unlimited", nil, []step{
 			{o: Outcome{Kind: ContextFull, SessionID: sid, Progress: true}, kind: Fallback},
@@ -142,32 +144,32 @@ func TestNext(t *testing.T) {
 		{"max_attempts also caps context restarts", func(p *Policy) { p.MaxAttempts = 3 }, []step{
 			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
 			{o: Outcome{Kind: Success, SessionID: sid}, kind: Continue},
-			{o: Outcome{Kind: ContextFull, SessionID: "s-2", Progress: true}, kind: Fail, failure: RetriesExhausted, reason: "3 attempts"},
+			{o: Outcome{Kind: ContextFull, SessionID: "s-2", Progress: true}, kind: Fail, failure: outcome.RetriesExhausted, reason: "3 attempts"},
 		}},
 		{"the budget also stops a checkpoint and a continuation", func(p *Policy) { p.MaxCostUSD = 1 }, []step{
 			{o: Outcome{Kind: ContextPressure, SessionID: sid, Progress: true, CostUSD: 0.5}, kind: Checkpoint},
-			{o: Outcome{Kind: Success, SessionID: sid, CostUSD: 0.6}, kind: Fail, failure: Budget},
+			{o: Outcome{Kind: Success, SessionID: sid, CostUSD: 0.6}, kind: Fail, failure: outcome.Budget},
 		}},
 		{"429 after the CLI's retries: exit 75", nil, []step{
-			{o: Outcome{Kind: RateLimit, SessionID: sid, Reason: "resets at 14:00"}, kind: Fail, failure: RateLimited, reason: "resets at 14:00"},
+			{o: Outcome{Kind: RateLimit, SessionID: sid, Reason: "resets at 14:00"}, kind: Fail, failure: outcome.RateLimit, reason: "resets at 14:00"},
 		}},
 		{"auth failure is never retried", nil, []step{
-			{o: Outcome{Kind: Auth, SessionID: sid}, kind: Fail, failure: AuthFailed},
+			{o: Outcome{Kind: Auth, SessionID: sid}, kind: Fail, failure: outcome.Auth},
 		}},
 		{"max turns is never retried", nil, []step{
-			{o: Outcome{Kind: MaxTurns, SessionID: sid, Progress: true}, kind: Fail, failure: Fatal},
+			{o: Outcome{Kind: MaxTurns, SessionID: sid, Progress: true}, kind: Fail, failure: outcome.ErrorResult},
 		}},
 		{"error result is never retried", nil, []step{
-			{o: Outcome{Kind: ErrorResult, SessionID: sid}, kind: Fail, failure: Fatal},
+			{o: Outcome{Kind: ErrorResult, SessionID: sid}, kind: Fail, failure: outcome.ErrorResult},
 		}},
 		{"exit before init is never retried", nil, []step{
-			{o: Outcome{Kind: EarlyExit}, kind: Fail, failure: Fatal},
+			{o: Outcome{Kind: EarlyExit}, kind: Fail, failure: outcome.ErrorResult},
 		}},
 		{"session timeout", nil, []step{
-			{o: Outcome{Kind: SessionTimeout, SessionID: sid, Progress: true}, kind: Fail, failure: TimedOut},
+			{o: Outcome{Kind: SessionTimeout, SessionID: sid, Progress: true}, kind: Fail, failure: outcome.SessionTimeout},
 		}},
 		{"interrupted", nil, []step{
-			{o: Outcome{Kind: Interrupted, SessionID: sid, Progress: true}, kind: Fail, failure: Stopped},
+			{o: Outcome{Kind: Interrupted, SessionID: sid, Progress: true}, kind: Fail, failure: outcome.Interrupted},
 		}},
 	}
 	for _, c := range cases {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
 )
@@ -136,7 +137,7 @@ func TestMaxContinuationsExhausted(t *testing.T) {
 	// The continuation replays the full transcript and exits: stopped at
 	// the safe point first.
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrContextExhausted, "max_continuations 1")
+	wantKind(t, err, outcome.ContextExhausted, "max_continuations 1")
 }
 
 // On the first exchange of a session a fresh session cannot help: exit 1.
@@ -144,7 +145,7 @@ func TestPromptTooLongOnFirstExchangeIsFatal(t *testing.T) {
 	h := contextHarness(t, testchild.EnvLines+"=2", testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, tooLong))
 	h.cfg.IdleTimeout = 300 * time.Millisecond
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrErrorResult, "first exchange")
+	wantKind(t, err, outcome.ErrorResult, "first exchange")
 }
 
 // toolWith is a Bash tool_use line whose usage puts the context at tokens.

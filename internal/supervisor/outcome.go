@@ -167,27 +167,3 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
-
-// failureKind maps the retry machine's failure to the error kind the
-// command line turns into an exit code.
-func failureKind(f retry.Failure) error {
-	switch f {
-	case retry.RetriesExhausted:
-		return ErrRetriesExhausted
-	case retry.NotSafe:
-		return ErrNotSafeToRetry
-	case retry.Budget:
-		return ErrBudget
-	case retry.AuthFailed:
-		return ErrAuth
-	case retry.RateLimited:
-		return ErrRateLimit
-	case retry.TimedOut:
-		return ErrSessionTimeout
-	case retry.Stopped:
-		return ErrInterrupted
-	case retry.ContextExhausted:
-		return ErrContextExhausted
-	}
-	return ErrErrorResult
-}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/retry"
 )
@@ -34,7 +35,7 @@ type plan struct {
 func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) {
 	old, exists, err := j.Load()
 	if err != nil && !r.cfg.Reset {
-		return nil, &RunError{Kind: ErrConfig, Detail: err.Error()}
+		return nil, &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}
 	if exists && old.Status == journal.Processing {
 		// Its malarun died: whatever comes next (a reclaim, --reset, or
@@ -47,7 +48,7 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 	}
 	switch {
 	case exists && old.Poisoned:
-		return nil, &RunError{Kind: ErrPoisoned, Detail: fmt.Sprintf(
+		return nil, &RunError{Kind: outcome.Poisoned, Detail: fmt.Sprintf(
 			"issue %s was poisoned after %d malarun deaths in a row (%s); run with --reset to try again", old.Issue, old.Reclaims, old.Reason)}
 	case exists && (old.Status == journal.Processing || old.Status == journal.Interrupted || old.Status == journal.Stopped):
 		return r.resumePlan(j, old)
@@ -58,7 +59,7 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
 	runDir, err := createRunDir(r.cfg.StateDir, r.cfg.IssueID, started)
 	if err != nil {
-		return nil, &RunError{Kind: ErrConfig, Detail: fmt.Sprintf("state_dir %s: %v", r.cfg.StateDir, err)}
+		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("state_dir %s: %v", r.cfg.StateDir, err)}
 	}
 	prompt := filepath.Join(runDir, "prompt.md")
 	if err := writePrivate(prompt, r.cfg.Prompt); err != nil {
@@ -91,11 +92,11 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 		if p.rec.Reclaims > r.cfg.MaxReclaims {
 			p.rec.Poisoned, p.rec.Status = true, journal.Failed
 			p.rec.Reason = fmt.Sprintf("malarun died during this run %d times in a row (max_reclaims %d)", p.rec.Reclaims, r.cfg.MaxReclaims)
-			p.rec.ExitCode = r.exitCode(&RunError{Kind: ErrPoisoned})
+			p.rec.ExitCode = r.exitCode(&RunError{Kind: outcome.Poisoned})
 			if err := j.Save(p.rec); err != nil {
 				return nil, err
 			}
-			return nil, &RunError{Kind: ErrPoisoned, Detail: p.rec.Reason + "; run with --reset to try again"}
+			return nil, &RunError{Kind: outcome.Poisoned, Detail: p.rec.Reason + "; run with --reset to try again"}
 		}
 	}
 	if b, err := os.ReadFile(p.prompt); err == nil && !bytes.Equal(b, r.cfg.Prompt) {

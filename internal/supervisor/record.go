@@ -9,6 +9,7 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
@@ -116,17 +117,17 @@ func (r *runner) finishRecord(err error) error {
 	case err == nil:
 		r.rec.Status = journal.Succeeded
 		r.rec.Running, r.rec.Tasks = nil, nil
-	case errors.Is(err, ErrInterrupted):
+	case errors.Is(err, outcome.Interrupted):
 		r.rec.Status = journal.Interrupted
 		r.rec.Reason = err.Error()
-	case errors.Is(err, ErrRetriesExhausted), errors.Is(err, ErrSessionTimeout):
+	case errors.Is(err, outcome.RetriesExhausted), errors.Is(err, outcome.SessionTimeout):
 		r.rec.Status = journal.Stopped
 		r.rec.Reason = err.Error()
 	default:
 		r.rec.Status = journal.Failed
 		r.rec.Reason = err.Error()
 	}
-	if err == nil || !errors.Is(err, ErrInterrupted) {
+	if err == nil || !errors.Is(err, outcome.Interrupted) {
 		r.rec.Reclaims = 0
 	}
 	if serr := r.save(); serr != nil {

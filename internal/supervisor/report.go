@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"errors"
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
@@ -80,13 +79,4 @@ func addUsage(a, b stream.Usage) stream.Usage {
 	return stream.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
 		CacheCreationInputTokens: a.CacheCreationInputTokens + b.CacheCreationInputTokens,
 		CacheReadInputTokens:     a.CacheReadInputTokens + b.CacheReadInputTokens}
-}
-
-// kindName is the short name of a run error's kind, for reports.
-func kindName(err error) string {
-	var re *RunError
-	if errors.As(err, &re) {
-		return re.Kind.Error()
-	}
-	return "error"
 }

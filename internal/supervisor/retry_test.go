@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
 )
@@ -89,7 +90,7 @@ func TestHangBeforeAnyReplyStartsFresh(t *testing.T) {
 	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=1")
 	h.cfg.MaxAttempts = 2
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrRetriesExhausted, "2 attempts, the most max_attempts allows")
+	wantKind(t, err, outcome.RetriesExhausted, "2 attempts, the most max_attempts allows")
 	at := h.attempts()
 	if len(at) != 2 {
 		t.Fatalf("%d attempts", len(at))
@@ -111,7 +112,7 @@ func TestSideEffectsAndNoSessionIsNotSafe(t *testing.T) {
 		testchild.EnvResumed+"="+transcripts+"resume-not-found.jsonl", testchild.EnvExit+"=1")
 	h.cfg.ToolTimeout = 300 * time.Millisecond
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrNotSafeToRetry, "repeat 1 tool call(s) with side effects (Bash)")
+	wantKind(t, err, outcome.NotSafeToRetry, "repeat 1 tool call(s) with side effects (Bash)")
 	if n := len(h.attempts()); n != 2 {
 		t.Errorf("%d attempts, want 2", n)
 	}
@@ -126,7 +127,7 @@ func TestSideEffectFreeToolsAllowFreshStart(t *testing.T) {
 	h.cfg.ToolTimeout = 300 * time.Millisecond
 	h.cfg.MaxAttempts = 3
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrRetriesExhausted, "3 attempts")
+	wantKind(t, err, outcome.RetriesExhausted, "3 attempts")
 	at := h.attempts()
 	if len(at) != 3 {
 		t.Fatalf("%d attempts", len(at))
@@ -145,7 +146,7 @@ func TestSignalDuringBackoff(t *testing.T) {
 		h.signals <- syscall.SIGTERM
 	}()
 	_, err, took := h.run()
-	wantKind(t, err, supervisor.ErrInterrupted, "while waiting to retry")
+	wantKind(t, err, outcome.Interrupted, "while waiting to retry")
 	if took > 10*time.Second {
 		t.Errorf("took %v", took)
 	}
@@ -157,7 +158,7 @@ func TestSessionTimeoutDuringBackoff(t *testing.T) {
 	h.cfg.Backoff = []time.Duration{time.Hour}
 	h.cfg.SessionTimeout = 1500 * time.Millisecond
 	_, err, took := h.run()
-	wantKind(t, err, supervisor.ErrSessionTimeout, "while waiting to retry")
+	wantKind(t, err, outcome.SessionTimeout, "while waiting to retry")
 	if took > 10*time.Second {
 		t.Errorf("took %v", took)
 	}
@@ -170,7 +171,7 @@ func TestCostCapPassedToTheCLI(t *testing.T) {
 	h := retrying(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, over), testchild.EnvExit+"=1")
 	h.cfg.MaxCostUSD = 0.25
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrBudget, "max_cost_usd reached")
+	wantKind(t, err, outcome.Budget, "max_cost_usd reached")
 	if at := h.attempts(); len(at) != 1 || !strings.Contains(at[0], "--max-budget-usd\n0.25\n") {
 		t.Errorf("attempts %q: want one, with --max-budget-usd 0.25", at)
 	}
@@ -182,7 +183,7 @@ func TestRateLimitEventIsTempFail(t *testing.T) {
 	limit := fmt.Sprintf(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","rateLimitType":"five_hour","resetsAt":%d},"session_id":"%s"}`, 1790000000, testchild.SessionID)
 	h := retrying(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, limit), testchild.EnvExit+"=1")
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrRateLimit, "five_hour rate limit; it resets at 2026-09-21T")
+	wantKind(t, err, outcome.RateLimit, "five_hour rate limit; it resets at 2026-09-21T")
 	if n := len(h.attempts()); n != 1 {
 		t.Errorf("%d attempts: a rate limit must not be retried", n)
 	}
@@ -245,7 +246,7 @@ func TestSignalWhileStoppingAHangIsNotRetried(t *testing.T) {
 		h.signals <- syscall.SIGINT // the tree is already being stopped
 	}()
 	_, err, took := h.run()
-	wantKind(t, err, supervisor.ErrInterrupted, "")
+	wantKind(t, err, outcome.Interrupted, "")
 	if n := len(h.attempts()); n != 1 {
 		t.Errorf("%d attempts: the run was retried after the user stopped it", n)
 	}
@@ -281,7 +282,7 @@ func TestRetriesExhaustedIsResumedByTheNextInvocation(t *testing.T) {
 	h.cfg.ToolTimeout = 300 * time.Millisecond
 	h.cfg.MaxAttempts = 1
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrRetriesExhausted, "1 attempts")
+	wantKind(t, err, outcome.RetriesExhausted, "1 attempts")
 	rec, _, _ := journalOf(t, h)
 	if rec.Status != journal.Stopped || len(rec.Running) != 1 {
 		t.Fatalf("record status %s, running %v: want stopped with the cut-off call", rec.Status, rec.Running)

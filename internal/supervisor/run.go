@@ -17,6 +17,7 @@ import (
 
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
@@ -54,11 +55,11 @@ type RecordWriter interface {
 // plain error for trouble of malarun's own (state directory, files).
 func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	if err := cfg.Validate(); err != nil {
-		return Report{}, &RunError{Kind: ErrConfig, Detail: err.Error()}
+		return Report{}, &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}
 	tmpl, err := loadPrompts(cfg.PromptsDir)
 	if err != nil {
-		return Report{}, &RunError{Kind: ErrConfig, Detail: err.Error()}
+		return Report{}, &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}
 	started := time.Now()
 	r := &runner{
@@ -72,9 +73,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	if err != nil {
 		var busy *journal.BusyError
 		if errors.As(err, &busy) {
-			return Report{}, &RunError{Kind: ErrBusy, Detail: busy.Error()}
+			return Report{}, &RunError{Kind: outcome.Busy, Detail: busy.Error()}
 		}
-		return Report{}, &RunError{Kind: ErrConfig, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
+		return Report{}, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
 	}
 	defer r.journal.Release()
 	r.records = r.journal
@@ -113,9 +114,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	}
 	rep.Issue, rep.Record, rep.Started, rep.Duration = cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
 	rep.Sessions, rep.Continuations = r.rec.Sessions, r.rec.Continuations
-	fin := Event{Kind: EvRunFinished, Outcome: "success", CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err)}
+	fin := Event{Kind: EvRunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err)}
 	if err != nil {
-		fin.Outcome, fin.Reason = kindName(err), err.Error()
+		fin.Reason = err.Error()
 	}
 	r.emit(fin)
 	return rep, err
@@ -149,7 +150,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 			if r.checkpoint != "" {
 				t = tmpl.continuation
 			} else if n := len(state.SideEffects); n > 0 {
-				return rep, &RunError{Kind: ErrNotSafeToRetry, Detail: "the recorded run has no session to resume, and a fresh start would repeat tool calls with side effects"}
+				return rep, &RunError{Kind: outcome.NotSafeToRetry, Detail: "the recorded run has no session to resume, and a fresh start would repeat tool calls with side effects"}
 			}
 		}
 		if spec.promptPath, err = r.writePrompt(t, data, spec.n); err != nil {
@@ -166,7 +167,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		if cfg.MaxCostUSD > 0 {
 			spec.budgetUSD = cfg.MaxCostUSD - state.CostUSD
 			if spec.budgetUSD <= 0 {
-				return rep, &RunError{Kind: ErrBudget, Detail: fmt.Sprintf("the run has cost $%.4f, at or above max_cost_usd $%.4f", state.CostUSD, cfg.MaxCostUSD)}
+				return rep, &RunError{Kind: outcome.Budget, Detail: fmt.Sprintf("the run has cost $%.4f, at or above max_cost_usd $%.4f", state.CostUSD, cfg.MaxCostUSD)}
 			}
 		}
 		r.costBefore = state.CostUSD
@@ -174,7 +175,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		if err != nil {
 			var se *proc.StartError
 			if errors.As(err, &se) {
-				return rep, &RunError{Kind: ErrStart, Detail: fmt.Sprintf("%s (claude_bin %q)", se.Err, cfg.ClaudeBin)}
+				return rep, &RunError{Kind: outcome.StartFailed, Detail: fmt.Sprintf("%s (claude_bin %q)", se.Err, cfg.ClaudeBin)}
 			}
 			return rep, err
 		}
@@ -215,7 +216,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 			r.finish(res, &rep, started)
 			return rep, nil
 		case retry.Fail:
-			err := &RunError{Kind: failureKind(action.Failure), Detail: action.Reason, Signal: res.signal}
+			err := &RunError{Kind: action.Failure, Detail: action.Reason, Signal: res.signal}
 			// Info, not error: the command line prints the error itself.
 			r.log.Info().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Stringer("took", time.Since(started)).Msg("run failed")
 			return rep, err
@@ -266,7 +267,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 func (r *runner) writePrompt(t *template.Template, data promptData, n int) (string, error) {
 	text, err := render(t, data)
 	if err != nil {
-		return "", &RunError{Kind: ErrConfig, Detail: err.Error()}
+		return "", &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}
 	path := filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.prompt.md", n))
 	if err := writePrivate(path, text); err != nil {

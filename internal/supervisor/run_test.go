@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
@@ -191,7 +192,7 @@ func TestHangIsKilledAndReported(t *testing.T) {
 	h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"hang-after-init.jsonl")
 	h.cfg.IdleTimeout = 300 * time.Millisecond
 	_, err, took := h.run()
-	wantKind(t, err, supervisor.ErrRetriesExhausted, "no output for 300ms (idle_timeout)")
+	wantKind(t, err, outcome.RetriesExhausted, "no output for 300ms (idle_timeout)")
 	if took > h.cfg.IdleTimeout+2*time.Second {
 		t.Errorf("took %v", took)
 	}
@@ -202,7 +203,7 @@ func TestHangWithTermIgnoringTreeIsGone(t *testing.T) {
 	h.cfg.IdleTimeout = 300 * time.Millisecond
 	h.cfg.KillGrace = 300 * time.Millisecond
 	rep, err, took := h.run()
-	wantKind(t, err, supervisor.ErrRetriesExhausted, "idle_timeout")
+	wantKind(t, err, outcome.RetriesExhausted, "idle_timeout")
 	pids := treePids(t, rep.RunDir)
 	assertGone(t, pids...)
 	if limit := h.cfg.IdleTimeout + h.cfg.KillGrace + 2*time.Second; took > limit {
@@ -227,7 +228,7 @@ func TestSilentToolLongerThanToolTimeoutIsAHang(t *testing.T) {
 	h.cfg.IdleTimeout = 10 * time.Second
 	h.cfg.ToolTimeout = 200 * time.Millisecond
 	_, err, took := h.run()
-	wantKind(t, err, supervisor.ErrRetriesExhausted, "tool_timeout, while Bash ran")
+	wantKind(t, err, outcome.RetriesExhausted, "tool_timeout, while Bash ran")
 	if took > 5*time.Second {
 		t.Errorf("took %v", took)
 	}
@@ -236,7 +237,7 @@ func TestSilentToolLongerThanToolTimeoutIsAHang(t *testing.T) {
 func TestErrorResultExitsWithItsText(t *testing.T) {
 	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"prompt-too-long.jsonl", testchild.EnvExit+"=1")
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrErrorResult, "API status 400, terminal reason prompt_too_long: Prompt is too long")
+	wantKind(t, err, outcome.ErrorResult, "API status 400, terminal reason prompt_too_long: Prompt is too long")
 	if h.stdout.Len() != 0 {
 		t.Errorf("stdout %q on failure", h.stdout.String())
 	}
@@ -246,7 +247,7 @@ func TestAuthRetryStopsEarly(t *testing.T) {
 	h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"auth-failed-api-retry.jsonl", testchild.EnvLines+"=2")
 	h.cfg.IdleTimeout = time.Hour
 	_, err, took := h.run()
-	wantKind(t, err, supervisor.ErrAuth, "401 authentication_failed")
+	wantKind(t, err, outcome.Auth, "401 authentication_failed")
 	if took > 5*time.Second {
 		t.Errorf("took %v", took)
 	}
@@ -255,13 +256,13 @@ func TestAuthRetryStopsEarly(t *testing.T) {
 func TestExitBeforeInitReportsStderr(t *testing.T) {
 	h := newHarness(t, testchild.ExitEarly, testchild.EnvExit+"=1")
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrErrorResult, "exited with code 1 before its first line; stderr: error: unknown option '--bogus'")
+	wantKind(t, err, outcome.ErrorResult, "exited with code 1 before its first line; stderr: error: unknown option '--bogus'")
 }
 
 func TestCrashWithCutShortLine(t *testing.T) {
 	h := newHarness(t, testchild.CrashMidLine, testchild.EnvLines+"=2")
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrRetriesExhausted, "killed by signal 9 (killed) without a result line, its last line cut short")
+	wantKind(t, err, outcome.RetriesExhausted, "killed by signal 9 (killed) without a result line, its last line cut short")
 }
 
 func TestGarbageLinesAreSkipped(t *testing.T) {
@@ -290,7 +291,7 @@ func TestMissingBinary(t *testing.T) {
 	h := newHarness(t, testchild.Replay)
 	h.cfg.ClaudeBin = "/nonexistent/claude"
 	_, err, _ := h.run()
-	wantKind(t, err, supervisor.ErrStart, `claude_bin "/nonexistent/claude"`)
+	wantKind(t, err, outcome.StartFailed, `claude_bin "/nonexistent/claude"`)
 }
 
 func TestSessionTimeout(t *testing.T) {
@@ -298,7 +299,7 @@ func TestSessionTimeout(t *testing.T) {
 	h.cfg.IdleTimeout = time.Hour
 	h.cfg.SessionTimeout = 300 * time.Millisecond
 	_, err, took := h.run()
-	wantKind(t, err, supervisor.ErrSessionTimeout, "session_timeout")
+	wantKind(t, err, outcome.SessionTimeout, "session_timeout")
 	if took > 3*time.Second {
 		t.Errorf("took %v", took)
 	}
@@ -335,7 +336,7 @@ func TestSignalStopsRun(t *testing.T) {
 		h.signals <- sig
 		_, err, _ := h.run()
 		var re *supervisor.RunError
-		if !errors.As(err, &re) || !errors.Is(err, supervisor.ErrInterrupted) || re.Signal != sig {
+		if !errors.As(err, &re) || !errors.Is(err, outcome.Interrupted) || re.Signal != sig {
 			t.Errorf("%v: err = %v", sig, err)
 		}
 	}
@@ -353,7 +354,7 @@ func TestSecondSignalKillsAtOnce(t *testing.T) {
 		h.signals <- syscall.SIGINT
 	}()
 	rep, err, took := h.run()
-	wantKind(t, err, supervisor.ErrInterrupted, "")
+	wantKind(t, err, outcome.Interrupted, "")
 	assertGone(t, treePids(t, rep.RunDir)...)
 	if took > 10*time.Second {
 		t.Errorf("took %v", took)

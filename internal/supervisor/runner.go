@@ -9,6 +9,7 @@ import (
 
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 )
 
@@ -74,10 +75,10 @@ func (r *runner) mayStart(deadline time.Time) error {
 	default:
 	}
 	if r.interrupted != nil {
-		return &RunError{Kind: ErrInterrupted, Signal: r.interrupted, Detail: "stopped before the next attempt; the run can be resumed"}
+		return &RunError{Kind: outcome.Interrupted, Signal: r.interrupted, Detail: "stopped before the next attempt; the run can be resumed"}
 	}
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
-		return &RunError{Kind: ErrSessionTimeout, Detail: "session_timeout elapsed before the next attempt"}
+		return &RunError{Kind: outcome.SessionTimeout, Detail: "session_timeout elapsed before the next attempt"}
 	}
 	return nil
 }
@@ -102,12 +103,12 @@ func (r *runner) backoff(d time.Duration, deadline time.Time) error {
 		case <-t.C:
 			return nil
 		case <-deadlineC:
-			return &RunError{Kind: ErrSessionTimeout, Detail: "session_timeout elapsed while waiting to retry"}
+			return &RunError{Kind: outcome.SessionTimeout, Detail: "session_timeout elapsed while waiting to retry"}
 		case <-r.ctxDone:
-			return &RunError{Kind: ErrInterrupted, Detail: "stopped while waiting to retry; the run can be resumed"}
+			return &RunError{Kind: outcome.Interrupted, Detail: "stopped while waiting to retry; the run can be resumed"}
 		case sig := <-r.signals:
 			r.interrupt(sig)
-			return &RunError{Kind: ErrInterrupted, Signal: sig, Detail: "stopped while waiting to retry; the run can be resumed"}
+			return &RunError{Kind: outcome.Interrupted, Signal: sig, Detail: "stopped while waiting to retry; the run can be resumed"}
 		}
 	}
 }
