@@ -54,7 +54,7 @@ func TestRealCLIStallThenResume(t *testing.T) {
 }
 
 // slowCommand runs for 30 s on every pinned CLI version: 2.1.330 refuses a
-// standalone sleep (DESIGN fact 18), and python3 may be missing from a CI
+// standalone sleep (docs/design.md §F18), and python3 may be missing from a CI
 // image; tail -f /dev/null waits without using the CPU.
 const slowCommand = "timeout 30 tail -f /dev/null; echo finished"
 

@@ -2,7 +2,9 @@
 // pipes) for its standard streams, and ends its whole process tree: the
 // group, every descendant found in /proc, and whatever re-parents to malarun
 // as a child subreaper, including tool processes that called setsid (the
-// Bash tool does; docs/design.md §F9).
+// Bash tool does; docs/design.md §F9). Orphans that re-parent to malarun (as
+// subreaper, or as PID 1 in a container) are reaped as they die, without
+// ever taking the exit status that the CLI's own wait needs.
 package proc
 
 import (

@@ -49,7 +49,7 @@ func (p *Process) Tree() []int {
 
 // members returns the live members of the child's tree: the child, its
 // descendants by parent pid, anything in its process group, orphans that
-// re-parented to malarun, and any earlier member still alive under its
+// re-parented to malarun (Spawner.adopted), and any earlier member still alive under its
 // original start time (in case it re-parented elsewhere). Zombies are not
 // members: they are dead, and are reaped here when they are malarun's; one
 // of malarun's that cannot be reaped yet still counts, so that a stop does

@@ -125,7 +125,7 @@ func TestTranscriptFacts(t *testing.T) {
 	check("foreground task", [3]string{evs[2].Subtype, evs[2].TaskID, evs[2].ToolUseID}, [3]string{"task_started", "bc5ttgzp7", "toolu_3"})
 	check("foreground task stopped", [2]string{evs[3].Subtype, evs[3].Status}, [2]string{"task_notification", "stopped"})
 
-	// DESIGN.md fact 17: a background task outlives the first result.
+	// docs/design.md §F17: a background task outlives the first result.
 	evs = load("background-task-2.1.330.jsonl")
 	check("bg init version", [2]string{evs[0].Subtype, evs[0].ClaudeCodeVersion}, [2]string{"init", "2.1.330"})
 	check("bg tool use", [3]any{evs[1].ToolUses[0].ID, evs[1].ToolUses[0].Name, evs[1].ToolUses[0].Background}, [3]any{"toolu_1", "Bash", true})
@@ -171,7 +171,7 @@ func TestTranscriptFacts(t *testing.T) {
 		done[0].Line < snaps[1].Line && snaps[1].Line < results[1].Line, true)
 	check("bg second init", len(byType("system", "init")), 2)
 
-	// DESIGN.md fact 19: a subscription limit through OAuth.
+	// docs/design.md §F19: a subscription limit through OAuth.
 	evs = load("usage-limit-oauth-2.1.330.jsonl")
 	check("oauth version", evs[0].ClaudeCodeVersion, "2.1.330")
 	rl := evs[1]

@@ -25,7 +25,7 @@ type Limit struct {
 func (l Limit) Known() bool { return !l.RetryAt.IsZero() }
 
 // Event is the part of a rate_limit_event's rate_limit_info that matters
-// here (DESIGN.md fact 19).
+// here (docs/design.md §F19).
 type Event struct {
 	Status        string // allowed, allowed_warning, rejected
 	ResetsAt      int64  // unix seconds; 0 when absent

@@ -96,7 +96,7 @@ func TestMerge(t *testing.T) {
 }
 
 // TestRecordedTranscript reads the real CLI's answer to a 5-hour limit
-// (CLI 2.1.330, DESIGN.md fact 19): the event's reset is exact, the text's
+// (CLI 2.1.330, docs/design.md §F19): the event's reset is exact, the text's
 // is rounded up to the next minute, and both agree within that minute.
 func TestRecordedTranscript(t *testing.T) {
 	f, err := os.Open("testdata/usage-limit-oauth-2.1.330.jsonl")
