@@ -15,7 +15,7 @@ claude_bin = $(CURDIR)/$(CLAUDE_CODE_DIR)/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build test e2e-deps e2e-latest bench fuzz clean
+.PHONY: build test e2e-deps e2e-latest bench fuzz fuzz-ci clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
@@ -66,6 +66,14 @@ bench:
 
 fuzz:
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./internal/stream/
+	go test -run '^$$' -fuzz FuzzMachine -fuzztime 60s ./internal/attempt/
+
+# A short fuzz of the pure machines, in CI (.ci/run): random input sequences
+# against the invariants (one stop, never without a reason, an ending never
+# changes) and random lines against the decoder.
+fuzz-ci:
+	go test -run '^$$' -fuzz FuzzMachine -fuzztime 20s ./internal/attempt/
+	go test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./internal/stream/
 
 clean:
 	rm -rf bin .cache
