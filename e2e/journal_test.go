@@ -60,16 +60,9 @@ func (f *fakeRun) startAndWait(n int, s string, flags ...string) (*exec.Cmd, *by
 	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
 	pattern := filepath.Join(f.state, "issue-7", "runs", "*", "attempt-"+strconv.Itoa(n)+".jsonl")
-	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(pattern)
-		for _, p := range files {
-			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(s)) {
-				return cmd, out
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
+	if testchild.WaitUntil(20*time.Second, nil, func() bool { return testchild.FileHolds(pattern, s) }) {
+		return cmd, out
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
@@ -290,15 +283,9 @@ func TestRealCLIKilledMalarunIsResumed(t *testing.T) {
 // waitSessionFile waits until the CLI's session file holds s.
 func (e *env) waitSessionFile(session, s string) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(filepath.Join(e.home, ".claude", "projects", "*", session+".jsonl"))
-		for _, f := range files {
-			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(s)) {
-				return
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
+	pattern := filepath.Join(e.home, ".claude", "projects", "*", session+".jsonl")
+	if testchild.WaitUntil(20*time.Second, nil, func() bool { return testchild.FileHolds(pattern, s) }) {
+		return
 	}
 	e.t.Fatalf("the session file of %s never held %q", session, s)
 }
@@ -341,13 +328,7 @@ func TestReclaimKnowsTheDeadRunsSideEffects(t *testing.T) {
 	cmd, _ := f.startAndWait(1, `"name":"Bash"`)
 	// The record is written as the line is read: wait for it, then kill.
 	rec := filepath.Join(f.state, "issue-7", "record.json")
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, _ := os.ReadFile(rec); bytes.Contains(b, []byte(`"Bash": 1`)) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testchild.WaitUntil(10*time.Second, nil, func() bool { return testchild.FileHolds(rec, `"Bash": 1`) })
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	code, out := f.run()

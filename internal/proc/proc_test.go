@@ -100,19 +100,24 @@ func (f *fixture) waitForLine(p *proc.Process, prefix string) string {
 // waitForLine waits up to 10s for a line starting with prefix in the file
 // at path, which the child whose exit closes done is writing.
 func waitForLine(path, prefix string, done <-chan struct{}) (string, error) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var line string
+	found := func() bool {
 		b, _ := os.ReadFile(path)
 		for _, l := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(l, prefix) {
-				return l, nil
+				line = l
+				return true
 			}
 		}
-		select {
-		case <-done:
-			return "", fmt.Errorf("child exited before printing %q", prefix)
-		case <-time.After(5 * time.Millisecond):
-		}
+		return false
+	}
+	if testchild.WaitUntil(10*time.Second, done, found) {
+		return line, nil
+	}
+	select {
+	case <-done:
+		return "", fmt.Errorf("child exited before printing %q", prefix)
+	default:
 	}
 	return "", fmt.Errorf("no line %q within 10s", prefix)
 }

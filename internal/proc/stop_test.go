@@ -114,12 +114,5 @@ func termCounts(t *testing.T, path string) map[string]map[int]int {
 // waitFor polls cond until it holds or d has passed: a handshake on state
 // the test can only observe, never a sleep that a test passes by.
 func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
+	return testchild.WaitUntil(d, nil, cond)
 }

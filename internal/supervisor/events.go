@@ -30,46 +30,46 @@ const (
 )
 
 // Event is one thing malarun did or saw. Fields that do not apply to a
-// kind are zero (and omitted in JSON).
+// kind are zero. Its JSON form is ui.EventJSON (the --events schema).
 type Event struct {
-	Time    time.Time `json:"time"`
-	Kind    EventKind `json:"event"`
-	Issue   string    `json:"issue"`
-	Attempt int       `json:"attempt,omitempty"`
-	Session string    `json:"session,omitempty"`
+	Time    time.Time
+	Kind    EventKind
+	Issue   string
+	Attempt int
+	Session string
 
-	RunDir    string `json:"run_dir,omitempty"`
-	Continued bool   `json:"continued,omitempty"` // a recorded run taken over or resumed
-	Pid       int    `json:"pid,omitempty"`
-	Resume    bool   `json:"resume,omitempty"`
-	Purpose   string `json:"purpose,omitempty"` // "work", "checkpoint"
+	RunDir    string
+	Continued bool // a recorded run taken over or resumed
+	Pid       int
+	Resume    bool
+	Purpose   string // "work", "checkpoint"
 
-	Tool      string `json:"tool,omitempty"`
-	Task      string `json:"task,omitempty"`
-	ToolInput string `json:"tool_input,omitempty"`
+	Tool      string
+	Task      string
+	ToolInput string
 
-	Outcome string        `json:"outcome,omitempty"`
-	Action  string        `json:"action,omitempty"`
-	Reason  string        `json:"reason,omitempty"`
-	Backoff time.Duration `json:"backoff_ns,omitempty"`
-	Limit   time.Duration `json:"limit_ns,omitempty"`
-	Grace   time.Duration `json:"grace_ns,omitempty"`
-	Took    time.Duration `json:"took_ns,omitempty"`
-	Termed  int           `json:"termed,omitempty"`
-	Killed  int           `json:"killed,omitempty"`
+	Outcome string
+	Action  string
+	Reason  string
+	Backoff time.Duration
+	Limit   time.Duration
+	Grace   time.Duration
+	Took    time.Duration
+	Termed  int
+	Killed  int
 
-	ExitCode int `json:"exit_code"`
+	ExitCode int
 
 	// Live numbers (progress, and some others).
-	Messages        int       `json:"messages,omitempty"` // assistant messages in this attempt
-	ToolsRunning    []string  `json:"tools_running,omitempty"`
-	Tasks           []string  `json:"tasks,omitempty"`        // background tasks running, as taskLabel names them
-	Occupancy       int64     `json:"occupancy,omitempty"`    // context tokens
-	Window          int64     `json:"window,omitempty"`       // context window tokens
-	CostUSD         float64   `json:"cost_usd,omitempty"`     // the run so far
-	IdleDeadline    time.Time `json:"idle_deadline,omitzero"` // when silence becomes a hang
-	Continuation    int       `json:"continuation,omitempty"`
-	CheckpointBytes int       `json:"checkpoint_bytes,omitempty"`
+	Messages        int // assistant messages in this attempt
+	ToolsRunning    []string
+	Tasks           []string  // background tasks running, as taskLabel names them
+	Occupancy       int64     // context tokens
+	Window          int64     // context window tokens
+	CostUSD         float64   // the run so far
+	IdleDeadline    time.Time // when silence becomes a hang
+	Continuation    int
+	CheckpointBytes int
 }
 
 // emit sends an event to the observer, if there is one. The observer runs

@@ -28,27 +28,27 @@ type Report struct {
 	Duration          time.Duration
 }
 
-// AttemptReport is how one attempt went.
+// AttemptReport is how one attempt went (its JSON form is ui.Attempt).
 type AttemptReport struct {
-	N       int       `json:"n"`
-	Session string    `json:"session"`
-	Resume  bool      `json:"resume"`
-	Purpose string    `json:"purpose"` // work or checkpoint
-	Start   time.Time `json:"start"`
-	End     time.Time `json:"end"`
-	Ended   string    `json:"ended"`   // exited, hang, lingered, auth, interrupted, session-timeout, context-pressure
-	Outcome string    `json:"outcome"` // the retry machine's view: success, hang, crash, ...
-	Reason  string    `json:"reason"`
-	CostUSD float64   `json:"cost_usd"`
+	N       int
+	Session string
+	Resume  bool
+	Purpose string // work or checkpoint
+	Start   time.Time
+	End     time.Time
+	Ended   string // exited, hang, lingered, auth, interrupted, session-timeout, context-pressure
+	Outcome string // the retry machine's view: success, hang, crash, ...
+	Reason  string
+	CostUSD float64
 	// ClaudeCodeVersion is the CLI's claude_code_version ("" before 2.1.330 or without an init line).
-	ClaudeCodeVersion string `json:"claude_code_version"`
+	ClaudeCodeVersion string
 	// Results are the attempt's result lines, in order: a CLI that waits for
 	// background tasks prints one per turn; the last one decides.
-	Results []ResultReport `json:"results"`
+	Results []ResultReport
 	// CutTasks are the background tasks that were running when the attempt was stopped.
-	CutTasks []attempt.Task `json:"cut_tasks"`
+	CutTasks []attempt.Task
 	// Transcript is the attempt's raw stream (attempt-N.jsonl).
-	Transcript string `json:"transcript"`
+	Transcript string
 }
 
 // ResultReport is one result line.

@@ -190,14 +190,9 @@ func TestRateLimitEventIsTempFail(t *testing.T) {
 }
 
 func waitForLog(h *harness, s string) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if strings.Contains(h.logs.String(), s) {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testchild.WaitUntil(10*time.Second, nil, func() bool { return strings.Contains(h.logs.String(), s) }) {
+		h.t.Errorf("no log line with %q", s)
 	}
-	h.t.Errorf("no log line with %q", s)
 }
 
 // The observer sees every decision in order: what --events, the status

@@ -364,15 +364,8 @@ func TestSecondSignalKillsAtOnce(t *testing.T) {
 // waitForTranscriptLine waits for the first attempt's transcript to hold a
 // line containing s: the handshake that says the child is ready.
 func waitForTranscriptLine(t *testing.T, stateDir, s string) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(filepath.Join(stateDir, "*", "runs", "*", "attempt-1.jsonl"))
-		for _, f := range files {
-			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(s)) {
-				return
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
+	pattern := filepath.Join(stateDir, "*", "runs", "*", "attempt-1.jsonl")
+	if !testchild.WaitUntil(10*time.Second, nil, func() bool { return testchild.FileHolds(pattern, s) }) {
+		t.Errorf("no transcript line with %q within 10s", s)
 	}
-	t.Errorf("no transcript line with %q within 10s", s)
 }
