@@ -7,11 +7,13 @@ CLAUDE_CODE_VERSIONS := 2.1.197 2.1.330
 CLAUDE_CODE_OLDEST   := $(firstword $(CLAUDE_CODE_VERSIONS))
 CLAUDE_CODE_CURRENT  := $(lastword $(CLAUDE_CODE_VERSIONS))
 # Each version is installed in its own directory: CLAUDE_CODE_DIR/<version>.
+# The e2e harness (installedCLI) and scripts/record-transcripts.sh look there
+# too: change them together.
 CLAUDE_CODE_DIR      := .cache/claude-code
 VERSION              ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 # claude_bin is the installed CLI of version (or channel) $(1).
-claude_bin = $(CURDIR)/$(CLAUDE_CODE_DIR)/$(1)/node_modules/.bin/claude
+claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
@@ -51,13 +53,15 @@ e2e-deps-%:
 	fi
 
 # Not in CI: the end-to-end tests against the newest CLI on npm, to see
-# drift before a pin moves. Installs it into $(CLAUDE_CODE_DIR)/latest.
+# drift before a pin moves. Installs it into $(CLAUDE_CODE_DIR)/latest (npm
+# fetches again only what changed) and names it by path, so the harness
+# checks no version; tests gated on a version still use its --version.
 e2e-latest:
 	mkdir -p $(CLAUDE_CODE_DIR)/latest
 	npm install --prefix $(CLAUDE_CODE_DIR)/latest --no-audit --no-fund --loglevel=error \
 		@anthropic-ai/claude-code@latest
 	@echo "== go test ./e2e/ against claude $$($(claude_env) $(call claude_bin,latest) --version) (latest; pinned: $(CLAUDE_CODE_VERSIONS))"
-	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=latest go test -race -count=1 ./e2e/
+	MALARUN_CLAUDE_BIN=$(call claude_bin,latest) MALARUN_CLAUDE_VERSION=latest go test -race -count=1 ./e2e/
 
 # Measures malarun against the goals of issue 8 and prints the tables that
 # BENCHMARKS.md records (about 6 minutes; needs make e2e-deps for the real CLI).
