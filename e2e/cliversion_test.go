@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/supervisor"
 )
 
 // currentCLIVersion is the CLI version the suite runs against when nothing
@@ -209,6 +211,11 @@ func TestCurrentCLIVersionIsTheMakefiles(t *testing.T) {
 	}
 	if last := versions[len(versions)-1]; last != currentCLIVersion {
 		t.Errorf("the Makefile's current CLI is %s, currentCLIVersion is %s: change them together", last, currentCLIVersion)
+	}
+	// malarun warns outside the range it is tested on: the same two versions.
+	if versions[0] != supervisor.OldestSupportedCLI || versions[len(versions)-1] != supervisor.NewestTestedCLI {
+		t.Errorf("the Makefile tests %v, malarun warns outside %s to %s: change them together",
+			versions, supervisor.OldestSupportedCLI, supervisor.NewestTestedCLI)
 	}
 }
 

@@ -35,7 +35,7 @@ fi
 # shellcheck disable=SC2206 # word splitting of BENCH_ARGS is the point
 args+=(${BENCH_ARGS:-})
 
-claude=${MALARUN_CLAUDE_BIN:-.cache/claude-code/node_modules/.bin/claude}
+claude=${MALARUN_CLAUDE_BIN:-.cache/claude-code/$(awk '$1=="CLAUDE_CODE_VERSIONS"{print $NF}' Makefile)/node_modules/.bin/claude}
 if [[ -x "$claude" ]]; then
 	args+=(-claude "$claude")
 	claude_version=$("$claude" --version 2>/dev/null | head -1 || echo unknown)

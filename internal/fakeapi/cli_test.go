@@ -21,8 +21,16 @@ import (
 // are what keeps the fake honest. They need the binary (docs/design.md §F1);
 // without it they skip, loudly.
 
-// defaultClaudeBin is where the project's experiments installed the CLI.
-const defaultClaudeBin = "/tmp/cc/node_modules/.bin/claude"
+// pinnedClaudeBin is where make e2e-deps installs the current pinned CLI
+// (the Makefile's last CLAUDE_CODE_VERSIONS entry; MALARUN_CLAUDE_VERSION
+// picks another), relative to this package.
+func pinnedClaudeBin() string {
+	v := os.Getenv("MALARUN_CLAUDE_VERSION")
+	if v == "" {
+		v = "2.1.330"
+	}
+	return filepath.Join("..", "..", ".cache", "claude-code", v, "node_modules", ".bin", "claude")
+}
 
 // cliTimeout bounds one CLI run. A run against the fake takes about a
 // second, but a loaded machine has been seen to keep the CLI alive well
@@ -34,11 +42,16 @@ func claudeBin(t *testing.T) string {
 	if p := os.Getenv("MALARUN_CLAUDE_BIN"); p != "" {
 		return p
 	}
-	if _, err := os.Stat(defaultClaudeBin); err == nil {
-		return defaultClaudeBin
+	if p, err := filepath.Abs(pinnedClaudeBin()); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
-	t.Skip("SKIPPED: real Claude Code CLI not found. Set MALARUN_CLAUDE_BIN to its binary " +
-		"(npm install @anthropic-ai/claude-code; node_modules/.bin/claude) to run the tests against the real CLI.")
+	msg := "real Claude Code CLI not found at " + pinnedClaudeBin() + ": run make e2e-deps, or set MALARUN_CLAUDE_BIN"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + " (CI=true: a missing dependency is a failure)")
+	}
+	t.Skip("SKIPPED: " + msg)
 	return ""
 }
 

@@ -135,7 +135,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	switch {
-	case r.Method == http.MethodHead && r.URL.Path == "/":
+	case r.Method == http.MethodHead:
+		// A connectivity probe: 2.1.197 sends HEAD /, 2.1.330 HEAD /api/hello.
 		s.record(req, Reply{Step: "probe", Status: http.StatusOK}, nil)
 		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
