@@ -113,18 +113,6 @@ func helpKeys(help string) (map[string]string, error) {
 	return keys, nil
 }
 
-// code returns the contract's row for c.
-func code(t *testing.T, c int) exitCode {
-	t.Helper()
-	for _, e := range deploy.contract {
-		if e.Code == c {
-			return e
-		}
-	}
-	t.Fatalf("exit code %d is not in the contract", c)
-	return exitCode{}
-}
-
 // pending names what the recipes rely on before this branch has it: work
 // merged from other branches. A check leaves a pending item out (saying so);
 // TestPendingIsStillPending fails once the item exists, so that it is
@@ -174,30 +162,62 @@ func TestPendingIsStillPending(t *testing.T) {
 // key and refuses unknown keys and bad values, as a run does.
 func validateConfig(t *testing.T, yaml string, env map[string]string) {
 	t.Helper()
-	dir := t.TempDir()
+	skipped, err := configError(t.TempDir(), yaml, env)
+	for _, s := range skipped {
+		t.Logf("not checked: %s (pending)", s)
+	}
+	if err != nil {
+		t.Errorf("malarun refuses the configuration: %v", err)
+	}
+}
+
+func configError(dir, yaml string, env map[string]string) (skipped []string, err error) {
 	var kept []string
 	for line := range strings.SplitSeq(yaml, "\n") {
-		key, _, _ := strings.Cut(line, ":")
-		if notYet(key) {
-			t.Logf("not checked: %s (pending)", key)
+		if key, _, _ := strings.Cut(line, ":"); notYet(key) {
+			skipped = append(skipped, key)
 			continue
 		}
 		kept = append(kept, line)
 	}
 	file := filepath.Join(dir, "malarun.yaml")
 	if err := os.WriteFile(file, []byte(strings.Join(kept, "\n")), 0o600); err != nil {
-		t.Fatal(err)
+		return skipped, err
 	}
 	cmd := exec.Command(deploy.malarun, "status", "--json", "--config", file, "--state-dir", filepath.Join(dir, "state"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	for k, v := range env {
 		if notYet(envKey(k)) {
-			t.Logf("not checked: %s (pending)", k)
+			skipped = append(skipped, k)
 			continue
 		}
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("malarun refuses the configuration: %v\n%s", err, out)
+		return skipped, fmt.Errorf("%v\n%s", err, out)
+	}
+	return skipped, nil
+}
+
+// TestConfigErrorCatches: malarun's own loader refuses what a recipe could
+// get wrong.
+func TestConfigErrorCatches(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		env        map[string]string
+		want       string
+	}{
+		{"unknown key", "idle_timeot: 3m", nil, `unknown key "idle_timeot"`},
+		{"bare number", "shutdown_grace: 15", nil, "needs a unit"},
+		{"bad env value", "", map[string]string{"MALARUN_SESSION_TIMEOUT": "50"}, "needs a unit"},
+	}
+	for _, tt := range tests {
+		_, err := configError(t.TempDir(), tt.yaml, tt.env)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error saying %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := configError(t.TempDir(), "shutdown_grace: 15s\nstate_dir: /state", nil); err != nil {
+		t.Errorf("a good configuration: %v", err)
 	}
 }
