@@ -72,11 +72,7 @@ func TestDockerfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	df := parseDockerfile(t, string(b))
-	cli, ok := makefileCLIVersion(t)
-	if !ok {
-		t.Log("not checked: the CLI pin against the Makefile (CLAUDE_CODE_VERSIONS pending)")
-	}
-	checkDockerfile(df, cli, goModVersion(t)).report(t, "deploy/Dockerfile")
+	checkDockerfile(df, makefileCLIVersion(t), goModVersion(t)).report(t, "deploy/Dockerfile")
 
 	ignore, err := os.ReadFile("Dockerfile.dockerignore")
 	if err != nil {
@@ -159,8 +155,8 @@ func checkDockerfile(df dockerfile, cli, goVersion string) (p problems) {
 }
 
 // makefileCLIVersion is the current CLI version the Makefile pins: the last
-// of CLAUDE_CODE_VERSIONS. ok is false while that line is pending.
-func makefileCLIVersion(t *testing.T) (string, bool) {
+// of CLAUDE_CODE_VERSIONS.
+func makefileCLIVersion(t *testing.T) string {
 	t.Helper()
 	f, err := os.Open("../Makefile")
 	if err != nil {
@@ -175,13 +171,11 @@ func makefileCLIVersion(t *testing.T) (string, bool) {
 			if len(v) == 0 {
 				t.Fatal("Makefile: CLAUDE_CODE_VERSIONS is empty")
 			}
-			return v[len(v)-1], true
+			return v[len(v)-1]
 		}
 	}
-	if !notYet("CLAUDE_CODE_VERSIONS") {
-		t.Fatal("Makefile: no CLAUDE_CODE_VERSIONS line")
-	}
-	return "", false
+	t.Fatal("Makefile: no CLAUDE_CODE_VERSIONS line")
+	return ""
 }
 
 // goModVersion is malarun's go directive.
