@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build test e2e-deps e2e-latest bench fuzz fuzz-ci clean
+.PHONY: build test e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
@@ -36,6 +36,12 @@ test:
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) go test -race -count=1 ./...
 	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version"
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) go test -race -count=1 ./e2e/
+
+# The deploy/ module (its own go.mod): the recipes checked against
+# `malarun exit-codes --json`, and actionlint, pinned in deploy/go.mod.
+# -count=1: the tests build malarun from ../, which the test cache cannot see.
+deploy-test:
+	cd deploy && go test -count=1 ./... && go tool actionlint ../deploy/github-actions/*.yml
 
 # Installs every pinned CLI from npm into $(CLAUDE_CODE_DIR)/<version>
 # (git-ignored). A version already installed is not fetched again.
