@@ -129,8 +129,16 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 // processes (checked by start time) and anything carrying the run's marker.
 func (r *runner) endLeftovers(rec journal.Record) {
 	var refs []proc.Ref
-	for _, t := range rec.Tree {
-		refs = append(refs, proc.Ref{Pid: t.Pid, StartTime: t.StartTime})
+	host, _ := os.Hostname()
+	if rec.Owner.Host == host {
+		// Recorded pids mean something only on the host (and in the PID
+		// namespace) that recorded them; elsewhere they name strangers.
+		// The marker search below only finds processes of this run.
+		for _, t := range rec.Tree {
+			refs = append(refs, proc.Ref{Pid: t.Pid, StartTime: t.StartTime})
+		}
+	} else if len(rec.Tree) > 0 {
+		r.log.Warn().Str("owner_host", rec.Owner.Host).Msg("the run's malarun died on another host: its processes there are out of reach (a container's end kills them)")
 	}
 	found, left := proc.EndMarked(markerEnv+"="+rec.Marker, refs, r.cfg.KillGrace)
 	if found > 0 {
