@@ -73,6 +73,8 @@ func configKeys() []keySpec {
 			func(s *settings) *time.Duration { return &s.cfg.ShutdownGrace }),
 		durationKey("session_timeout", true, "bound on the whole run; 0 disables it",
 			func(s *settings) *time.Duration { return &s.cfg.SessionTimeout }),
+		durationKey("limit_wait", true, "longest wait, in all, for usage limits to reset before resuming; 0: exit 75 at once",
+			func(s *settings) *time.Duration { return &s.cfg.LimitWait }),
 		durationKey("result_exit_timeout", false, "how long claude may stay alive after its result line",
 			func(s *settings) *time.Duration { return &s.cfg.ResultExitTimeout }),
 		boolKey("partial_messages", "pass --include-partial-messages, so long replies keep the idle timer fed",

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"os"
+	"time"
 )
 
 // Why a run ended without success. The command line maps each to its exit
@@ -36,6 +37,10 @@ type RunError struct {
 	Kind   error
 	Detail string
 	Signal os.Signal
+	// RetryAt (ErrRateLimit) is when the usage limit resets: zero when
+	// unknown, or when waiting cannot help. LimitType is its kind (five_hour, ...).
+	RetryAt   time.Time
+	LimitType string
 }
 
 func (e *RunError) Error() string {

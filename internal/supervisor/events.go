@@ -26,6 +26,7 @@ const (
 	EvRetryDecided   EventKind = "retry_decided"   // Action, Reason, Backoff, Session
 	EvCheckpoint     EventKind = "checkpoint"      // the session is asked for a checkpoint: Occupancy, Window
 	EvRestart        EventKind = "restart"         // a new session after the context filled: Continuation, Occupancy, Window, CheckpointBytes
+	EvLimitWait      EventKind = "limit_wait"      // waiting for a usage limit to reset: Until, RetryAt, LimitType, Reason
 	EvRunFinished    EventKind = "finished"        // Outcome ("success" or the error kind), Reason, CostUSD
 )
 
@@ -61,14 +62,19 @@ type Event struct {
 	ExitCode int `json:"exit_code"`
 
 	// Live numbers (progress, and some others).
-	Messages        int       `json:"messages,omitempty"` // assistant messages in this attempt
-	ToolsRunning    []string  `json:"tools_running,omitempty"`
-	Tasks           []string  `json:"tasks,omitempty"`        // background tasks running, as taskLabel names them
-	Occupancy       int64     `json:"occupancy,omitempty"`    // context tokens
-	Window          int64     `json:"window,omitempty"`       // context window tokens
-	CostUSD         float64   `json:"cost_usd,omitempty"`     // the run so far
-	IdleDeadline    time.Time `json:"idle_deadline,omitzero"` // when silence becomes a hang
-	Continuation    int       `json:"continuation,omitempty"`
+	Messages     int       `json:"messages,omitempty"` // assistant messages in this attempt
+	ToolsRunning []string  `json:"tools_running,omitempty"`
+	Tasks        []string  `json:"tasks,omitempty"`        // background tasks running, as taskLabel names them
+	Occupancy    int64     `json:"occupancy,omitempty"`    // context tokens
+	Window       int64     `json:"window,omitempty"`       // context window tokens
+	CostUSD      float64   `json:"cost_usd,omitempty"`     // the run so far
+	IdleDeadline time.Time `json:"idle_deadline,omitzero"` // when silence becomes a hang
+	Continuation int       `json:"continuation,omitempty"`
+	// Usage limits (limit_wait, finished): when malarun resumes (the reset
+	// plus jitter), the reset itself, and the limit's kind.
+	Until           time.Time `json:"until,omitzero"`
+	RetryAt         time.Time `json:"retry_at,omitzero"`
+	LimitType       string    `json:"limit_type,omitempty"`
 	CheckpointBytes int       `json:"checkpoint_bytes,omitempty"`
 }
 
