@@ -16,7 +16,8 @@ import (
 // text (the only source when the CLI printed no event).
 func (r *runner) limitOf(res *attemptResult, now time.Time) usagelimit.Limit {
 	if res.ending == attempt.UsageLimit {
-		l := usagelimit.Limit{RetryAt: res.cliLimit.RetryAt, Waitable: true}
+		// Reason keeps the CLI's own words (how long it would have waited).
+		l := usagelimit.Limit{RetryAt: res.cliLimit.RetryAt, Waitable: true, Reason: res.cliLimit.Reason}
 		if ev := res.log.rateLimit; ev != nil {
 			l.Type = ev.RateLimitType
 		}
@@ -115,6 +116,9 @@ func (r *runner) onLimit(l usagelimit.Limit, why string, deadline time.Time) err
 	r.rec.RetryAt, r.rec.LimitType = d.RetryAt, l.Type
 	if d.Action != usagelimit.Wait {
 		reason := d.Reason
+		if l.Waitable && l.Known() && l.Reason != "" {
+			reason = l.Reason
+		}
 		if timeoutFirst && l.Waitable && l.Known() {
 			reason += "; session_timeout ends the run sooner"
 		}
