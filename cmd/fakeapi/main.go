@@ -8,8 +8,9 @@
 // Steps, consumed in order by the CLI's conversation requests:
 // text:REPLY, bash:COMMAND, tool:NAME:JSON (any tool call, the input a JSON
 // object: a background Bash, a Monitor), stall, ptl (400 prompt too long),
-// error:401, error:429, error:529; prefix with N* to repeat (3*error:529,
-// 0* = forever).
+// error:401, error:429, error:529, limit:SECONDS (a five-hour usage limit
+// resetting in SECONDS; use CLAUDE_CODE_OAUTH_TOKEN, not an API key); prefix
+// with N* to repeat (3*error:529, 0* = forever).
 // It logs each request to stderr and, with -dump, writes each body to
 // DIR/NNN.json. It runs until interrupted.
 package main
@@ -26,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/malarun/malarun/internal/fakeapi"
 )
@@ -108,6 +110,12 @@ func parseStep(s string) (fakeapi.Step, error) {
 		st = fakeapi.ToolUse(name, json.RawMessage(input))
 	case "stall":
 		st = fakeapi.Stall()
+	case "limit":
+		secs, err := strconv.Atoi(arg)
+		if err != nil {
+			return fakeapi.Step{}, fmt.Errorf("limit:SECONDS wants the seconds until the reset, not %q", arg)
+		}
+		st = fakeapi.UsageLimited("five_hour", time.Now().Add(time.Duration(secs)*time.Second))
 	case "ptl":
 		st = fakeapi.PromptTooLong(210000, 200000)
 	case "error":

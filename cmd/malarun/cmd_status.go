@@ -114,6 +114,10 @@ func statusWord(e journal.Entry) string {
 		return "poisoned"
 	case e.Record.Status == journal.Processing && !e.Locked:
 		return "orphaned" // its malarun died; the next run reclaims it
+	case e.Record.Status == journal.Waiting && !e.Record.RetryAt.IsZero():
+		// A usage limit: its malarun sleeps (locked) or exited 75; either
+		// way the session is continued at or after this time.
+		return "waiting until " + e.Record.RetryAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	return string(e.Record.Status)
 }
@@ -144,6 +148,8 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 		{"issue", r.Issue},
 		{"status", statusWord(e)},
 		{"reason", r.Reason},
+		{"retry at", retryAtText(r)},
+		{"limit type", r.LimitType},
 		{"exit code", fmt.Sprint(r.ExitCode)},
 		{"attempts", fmt.Sprint(r.Attempts)},
 		{"reclaims", fmt.Sprint(r.Reclaims)},
@@ -158,9 +164,20 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 		{"runs", fmt.Sprint(len(r.Runs))},
 	}
 	for _, row := range rows {
+		if (row[0] == "retry at" || row[0] == "limit type") && r.Status != journal.Waiting {
+			continue // only a usage-limited run has them
+		}
 		fmt.Fprintf(tw, "%s:\t%s\n", row[0], row[1])
 	}
 	return tw.Flush()
+}
+
+// retryAtText says when a waiting run can go on, in UTC and local time.
+func retryAtText(r journal.Record) string {
+	if r.RetryAt.IsZero() {
+		return "unknown (the next run tries at once)"
+	}
+	return r.RetryAt.UTC().Format(time.RFC3339) + " (" + r.RetryAt.Local().Format(time.DateTime) + " local)"
 }
 
 func firstOf(a, b string) string {

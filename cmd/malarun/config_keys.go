@@ -61,6 +61,8 @@ func configKeys() []keySpec {
 			func(s *settings) *time.Duration { return &s.cfg.ShutdownGrace }),
 		durationKey("session_timeout", true, "bound on the whole run; 0 disables it",
 			func(s *settings) *time.Duration { return &s.cfg.SessionTimeout }),
+		durationKey("limit_wait", true, "longest wait, in all, for usage limits to reset before resuming; 0: exit 75 at once",
+			func(s *settings) *time.Duration { return &s.cfg.LimitWait }),
 		durationKey("result_exit_timeout", false, "how long claude may stay alive after its final result line when no background task runs",
 			func(s *settings) *time.Duration { return &s.cfg.ResultExitTimeout }),
 		durationKey("background_timeout", false, "how long claude may wait, after a result line, for the background tasks it left running",

@@ -25,12 +25,16 @@ const (
 	// BackgroundTimeout: background tasks still ran background_timeout
 	// after the result that left them running.
 	BackgroundTimeout
+	// UsageLimit: the CLI announced (api_retry for a 429) that it would
+	// sleep longer than what is left of limit_wait before retrying; killed,
+	// and the run stops with exit 75 and the end of that sleep as retry_at.
+	UsageLimit
 )
 
 // String is the name the --json report uses for how an attempt ended
 // (schema version 1; background-timeout is new in it).
 func (e Ending) String() string {
-	return [...]string{"none", "exited", "hang", "lingered", "auth", "interrupted", "session-timeout", "context-pressure", "background-timeout"}[e]
+	return [...]string{"none", "exited", "hang", "lingered", "auth", "interrupted", "session-timeout", "context-pressure", "background-timeout", "usage-limit"}[e]
 }
 
 // Grace says which grace period a stop gets.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // Limits are an attempt's timers, from the configuration.
@@ -22,6 +23,13 @@ type Limits struct {
 	// Checkpoint: the attempt asks for a checkpoint, so context pressure is
 	// not acted on (the request itself adds to the context).
 	Checkpoint bool
+	// LimitWaitLeft is what is left of limit_wait when the attempt starts
+	// (malarun sleeps only between attempts, so it cannot shrink during
+	// one). An api_retry for a 429 whose delay exceeds both it and Idle
+	// stops the attempt with UsageLimit: the CLI would sleep longer than
+	// malarun may wait. Delays within Idle are the CLI's ordinary backoff
+	// for a passing rate limit and are left to it, even with limit_wait 0.
+	LimitWaitLeft time.Duration
 }
 
 // InputKind names what happened.
@@ -81,6 +89,7 @@ type State struct {
 	signalled bool // malarun was asked to stop, perhaps while stopping for another reason
 	hangLimit time.Duration
 	hangTools []string
+	limit     usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
 	cutTools  []stream.ToolUse
 	cutTasks  []Task
 }
@@ -159,6 +168,11 @@ func (s *State) line(in Input, now time.Time) Effects {
 	switch {
 	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
 		eff = merge(eff, s.stop(Auth, KillGrace))
+	case ev.Type == "system" && ev.Subtype == "api_retry" && ev.ErrorStatus == 429:
+		if d := usagelimit.RetryDelay(now, int64(ev.RetryDelayMS), max(s.lim.LimitWaitLeft, s.lim.Idle)); d.Action == usagelimit.Stop {
+			s.limit = d
+			eff = merge(eff, s.stop(UsageLimit, KillGrace))
+		}
 	case s.pressure && len(s.live.outstanding) == 0 && len(ev.ToolResults) > 0 && len(s.tasks.running) == 0:
 		// A safe point: the last tool result is in and no background task
 		// runs, so nothing is cut off, and the agent is about to send its
@@ -281,6 +295,10 @@ func (s *State) Running() []Task { return s.tasks.running }
 // Hang is the silence that was allowed and the tools that ran when a hang
 // was detected.
 func (s *State) Hang() (time.Duration, []string) { return s.hangLimit, s.hangTools }
+
+// Limit is, for UsageLimit, the CLI's announced wait that was judged too
+// long: RetryAt is when its retry would have been sent.
+func (s *State) Limit() usagelimit.Decision { return s.limit }
 
 // CutOff are the tool calls and background tasks that were running when
 // the process was told to stop: they may have run in part.

@@ -326,3 +326,46 @@ func TestTheLastResultDecides(t *testing.T) {
 		t.Errorf("a signal after a later error result: %v, want interrupted", s.Final())
 	}
 }
+
+func retry429(delay time.Duration) stream.Event {
+	return stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 429, Error: "rate_limit",
+		RetryDelayMS: float64(delay / time.Millisecond)}
+}
+
+// TestCLIOwnLimitWait: the CLI's own wait for a 429 (api_retry) is left to
+// it while it fits in what is left of limit_wait (or in idle_timeout, the
+// ordinary backoff of a passing rate limit); a longer one stops the attempt.
+func TestCLIOwnLimitWait(t *testing.T) {
+	withBudget := func(left time.Duration) Limits {
+		l := limits
+		l.LimitWaitLeft = left
+		return l
+	}
+	cases := []machineCase{
+		{name: "a short backoff within idle_timeout runs even with limit_wait 0", lim: withBudget(0), final: Exited, steps: []step{
+			{at: 1 * time.Second, in: line(retry429(5 * time.Second)), wake: 16 * time.Second},
+			{at: 3 * time.Second, in: streamEnd, stop: Exited},
+		}},
+		{name: "a wait beyond limit_wait and idle_timeout stops the attempt", lim: withBudget(time.Minute), final: UsageLimit, steps: []step{
+			{at: 1 * time.Second, in: line(initLine)},
+			{at: 2 * time.Second, in: line(retry429(10 * time.Minute)), stop: UsageLimit},
+			{at: 3 * time.Second, in: streamEnd},
+		}},
+		{name: "a long wait within limit_wait is the CLI's to make", lim: withBudget(time.Hour), final: Hang, steps: []step{
+			{at: 1 * time.Second, in: line(retry429(10 * time.Minute)), wake: 1*time.Second + 10*time.Minute + 10*time.Second},
+			{at: 1*time.Second + 10*time.Minute + 10*time.Second, in: wakeUp, stop: Hang},
+		}},
+		{name: "a 529 is not a usage limit", lim: withBudget(0), final: Exited, steps: []step{
+			{at: 1 * time.Second, in: line(stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 600000})},
+			{at: 2 * time.Second, in: streamEnd, stop: Exited},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
+	}
+	s := New(withBudget(time.Minute), t0)
+	s.Step(line(retry429(10*time.Minute)), t0.Add(time.Second))
+	if got, want := s.Limit().RetryAt, t0.Add(time.Second+10*time.Minute); !got.Equal(want) {
+		t.Errorf("retry_at %v, want the end of the CLI's own wait %v", got, want)
+	}
+}

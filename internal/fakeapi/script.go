@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Usage is the token usage a reply reports. It is sent both in
@@ -140,6 +141,37 @@ func RateLimited(retryAfterSeconds int) Step {
 	h.Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 	return HTTPError(http.StatusTooManyRequests, "rate_limit_error",
 		"This request would exceed the rate limit for your organization", h)
+}
+
+// UsageLimited is a subscription's usage limit as the API answers a
+// request made with an OAuth token (docs/design.md §F19): a 429 whose
+// unified rate-limit headers say the window (claim: five_hour, seven_day,
+// ...) is rejected until resetsAt. The CLI 2.1.330 then prints a
+// rate_limit_event with that resetsAt and the result "You've hit your
+// 5-hour limit · resets 4:57pm (UTC)". With an API key instead, the CLI
+// ignores the headers ("API Error: Request rejected (429)").
+func UsageLimited(claim string, resetsAt time.Time) Step {
+	reset := strconv.FormatInt(resetsAt.Unix(), 10)
+	h := http.Header{}
+	h.Set("Anthropic-Ratelimit-Unified-Status", "rejected")
+	h.Set("Anthropic-Ratelimit-Unified-Reset", reset)
+	h.Set("Anthropic-Ratelimit-Unified-Representative-Claim", claim)
+	if w := unifiedWindow(claim); w != "" {
+		h.Set("Anthropic-Ratelimit-Unified-"+w+"-Status", "rejected")
+		h.Set("Anthropic-Ratelimit-Unified-"+w+"-Reset", reset)
+	}
+	return HTTPError(http.StatusTooManyRequests, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later.", h)
+}
+
+// unifiedWindow is the header infix of a claim's own window headers.
+func unifiedWindow(claim string) string {
+	switch claim {
+	case "five_hour":
+		return "5h"
+	case "seven_day":
+		return "7d"
+	}
+	return ""
 }
 
 // Overloaded is the API's 529.

@@ -141,6 +141,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		s.serveMessages(w, r, req)
+	case r.Method == http.MethodGet:
+		// The CLI in OAuth mode reads account endpoints (docs/design.md
+		// §F19); an empty object lets it carry on.
+		s.record(req, Reply{Step: "get", Status: http.StatusOK}, nil)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, "{}")
 	default:
 		reqID := s.record(req, Reply{Step: "not found", Status: http.StatusNotFound}, nil)
 		writeJSONError(w, http.StatusNotFound, nil, "not_found_error",

@@ -674,3 +674,38 @@ func TestResponderAnswersWithoutConsumingTheScript(t *testing.T) {
 		t.Errorf("plain request got %q", got.Text)
 	}
 }
+
+// A usage limit carries the unified rate-limit headers the CLI reads in
+// OAuth mode; a GET (the CLI's account reads) gets an empty object.
+func TestUsageLimitedAndGet(t *testing.T) {
+	reset := time.Unix(1795363511, 0)
+	srv := Start(t, WithScript(UsageLimited("five_hour", reset)))
+	resp := post(t.Context(), t, srv.URL(), "s", conversation("x"))
+	if resp.StatusCode != 429 {
+		t.Errorf("status %d, want 429", resp.StatusCode)
+	}
+	for k, want := range map[string]string{
+		"anthropic-ratelimit-unified-status": "rejected", "anthropic-ratelimit-unified-reset": "1795363511",
+		"anthropic-ratelimit-unified-5h-status": "rejected", "anthropic-ratelimit-unified-5h-reset": "1795363511",
+		"anthropic-ratelimit-unified-representative-claim": "five_hour",
+	} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
+	}
+	if errType, _ := errorBody(t, resp); errType != "rate_limit_error" {
+		t.Errorf("error type %s", errType)
+	}
+	get, err := http.Get(srv.URL() + "/api/oauth/profile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(get.Body)
+	get.Body.Close()
+	if get.StatusCode != 200 || string(body) != "{}" {
+		t.Errorf("GET: %d %q, want 200 {}", get.StatusCode, body)
+	}
+	if err := srv.Problems(); err != nil {
+		t.Errorf("problems: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // attemptSpec is one claude process: which session, which prompt.
@@ -41,6 +42,9 @@ type attemptResult struct {
 	signal    os.Signal // for attempt.Interrupted
 	hangLimit time.Duration
 	hangTools []string // tools outstanding when the hang was detected
+	// cliLimit (attempt.UsageLimit) is the CLI's own wait for a 429 that
+	// was longer than what is left of limit_wait.
+	cliLimit usagelimit.Decision
 	// cutOff are the tool calls still outstanding when the attempt ended,
 	// cutTasks the background tasks still running.
 	cutOff     []stream.ToolUse
@@ -147,6 +151,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	m := attempt.New(attempt.Limits{
 		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Background: r.cfg.BackgroundTimeout,
 		Linger: r.cfg.ResultExitTimeout, Deadline: spec.deadline, Checkpoint: spec.checkpoint,
+		LimitWaitLeft: r.budget.Left(),
 	}, time.Now())
 	// One timer, always set to the machine's next decision time.
 	timer := time.NewTimer(time.Hour)
@@ -193,6 +198,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			log.Warn().Stringer("after", r.cfg.ResultExitTimeout).Msg("claude still alive after its result line")
 		case attempt.BackgroundTimeout:
 			log.Warn().Stringer("background_timeout", r.cfg.BackgroundTimeout).Strs("tasks", taskIDs(res.cutTasks)).Msg("background tasks still running after background_timeout")
+		case attempt.UsageLimit:
+			res.cliLimit = m.Limit()
+			log.Warn().Time("retry_at", res.cliLimit.RetryAt).Str("why", res.cliLimit.Reason).Msg("claude would wait out a usage limit longer than limit_wait allows")
 		case attempt.Pressure:
 			log.Info().Int64("occupancy", r.monitor.Occupancy()).Int64("window", r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
 		}
@@ -359,6 +367,10 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event) {
 		}
 	case ev.Type == "system" && ev.Subtype == "api_retry":
 		log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS).Msg("claude is retrying an API request")
+	case ev.Type == "rate_limit_event":
+		// allowed_warning only says how much of a window is used: logged, not acted on.
+		log.Info().Str("status", ev.RateLimitStatus).Str("limit_type", ev.RateLimitType).Int64("resets_at", ev.ResetsAt).
+			Str("error_code", ev.RateLimitErrorCode).Msg("claude reported a rate limit")
 	case ev.Type == "assistant":
 		for _, tu := range ev.ToolUses {
 			log.Info().Str("tool", tu.Name).Str("id", tu.ID).Msg("tool call")

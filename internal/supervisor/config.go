@@ -39,6 +39,10 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// SessionTimeout bounds the whole run; 0 disables it.
 	SessionTimeout time.Duration
+	// LimitWait is the longest malarun sleeps, summed over the run, waiting
+	// for usage limits to reset before it resumes the session; 0: exit 75
+	// at once (the record stays resumable).
+	LimitWait time.Duration
 	// ResultExitTimeout is how long the CLI may stay alive after its final
 	// result line when no background task is running.
 	ResultExitTimeout time.Duration
@@ -163,6 +167,9 @@ func (c Config) Validate() error {
 	}
 	if c.SessionTimeout < 0 {
 		return fmt.Errorf("session_timeout is %s: use 0 to disable it or a positive duration", c.SessionTimeout)
+	}
+	if c.LimitWait < 0 {
+		return fmt.Errorf("limit_wait is %s: use 0 to never wait for a usage limit, or a positive duration", c.LimitWait)
 	}
 	if c.MaxAttempts < 1 {
 		return fmt.Errorf("max_attempts is %d: it must be at least 1", c.MaxAttempts)

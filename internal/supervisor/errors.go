@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"os"
+	"time"
 
 	"github.com/malarun/malarun/internal/outcome"
 )
@@ -14,6 +15,10 @@ type RunError struct {
 	Kind   outcome.Outcome
 	Detail string
 	Signal os.Signal
+	// RetryAt (outcome.RateLimit) is when the usage limit resets: zero when
+	// unknown, or when waiting cannot help. LimitType is its kind (five_hour, ...).
+	RetryAt   time.Time
+	LimitType string
 }
 
 func (e *RunError) Error() string {

@@ -26,6 +26,7 @@ const (
 	EvRetryDecided   EventKind = "retry_decided"   // Action, Reason, Backoff, Session
 	EvCheckpoint     EventKind = "checkpoint"      // the session is asked for a checkpoint: Occupancy, Window
 	EvRestart        EventKind = "restart"         // a new session after the context filled: Continuation, Occupancy, Window, CheckpointBytes
+	EvLimitWait      EventKind = "limit_wait"      // waiting for a usage limit to reset: Until, RetryAt, LimitType, Reason
 	EvRunFinished    EventKind = "finished"        // Outcome ("success" or the error kind), Reason, CostUSD
 )
 
@@ -61,14 +62,19 @@ type Event struct {
 	ExitCode int
 
 	// Live numbers (progress, and some others).
-	Messages        int // assistant messages in this attempt
-	ToolsRunning    []string
-	Tasks           []string  // background tasks running, as taskLabel names them
-	Occupancy       int64     // context tokens
-	Window          int64     // context window tokens
-	CostUSD         float64   // the run so far
-	IdleDeadline    time.Time // when silence becomes a hang
-	Continuation    int
+	Messages     int // assistant messages in this attempt
+	ToolsRunning []string
+	Tasks        []string  // background tasks running, as taskLabel names them
+	Occupancy    int64     // context tokens
+	Window       int64     // context window tokens
+	CostUSD      float64   // the run so far
+	IdleDeadline time.Time // when silence becomes a hang
+	Continuation int
+	// Usage limits (limit_wait, finished): when malarun resumes (the reset
+	// plus jitter), the reset itself, and the limit's kind.
+	Until           time.Time
+	RetryAt         time.Time
+	LimitType       string
 	CheckpointBytes int
 }
 

@@ -20,7 +20,7 @@ type attemptLog struct {
 	results    []ResultReport   // every result line, in order
 	cliVersion string           // claude_code_version of the init line
 	authRetry  *stream.Event    // an api_retry line reporting a 401
-	rateLimit  *stream.Event    // a rate_limit_event that was rejected
+	rateLimit  *stream.Event    // a rate_limit_event that was rejected (or named an error code)
 	costUSD    float64
 	lastText   string // the text of the last top-level assistant message
 }
@@ -53,7 +53,7 @@ func (a *attemptLog) observe(ev stream.Event) {
 			}
 		}
 	case "rate_limit_event":
-		if ev.RateLimitStatus == "rejected" {
+		if ev.RateLimitStatus == "rejected" || ev.RateLimitErrorCode != "" {
 			e := ev
 			a.rateLimit = &e
 		}

@@ -47,6 +47,8 @@ func kindOf(a *attemptResult) (retry.Kind, string) {
 		return retry.Interrupted, "malarun was asked to stop; the run can be resumed"
 	case attempt.SessionTimeout:
 		return retry.SessionTimeout, "session_timeout elapsed; the process tree was stopped"
+	case attempt.UsageLimit:
+		return retry.RateLimit, a.cliLimit.Reason
 	case attempt.Auth:
 		ar := a.log.authRetry
 		return retry.Auth, fmt.Sprintf("the API answered %d %s (claude retry %d of %d); check ANTHROPIC_API_KEY or the CLI's login",

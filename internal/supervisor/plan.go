@@ -13,6 +13,7 @@ import (
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // markerEnv is the environment variable every process of a run inherits,
@@ -28,6 +29,9 @@ type plan struct {
 	resumed   bool   // continuing a recorded run
 	prompt    string // the run's original prompt file
 	reclaimed bool   // the previous malarun died (not interrupted)
+	// limited: the recorded run stopped on this usage limit (status
+	// waiting); the resume prompt says so.
+	limited *usagelimit.Limit
 }
 
 // makePlan reads the issue's record and decides. It ends what is left of
@@ -50,7 +54,11 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 	case exists && old.Poisoned:
 		return nil, &RunError{Kind: outcome.Poisoned, Detail: fmt.Sprintf(
 			"issue %s was poisoned after %d malarun deaths in a row (%s); run with --reset to try again", old.Issue, old.Reclaims, old.Reason)}
-	case exists && (old.Status == journal.Processing || old.Status == journal.Interrupted || old.Status == journal.Stopped):
+	case exists && (old.Status == journal.Processing || old.Status == journal.Interrupted || old.Status == journal.Stopped ||
+		old.Status == journal.Waiting):
+		// A waiting record is continued whether its malarun exited 75 or
+		// died while it slept: either way no reclaim is counted (only
+		// processing means a malarun died with claude running).
 		return r.resumePlan(j, old)
 	}
 	return r.newPlan(old, started)
@@ -107,9 +115,17 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations,
 		HasCheckpoint: rec.Checkpoint != "",
 	}
-	if rec.Status == journal.Stopped {
+	if rec.Status == journal.Stopped || rec.Status == journal.Waiting {
 		// It stopped on this invocation's limits: the next gets its own.
 		p.state.AttemptsAtStart = rec.Attempts
+	}
+	if rec.Status == journal.Waiting {
+		p.limited = &usagelimit.Limit{RetryAt: rec.RetryAt, Type: rec.LimitType, Waitable: true}
+		if rec.SessionID == "" && rec.Checkpoint == "" && rec.Attempts == 0 {
+			// Stopped by another malarun's limit before its first attempt:
+			// nothing to continue, the task starts as it would have.
+			p.resumed, p.limited = false, nil
+		}
 	}
 	p.first = attemptSpec{n: nextAttempt(rec.RunDir), promptPath: p.prompt}
 	switch {

@@ -27,6 +27,9 @@ type promptData struct {
 	Reason     string // why the last attempt ended
 	Checkpoint string // the previous session's checkpoint (continuation)
 	Task       string // the original prompt (fallback)
+	// LimitNote (resume) says the session was stopped by a usage limit
+	// that has since reset, so the agent does not look for a fault of its own.
+	LimitNote string
 }
 
 // prompts are the parsed templates of a run.

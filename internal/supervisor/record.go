@@ -103,8 +103,8 @@ func (r *runner) recordDecision(s retry.State, res *attemptResult) {
 	r.rec.Tasks = res.cutTasks
 }
 
-// finishRecord records how the run ended. An interrupted or stopped run
-// stays resumable and costs no reclaim: cancelled CI jobs never poison an
+// finishRecord records how the run ended. An interrupted, stopped or
+// waiting (usage-limited) run stays resumable and costs no reclaim: cancelled CI jobs never poison an
 // issue, and an orchestrator's retry of exit 3 or 124 continues the work.
 // A record that cannot be saved is an error of its own: the exit code must
 // not say the run ended cleanly while record.json still says processing
@@ -113,7 +113,22 @@ func (r *runner) finishRecord(err error) error {
 	r.rec.ExitCode = r.exitCode(err)
 	r.rec.Reason = ""
 	r.rec.Tree = nil
+	var re *RunError
+	waiting := true
 	switch {
+	case errors.Is(err, outcome.RateLimit) && errors.As(err, &re):
+		// The session is kept for the next run; retry_at says when.
+		r.rec.RetryAt, r.rec.LimitType = re.RetryAt, re.LimitType
+	case errors.Is(err, outcome.Interrupted) && r.waiting:
+		// Stopped during a limit wait: still waiting for the same reset.
+	default:
+		waiting = false
+		r.rec.RetryAt, r.rec.LimitType = time.Time{}, ""
+	}
+	switch {
+	case waiting:
+		r.rec.Status = journal.Waiting
+		r.rec.Reason = err.Error()
 	case err == nil:
 		r.rec.Status = journal.Succeeded
 		r.rec.Running, r.rec.Tasks = nil, nil

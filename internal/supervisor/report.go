@@ -26,6 +26,10 @@ type Report struct {
 	ClaudeCodeVersion string
 	Started           time.Time
 	Duration          time.Duration
+	// RetryAt and LimitType (exit 75): when the usage limit that stopped
+	// the run resets (zero: unknown, or waiting cannot help) and its kind.
+	RetryAt   time.Time
+	LimitType string
 }
 
 // AttemptReport is how one attempt went (its JSON form is ui.Attempt).

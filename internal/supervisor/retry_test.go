@@ -183,7 +183,7 @@ func TestRateLimitEventIsTempFail(t *testing.T) {
 	limit := fmt.Sprintf(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","rateLimitType":"five_hour","resetsAt":%d},"session_id":"%s"}`, 1790000000, testchild.SessionID)
 	h := retrying(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, limit), testchild.EnvExit+"=1")
 	_, err, _ := h.run()
-	wantKind(t, err, outcome.RateLimit, "five_hour rate limit; it resets at 2026-09-21T")
+	wantKind(t, err, outcome.RateLimit, "usage limit (five_hour) until Sep 21 ")
 	if n := len(h.attempts()); n != 1 {
 		t.Errorf("%d attempts: a rate limit must not be retried", n)
 	}

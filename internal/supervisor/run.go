@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // Deps are the supervisor's connections to the outside world.
@@ -41,6 +43,9 @@ type Deps struct {
 	// Records wraps where the issue's record is written (nil: the journal
 	// itself); tests use it to make a save fail.
 	Records func(RecordWriter) RecordWriter
+	// Rand is the random source of the jitter after a usage limit resets,
+	// values in [0, 1) (nil: math/rand/v2).
+	Rand func() float64
 }
 
 // RecordWriter saves the issue's record: Save durably (at transitions),
@@ -67,6 +72,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		ctxDone: ctx.Done(), hurry: make(chan struct{}), exitCodeOf: deps.ExitCode, observe: deps.Observer,
 		monitor:        ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
 		sideEffectFree: cfg.retryPolicy().SideEffectFree,
+		budget:         usagelimit.Budget{Total: cfg.LimitWait}, rnd: deps.Rand,
+	}
+	if r.rnd == nil {
+		r.rnd = rand.Float64
 	}
 	host, _ := os.Hostname()
 	r.journal, err = journal.Acquire(cfg.StateDir, cfg.IssueID, journal.Holder(os.Getpid(), host, started.UTC().Format(time.RFC3339)))
@@ -114,7 +123,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	}
 	rep.Issue, rep.Record, rep.Started, rep.Duration = cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
 	rep.Sessions, rep.Continuations = r.rec.Sessions, r.rec.Continuations
-	fin := Event{Kind: EvRunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err)}
+	var re *RunError
+	if errors.As(err, &re) && errors.Is(err, outcome.RateLimit) {
+		rep.RetryAt, rep.LimitType = re.RetryAt, re.LimitType
+	}
+	fin := Event{Kind: EvRunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err),
+		RetryAt: rep.RetryAt, LimitType: rep.LimitType}
 	if err != nil {
 		fin.Reason = err.Error()
 	}
@@ -144,6 +158,9 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 	if pl.resumed {
 		data := promptData{IssueID: cfg.IssueID, Task: string(task), Checkpoint: r.checkpoint,
 			Interrupted: r.rec.Running, Tasks: r.rec.Tasks, Reason: "the previous malarun stopped before the run ended"}
+		if pl.limited != nil {
+			data.LimitNote = limitNote(*pl.limited)
+		}
 		t := tmpl.resume
 		if !spec.resume {
 			t = tmpl.fallback
@@ -159,6 +176,15 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		if !spec.resume {
 			sessionPrompt = spec.promptPath
 		}
+	}
+	// A limit known before the first attempt (the record's retry_at, or
+	// another malarun's) is waited out, or stops the run, without calling the API.
+	if l, ok := r.pendingLimit(time.Now()); ok {
+		if err := r.onLimit(l, "", deadline); err != nil {
+			return rep, err
+		}
+	} else {
+		r.rec.RetryAt, r.rec.LimitType = time.Time{}, ""
 	}
 	for {
 		if err := r.mayStart(deadline); err != nil {
@@ -196,7 +222,11 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 			rep.ClaudeCodeVersion = res.log.cliVersion
 		}
 		r.emit(Event{Kind: EvAttemptEnded, Attempt: spec.n, Session: outcome.SessionID, Outcome: outcome.Kind.String(), Reason: outcome.Reason, ExitCode: res.exit.Code})
-		r.emit(Event{Kind: EvRetryDecided, Attempt: spec.n, Session: action.SessionID, Action: action.Kind.String(), Reason: action.Reason, Backoff: action.Backoff})
+		limited := outcome.Kind == retry.RateLimit && action.Kind == retry.Fail
+		if !limited {
+			// A usage limit is decided below: limit_wait or finished says what came of it.
+			r.emit(Event{Kind: EvRetryDecided, Attempt: spec.n, Session: action.SessionID, Action: action.Kind.String(), Reason: action.Reason, Backoff: action.Backoff})
+		}
 		switch {
 		case action.Kind == retry.Continue && spec.checkpoint:
 			r.checkpoint = ctxpressure.ExtractCheckpoint(lastReply(res))
@@ -209,6 +239,33 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 			if err := r.save(); err != nil {
 				return rep, err
 			}
+		}
+
+		if limited {
+			l := r.limitOf(res, time.Now())
+			if err := r.onLimit(l, outcome.Reason, deadline); err != nil {
+				r.log.Info().Err(err).Int("attempts", rep.Attempts).Msg("run stopped on a usage limit")
+				return rep, err
+			}
+			// A limit wait is not a retry: the limited attempt uses none of
+			// max_attempts, and no idle-retry count went up (the retry
+			// machine saw a final outcome). The session exists even if the
+			// refused request was its first, so it is resumed.
+			state.AttemptsAtStart++
+			next := attemptSpec{n: spec.n + 1, sessionID: firstNonEmpty(state.SessionID, spec.sessionID), resume: true, deadline: deadline}
+			data := promptData{IssueID: cfg.IssueID, Reason: outcome.Reason, Task: string(task), Checkpoint: r.checkpoint,
+				Interrupted: toolCalls(res.cutOff), Tasks: res.cutTasks, LimitNote: limitNote(l)}
+			t := tmpl.resume
+			if spec.checkpoint {
+				// The checkpoint was refused, not written: ask again.
+				next.checkpoint, state.Checkpointing, t = true, true, tmpl.checkpoint
+			}
+			state.SessionID = next.sessionID
+			if next.promptPath, err = r.writePrompt(t, data, next.n); err != nil {
+				return rep, err
+			}
+			spec = next
+			continue
 		}
 
 		switch action.Kind {

@@ -43,6 +43,8 @@ type harness struct {
 	observer func(supervisor.Event)
 	// records, when set, wraps where the record is saved.
 	records func(supervisor.RecordWriter) supervisor.RecordWriter
+	// rand, when set, is the jitter's random source.
+	rand func() float64
 }
 
 // One spawner for the whole test process: subreaper status is process-wide.
@@ -96,7 +98,7 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records})
+	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand})
 	if err == nil {
 		h.stdout.WriteString(rep.Result + "\n") // what the command line prints
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // runner is the state of one Run.
@@ -32,6 +33,15 @@ type runner struct {
 	costBefore float64 // the run's cost before the current attempt
 	// sideEffectFree is the set of side_effect_free_tools.
 	sideEffectFree map[string]bool
+
+	// budget is limit_wait, spent by every wait for a usage limit of the run;
+	// rnd is the jitter's random source; waiting: a limit wait is under way
+	// (a signal now leaves the record waiting, with its retry_at).
+	// lastReset is the last reset waited for: a limit that resets no later is a loop.
+	budget    usagelimit.Budget
+	rnd       func() float64
+	waiting   bool
+	lastReset time.Time
 
 	versionWarned bool // the CLI's version was outside the tested range: said once per run
 

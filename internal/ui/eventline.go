@@ -81,6 +81,12 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 		} else {
 			s += " with the original task (no checkpoint)"
 		}
+	case supervisor.EvLimitWait:
+		s = at + "usage limit"
+		if e.LimitType != "" {
+			s += " (" + e.LimitType + ")"
+		}
+		s += fmt.Sprintf(": waiting until %s, then resuming the session", e.Until.Local().Format(time.TimeOnly))
 	case supervisor.EvRunFinished:
 		s = finishedLine(e, st)
 	default:
@@ -115,6 +121,9 @@ func finishedLine(e supervisor.Event, st *Status) string {
 		what = "failed: " + e.Outcome
 	}
 	s := fmt.Sprintf("%s %s (exit %d)", e.Issue, what, e.ExitCode)
+	if !e.RetryAt.IsZero() {
+		s += ", retry at " + e.RetryAt.Local().Format(time.DateTime)
+	}
 	if st != nil {
 		if n := st.Attempt(); n > 0 {
 			s += fmt.Sprintf(" at attempt %d", n)

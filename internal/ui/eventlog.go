@@ -48,6 +48,11 @@ type EventJSON struct {
 	CostUSD         *float64 `json:"cost_usd,omitempty"` // on finished: the run's cost
 	Continuation    int      `json:"continuation,omitempty"`
 	CheckpointBytes int      `json:"checkpoint_bytes,omitempty"`
+	// limit_wait (and finished with exit 75): when malarun resumes, when the
+	// limit resets, and its kind.
+	Until     time.Time `json:"until,omitzero"`
+	RetryAt   time.Time `json:"retry_at,omitzero"`
+	LimitType string    `json:"limit_type,omitempty"`
 }
 
 // NewEventJSON converts a supervisor event.
@@ -60,6 +65,7 @@ func NewEventJSON(e supervisor.Event) EventJSON {
 		TookMS: e.Took.Milliseconds(), Termed: e.Termed, Killed: e.Killed,
 		ToolsRunning: e.ToolsRunning, Occupancy: e.Occupancy, Window: e.Window,
 		Continuation: e.Continuation, CheckpointBytes: e.CheckpointBytes,
+		Until: utcOrZero(e.Until), RetryAt: utcOrZero(e.RetryAt), LimitType: e.LimitType,
 	}
 	switch e.Kind {
 	case supervisor.EvAttemptEnded, supervisor.EvRunFinished:
@@ -71,6 +77,13 @@ func NewEventJSON(e supervisor.Event) EventJSON {
 		j.CostUSD = &cost
 	}
 	return j
+}
+
+func utcOrZero(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
 }
 
 // EventLog writes every event but progress to w as one JSON line, in one

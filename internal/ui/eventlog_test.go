@@ -37,12 +37,18 @@ func TestEventLog(t *testing.T) {
 			t.Errorf("line %d:\n got %s\nwant %s", i+1, w.writes[i], want[i])
 		}
 	}
+	var lw bytes.Buffer
+	NewEventLog(&lw).Event(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0, Issue: "i", Attempt: 1,
+		Until: t0.Add(5 * time.Second), RetryAt: t0.Add(4 * time.Second), LimitType: "five_hour"})
+	if want := `{"time":"2026-01-02T12:00:00Z","event":"limit_wait","issue":"i","attempt":1,"until":"2026-01-02T12:00:05Z","retry_at":"2026-01-02T12:00:04Z","limit_type":"five_hour"}` + "\n"; lw.String() != want {
+		t.Errorf("limit_wait:\n got %s\nwant %s", lw.String(), want)
+	}
 	// Every kind but progress decodes back, strictly.
 	for _, k := range []supervisor.EventKind{supervisor.EvRunStarted, supervisor.EvAttemptStarted, supervisor.EvToolStarted,
 		supervisor.EvToolFinished, supervisor.EvAPIRetry, supervisor.EvKillSent, supervisor.EvTreeGone, supervisor.EvAttemptEnded,
-		supervisor.EvRetryDecided, supervisor.EvCheckpoint, supervisor.EvRestart} {
+		supervisor.EvRetryDecided, supervisor.EvCheckpoint, supervisor.EvRestart, supervisor.EvLimitWait} {
 		var buf bytes.Buffer
-		NewEventLog(&buf).Event(supervisor.Event{Kind: k, Time: t0, ToolInput: "a\nb"})
+		NewEventLog(&buf).Event(supervisor.Event{Kind: k, Time: t0, ToolInput: "a\nb", Until: t0, RetryAt: t0, LimitType: "five_hour"})
 		dec := json.NewDecoder(strings.NewReader(buf.String()))
 		dec.DisallowUnknownFields()
 		var e EventJSON

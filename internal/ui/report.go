@@ -37,6 +37,11 @@ type Report struct {
 	DurationMS        int64     `json:"duration_ms"`
 	RunDir            string    `json:"run_dir"`
 	Record            string    `json:"record"`
+	// RetryAt (exit 75) is when the usage limit that stopped the run
+	// resets, so an orchestrator can requeue then; absent when unknown or
+	// when waiting cannot help. LimitType is the limit's kind (five_hour, ...).
+	RetryAt   time.Time `json:"retry_at,omitzero"`
+	LimitType string    `json:"limit_type,omitempty"`
 }
 
 // Attempt is one claude process.
@@ -103,7 +108,10 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{},
 		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,
 		CostUSD: rep.CostUSD, Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
-		RunDir: rep.RunDir, Record: rep.Record,
+		RunDir: rep.RunDir, Record: rep.Record, LimitType: rep.LimitType,
+	}
+	if !rep.RetryAt.IsZero() {
+		r.RetryAt = rep.RetryAt.UTC()
 	}
 	if end.ExitCode != 0 {
 		r.Result = ""

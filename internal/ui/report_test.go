@@ -70,3 +70,24 @@ func TestSummary(t *testing.T) {
 		t.Errorf("failure summary:\n%s", s)
 	}
 }
+
+// Exit 75 says when to try again: retry_at (UTC) and limit_type in the
+// report and the summary; both are absent from a report without them.
+func TestReportRetryAt(t *testing.T) {
+	at := time.Date(2026, 11, 22, 16, 57, 0, 0, time.FixedZone("CET", 3600))
+	r := NewReport(supervisor.Report{RetryAt: at, LimitType: "five_hour"}, Ending{Issue: "i", Outcome: "rate_limit", ExitCode: 75, Reason: "usage limit"})
+	b, _ := json.Marshal(r)
+	if !strings.Contains(string(b), `"retry_at":"2026-11-22T15:57:00Z","limit_type":"five_hour"`) {
+		t.Errorf("report: %s", b)
+	}
+	if s := Summary(r); !strings.Contains(s, "| limit | usage limit `five_hour`, retry at 2026-11-22 15:57:00 UTC |\n") {
+		t.Errorf("summary:\n%s", s)
+	}
+	b, _ = json.Marshal(sampleReport())
+	if strings.Contains(string(b), "retry_at") || strings.Contains(string(b), "limit_type") {
+		t.Errorf("a report without a limit: %s", b)
+	}
+	if strings.Contains(Summary(sampleReport()), "| limit |") {
+		t.Errorf("a summary without a limit has a limit row")
+	}
+}

@@ -35,7 +35,8 @@ type Status struct {
 	deadline   time.Time // when the current silence becomes a hang
 	stopReason string    // while stopping the tree
 	next       string    // the retry decision, while waiting for the next attempt
-	nextAt     time.Time
+	nextAt     time.Time // when the next attempt starts (after a backoff or a limit wait)
+	limitType  string    // while waiting for a usage limit to reset
 }
 
 type phase int
@@ -46,6 +47,7 @@ const (
 	phaseRunning
 	phaseStopping // the process tree is being stopped
 	phaseWaiting  // between attempts
+	phaseLimit    // waiting for a usage limit to reset
 )
 
 // NewStatus returns the status of a run of issue, allowed maxAttempts
@@ -79,6 +81,9 @@ func (s *Status) Apply(e supervisor.Event) {
 		s.phase, s.tools, s.tasks = phaseWaiting, nil, nil
 	case supervisor.EvRetryDecided:
 		s.phase, s.next, s.nextAt = phaseWaiting, e.Action, e.Time.Add(e.Backoff)
+	case supervisor.EvLimitWait:
+		s.phase, s.tools, s.tasks = phaseLimit, nil, nil
+		s.nextAt, s.limitType = e.Until, e.LimitType
 	case supervisor.EvRestart:
 		s.occupancy = 0
 	case supervisor.EvRunFinished:
@@ -134,6 +139,12 @@ func (s *Status) Line(now time.Time) string {
 		}
 	case phaseStopping:
 		parts = append(parts, "stopping ("+s.stopReason+")")
+	case phaseLimit:
+		w := "usage limit"
+		if s.limitType != "" {
+			w += " (" + s.limitType + ")"
+		}
+		parts = append(parts, w+": resuming in "+Duration(max(0, s.nextAt.Sub(now)).Round(time.Second)))
 	case phaseWaiting:
 		if s.next != "" && s.next != "fail" && s.next != "done" {
 			w := s.next

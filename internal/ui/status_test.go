@@ -104,3 +104,34 @@ func TestEventLines(t *testing.T) {
 		}
 	}
 }
+
+// A limit wait counts down to the resume, with no process and no hang countdown.
+func TestStatusLineDuringALimitWait(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	s := NewStatus("issue-123", 10)
+	s.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
+	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: t0, Attempt: 1, Session: session})
+	s.Apply(supervisor.Event{Kind: supervisor.EvProgress, Time: t0, Messages: 1, IdleDeadline: t0.Add(10 * time.Second)})
+	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptEnded, Time: t0.Add(time.Second)})
+	s.Apply(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0.Add(time.Second), Until: t0.Add(2 * time.Hour), LimitType: "five_hour"})
+	want := "issue-123 · attempt 1/10 · session 5fcbbccf · 1h0m0s · usage limit (five_hour): resuming in 1h0m0s"
+	if got := s.Line(t0.Add(time.Hour)); got != want {
+		t.Errorf("waiting:\n got %q\nwant %q", got, want)
+	}
+	if got := s.Line(t0.Add(3 * time.Hour)); !strings.HasSuffix(got, "resuming in 0s") {
+		t.Errorf("past the wait: %q", got)
+	}
+}
+
+func TestLimitEventLines(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
+	got, ok := EventLine(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0, Attempt: 1, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
+	if want := "12:00:00 attempt 1: usage limit (five_hour): waiting until 12:05:00, then resuming the session"; !ok || got != want {
+		t.Errorf("limit_wait:\n got %q\nwant %q", got, want)
+	}
+	got, _ = EventLine(supervisor.Event{Kind: supervisor.EvRunFinished, Time: t0, Issue: "i", Outcome: "rate or usage limit reached", ExitCode: 75,
+		RetryAt: t0.Add(5 * time.Hour)}, nil)
+	if want := "12:00:00 i failed: rate or usage limit reached (exit 75), retry at 2026-01-02 17:00:00, $0.0000"; got != want {
+		t.Errorf("finished:\n got %q\nwant %q", got, want)
+	}
+}

@@ -23,6 +23,18 @@ func Summary(r Report) string {
 	row("outcome", fmt.Sprintf("%s, exit code %d", code(r.Outcome), r.ExitCode))
 	row("attempts", fmt.Sprintf("%d (%s, %s)", r.AttemptsTotal,
 		plural(len(r.Sessions), "session"), plural(r.Continuations, "context restart")))
+	if r.LimitType != "" || !r.RetryAt.IsZero() {
+		limit := "usage limit"
+		if r.LimitType != "" {
+			limit += " " + code(r.LimitType)
+		}
+		if !r.RetryAt.IsZero() {
+			limit += ", retry at " + r.RetryAt.UTC().Format("2006-01-02 15:04:05 UTC")
+		} else {
+			limit += ", reset time unknown"
+		}
+		row("limit", limit)
+	}
 	row("cost", Cost(r.CostUSD))
 	row("duration", Duration(time.Duration(r.DurationMS)*time.Millisecond))
 	row("tokens", fmt.Sprintf("%s input, %s output, %s cache write, %s cache read",

@@ -1,0 +1,161 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/fakeapi"
+)
+
+// requireUsageLimitCLI skips (loudly; with CI=true it fails) unless the CLI
+// turns the API's unified rate-limit headers into a rate_limit_event, which
+// was measured on 2.1.330 (docs/design.md §F19).
+func requireUsageLimitCLI(t *testing.T) {
+	t.Helper()
+	if e2e.claude == "" {
+		t.Skip("real claude CLI missing (make e2e-deps)")
+	}
+	out, err := exec.Command(e2e.claude, "--version").Output()
+	v := strings.Fields(string(out))
+	if err == nil && len(v) > 0 && !versionBefore(v[0], "2.1.330") {
+		return
+	}
+	msg := "usage-limit tests need claude 2.1.330 or newer (MALARUN_CLAUDE_BIN); this one says " + strings.TrimSpace(string(out))
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip("SKIPPING: " + msg)
+}
+
+// versionBefore compares dotted versions numerically.
+func versionBefore(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		var x, y int
+		for _, c := range as[i] {
+			x = x*10 + int(c-'0')
+		}
+		for _, c := range bs[i] {
+			y = y*10 + int(c-'0')
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return len(as) < len(bs)
+}
+
+// oauthEnv makes the CLI use a subscription token (any value) instead of an
+// API key: only then does it read the usage-limit headers.
+func oauthEnv(e *env) {
+	e.extraEnv = append(e.extraEnv, "ANTHROPIC_API_KEY=", "CLAUDE_CODE_OAUTH_TOKEN=e2e-oauth-token")
+}
+
+// limitReport is the part of the --json report these tests read.
+type limitReport struct {
+	Outcome   string    `json:"outcome"`
+	ExitCode  int       `json:"exit_code"`
+	Reason    string    `json:"reason"`
+	SessionID string    `json:"session_id"`
+	RetryAt   time.Time `json:"retry_at"`
+	LimitType string    `json:"limit_type"`
+}
+
+// A five-hour limit that resets in 5 s, limit_wait 1m: malarun waits for
+// the reset, resumes the same session (the API sees the session and the
+// task again), and the run succeeds.
+func TestRealCLIUsageLimitWaitThenResume(t *testing.T) {
+	requireUsageLimitCLI(t)
+	resetsAt := time.Now().Add(5 * time.Second).Truncate(time.Second)
+	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("Done after the limit."))
+	oauthEnv(e)
+	events := filepath.Join(e.home, "events.jsonl")
+	r := e.run("--limit-wait", "1m", "--events", events)
+	r.wantCode(t, 0)
+	if r.stdout != "Done after the limit.\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	reqs := e.api.ConversationRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d conversation requests, want the limited one and the resumed one", len(reqs))
+	}
+	if reqs[1].SessionID != reqs[0].SessionID || reqs[0].SessionID == "" {
+		t.Errorf("resumed in session %q, limited in %q: want the same", reqs[1].SessionID, reqs[0].SessionID)
+	}
+	if !strings.Contains(reqs[1].AllText(), e.task) {
+		t.Errorf("the resumed request lacks the original task")
+	}
+	if !strings.Contains(reqs[1].AllText(), "usage limit (five_hour)") {
+		t.Errorf("the resumed request lacks the limit note")
+	}
+	if reqs[1].Time.Before(resetsAt) {
+		t.Errorf("resumed at %v, before the reset at %v", reqs[1].Time, resetsAt)
+	}
+	t.Logf("limited request to resumed request: %v (reset %v after the limited request)",
+		reqs[1].Time.Sub(reqs[0].Time).Round(time.Millisecond), resetsAt.Sub(reqs[0].Time).Round(time.Millisecond))
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wait struct {
+		Until     time.Time `json:"until"`
+		RetryAt   time.Time `json:"retry_at"`
+		LimitType string    `json:"limit_type"`
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"event":"limit_wait"`) {
+			if err := json.Unmarshal([]byte(line), &wait); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !wait.RetryAt.Equal(resetsAt) || wait.LimitType != "five_hour" || wait.Until.Before(resetsAt) {
+		t.Errorf("limit_wait event %+v, want retry_at %v and five_hour; events:\n%s", wait, resetsAt, b)
+	}
+}
+
+// The reset beyond limit_wait: exit 75 within seconds, retry_at in the
+// report equal to the API's reset. The next invocation (with a limit_wait
+// that covers the rest) waits for retry_at and continues the same session.
+func TestRealCLIUsageLimitBeyondLimitWaitThenNextRun(t *testing.T) {
+	requireUsageLimitCLI(t)
+	resetsAt := time.Now().Add(8 * time.Second).Truncate(time.Second)
+	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("Done on the next run."))
+	oauthEnv(e)
+	r := e.run("--limit-wait", "1s", "--json")
+	r.wantCode(t, 75)
+	var rep limitReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, r.stdout)
+	}
+	if !rep.RetryAt.Equal(resetsAt) || rep.LimitType != "five_hour" || rep.Outcome != "rate_limit" {
+		t.Errorf("report retry_at %v limit_type %q outcome %q, want %v five_hour rate_limit", rep.RetryAt, rep.LimitType, rep.Outcome, resetsAt)
+	}
+	if !strings.Contains(rep.Reason, "usage limit (five_hour) until "+resetsAt.UTC().Format("15:04")+" UTC") {
+		t.Errorf("reason %q", rep.Reason)
+	}
+	if time.Now().After(resetsAt) {
+		t.Errorf("exit 75 came after the reset (took %v): it must not wait beyond limit_wait", r.took)
+	}
+
+	r = e.run("--limit-wait", "1m")
+	r.wantCode(t, 0)
+	reqs := e.api.ConversationRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d conversation requests, want 2", len(reqs))
+	}
+	if reqs[1].SessionID != rep.SessionID || reqs[0].SessionID != rep.SessionID {
+		t.Errorf("requests in sessions %q and %q, the report named %q", reqs[0].SessionID, reqs[1].SessionID, rep.SessionID)
+	}
+	if !strings.Contains(reqs[1].AllText(), e.task) {
+		t.Errorf("the continued session lacks the original task")
+	}
+	if reqs[1].Time.Before(resetsAt) {
+		t.Errorf("the next run called the API at %v, before retry_at %v", reqs[1].Time, resetsAt)
+	}
+}
