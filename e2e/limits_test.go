@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,44 +10,6 @@ import (
 
 	"github.com/malarun/malarun/internal/fakeapi"
 )
-
-// requireUsageLimitCLI skips (loudly; with CI=true it fails) unless the CLI
-// turns the API's unified rate-limit headers into a rate_limit_event, which
-// was measured on 2.1.330 (docs/design.md §F19).
-func requireUsageLimitCLI(t *testing.T) {
-	t.Helper()
-	if e2e.claude == "" {
-		t.Skip("real claude CLI missing (make e2e-deps)")
-	}
-	out, err := exec.Command(e2e.claude, "--version").Output()
-	v := strings.Fields(string(out))
-	if err == nil && len(v) > 0 && !versionBefore(v[0], "2.1.330") {
-		return
-	}
-	msg := "usage-limit tests need claude 2.1.330 or newer (MALARUN_CLAUDE_BIN); this one says " + strings.TrimSpace(string(out))
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip("SKIPPING: " + msg)
-}
-
-// versionBefore compares dotted versions numerically.
-func versionBefore(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		var x, y int
-		for _, c := range as[i] {
-			x = x*10 + int(c-'0')
-		}
-		for _, c := range bs[i] {
-			y = y*10 + int(c-'0')
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return len(as) < len(bs)
-}
 
 // oauthEnv makes the CLI use a subscription token (any value) instead of an
 // API key: only then does it read the usage-limit headers.
@@ -70,7 +31,6 @@ type limitReport struct {
 // the reset, resumes the same session (the API sees the session and the
 // task again), and the run succeeds.
 func TestRealCLIUsageLimitWaitThenResume(t *testing.T) {
-	requireUsageLimitCLI(t)
 	resetsAt := time.Now().Add(5 * time.Second).Truncate(time.Second)
 	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("Done after the limit."))
 	oauthEnv(e)
@@ -123,7 +83,6 @@ func TestRealCLIUsageLimitWaitThenResume(t *testing.T) {
 // report equal to the API's reset. The next invocation (with a limit_wait
 // that covers the rest) waits for retry_at and continues the same session.
 func TestRealCLIUsageLimitBeyondLimitWaitThenNextRun(t *testing.T) {
-	requireUsageLimitCLI(t)
 	resetsAt := time.Now().Add(8 * time.Second).Truncate(time.Second)
 	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("Done on the next run."))
 	oauthEnv(e)

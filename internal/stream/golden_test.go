@@ -183,6 +183,17 @@ func TestTranscriptFacts(t *testing.T) {
 		[4]any{true, 429, "api_error", "You've hit your 5-hour limit · resets 4:05pm (UTC)"})
 	check("oauth result origin", r.OriginKind, "")
 
+	// 2.1.197 prints the same event; its result says "session limit" and
+	// terminal_reason completed (the 429 is in api_error_status).
+	evs = load("usage-limit-oauth-2.1.197.jsonl")
+	check("oauth 2.1.197 version", evs[0].ClaudeCodeVersion, "2.1.197")
+	rl = evs[1]
+	check("oauth 2.1.197 rate limit", [4]any{rl.Type, rl.RateLimitStatus, rl.RateLimitType, rl.ResetsAt},
+		[4]any{"rate_limit_event", "rejected", "five_hour", int64(1795383032)})
+	r = evs[len(evs)-1]
+	check("oauth 2.1.197 result", [4]any{r.IsError, r.APIErrorStatus, r.TerminalReason, r.Result},
+		[4]any{true, 429, "completed", "You've hit your session limit · resets 9:30pm (UTC)"})
+
 	for _, path := range transcripts(t) {
 		data, err := os.ReadFile(path)
 		if err != nil {

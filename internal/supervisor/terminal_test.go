@@ -44,6 +44,8 @@ func TestEveryTerminalReasonHasAnOutcome(t *testing.T) {
 		{result("success", "api_error", 403, ""), attempt.Exited, retry.Auth, false},
 		{result("success", "api_error", 429, "You've hit your 5-hour limit · resets 4:57pm (UTC)"), attempt.Exited, retry.RateLimit, false},
 		{result("success", "api_error", 413, ""), attempt.Exited, retry.ContextFull, false},
+		// 2.1.197's usage limit: terminal_reason completed, the status says it.
+		{result("success", "completed", 429, "You've hit your session limit · resets 9:30pm (UTC)"), attempt.Exited, retry.RateLimit, false},
 		{result("error_during_execution", "malformed_tool_use_exhausted", 0, ""), attempt.Exited, retry.APIError, false},
 		{result("error_max_budget_usd", "budget_exhausted", 0, ""), attempt.Exited, retry.BudgetExceeded, false},
 		{result("error_during_execution", "budget_exhausted", 0, ""), attempt.Exited, retry.BudgetExceeded, false},
