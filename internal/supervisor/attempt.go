@@ -370,7 +370,7 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event) {
 	case ev.Type == "rate_limit_event":
 		// allowed_warning only says how much of a window is used: logged, not acted on.
 		log.Info().Str("status", ev.RateLimitStatus).Str("limit_type", ev.RateLimitType).Int64("resets_at", ev.ResetsAt).
-			Str("error_code", ev.RateLimitErrorCode).Msg("claude reported a rate limit")
+			Str("error_code", ev.RateLimitErrorCode).Msg("claude reported its rate limit status")
 	case ev.Type == "assistant":
 		for _, tu := range ev.ToolUses {
 			log.Info().Str("tool", tu.Name).Str("id", tu.ID).Msg("tool call")

@@ -275,7 +275,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		case retry.Fail:
 			err := &RunError{Kind: action.Failure, Detail: action.Reason, Signal: res.signal}
 			// Info, not error: the command line prints the error itself.
-			r.log.Info().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Stringer("took", time.Since(started)).Msg("run failed")
+			r.log.Info().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Stringer("took", time.Since(started).Round(time.Millisecond)).Msg("run failed")
 			return rep, err
 		}
 
@@ -380,7 +380,7 @@ func envValue(env []string, name string) string {
 func (r *runner) finish(res *attemptResult, rep *Report, started time.Time) {
 	rep.Result = res.log.result.Result
 	r.log.Info().Int("attempts", rep.Attempts).Str("session", rep.SessionID).Float64("cost_usd", rep.CostUSD).
-		Dur("took", time.Since(started)).Int64("peak_rss_kb", peakRSSKB()).Msg("run succeeded")
+		Stringer("took", time.Since(started).Round(time.Millisecond)).Int64("peak_rss_kb", peakRSSKB()).Msg("run succeeded")
 	if res.log.result.ResultTruncated {
 		r.log.Warn().Int("bytes", len(rep.Result)).Str("transcript", res.stdoutPath).Msg("the result text was cut; the whole of it is in the transcript")
 	}
