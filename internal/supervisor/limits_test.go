@@ -18,12 +18,48 @@ import (
 )
 
 // limited sets up a harness whose CLI is refused by a five-hour limit that
-// resets at resetsAt; the CLI's OAuth token names the account.
-func limited(t *testing.T, resetsAt time.Time, env ...string) *harness {
+// resets at resetsAt; the CLI's OAuth token names the account. Its waits
+// are in fake time (they end at once; w says when they would have ended).
+func limited(t *testing.T, resetsAt time.Time, env ...string) (*harness, *waits) {
 	env = append(env, testchild.EnvResetsAt+"="+fmt.Sprint(resetsAt.Unix()), "CLAUDE_CODE_OAUTH_TOKEN=token-1", "ANTHROPIC_API_KEY=")
 	h := newHarness(t, testchild.UsageLimited, env...)
 	h.rand = func() float64 { return 0 }
-	return h
+	w := &waits{}
+	h.after = w.after
+	return h, w
+}
+
+// waits is the timer of the waits between attempts in fake time: each ends
+// at once, and is remembered as the moment it would have ended.
+type waits struct {
+	mu   sync.Mutex
+	ends []time.Time
+}
+
+func (w *waits) after(d time.Duration) <-chan time.Time {
+	end := time.Now().Add(d)
+	w.mu.Lock()
+	w.ends = append(w.ends, end)
+	w.mu.Unlock()
+	c := make(chan time.Time, 1)
+	c <- end
+	return c
+}
+
+// endedAfter fails the test unless there were n waits, each ending at or
+// after resetsAt (and, with no jitter, within a second of it).
+func (w *waits) endedAfter(t *testing.T, n int, resetsAt time.Time) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.ends) != n {
+		t.Fatalf("%d waits, want %d", len(w.ends), n)
+	}
+	for _, end := range w.ends {
+		if end.Before(resetsAt) || end.After(resetsAt.Add(time.Second)) {
+			t.Errorf("a wait ended at %v, want at the reset %v", end, resetsAt)
+		}
+	}
 }
 
 // events collects a run's events, safe to read while it runs.
@@ -63,8 +99,8 @@ func runError(t *testing.T, err error) *supervisor.RunError {
 // is resumed (though the refused request was its first) with a note in the
 // prompt. The wait is not a retry: max_attempts 1 still lets the run on.
 func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
-	resetsAt := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
-	h := limited(t, resetsAt)
+	resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
+	h, w := limited(t, resetsAt)
 	h.cfg.LimitWait = time.Minute
 	h.cfg.MaxAttempts = 1
 	var evs events
@@ -79,9 +115,7 @@ func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, h.logs.String())
 	}
-	if now := time.Now(); now.Before(resetsAt) {
-		t.Errorf("the run ended at %v, before the reset at %v", now, resetsAt)
-	}
+	w.endedAfter(t, 1, resetsAt)
 	at := h.attempts()
 	if len(at) != 2 || rep.Attempts != 2 {
 		t.Fatalf("%d attempts, report says %d; want 2", len(at), rep.Attempts)
@@ -116,7 +150,7 @@ func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
 // the CLI, and another issue of the same account does too.
 func TestUsageLimitBeyondLimitWaitStopsAndStaysResumable(t *testing.T) {
 	resetsAt := time.Now().Add(time.Hour).Truncate(time.Second)
-	h := limited(t, resetsAt)
+	h, w := limited(t, resetsAt)
 	h.cfg.LimitWait = time.Minute
 	rep, err, took := h.run()
 	wantKind(t, err, outcome.RateLimit, "usage limit (five_hour) until "+resetsAt.UTC().Format("15:04")+" UTC")
@@ -153,13 +187,14 @@ func TestUsageLimitBeyondLimitWaitStopsAndStaysResumable(t *testing.T) {
 	if n := len(h.attempts()); n != 1 || !rep.RetryAt.Equal(resetsAt) {
 		t.Errorf("another issue of the account: %d attempts, retry_at %v; want no claude started and the shared reset", n, rep.RetryAt)
 	}
+	w.endedAfter(t, 0, resetsAt)
 }
 
 // Exit 75, then an invocation with a limit_wait that covers the rest of the
 // wait: it waits, then continues the recorded session.
 func TestWaitingRecordIsContinuedAfterItsReset(t *testing.T) {
-	resetsAt := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
-	h := limited(t, resetsAt)
+	resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
+	h, w := limited(t, resetsAt)
 	_, err, _ := h.run() // limit_wait 0: exit 75 at once
 	wantKind(t, err, outcome.RateLimit, "beyond what is left of limit_wait (0s)")
 	first, _, _ := journalOf(t, h)
@@ -168,9 +203,7 @@ func TestWaitingRecordIsContinuedAfterItsReset(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second invocation: %v\n%s", err, h.logs.String())
 	}
-	if time.Now().Before(resetsAt) {
-		t.Errorf("resumed before the reset")
-	}
+	w.endedAfter(t, 1, resetsAt)
 	at := h.attempts()
 	if len(at) != 2 || rep.Attempts != 2 {
 		t.Fatalf("%d attempts, report %d; want 2", len(at), rep.Attempts)
@@ -188,7 +221,8 @@ func TestWaitingRecordIsContinuedAfterItsReset(t *testing.T) {
 // no reclaim counted, even if the one before died while it waited.
 func TestSignalDuringUsageLimitWait(t *testing.T) {
 	resetsAt := time.Now().Add(time.Hour).Truncate(time.Second)
-	h := limited(t, resetsAt)
+	h, w := limited(t, resetsAt)
+	h.after = nil // a real hour: only the signal can end the wait
 	h.cfg.LimitWait = 2 * time.Hour
 	h.observer = func(ev supervisor.Event) {
 		if ev.Kind == "limit_wait" {
@@ -206,7 +240,7 @@ func TestSignalDuringUsageLimitWait(t *testing.T) {
 	}
 
 	// As if that malarun had died in its wait, whose reset is now near.
-	soon := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
+	soon := time.Now().Add(30 * time.Second).Truncate(time.Second)
 	rec.RetryAt, rec.Owner.Pid = soon, 1<<22
 	j, err := journal.Acquire(h.cfg.StateDir, h.cfg.IssueID, "test")
 	if err != nil {
@@ -218,15 +252,13 @@ func TestSignalDuringUsageLimitWait(t *testing.T) {
 	j.Release()
 	os.Remove(filepath.Join(h.cfg.StateDir, usagelimit.DirName)) // fails while the note is there
 	os.RemoveAll(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
-	h.observer = nil
+	h.observer, h.after = nil, w.after
 	h.cfg.LimitWait = time.Minute
 	_, err, _ = h.run()
 	if err != nil {
 		t.Fatalf("continuing: %v\n%s", err, h.logs.String())
 	}
-	if time.Now().Before(soon) {
-		t.Errorf("continued before the recorded retry_at")
-	}
+	w.endedAfter(t, 1, soon)
 	at := h.attempts()
 	if f, id := sessionFlag(t, at[len(at)-1]); len(at) != 2 || f != "--resume" || id != rec.SessionID {
 		t.Errorf("%d attempts, last %s %s; want the recorded session resumed", len(at), f, id)
@@ -239,14 +271,15 @@ func TestSignalDuringUsageLimitWait(t *testing.T) {
 // A limit still in force after the reset malarun waited for is not waited
 // for again (that would loop without spending the budget): exit 75.
 func TestUsageLimitAgainAfterItsResetStops(t *testing.T) {
-	resetsAt := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
-	h := limited(t, resetsAt, testchild.EnvLimitAlways+"=1")
+	resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
+	h, w := limited(t, resetsAt, testchild.EnvLimitAlways+"=1")
 	h.cfg.LimitWait = time.Minute
 	_, err, _ := h.run()
 	wantKind(t, err, outcome.RateLimit, "still in force after its reset")
 	if n := len(h.attempts()); n != 2 {
 		t.Errorf("%d attempts, want the limited one and the one after the wait", n)
 	}
+	w.endedAfter(t, 1, resetsAt)
 }
 
 // Waiting cannot fix a limit that needs credits: exit 75 at once, with no

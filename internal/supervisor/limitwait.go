@@ -137,41 +137,14 @@ func (r *runner) onLimit(l usagelimit.Limit, why string, deadline time.Time) err
 	r.log.Warn().Time("retry_at", d.RetryAt).Time("until", d.Until).Str("limit_type", l.Type).Stringer("limit_wait_left", r.budget.Left()).
 		Msg("usage limit: waiting for the reset, then resuming the session")
 	r.emit(Event{Kind: EvLimitWait, Until: d.Until, RetryAt: d.RetryAt, LimitType: l.Type, Reason: d.Reason})
-	start := time.Now()
-	err := r.sleepUntil(d.Until, deadline)
-	r.budget.Spend(time.Since(start))
-	if err != nil {
-		return err
+	wait := time.Until(d.Until)
+	if err := r.pause(wait, deadline, "for a usage limit to reset"); err != nil {
+		return err // the run ends here: what it spent no longer matters
 	}
+	r.budget.Spend(wait)
 	r.waiting = false
 	r.rec.Status, r.rec.RetryAt, r.rec.LimitType = journal.Processing, time.Time{}, ""
 	return r.save()
-}
-
-// sleepUntil waits for a usage limit to reset. No process runs, so there
-// is no idle timer; a signal or the session deadline ends the wait, and
-// the run, at once.
-func (r *runner) sleepUntil(until, deadline time.Time) error {
-	t := time.NewTimer(time.Until(until))
-	defer t.Stop()
-	var deadlineC <-chan time.Time
-	if !deadline.IsZero() {
-		dt := time.NewTimer(time.Until(deadline))
-		defer dt.Stop()
-		deadlineC = dt.C
-	}
-	const stopped = "stopped while waiting for a usage limit to reset; the run can be resumed"
-	select {
-	case <-t.C:
-		return nil
-	case <-deadlineC:
-		return &RunError{Kind: outcome.SessionTimeout, Detail: "session_timeout elapsed while waiting for a usage limit to reset"}
-	case <-r.ctxDone:
-		return &RunError{Kind: outcome.Interrupted, Detail: stopped}
-	case sig := <-r.signals:
-		r.interrupt(sig)
-		return &RunError{Kind: outcome.Interrupted, Signal: sig, Detail: stopped}
-	}
 }
 
 // limitDetail names a limit and its reset for the error line, such as

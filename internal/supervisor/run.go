@@ -46,6 +46,10 @@ type Deps struct {
 	// Rand is the random source of the jitter after a usage limit resets,
 	// values in [0, 1) (nil: math/rand/v2).
 	Rand func() float64
+	// After is the timer of the waits between attempts (a backoff, a usage
+	// limit's reset; nil: real time). Tests pass one that fires at once
+	// and records how long was asked for.
+	After func(time.Duration) <-chan time.Time
 }
 
 // RecordWriter saves the record: Save durably (at transitions),
@@ -72,7 +76,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		ctxDone: ctx.Done(), hurry: make(chan struct{}), exitCodeOf: deps.ExitCode, observe: deps.Observer,
 		monitor:        ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
 		sideEffectFree: cfg.retryPolicy().SideEffectFree,
-		budget:         usagelimit.Budget{Total: cfg.LimitWait}, rnd: deps.Rand,
+		budget:         usagelimit.Budget{Total: cfg.LimitWait}, rnd: deps.Rand, after: deps.After,
 	}
 	if r.rnd == nil {
 		r.rnd = rand.Float64

@@ -45,6 +45,8 @@ type harness struct {
 	records func(supervisor.RecordWriter) supervisor.RecordWriter
 	// rand, when set, is the jitter's random source.
 	rand func() float64
+	// after, when set, is the timer of the waits between attempts.
+	after func(time.Duration) <-chan time.Time
 }
 
 // One spawner for the whole test process: subreaper status is process-wide.
@@ -98,7 +100,7 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand})
+	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, After: h.after})
 	if err == nil {
 		h.stdout.WriteString(rep.Result + "\n") // what the command line prints
 	}

@@ -43,6 +43,9 @@ type runner struct {
 	waiting   bool
 	lastReset time.Time
 
+	// after is the timer of the waits between attempts (Deps.After).
+	after func(time.Duration) <-chan time.Time
+
 	versionWarned bool // the CLI's version was outside the tested range: said once per run
 
 	interrupted os.Signal
@@ -93,32 +96,42 @@ func (r *runner) mayStart(deadline time.Time) error {
 	return nil
 }
 
-// backoff waits before the next attempt. A signal or the session deadline
-// ends the wait, and the run, at once: there is no process to stop.
+// backoff waits before the next attempt.
 func (r *runner) backoff(d time.Duration, deadline time.Time) error {
 	if d <= 0 {
 		return nil
 	}
 	r.log.Info().Stringer("backoff", d).Msg("waiting before the next attempt")
-	t := time.NewTimer(d)
-	defer t.Stop()
+	return r.pause(d, deadline, "to retry")
+}
+
+// pause waits d between attempts (a backoff, a usage limit's reset). No
+// process runs, so there is no idle timer: a signal or the session deadline
+// ends the wait, and the run, at once. what says what was waited for, in
+// the errors ("to retry").
+func (r *runner) pause(d time.Duration, deadline time.Time, what string) error {
 	var deadlineC <-chan time.Time
 	if !deadline.IsZero() {
 		dt := time.NewTimer(time.Until(deadline))
 		defer dt.Stop()
 		deadlineC = dt.C
 	}
-	for {
-		select {
-		case <-t.C:
-			return nil
-		case <-deadlineC:
-			return &RunError{Kind: outcome.SessionTimeout, Detail: "session_timeout elapsed while waiting to retry"}
-		case <-r.ctxDone:
-			return &RunError{Kind: outcome.Interrupted, Detail: "stopped while waiting to retry; the run can be resumed"}
-		case sig := <-r.signals:
-			r.interrupt(sig)
-			return &RunError{Kind: outcome.Interrupted, Signal: sig, Detail: "stopped while waiting to retry; the run can be resumed"}
-		}
+	wake := r.after
+	if wake == nil {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		wake = func(time.Duration) <-chan time.Time { return t.C }
+	}
+	stopped := "stopped while waiting " + what + "; the run can be resumed"
+	select {
+	case <-wake(d):
+		return nil
+	case <-deadlineC:
+		return &RunError{Kind: outcome.SessionTimeout, Detail: "session_timeout elapsed while waiting " + what}
+	case <-r.ctxDone:
+		return &RunError{Kind: outcome.Interrupted, Detail: stopped}
+	case sig := <-r.signals:
+		r.interrupt(sig)
+		return &RunError{Kind: outcome.Interrupted, Signal: sig, Detail: stopped}
 	}
 }

@@ -34,8 +34,8 @@ type Budget struct {
 // Left is what remains of the budget, never negative.
 func (b Budget) Left() time.Duration { return max(0, b.Total-b.Used) }
 
-// Spend records a wait that happened (the caller measures it: a wait cut
-// short by a signal spends less than was planned).
+// Spend records a wait that happened. A wait cut short by a signal or
+// the session deadline ends the run, so it is never spent.
 func (b *Budget) Spend(d time.Duration) {
 	if d > 0 {
 		b.Used += d
