@@ -23,12 +23,12 @@ type Limits struct {
 	// Checkpoint: the attempt asks for a checkpoint, so context pressure is
 	// not acted on (the request itself adds to the context).
 	Checkpoint bool
-	// LimitWaitLeft is what is left of limit_wait when the attempt starts
-	// (malarun sleeps only between attempts, so it cannot shrink during
-	// one). An api_retry for a 429 whose delay exceeds both it and Idle
-	// stops the attempt with UsageLimit: the CLI would sleep longer than
-	// malarun may wait. Delays within Idle are the CLI's ordinary backoff
-	// for a passing rate limit and are left to it, even with limit_wait 0.
+	// LimitWaitLeft is what is left of limit_wait when the attempt starts.
+	// An api_retry for a 429 whose delay exceeds Idle is the CLI waiting
+	// out a usage limit itself: it is spent from LimitWaitLeft (CLIWaited),
+	// and one that does not fit stops the attempt with UsageLimit. Delays
+	// within Idle are the CLI's ordinary backoff for a passing rate limit:
+	// left to it and free, even with limit_wait 0.
 	LimitWaitLeft time.Duration
 }
 
@@ -90,6 +90,7 @@ type State struct {
 	hangLimit time.Duration
 	hangTools []string
 	limit     usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
+	cliWaited time.Duration       // the CLI's own usage-limit waits let run, spent from LimitWaitLeft
 	cutTools  []stream.ToolUse
 	cutTasks  []Task
 }
@@ -169,9 +170,13 @@ func (s *State) line(in Input, now time.Time) Effects {
 	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
 		eff = merge(eff, s.stop(Auth, KillGrace))
 	case ev.Type == "system" && ev.Subtype == "api_retry" && ev.ErrorStatus == 429:
-		if d := usagelimit.RetryDelay(now, int64(ev.RetryDelayMS), max(s.lim.LimitWaitLeft, s.lim.Idle)); d.Action == usagelimit.Stop {
-			s.limit = d
-			eff = merge(eff, s.stop(UsageLimit, KillGrace))
+		if delay := usagelimit.Delay(int64(ev.RetryDelayMS)); delay > s.lim.Idle {
+			if d := usagelimit.RetryDelay(now, int64(ev.RetryDelayMS), s.lim.LimitWaitLeft-s.cliWaited); d.Action == usagelimit.Stop {
+				s.limit = d
+				eff = merge(eff, s.stop(UsageLimit, KillGrace))
+			} else {
+				s.cliWaited += delay
+			}
 		}
 	case s.pressure && len(s.live.outstanding) == 0 && len(ev.ToolResults) > 0 && len(s.tasks.running) == 0:
 		// A safe point: the last tool result is in and no background task
@@ -299,6 +304,11 @@ func (s *State) Hang() (time.Duration, []string) { return s.hangLimit, s.hangToo
 // Limit is, for UsageLimit, the CLI's announced wait that was judged too
 // long: RetryAt is when its retry would have been sent.
 func (s *State) Limit() usagelimit.Decision { return s.limit }
+
+// CLIWaited is how long the CLI was let sleep through usage limits of its
+// own accord (api_retry for a 429 longer than Idle): the run's limit_wait
+// pays for it.
+func (s *State) CLIWaited() time.Duration { return s.cliWaited }
 
 // CutOff are the tool calls and background tasks that were running when
 // the process was told to stop: they may have run in part.

@@ -355,6 +355,18 @@ func TestCLIOwnLimitWait(t *testing.T) {
 			{at: 1 * time.Second, in: line(retry429(10 * time.Minute)), wake: 1*time.Second + 10*time.Minute + 10*time.Second},
 			{at: 1*time.Second + 10*time.Minute + 10*time.Second, in: wakeUp, stop: Hang},
 		}},
+		{name: "the CLI's long waits draw on one limit_wait", lim: withBudget(25 * time.Minute), final: UsageLimit, steps: []step{
+			{at: 1 * time.Second, in: line(retry429(10 * time.Minute)), wake: 1*time.Second + 10*time.Minute + 10*time.Second},
+			{at: 10 * time.Minute, in: line(retry429(10 * time.Minute)), wake: 20*time.Minute + 10*time.Second},
+			{at: 20 * time.Minute, in: line(retry429(10 * time.Minute)), stop: UsageLimit}, // 5m left
+			{at: 20*time.Minute + time.Second, in: streamEnd},
+		}},
+		{name: "short backoffs are free", lim: withBudget(0), final: Exited, steps: []step{
+			{at: 1 * time.Second, in: line(retry429(5 * time.Second)), wake: 16 * time.Second},
+			{at: 10 * time.Second, in: line(retry429(5 * time.Second)), wake: 25 * time.Second},
+			{at: 20 * time.Second, in: line(retry429(5 * time.Second)), wake: 35 * time.Second},
+			{at: 25 * time.Second, in: streamEnd, stop: Exited},
+		}},
 		{name: "a 529 is not a usage limit", lim: withBudget(0), final: Exited, steps: []step{
 			{at: 1 * time.Second, in: line(stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 600000})},
 			{at: 2 * time.Second, in: streamEnd, stop: Exited},
@@ -367,5 +379,15 @@ func TestCLIOwnLimitWait(t *testing.T) {
 	s.Step(line(retry429(10*time.Minute)), t0.Add(time.Second))
 	if got, want := s.Limit().RetryAt, t0.Add(time.Second+10*time.Minute); !got.Equal(want) {
 		t.Errorf("retry_at %v, want the end of the CLI's own wait %v", got, want)
+	}
+	if s.CLIWaited() != 0 {
+		t.Errorf("a wait that was not let run was counted: %v", s.CLIWaited())
+	}
+	s = New(withBudget(time.Hour), t0)
+	s.Step(line(retry429(5*time.Second)), t0.Add(time.Second))
+	s.Step(line(retry429(10*time.Minute)), t0.Add(10*time.Second))
+	s.Step(line(retry429(20*time.Minute)), t0.Add(11*time.Minute))
+	if got := s.CLIWaited(); got != 30*time.Minute {
+		t.Errorf("CLIWaited %v, want the two long waits (30m) and not the short backoff", got)
 	}
 }

@@ -273,6 +273,8 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		res.exit = proc.Exit{Code: -1, Err: errors.New("claude did not exit after SIGKILL")}
 	}
 	res.ended = time.Now()
+	// The CLI's own sleeps through a usage limit came out of limit_wait.
+	r.budget.Spend(m.CLIWaited())
 	if res.ending = m.Final(); res.ending == attempt.Interrupted && res.signal == nil {
 		res.signal = r.interrupted
 	}

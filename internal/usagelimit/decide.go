@@ -107,8 +107,7 @@ func RetryDelay(now time.Time, delayMS int64, budgetLeft time.Duration) Decision
 	if delayMS <= 0 {
 		return Decision{Action: Continue}
 	}
-	// Cap before converting: a huge delay must not overflow into a negative one.
-	delay := time.Duration(min(delayMS, int64(MaxAhead/time.Millisecond))) * time.Millisecond
+	delay := Delay(delayMS)
 	if delay <= budgetLeft {
 		return Decision{Action: Continue, Reason: "claude retries by itself in " + roundDuration(delay)}
 	}
@@ -116,6 +115,13 @@ func RetryDelay(now time.Time, delayMS int64, budgetLeft time.Duration) Decision
 	return Decision{Action: Stop, RetryAt: at, Reason: fmt.Sprintf(
 		"claude would wait %s before retrying (until %s), beyond what is left of limit_wait (%s)",
 		roundDuration(delay), at.UTC().Format(time.RFC3339), roundDuration(budgetLeft))}
+}
+
+// Delay is an api_retry line's retry_delay_ms as a duration, capped at
+// MaxAhead before converting: a huge delay must not overflow into a
+// negative one.
+func Delay(delayMS int64) time.Duration {
+	return time.Duration(max(0, min(delayMS, int64(MaxAhead/time.Millisecond)))) * time.Millisecond
 }
 
 func orDefault(s, def string) string {
