@@ -118,3 +118,32 @@ func TestRealCLIUsageLimitBeyondLimitWaitThenNextRun(t *testing.T) {
 		t.Errorf("the next run called the API at %v, before retry_at %v", reqs[1].Time, resetsAt)
 	}
 }
+
+// With CLAUDE_CODE_RETRY_WATCHDOG=1 the CLI sleeps through the limit itself,
+// announcing it in api_retry lines (docs/design.md §F19). A sleep longer than
+// idle_timeout that limit_wait does not cover stops claude at once: exit 75,
+// retry_at the end of the CLI's sleep (the reset, give or take a second).
+func TestRealCLIRetryWatchdogSleepBeyondLimitWait(t *testing.T) {
+	resetsAt := time.Now().Add(time.Minute).Truncate(time.Second)
+	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("never reached"))
+	oauthEnv(e)
+	e.extraEnv = append(e.extraEnv, "CLAUDE_CODE_RETRY_WATCHDOG=1")
+	r := e.run("--limit-wait", "10s", "--idle-timeout", "20s", "--json")
+	r.wantCode(t, 75)
+	var rep limitReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, r.stdout)
+	}
+	if d := rep.RetryAt.Sub(resetsAt); d < -2*time.Second || d > 2*time.Second {
+		t.Errorf("retry_at %v, want the reset %v (the end of claude's own sleep)", rep.RetryAt, resetsAt)
+	}
+	if !strings.Contains(rep.Reason, "claude would wait") {
+		t.Errorf("reason %q does not say claude's own sleep was too long", rep.Reason)
+	}
+	if r.took > 30*time.Second {
+		t.Errorf("took %v: the CLI's sleep must be cut short, not sat through", r.took)
+	}
+	if n := len(e.api.ConversationRequests()); n != 1 {
+		t.Errorf("%d conversation requests, want the one refused", n)
+	}
+}

@@ -25,8 +25,9 @@ type Limits struct {
 	Checkpoint bool
 	// LimitWaitLeft is what is left of limit_wait when the attempt starts.
 	// An api_retry for a 429 whose delay exceeds Idle is the CLI waiting
-	// out a usage limit itself: it is spent from LimitWaitLeft (CLIWaited),
-	// and one that does not fit stops the attempt with UsageLimit. Delays
+	// out a usage limit itself: it is spent from LimitWaitLeft (CLIWaited;
+	// a re-announced sleep counts once), and one that does not fit stops
+	// the attempt with UsageLimit. Delays
 	// within Idle are the CLI's ordinary backoff for a passing rate limit:
 	// left to it and free, even with limit_wait 0.
 	LimitWaitLeft time.Duration
@@ -90,7 +91,7 @@ type State struct {
 	hangLimit time.Duration
 	hangTools []string
 	limit     usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
-	cliWaited time.Duration       // the CLI's own usage-limit waits let run, spent from LimitWaitLeft
+	cliWaits  usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
 	cutTools  []stream.ToolUse
 	cutTasks  []Task
 }
@@ -170,12 +171,10 @@ func (s *State) line(in Input, now time.Time) Effects {
 	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
 		eff = merge(eff, s.stop(Auth, KillGrace))
 	case ev.Type == "system" && ev.Subtype == "api_retry" && ev.ErrorStatus == 429:
-		if delay := usagelimit.Delay(int64(ev.RetryDelayMS)); delay > s.lim.Idle {
-			if d := usagelimit.RetryDelay(now, int64(ev.RetryDelayMS), s.lim.LimitWaitLeft-s.cliWaited); d.Action == usagelimit.Stop {
+		if usagelimit.Delay(int64(ev.RetryDelayMS)) > s.lim.Idle {
+			if d := s.cliWaits.Judge(now, int64(ev.RetryDelayMS), s.lim.LimitWaitLeft); d.Action == usagelimit.Stop {
 				s.limit = d
 				eff = merge(eff, s.stop(UsageLimit, KillGrace))
-			} else {
-				s.cliWaited += delay
 			}
 		}
 	case s.pressure && len(s.live.outstanding) == 0 && len(ev.ToolResults) > 0 && len(s.tasks.running) == 0:
@@ -308,7 +307,7 @@ func (s *State) Limit() usagelimit.Decision { return s.limit }
 // CLIWaited is how long the CLI was let sleep through usage limits of its
 // own accord (api_retry for a 429 longer than Idle): the run's limit_wait
 // pays for it.
-func (s *State) CLIWaited() time.Duration { return s.cliWaited }
+func (s *State) CLIWaited() time.Duration { return s.cliWaits.Spent }
 
 // CutOff are the tool calls and background tasks that were running when
 // the process was told to stop: they may have run in part.

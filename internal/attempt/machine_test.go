@@ -361,6 +361,12 @@ func TestCLIOwnLimitWait(t *testing.T) {
 			{at: 20 * time.Minute, in: line(retry429(10 * time.Minute)), stop: UsageLimit}, // 5m left
 			{at: 20*time.Minute + time.Second, in: streamEnd},
 		}},
+		{name: "a sleep the CLI announces again every 30 s counts once", lim: withBudget(2 * time.Minute), final: Exited, steps: []step{
+			{at: 1 * time.Second, in: line(retry429(117 * time.Second)), wake: 128 * time.Second},
+			{at: 31 * time.Second, in: line(retry429(87 * time.Second)), wake: 128 * time.Second},
+			{at: 61 * time.Second, in: line(retry429(57 * time.Second)), wake: 128 * time.Second},
+			{at: 120 * time.Second, in: streamEnd, stop: Exited},
+		}},
 		{name: "short backoffs are free", lim: withBudget(0), final: Exited, steps: []step{
 			{at: 1 * time.Second, in: line(retry429(5 * time.Second)), wake: 16 * time.Second},
 			{at: 10 * time.Second, in: line(retry429(5 * time.Second)), wake: 25 * time.Second},
@@ -388,6 +394,6 @@ func TestCLIOwnLimitWait(t *testing.T) {
 	s.Step(line(retry429(10*time.Minute)), t0.Add(10*time.Second))
 	s.Step(line(retry429(20*time.Minute)), t0.Add(11*time.Minute))
 	if got := s.CLIWaited(); got != 30*time.Minute {
-		t.Errorf("CLIWaited %v, want the two long waits (30m) and not the short backoff", got)
+		t.Errorf("CLIWaited %v, want the two long waits (10m, then 20m from 11m: 30m in all) and not the short backoff", got)
 	}
 }

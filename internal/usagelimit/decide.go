@@ -99,22 +99,41 @@ func Decide(now time.Time, l Limit, budgetLeft time.Duration, rnd func() float64
 		"the %s resets at %s; waiting %s", name, l.RetryAt.UTC().Format(time.RFC3339), roundDuration(wait))}
 }
 
-// RetryDelay judges one of the CLI's own api_retry lines for a 429: the CLI
-// is about to sleep delayMS itself. When that sleep is longer than what is
-// left of limit_wait, malarun stops the attempt and exits 75, with the end
-// of the CLI's delay as the time to try again; otherwise the CLI retries.
-func RetryDelay(now time.Time, delayMS int64, budgetLeft time.Duration) Decision {
-	if delayMS <= 0 {
+// CLIWaits accounts for the CLI's own sleeps through a usage limit in one
+// attempt (CLAUDE_CODE_RETRY_WATCHDOG=1: api_retry lines for a 429). The
+// CLI announces a sleep again every 30 s with the time left (docs/design.md
+// §F19), so the sleeps are a union of intervals, not a sum of delays.
+type CLIWaits struct {
+	Spent time.Duration // the sleeps let run, which limit_wait pays for
+	until time.Time     // when the last sleep let run ends
+}
+
+// Judge takes one api_retry for a 429: the CLI is about to sleep delayMS.
+// Only the part after the sleep already let run is new; when it does not
+// fit in what is left of budgetLeft (limit_wait as the attempt started),
+// malarun stops the attempt and exits 75, with the end of the CLI's sleep as
+// the time to try again. Otherwise the CLI sleeps, and that part is Spent.
+func (w *CLIWaits) Judge(now time.Time, delayMS int64, budgetLeft time.Duration) Decision {
+	delay := Delay(delayMS)
+	if delay <= 0 {
 		return Decision{Action: Continue}
 	}
-	delay := Delay(delayMS)
-	if delay <= budgetLeft {
-		return Decision{Action: Continue, Reason: "claude retries by itself in " + roundDuration(delay)}
+	end := now.Add(delay)
+	extra := end.Sub(now)
+	if w.until.After(now) {
+		extra = end.Sub(w.until)
 	}
-	at := now.Add(delay)
-	return Decision{Action: Stop, RetryAt: at, Reason: fmt.Sprintf(
-		"claude would wait %s before retrying (until %s), beyond what is left of limit_wait (%s)",
-		roundDuration(delay), at.UTC().Format(time.RFC3339), roundDuration(budgetLeft))}
+	if extra <= 0 {
+		return Decision{Action: Continue, Reason: "claude is still waiting, until " + end.UTC().Format(time.RFC3339)}
+	}
+	if left := max(0, budgetLeft-w.Spent); extra > left {
+		return Decision{Action: Stop, RetryAt: end, Reason: fmt.Sprintf(
+			"claude would wait %s before retrying (until %s), beyond what is left of limit_wait (%s)",
+			roundDuration(delay), end.UTC().Format(time.RFC3339), roundDuration(left))}
+	}
+	w.Spent += extra
+	w.until = end
+	return Decision{Action: Continue, Reason: "claude retries by itself in " + roundDuration(delay)}
 }
 
 // Delay is an api_retry line's retry_delay_ms as a duration, capped at

@@ -163,32 +163,59 @@ func TestRepeatedLimitsShareOneBudget(t *testing.T) {
 	}
 }
 
-func TestRetryDelay(t *testing.T) {
+func TestCLIWaits(t *testing.T) {
 	now := utc(2026, 6, 10, 12, 0, 0)
-	cases := []struct {
-		name    string
+	type line struct {
+		at      time.Duration // after now
 		delayMS int64
-		left    time.Duration
 		action  Action
 		retryAt time.Time
 		reason  string
+	}
+	cases := []struct {
+		name  string
+		left  time.Duration
+		lines []line
+		spent time.Duration
 	}{
-		{"no delay", 0, 0, Continue, time.Time{}, ""},
-		{"negative delay", -5, 0, Continue, time.Time{}, ""},
-		{"within budget", 30_000, time.Minute, Continue, time.Time{}, "retries by itself in 30s"},
-		{"exactly the budget", 60_000, time.Minute, Continue, time.Time{}, "1m0s"},
-		{"beyond budget", 60_001, time.Minute, Stop, now.Add(60_001 * time.Millisecond), "beyond what is left of limit_wait (1m0s)"},
-		{"no budget", 1, 0, Stop, now.Add(time.Millisecond), "claude would wait"},
-		{"absurd delay does not overflow", math.MaxInt64, time.Hour, Stop, now.Add(MaxAhead), "claude would wait"},
+		{"no delay", 0, []line{{0, 0, Continue, time.Time{}, ""}}, 0},
+		{"negative delay", 0, []line{{0, -5, Continue, time.Time{}, ""}}, 0},
+		{"within budget", time.Minute, []line{{0, 30_000, Continue, time.Time{}, "retries by itself in 30s"}}, 30 * time.Second},
+		{"exactly the budget", time.Minute, []line{{0, 60_000, Continue, time.Time{}, "1m0s"}}, time.Minute},
+		{"beyond budget", time.Minute, []line{{0, 60_001, Stop, now.Add(60_001 * time.Millisecond), "beyond what is left of limit_wait (1m0s)"}}, 0},
+		{"no budget", 0, []line{{0, 1, Stop, now.Add(time.Millisecond), "claude would wait"}}, 0},
+		{"absurd delay does not overflow", time.Hour, []line{{0, math.MaxInt64, Stop, now.Add(MaxAhead), "claude would wait"}}, 0},
+		// 2.1.330 re-announces its sleep every 30 s with the time left:
+		// one sleep, counted once.
+		{"a re-announced sleep counts once", 3 * time.Minute, []line{
+			{0, 117_575, Continue, time.Time{}, "in 1m58s"},
+			{30 * time.Second, 87_575, Continue, time.Time{}, "still waiting"},
+			{60 * time.Second, 57_575, Continue, time.Time{}, "still waiting"},
+		}, 117_575 * time.Millisecond},
+		{"sleeps one after another add up", 25 * time.Minute, []line{
+			{0, 600_000, Continue, time.Time{}, ""},
+			{10 * time.Minute, 600_000, Continue, time.Time{}, ""},
+			{20 * time.Minute, 600_000, Stop, now.Add(30 * time.Minute), "beyond what is left of limit_wait (5m0s)"},
+		}, 20 * time.Minute},
+		{"a longer re-announcement pays only for the extension", 15 * time.Minute, []line{
+			{0, 600_000, Continue, time.Time{}, ""},
+			{time.Minute, 600_000, Continue, time.Time{}, ""},
+		}, 11 * time.Minute},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := RetryDelay(now, c.delayMS, c.left)
-			if d.Action != c.action || !d.RetryAt.Equal(c.retryAt) || !d.Until.IsZero() {
-				t.Errorf("got %v retry %v until %v, want %v retry %v", d.Action, d.RetryAt, d.Until, c.action, c.retryAt)
+			var w CLIWaits
+			for i, l := range c.lines {
+				d := w.Judge(now.Add(l.at), l.delayMS, c.left)
+				if d.Action != l.action || !d.RetryAt.Equal(l.retryAt) || !d.Until.IsZero() {
+					t.Errorf("line %d: got %v retry %v until %v, want %v retry %v", i, d.Action, d.RetryAt, d.Until, l.action, l.retryAt)
+				}
+				if !strings.Contains(d.Reason, l.reason) {
+					t.Errorf("line %d: reason %q, want one with %q", i, d.Reason, l.reason)
+				}
 			}
-			if !strings.Contains(d.Reason, c.reason) {
-				t.Errorf("reason %q, want one with %q", d.Reason, c.reason)
+			if w.Spent != c.spent {
+				t.Errorf("spent %v, want %v", w.Spent, c.spent)
 			}
 		})
 	}
