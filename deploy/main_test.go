@@ -112,37 +112,9 @@ func helpKeys(help string) (map[string]string, error) {
 	return keys, nil
 }
 
-// pending names what the recipes rely on before this branch has it: work
-// merged from other branches. A check leaves a pending item out (saying so);
-// TestPendingIsStillPending fails once the item exists, so that it is
-// removed from here and checked like the rest.
-func pending() map[string]func() bool {
-	configKey := func(key string) func() bool {
-		return func() bool { _, ok := deploy.keys[key]; return ok }
-	}
-	// Nothing is pending now: limit_wait and the report's retry_at have
-	// landed. Add an entry here when a recipe needs what is still being built.
-	_ = configKey
-	return map[string]func() bool{}
-}
-
-// notYet: name is pending and still missing.
-func notYet(name string) bool {
-	known, ok := pending()[name]
-	return ok && !known()
-}
-
 // envKey is the configuration key of a MALARUN_* variable.
 func envKey(name string) string {
 	return strings.ToLower(strings.TrimPrefix(name, "MALARUN_"))
-}
-
-func TestPendingIsStillPending(t *testing.T) {
-	for name, known := range pending() {
-		if known() {
-			t.Errorf("%s exists now: remove it from pending()", name)
-		}
-	}
 }
 
 // validateConfig has malarun itself read a configuration, from a file (yaml)
@@ -150,41 +122,25 @@ func TestPendingIsStillPending(t *testing.T) {
 // key and refuses unknown keys and bad values, as a run does.
 func validateConfig(t *testing.T, yaml string, env map[string]string) {
 	t.Helper()
-	skipped, err := configError(t.TempDir(), yaml, env)
-	for _, s := range skipped {
-		t.Logf("not checked: %s (pending)", s)
-	}
-	if err != nil {
+	if err := configError(t.TempDir(), yaml, env); err != nil {
 		t.Errorf("malarun refuses the configuration: %v", err)
 	}
 }
 
-func configError(dir, yaml string, env map[string]string) (skipped []string, err error) {
-	var kept []string
-	for line := range strings.SplitSeq(yaml, "\n") {
-		if key, _, _ := strings.Cut(line, ":"); notYet(key) {
-			skipped = append(skipped, key)
-			continue
-		}
-		kept = append(kept, line)
-	}
+func configError(dir, yaml string, env map[string]string) error {
 	file := filepath.Join(dir, "malarun.yaml")
-	if err := os.WriteFile(file, []byte(strings.Join(kept, "\n")), 0o600); err != nil {
-		return skipped, err
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		return err
 	}
 	cmd := exec.Command(deploy.malarun, "status", "--json", "--config", file, "--state-dir", filepath.Join(dir, "state"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	for k, v := range env {
-		if notYet(envKey(k)) {
-			skipped = append(skipped, k)
-			continue
-		}
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return skipped, fmt.Errorf("%v\n%s", err, out)
+		return fmt.Errorf("%v\n%s", err, out)
 	}
-	return skipped, nil
+	return nil
 }
 
 // TestConfigErrorCatches: malarun's own loader refuses what a recipe could
@@ -200,12 +156,12 @@ func TestConfigErrorCatches(t *testing.T) {
 		{"bad env value", "", map[string]string{"MALARUN_SESSION_TIMEOUT": "50"}, "needs a unit"},
 	}
 	for _, tt := range tests {
-		_, err := configError(t.TempDir(), tt.yaml, tt.env)
+		err := configError(t.TempDir(), tt.yaml, tt.env)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error saying %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := configError(t.TempDir(), "shutdown_grace: 15s\nstate_dir: /state", nil); err != nil {
+	if err := configError(t.TempDir(), "shutdown_grace: 15s\nstate_dir: /state", nil); err != nil {
 		t.Errorf("a good configuration: %v", err)
 	}
 }
