@@ -27,9 +27,9 @@ type Limits struct {
 	// An api_retry for a 429 whose delay exceeds Idle is the CLI waiting
 	// out a usage limit itself: it is spent from LimitWaitLeft (CLIWaited;
 	// a re-announced sleep counts once), and one that does not fit stops
-	// the attempt with UsageLimit. Delays
-	// within Idle are the CLI's ordinary backoff for a passing rate limit:
-	// left to it and free, even with limit_wait 0.
+	// the attempt with UsageLimit. Delays within Idle are the CLI's
+	// ordinary backoff for a passing rate limit: left to it and free, even
+	// with limit_wait 0.
 	LimitWaitLeft time.Duration
 }
 
