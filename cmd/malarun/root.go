@@ -108,13 +108,14 @@ Arguments after -- go to claude, except the flags malarun owns (-p/--print,
 
 Output. stdout gets claude's final result text, or with --json a report
 (version 1, docs/report.schema.json): issue, outcome, exit_code, reason,
-result, attempts, sessions, tokens, cost, duration, run_dir, record. On a
-terminal, stderr shows a status line redrawn in place (issue, attempt,
-session, elapsed, messages, the running tool, context occupancy, cost, and
-a countdown when a hang is near) and one line per event that matters (tool
-started, hang, kill, resume, checkpoint, restart); warnings and errors are
-logged above it, info logs are left to the event lines (--log-level debug
-shows them). Not a terminal: no status line, no control characters, logs
+result, attempts, sessions, tokens, cost, duration, run_dir, record, and
+after a usage limit retry_at and limit_type. On a terminal, stderr shows a
+status line redrawn in place (issue, attempt, session, elapsed, messages,
+the running tool, background tasks, context occupancy, cost, and a
+countdown when a hang is near or while a usage limit is waited out) and
+one line per event that matters (tool started, hang, kill, resume,
+checkpoint, restart, limit wait); warnings and errors are logged above
+it, info logs are left to the event lines (--log-level debug shows them). Not a terminal: no status line, no control characters, logs
 as log_format says. --quiet: errors only. --events FILE appends malarun's
 decisions (every event but progress) as JSON lines, one write per line.
 
