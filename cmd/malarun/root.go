@@ -115,9 +115,10 @@ the running tool, background tasks, context occupancy, cost, and a
 countdown when a hang is near or while a usage limit is waited out) and
 one line per event that matters (tool started, hang, kill, resume,
 checkpoint, restart, limit wait); warnings and errors are logged above
-it, info logs are left to the event lines (--log-level debug shows them). Not a terminal: no status line, no control characters, logs
-as log_format says. --quiet: errors only. --events FILE appends malarun's
-decisions (every event but progress) as JSON lines, one write per line.
+it, info logs are left to the event lines (--log-level debug shows them).
+Not a terminal: no status line, no control characters, logs as log_format
+says. --quiet: errors only. --events FILE appends malarun's decisions
+(every event but progress) as JSON lines, one write per line.
 
 GitHub Actions (GITHUB_ACTIONS=true): the log gets one ::group:: per
 attempt and an ::error:: annotation on failure; a Markdown summary

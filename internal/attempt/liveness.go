@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // liveness decides when a model at work counts as hung. Every line pushes
@@ -28,8 +29,8 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 		}
 	}
 	l.deadline = now.Add(l.limit())
-	if ev.Type == "system" && ev.Subtype == "api_retry" && ev.RetryDelayMS > 0 {
-		l.deadline = l.deadline.Add(time.Duration(ev.RetryDelayMS * float64(time.Millisecond)))
+	if ev.Type == "system" && ev.Subtype == "api_retry" {
+		l.deadline = l.deadline.Add(usagelimit.Delay(ev.RetryDelayMS))
 	}
 }
 

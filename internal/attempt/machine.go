@@ -171,8 +171,8 @@ func (s *State) line(in Input, now time.Time) Effects {
 	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
 		eff = merge(eff, s.stop(Auth, KillGrace))
 	case ev.Type == "system" && ev.Subtype == "api_retry" && ev.ErrorStatus == 429:
-		if usagelimit.Delay(int64(ev.RetryDelayMS)) > s.lim.Idle {
-			if d := s.cliWaits.Judge(now, int64(ev.RetryDelayMS), s.lim.LimitWaitLeft); d.Action == usagelimit.Stop {
+		if usagelimit.Delay(ev.RetryDelayMS) > s.lim.Idle {
+			if d := s.cliWaits.Judge(now, ev.RetryDelayMS, s.lim.LimitWaitLeft, s.lim.Deadline); d.Action == usagelimit.Stop {
 				s.limit = d
 				eff = merge(eff, s.stop(UsageLimit, KillGrace))
 			}
@@ -304,10 +304,10 @@ func (s *State) Hang() (time.Duration, []string) { return s.hangLimit, s.hangToo
 // long: RetryAt is when its retry would have been sent.
 func (s *State) Limit() usagelimit.Decision { return s.limit }
 
-// CLIWaited is how long the CLI was let sleep through usage limits of its
+// CLIWaited is how long, by now, the CLI slept through usage limits of its
 // own accord (api_retry for a 429 longer than Idle): the run's limit_wait
 // pays for it.
-func (s *State) CLIWaited() time.Duration { return s.cliWaits.Spent }
+func (s *State) CLIWaited(now time.Time) time.Duration { return s.cliWaits.SpentBy(now) }
 
 // CutOff are the tool calls and background tasks that were running when
 // the process was told to stop: they may have run in part.

@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -358,7 +359,7 @@ func TestCLIOwnLimitWait(t *testing.T) {
 		{name: "the CLI's long waits draw on one limit_wait", lim: withBudget(25 * time.Minute), final: UsageLimit, steps: []step{
 			{at: 1 * time.Second, in: line(retry429(10 * time.Minute)), wake: 1*time.Second + 10*time.Minute + 10*time.Second},
 			{at: 10 * time.Minute, in: line(retry429(10 * time.Minute)), wake: 20*time.Minute + 10*time.Second},
-			{at: 20 * time.Minute, in: line(retry429(10 * time.Minute)), stop: UsageLimit}, // 5m left
+			{at: 20 * time.Minute, in: line(retry429(10 * time.Minute)), stop: UsageLimit}, // 5m1s left
 			{at: 20*time.Minute + time.Second, in: streamEnd},
 		}},
 		{name: "a sleep the CLI announces again every 30 s counts once", lim: withBudget(2 * time.Minute), final: Exited, steps: []step{
@@ -386,14 +387,37 @@ func TestCLIOwnLimitWait(t *testing.T) {
 	if got, want := s.Limit().RetryAt, t0.Add(time.Second+10*time.Minute); !got.Equal(want) {
 		t.Errorf("retry_at %v, want the end of the CLI's own wait %v", got, want)
 	}
-	if s.CLIWaited() != 0 {
-		t.Errorf("a wait that was not let run was counted: %v", s.CLIWaited())
+	if got := s.CLIWaited(t0.Add(time.Hour)); got != 0 {
+		t.Errorf("a wait that was not let run was counted: %v", got)
 	}
 	s = New(withBudget(time.Hour), t0)
 	s.Step(line(retry429(5*time.Second)), t0.Add(time.Second))
 	s.Step(line(retry429(10*time.Minute)), t0.Add(10*time.Second))
 	s.Step(line(retry429(20*time.Minute)), t0.Add(11*time.Minute))
-	if got := s.CLIWaited(); got != 30*time.Minute {
+	if got := s.CLIWaited(t0.Add(time.Hour)); got != 30*time.Minute {
 		t.Errorf("CLIWaited %v, want the two long waits (10m, then 20m from 11m: 30m in all) and not the short backoff", got)
+	}
+	if got := s.CLIWaited(t0.Add(21 * time.Minute)); got != 20*time.Minute {
+		t.Errorf("CLIWaited at 21m %v, want 20m: the CLI died 10m before its sleep would have ended", got)
+	}
+
+	// A sleep past the session deadline stops the attempt, as malarun's own
+	// wait would (exit 75 with the reset, not 124 without one).
+	l := withBudget(time.Hour)
+	l.Deadline = t0.Add(5 * time.Minute)
+	s = New(l, t0)
+	if eff := s.Step(line(retry429(10*time.Minute)), t0.Add(time.Second)); !eff.Stop || s.Ending() != UsageLimit {
+		t.Errorf("a sleep past the session deadline: stop %v ending %v, want usage-limit", eff.Stop, s.Ending())
+	}
+	if !strings.Contains(s.Limit().Reason, "session_timeout") {
+		t.Errorf("reason %q does not name session_timeout", s.Limit().Reason)
+	}
+
+	// An absurd delay (a float beyond int64) is capped, not wrapped into
+	// a negative one that would make the attempt hang at once.
+	s = New(withBudget(time.Hour), t0)
+	huge := stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 1e19}
+	if eff := s.Step(line(huge), t0.Add(time.Second)); eff.Stop || !s.Wake().After(t0.Add(24*time.Hour)) {
+		t.Errorf("a 1e19 ms delay: stop %v wake %v, want no stop and a far deadline", eff.Stop, s.Wake())
 	}
 }

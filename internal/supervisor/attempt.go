@@ -274,7 +274,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	}
 	res.ended = time.Now()
 	// The CLI's own sleeps through a usage limit came out of limit_wait.
-	r.budget.Spend(m.CLIWaited())
+	r.budget.Spend(m.CLIWaited(res.ended))
 	if res.ending = m.Final(); res.ending == attempt.Interrupted && res.signal == nil {
 		res.signal = r.interrupted
 	}

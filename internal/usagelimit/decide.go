@@ -104,43 +104,80 @@ func Decide(now time.Time, l Limit, budgetLeft time.Duration, rnd func() float64
 // CLI announces a sleep again every 30 s with the time left (docs/design.md
 // §F19), so the sleeps are a union of intervals, not a sum of delays.
 type CLIWaits struct {
-	Spent time.Duration // the sleeps let run, which limit_wait pays for
+	spent time.Duration // the sleeps let run, up to until
 	until time.Time     // when the last sleep let run ends
 }
 
+// reannounceSlack is how much later than the sleep already let run a new
+// announcement may end and still be the same sleep: the CLI counts down in
+// exact 30 s steps while its timers fire a little late.
+const reannounceSlack = 2 * time.Second
+
 // Judge takes one api_retry for a 429: the CLI is about to sleep delayMS.
-// Only the part after the sleep already let run is new; when it does not
-// fit in what is left of budgetLeft (limit_wait as the attempt started),
-// malarun stops the attempt and exits 75, with the end of the CLI's sleep as
-// the time to try again. Otherwise the CLI sleeps, and that part is Spent.
-func (w *CLIWaits) Judge(now time.Time, delayMS int64, budgetLeft time.Duration) Decision {
+// Only the part after the sleep already let run is new. When that does not
+// fit in what is left of budgetLeft (limit_wait as the attempt started), or
+// the sleep would outlast the session deadline (zero: none), malarun stops
+// the attempt and exits 75, with the end of the CLI's sleep as the time to
+// try again. Otherwise the CLI sleeps.
+func (w *CLIWaits) Judge(now time.Time, delayMS float64, budgetLeft time.Duration, deadline time.Time) Decision {
 	delay := Delay(delayMS)
 	if delay <= 0 {
 		return Decision{Action: Continue}
 	}
 	end := now.Add(delay)
-	extra := end.Sub(now)
+	from := now
 	if w.until.After(now) {
-		extra = end.Sub(w.until)
+		from = w.until
 	}
-	if extra <= 0 {
+	extra := end.Sub(from)
+	if w.until.After(now) && extra <= reannounceSlack {
+		// The same sleep, announced again: nothing new to pay for.
+		w.until = later(w.until, end)
 		return Decision{Action: Continue, Reason: "claude is still waiting, until " + end.UTC().Format(time.RFC3339)}
 	}
-	if left := max(0, budgetLeft-w.Spent); extra > left {
-		return Decision{Action: Stop, RetryAt: end, Reason: fmt.Sprintf(
-			"claude would wait %s before retrying (until %s), beyond what is left of limit_wait (%s)",
-			roundDuration(delay), end.UTC().Format(time.RFC3339), roundDuration(left))}
+	stop := func(why string) Decision {
+		return Decision{Action: Stop, RetryAt: end, Reason: fmt.Sprintf("claude would wait %s before retrying (until %s), %s",
+			roundDuration(delay), end.UTC().Format(time.RFC3339), why)}
 	}
-	w.Spent += extra
+	if left := max(0, budgetLeft-w.spent); extra > left {
+		return stop(fmt.Sprintf("beyond what is left of limit_wait (%s)", roundDuration(left)))
+	}
+	if !deadline.IsZero() && end.After(deadline) {
+		return stop("after session_timeout ends the run")
+	}
+	w.spent += extra
 	w.until = end
 	return Decision{Action: Continue, Reason: "claude retries by itself in " + roundDuration(delay)}
 }
 
-// Delay is an api_retry line's retry_delay_ms as a duration, capped at
-// MaxAhead before converting: a huge delay must not overflow into a
-// negative one.
-func Delay(delayMS int64) time.Duration {
-	return time.Duration(max(0, min(delayMS, int64(MaxAhead/time.Millisecond)))) * time.Millisecond
+// SpentBy is how long the CLI slept through usage limits by the time t,
+// which limit_wait pays for: a sleep cut short (the CLI died, was stopped)
+// is paid only for the part that passed.
+func (w *CLIWaits) SpentBy(t time.Time) time.Duration {
+	if w.until.After(t) {
+		return max(0, w.spent-w.until.Sub(t))
+	}
+	return w.spent
+}
+
+// Delay is an api_retry line's retry_delay_ms (a JSON number, so a float) as
+// a duration: capped at MaxAhead before converting, so a huge delay cannot
+// overflow into a negative one; NaN and negative delays are none.
+func Delay(delayMS float64) time.Duration {
+	if !(delayMS > 0) { // NaN too
+		return 0
+	}
+	if delayMS >= float64(MaxAhead/time.Millisecond) {
+		return MaxAhead
+	}
+	return time.Duration(delayMS * float64(time.Millisecond))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func orDefault(s, def string) string {

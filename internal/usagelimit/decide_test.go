@@ -167,37 +167,47 @@ func TestCLIWaits(t *testing.T) {
 	now := utc(2026, 6, 10, 12, 0, 0)
 	type line struct {
 		at      time.Duration // after now
-		delayMS int64
+		delayMS float64
 		action  Action
 		retryAt time.Time
 		reason  string
 	}
 	cases := []struct {
-		name  string
-		left  time.Duration
-		lines []line
-		spent time.Duration
+		name     string
+		left     time.Duration
+		deadline time.Time
+		lines    []line
+		spent    time.Duration // by an hour after now
 	}{
-		{"no delay", 0, []line{{0, 0, Continue, time.Time{}, ""}}, 0},
-		{"negative delay", 0, []line{{0, -5, Continue, time.Time{}, ""}}, 0},
-		{"within budget", time.Minute, []line{{0, 30_000, Continue, time.Time{}, "retries by itself in 30s"}}, 30 * time.Second},
-		{"exactly the budget", time.Minute, []line{{0, 60_000, Continue, time.Time{}, "1m0s"}}, time.Minute},
-		{"beyond budget", time.Minute, []line{{0, 60_001, Stop, now.Add(60_001 * time.Millisecond), "beyond what is left of limit_wait (1m0s)"}}, 0},
-		{"no budget", 0, []line{{0, 1, Stop, now.Add(time.Millisecond), "claude would wait"}}, 0},
-		{"absurd delay does not overflow", time.Hour, []line{{0, math.MaxInt64, Stop, now.Add(MaxAhead), "claude would wait"}}, 0},
+		{"no delay", 0, time.Time{}, []line{{0, 0, Continue, time.Time{}, ""}}, 0},
+		{"negative delay", 0, time.Time{}, []line{{0, -5, Continue, time.Time{}, ""}}, 0},
+		{"NaN delay", 0, time.Time{}, []line{{0, math.NaN(), Continue, time.Time{}, ""}}, 0},
+		{"within budget", time.Minute, time.Time{}, []line{{0, 30_000, Continue, time.Time{}, "retries by itself in 30s"}}, 30 * time.Second},
+		{"exactly the budget", time.Minute, time.Time{}, []line{{0, 60_000, Continue, time.Time{}, "1m0s"}}, time.Minute},
+		{"beyond budget", time.Minute, time.Time{}, []line{{0, 60_001, Stop, now.Add(60_001 * time.Millisecond), "beyond what is left of limit_wait (1m0s)"}}, 0},
+		{"no budget", 0, time.Time{}, []line{{0, 1, Stop, now.Add(time.Millisecond), "claude would wait"}}, 0},
+		{"absurd delay does not overflow", time.Hour, time.Time{}, []line{{0, 1e19, Stop, now.Add(MaxAhead), "claude would wait"}}, 0},
+		{"past the session deadline", time.Hour, now.Add(time.Minute), []line{{0, 90_000, Stop, now.Add(90 * time.Second), "after session_timeout ends the run"}}, 0},
 		// 2.1.330 re-announces its sleep every 30 s with the time left:
 		// one sleep, counted once.
-		{"a re-announced sleep counts once", 3 * time.Minute, []line{
+		{"a re-announced sleep counts once", 3 * time.Minute, time.Time{}, []line{
 			{0, 117_575, Continue, time.Time{}, "in 1m58s"},
 			{30 * time.Second, 87_575, Continue, time.Time{}, "still waiting"},
 			{60 * time.Second, 57_575, Continue, time.Time{}, "still waiting"},
 		}, 117_575 * time.Millisecond},
-		{"sleeps one after another add up", 25 * time.Minute, []line{
+		// Its timers fire a little late: each step ends a few ms after the
+		// sleep already let run, which a budget of exactly the sleep still covers.
+		{"a re-announcement drifting late is the same sleep", time.Minute, time.Time{}, []line{
+			{0, 60_000, Continue, time.Time{}, ""},
+			{30*time.Second + 5*time.Millisecond, 30_000, Continue, time.Time{}, "still waiting"},
+			{60*time.Second + 10*time.Millisecond, 0, Continue, time.Time{}, ""},
+		}, time.Minute},
+		{"sleeps one after another add up", 25 * time.Minute, time.Time{}, []line{
 			{0, 600_000, Continue, time.Time{}, ""},
 			{10 * time.Minute, 600_000, Continue, time.Time{}, ""},
 			{20 * time.Minute, 600_000, Stop, now.Add(30 * time.Minute), "beyond what is left of limit_wait (5m0s)"},
 		}, 20 * time.Minute},
-		{"a longer re-announcement pays only for the extension", 15 * time.Minute, []line{
+		{"a longer re-announcement pays only for the extension", 15 * time.Minute, time.Time{}, []line{
 			{0, 600_000, Continue, time.Time{}, ""},
 			{time.Minute, 600_000, Continue, time.Time{}, ""},
 		}, 11 * time.Minute},
@@ -206,7 +216,7 @@ func TestCLIWaits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var w CLIWaits
 			for i, l := range c.lines {
-				d := w.Judge(now.Add(l.at), l.delayMS, c.left)
+				d := w.Judge(now.Add(l.at), l.delayMS, c.left, c.deadline)
 				if d.Action != l.action || !d.RetryAt.Equal(l.retryAt) || !d.Until.IsZero() {
 					t.Errorf("line %d: got %v retry %v until %v, want %v retry %v", i, d.Action, d.RetryAt, d.Until, l.action, l.retryAt)
 				}
@@ -214,10 +224,24 @@ func TestCLIWaits(t *testing.T) {
 					t.Errorf("line %d: reason %q, want one with %q", i, d.Reason, l.reason)
 				}
 			}
-			if w.Spent != c.spent {
-				t.Errorf("spent %v, want %v", w.Spent, c.spent)
+			if got := w.SpentBy(now.Add(time.Hour)); got != c.spent {
+				t.Errorf("spent %v, want %v", got, c.spent)
 			}
 		})
+	}
+}
+
+// A sleep cut short is paid for only as far as it went.
+func TestCLIWaitsSpentBy(t *testing.T) {
+	now := utc(2026, 6, 10, 12, 0, 0)
+	var w CLIWaits
+	w.Judge(now, 600_000, time.Hour, time.Time{})
+	for _, c := range []struct {
+		at, want time.Duration
+	}{{0, 0}, {4 * time.Minute, 4 * time.Minute}, {10 * time.Minute, 10 * time.Minute}, {time.Hour, 10 * time.Minute}} {
+		if got := w.SpentBy(now.Add(c.at)); got != c.want {
+			t.Errorf("spent by +%v: %v, want %v", c.at, got, c.want)
+		}
 	}
 }
 
