@@ -166,15 +166,11 @@ func (h *harness) start(spec runSpec) (*runResult, error) {
 		cmd.Env = append(cmd.Env, testchild.EnvBehaviour+"="+spec.child)
 	}
 	cmd.Env = append(cmd.Env, spec.env...)
-	stdout, err := os.Create(filepath.Join(dir, "stdout"))
+	stdout, stderr, err := outputFiles(dir, "stdout")
 	if err != nil {
 		return nil, err
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		return nil, err
-	}
 	defer stderr.Close()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
@@ -289,4 +285,20 @@ func sampleThreads(pid int) (threadCPU, error) {
 		s.threads++
 	}
 	return s, nil
+}
+
+// outputFiles creates a run's stdout (named stdoutName) and stderr files in
+// dir: files, not pipes, as malarun gives the CLI, so the measured program
+// writes the way it does in use.
+func outputFiles(dir, stdoutName string) (stdout, stderr *os.File, err error) {
+	stdout, err = os.Create(filepath.Join(dir, stdoutName))
+	if err != nil {
+		return nil, nil, err
+	}
+	stderr, err = os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		stdout.Close()
+		return nil, nil, err
+	}
+	return stdout, stderr, nil
 }

@@ -366,15 +366,11 @@ func (h *harness) overheadReal(o options, rep *report) error {
 			return nil, err
 		}
 		defer stdin.Close()
-		stdout, err := os.Create(filepath.Join(dir, "stdout.jsonl"))
+		stdout, stderr, err := outputFiles(dir, "stdout.jsonl")
 		if err != nil {
 			return nil, err
 		}
 		defer stdout.Close()
-		stderr, err := os.Create(filepath.Join(dir, "stderr"))
-		if err != nil {
-			return nil, err
-		}
 		defer stderr.Close()
 		// The flags malarun passes, so both do the same work.
 		args := append([]string{"-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--session-id", uuid()}, extra...)
