@@ -9,11 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
-	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // File names inside <state_dir>/<issue>/.
@@ -25,7 +20,7 @@ const (
 // Journal is one issue's folder, locked by this malarun.
 type Journal struct {
 	dir  string
-	lock *os.File
+	lock *lockHolder
 }
 
 // BusyError: another malarun holds the issue.
@@ -44,63 +39,60 @@ func (e *BusyError) Error() string {
 // Acquire takes the issue's lock, held until Release or until this process
 // dies (flock is released by the kernel then, which is how a later malarun
 // knows a "processing" record was orphaned). holder is written into the
-// lock file for the next malarun to show.
+// lock file for the next malarun to show. While held, a lock file that is
+// removed or replaced (a cleanup job, a tidied state directory) is made
+// again and locked within keepEvery (see lockHolder).
 func Acquire(stateDir, issue, holder string) (*Journal, error) {
 	dir := filepath.Join(stateDir, issue)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	l, err := takeLock(filepath.Join(dir, LockFile), issue, holder)
 	if err != nil {
-		return nil, fmt.Errorf("open the lock: %w", err)
+		return nil, err
 	}
-	if err := lockBriefly(f); err != nil {
-		b := make([]byte, 512)
-		n, _ := f.ReadAt(b, 0)
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &BusyError{Issue: issue, Holder: strings.TrimSpace(string(b[:n]))}
-		}
-		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
-	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(holder+"\n"), 0)
-	}
-	return &Journal{dir: dir, lock: f}, nil
-}
-
-// lockBriefly takes the lock without waiting for a run that holds it, but
-// lets a moment's shared lock pass: `malarun status` probes with one.
-func lockBriefly(f *os.File) error {
-	var err error
-	for range 10 {
-		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
-			return err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return err
+	l.keep(keepEvery)
+	return &Journal{dir: dir, lock: l}, nil
 }
 
 // Release drops the lock.
 func (j *Journal) Release() {
 	if j.lock != nil {
-		_ = j.lock.Truncate(0)
-		j.lock.Close()
+		j.lock.release()
 		j.lock = nil
 	}
 }
+
+// Lost is nil while this malarun holds the issue. Once another malarun has
+// taken the lock (possible only after the lock file was removed, and then
+// only for a malarun that cannot see this one: another host or PID
+// namespace), it says so, and every Save fails with it.
+func (j *Journal) Lost() error { return j.lock.lost() }
 
 // Dir is the issue's folder.
 func (j *Journal) Dir() string { return j.dir }
 
 // Load reads the record; ok is false when the issue has none yet.
 func (j *Journal) Load() (r Record, ok bool, err error) {
-	r, err = ReadRecord(filepath.Join(j.dir, RecordFile))
+	r, err = readPlaced(j.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Record{}, false, nil
 	}
 	return r, err == nil, err
+}
+
+// readPlaced reads the record of the issue folder dir and checks that it
+// belongs there (checkPlace).
+func readPlaced(dir string) (Record, error) {
+	path := filepath.Join(dir, RecordFile)
+	r, err := ReadRecord(path)
+	if err != nil {
+		return Record{}, err
+	}
+	if err := checkPlace(&r, dir); err != nil {
+		return Record{}, &DecodeError{Path: path, Err: err}
+	}
+	return r, nil
 }
 
 // Save writes the record atomically and durably: a temporary file, fsync,
@@ -115,12 +107,30 @@ func (j *Journal) Save(r Record) error { return j.save(r, true) }
 func (j *Journal) SaveQuick(r Record) error { return j.save(r, false) }
 
 func (j *Journal) save(r Record, durable bool) error {
-	r.Version = recordVersion
-	data, err := json.MarshalIndent(r, "", "  ")
+	// The lock first: a removed lock file (or folder) is made again before
+	// the record is written into it, and a lock another malarun took means
+	// the record is no longer this one's to write.
+	if err := j.lock.check(); err != nil {
+		return err
+	}
+	data, err := Encode(r)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(j.dir, RecordFile, append(data, '\n'), durable)
+	return writeAtomic(j.dir, RecordFile, data, durable)
+}
+
+// Encode is the record as it is written to disk. It fails only for a
+// record malarun should never build (a non-finite cost, a time outside
+// years 0-9999): values from outside are checked where they enter, and
+// FuzzRecordFromStream holds that no stream makes one.
+func Encode(r Record) ([]byte, error) {
+	r.Version = recordVersion
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode the record: %w", err)
+	}
+	return append(data, '\n'), nil
 }
 
 func writeAtomic(dir, name string, data []byte, durable bool) error {
@@ -199,25 +209,11 @@ func List(stateDir string) ([]Entry, error) {
 // Read reads one issue's record without locking; ok is false when there is none.
 func Read(stateDir, issue string) (Entry, bool) {
 	dir := filepath.Join(stateDir, issue)
-	r, err := ReadRecord(filepath.Join(dir, RecordFile))
+	r, err := readPlaced(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Entry{}, false
 	}
 	return Entry{Issue: issue, Record: r, Err: err, Locked: locked(dir)}, true
-}
-
-// locked tests the lock without taking it for long.
-func locked(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, LockFile))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
-		return true
-	}
-	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-	return false
 }
 
 // Holder describes this process for the lock file.

@@ -10,18 +10,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/retry"
 )
 
+const (
+	testRun     = "20261122T120401Z-3f9a1c"
+	testSession = "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"
+)
+
+// sample is a record as malarun writes it, for an issue folder under
+// /state (Save does not care where; Load moves RunDir to the folder read).
 func sample() Record {
 	return Record{
 		Issue: "issue-1", Status: Processing, Cwd: "/work", Home: "/home/u",
-		RunID: "r1", RunDir: "/state/issue-1/runs/r1", Runs: []string{"r1"}, Sessions: []string{"s1"},
-		SessionID: "s1", SessionTalked: true, SideEffects: map[string]int{"Bash": 2},
-		Running:  []retry.ToolCall{{Name: "Bash", Input: `{"command":"make"}`}},
+		RunID: testRun, RunDir: "/state/issue-1/runs/" + testRun, Runs: []string{testRun}, Sessions: []string{testSession},
+		SessionID: testSession, SessionTalked: true, SideEffects: map[string]int{"Bash": 2},
+		Running:  []ToolCall{{Name: "Bash", Input: `{"command":"make"}`}},
 		Attempts: 2, Reclaims: 1, Checkpoint: "## Goal", CostUSD: 0.5, TotalCostUSD: 1.5,
-		Owner: Owner{Pid: 42, Host: "h", StartedAt: time.Unix(1, 0).UTC()}, Tree: []ProcRef{{Pid: 7, StartTime: 99}},
-		Marker: "issue-1/r1",
+		Owner: Owner{Pid: 42, Host: "h", StartedAt: time.Unix(1, 0).UTC(), StartTime: 1234, BootID: "8d2f0c1e-7b7a-4a55-9f1e-2b3c4d5e6f70", PidNS: "4026531836"},
+		Tree:   []ProcRef{{Pid: 7, StartTime: 99}},
+		Marker: "issue-1/" + testRun,
 	}
 }
 
@@ -43,6 +50,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Fatalf("load: %v %v", ok, err)
 	}
 	want.Version = recordVersion
+	want.RunDir = filepath.Join(j.Dir(), "runs", testRun) // where the run folder is, not where the file said
 	a, _ := json.Marshal(want)
 	b, _ := json.Marshal(got)
 	if string(a) != string(b) {
@@ -101,6 +109,12 @@ func TestDamagedRecordsAreClearErrors(t *testing.T) {
 		"trailing":       string(good) + "{}",
 		"wrong type":     strings.Replace(string(good), `"attempts":2`, `"attempts":"two"`, 1),
 	}
+	for name, edit := range plantedRecords() {
+		r := sample()
+		edit(&r)
+		b, _ := Encode(r)
+		cases["planted "+name] = string(b)
+	}
 	for name, data := range cases {
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, "issue-1"), 0o700)
@@ -119,7 +133,7 @@ func TestListSortsAndReportsDamage(t *testing.T) {
 	for _, id := range []string{"b", "a"} {
 		j, _ := Acquire(dir, id, "x")
 		r := sample()
-		r.Issue = id
+		r.Issue, r.RunDir, r.Marker = id, filepath.Join("/state", id, "runs", testRun), id+"/"+testRun
 		j.Save(r)
 		j.Release()
 	}

@@ -9,11 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
-
-	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/retry"
 )
 
 // Status is where an issue's latest run stands.
@@ -41,8 +39,9 @@ const (
 
 // recordVersion is bumped when a field is added or changes meaning.
 // Version 2 added the statuses "waiting" and "stopped", RetryAt,
-// LimitType and Tasks.
-const recordVersion = 2
+// LimitType and Tasks. Version 3 added the owner's identity (start_time,
+// boot_id, pid_ns) and OutputFailures.
+const recordVersion = 3
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
 // fields added since are zero in it, which is what they mean there.
@@ -55,11 +54,47 @@ type ProcRef struct {
 	StartTime uint64 `json:"start_time"`
 }
 
-// Owner is the malarun that holds (or held) the issue.
+// Owner is the malarun that holds (or held) the issue. Its identity (since
+// version 3) lets a later malarun tell, without the lock, whether it still
+// runs: a pid means something only under the same boot and PID namespace,
+// and only with its start time.
 type Owner struct {
 	Pid       int       `json:"pid"`
 	Host      string    `json:"host"`
 	StartedAt time.Time `json:"started_at"`
+	// StartTime is the process's start in clock ticks since boot.
+	StartTime uint64 `json:"start_time,omitempty"`
+	BootID    string `json:"boot_id,omitempty"`
+	PidNS     string `json:"pid_ns,omitempty"`
+}
+
+// ToolCall is a tool call that had no result yet when the record was saved.
+// The record's own type: a change to the retry machine's types must not
+// change the file's format.
+type ToolCall struct {
+	Name  string `json:"name"`
+	Input string `json:"input"` // cut short, for the resume prompt
+}
+
+// Task is a background task of the CLI that was running when the record
+// was saved (see ToolCall on why the record has its own type).
+type Task struct {
+	ID          string `json:"id"`
+	Type        string `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+	Command     string `json:"command,omitempty"`
+	ToolUseID   string `json:"tool_use_id,omitempty"`
+	OutputFile  string `json:"output_file,omitempty"`
+}
+
+// OutputFailure is malarun's own output (its stderr, the --events file)
+// that could not be written during the run: a terminal that hung up, a log
+// reader that went away. The run went on without it; this says from when
+// the output is missing.
+type OutputFailure struct {
+	Output string    `json:"output"` // "stderr", "events"
+	Error  string    `json:"error"`
+	At     time.Time `json:"at"`
 }
 
 // Record is the state of one issue. It holds no secrets: paths, ids,
@@ -90,10 +125,10 @@ type Record struct {
 	SideEffects map[string]int `json:"side_effects,omitempty"`
 	// Running are the tool calls without a result yet: if malarun dies now,
 	// the resume prompt names them (the CLI drops them from the history).
-	Running []retry.ToolCall `json:"running,omitempty"`
+	Running []ToolCall `json:"running,omitempty"`
 	// Tasks are the CLI's background tasks still running: killed with the
 	// attempt, they never notify the resumed session, so its prompt names them.
-	Tasks []attempt.Task `json:"tasks,omitempty"`
+	Tasks []Task `json:"tasks,omitempty"`
 
 	Attempts      int     `json:"attempts"`       // in the current run
 	Reclaims      int     `json:"reclaims"`       // malaruns that died on this run in a row
@@ -119,6 +154,10 @@ type Record struct {
 	// Set with status Waiting; since version 2.
 	RetryAt   time.Time `json:"retry_at,omitzero"`
 	LimitType string    `json:"limit_type,omitempty"`
+
+	// OutputFailures are malarun's outputs that failed during the run, once
+	// each (since version 3).
+	OutputFailures []OutputFailure `json:"output_failures,omitempty"`
 }
 
 // DecodeError says a record cannot be read, naming the file.
@@ -158,16 +197,24 @@ func Decode(data []byte) (Record, error) {
 	if r.Version < 2 && (r.Status == Waiting || r.Status == Stopped || !r.RetryAt.IsZero() || r.LimitType != "" || len(r.Tasks) > 0) {
 		return Record{}, fmt.Errorf("a version %d record cannot have status %s, retry_at, limit_type or tasks (version 2 added them)", r.Version, r.Status)
 	}
+	if r.Version < 3 && (r.Owner.StartTime != 0 || r.Owner.BootID != "" || r.Owner.PidNS != "" || len(r.OutputFailures) > 0) {
+		return Record{}, fmt.Errorf("a version %d record cannot have the owner's start_time, boot_id or pid_ns, or output_failures (version 3 added them)", r.Version)
+	}
 	r.Version = recordVersion
-	if r.Issue == "" {
-		return Record{}, errors.New("no issue id")
+	if err := check(r); err != nil {
+		return Record{}, err
 	}
 	return r, nil
 }
 
+// MaxRecordBytes bounds what is read of a record: malarun's own records
+// are a few kilobytes (a checkpoint of at most 64 KiB is the largest
+// part), so anything near this was not written by malarun.
+const MaxRecordBytes = 16 << 20
+
 // ReadRecord reads and decodes the record at path.
 func ReadRecord(path string) (Record, error) {
-	b, err := os.ReadFile(path)
+	b, err := readAtMost(path, MaxRecordBytes)
 	if err != nil {
 		return Record{}, err
 	}
@@ -176,4 +223,21 @@ func ReadRecord(path string) (Record, error) {
 		return Record{}, &DecodeError{Path: path, Err: err}
 	}
 	return r, nil
+}
+
+// readAtMost reads a file that must not be larger than limit bytes.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &DecodeError{Path: path, Err: fmt.Errorf("it is over %d MiB, far larger than any record malarun writes", limit>>20)}
+	}
+	return b, nil
 }

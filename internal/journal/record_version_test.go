@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ func TestReadsVersion1Record(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Version != recordVersion || r.Issue != "issue-1" || r.Status != Interrupted || r.SessionID != "s1" ||
+	if r.Version != recordVersion || r.Issue != "issue-1" || r.Status != Interrupted || r.SessionID != "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7" ||
 		r.Attempts != 2 || r.ExitCode != 143 || len(r.Running) != 1 || r.Running[0].Name != "Bash" {
 		t.Errorf("v1 record read as %+v", r)
 	}
@@ -34,8 +35,33 @@ func TestReadsVersion1Record(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(j.Dir(), RecordFile))
-	if !strings.Contains(string(b), `"version": 2`) || strings.Contains(string(b), "retry_at") || strings.Contains(string(b), "limit_type") {
+	if !strings.Contains(string(b), fmt.Sprintf(`"version": %d`, recordVersion)) || strings.Contains(string(b), "retry_at") || strings.Contains(string(b), "limit_type") {
 		t.Errorf("saved again as:\n%s", b)
+	}
+}
+
+// TestReadsVersion2Record: testdata/record-v2.json is the record malarun
+// 2 wrote (main of 2026-11-23) for a run it was asked to stop (SIGTERM)
+// while the real CLI ran a Bash call. It still reads, in the issue folder
+// it belongs to, with the fields version 3 added left zero.
+func TestReadsVersion2Record(t *testing.T) {
+	b, err := os.ReadFile("testdata/record-v2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "issue-1")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, RecordFile), b, 0o600)
+	r, err := readPlaced(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != Interrupted || r.SessionID != "05a62f4f-503f-4122-a79e-434d92ffda00" || len(r.Running) != 1 ||
+		r.RunDir != filepath.Join(dir, "runs", "20261123T183013Z-2e7ee2") || r.Owner.Host != "vm" {
+		t.Errorf("v2 record read as %+v", r)
+	}
+	if r.Owner.StartTime != 0 || r.Owner.BootID != "" || r.Owner.PidNS != "" || r.OutputFailures != nil {
+		t.Errorf("fields added in v3 are not zero: %+v %v", r.Owner, r.OutputFailures)
 	}
 }
 
@@ -61,6 +87,7 @@ func TestWaitingRecordRoundTrip(t *testing.T) {
 		t.Fatalf("load: %v %v", ok, err)
 	}
 	want.Version = recordVersion
+	want.RunDir = filepath.Join(j.Dir(), "runs", testRun)
 	a, _ := json.Marshal(want)
 	g, _ := json.Marshal(got)
 	if string(a) != string(g) {
@@ -86,6 +113,27 @@ func TestVersion1CannotHoldVersion2Fields(t *testing.T) {
 		}
 		if _, err := Decode([]byte(data)); err == nil || !strings.Contains(err.Error(), "version 2 added") {
 			t.Errorf("%s in a v1 record: err = %v", name, err)
+		}
+	}
+}
+
+// TestVersion2CannotHoldVersion3Fields, as above, one version on.
+func TestVersion2CannotHoldVersion3Fields(t *testing.T) {
+	v2, err := os.ReadFile("testdata/record-v2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string][2]string{
+		"owner start_time": {`"host": "vm",`, `"host": "vm", "start_time": 5,`},
+		"owner boot_id":    {`"host": "vm",`, `"host": "vm", "boot_id": "8d2f0c1e",`},
+		"output_failures":  {`"exit_code": 143`, `"output_failures": [{"output": "stderr", "error": "broken pipe", "at": "2026-11-23T18:30:14Z"}], "exit_code": 143`},
+	} {
+		data := strings.Replace(string(v2), edit[0], edit[1], 1)
+		if data == string(v2) {
+			t.Fatalf("%s: the fixture has no %q", name, edit[0])
+		}
+		if _, err := Decode([]byte(data)); err == nil || !strings.Contains(err.Error(), "version 3 added") {
+			t.Errorf("%s in a v2 record: err = %v", name, err)
 		}
 	}
 }

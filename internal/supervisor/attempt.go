@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
@@ -105,6 +106,11 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		started:    time.Now(),
 	}
 	res.log.sessionID = spec.sessionID
+	if !journal.ValidSessionID(spec.sessionID) {
+		// Every id is checked where it enters (the record, malarun's own);
+		// this is the last guard before it becomes an argument.
+		return nil, fmt.Errorf("refusing to pass %q to claude as a session id", spec.sessionID)
+	}
 	stdout, err := createExclusive(res.stdoutPath)
 	if err != nil {
 		return nil, err
@@ -225,7 +231,11 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 				apply(m.Step(attempt.Input{Kind: attempt.StreamEnd}, time.Now()))
 				continue
 			}
+			other := res.log.otherSession
 			res.log.observe(ev)
+			if other == "" && res.log.otherSession != "" {
+				log.Warn().Str("claude_session", res.log.otherSession).Msg("claude named another session than the one malarun gave it; malarun keeps its own")
+			}
 			r.logLine(log, ev)
 			pressure := r.observeContext(log, ev)
 			stopping := m.Ending() != attempt.None

@@ -9,20 +9,25 @@ import (
 // attemptLog accumulates what the stream of one attempt said: enough to
 // classify how it ended and to tell the retry logic what happened.
 type attemptLog struct {
-	sessionID  string // from the init line, else the one malarun asked for
-	sawInit    bool
-	lines      int64
-	malformed  int64
-	cutShort   bool
-	assistants int              // top-level and sub-agent assistant messages
-	toolCalls  []stream.ToolUse // every tool_use seen, in order
-	result     *stream.Event    // the last result line, if any: it decides
-	results    []ResultReport   // every result line, in order
-	cliVersion string           // claude_code_version of the init line
-	authRetry  *stream.Event    // an api_retry line reporting a 401
-	rateLimit  *stream.Event    // a rate_limit_event that was rejected (or named an error code)
-	costUSD    float64
-	lastText   string // the text of the last top-level assistant message
+	// sessionID is the session malarun started or resumed: the CLI keeps
+	// the id it is given, and an id read from the stream is never used (it
+	// would become an argument of the next claude). otherSession is the
+	// first other id the stream named, if any, for a warning.
+	sessionID    string
+	otherSession string
+	sawInit      bool
+	lines        int64
+	malformed    int64
+	cutShort     bool
+	assistants   int              // top-level and sub-agent assistant messages
+	toolCalls    []stream.ToolUse // every tool_use seen, in order
+	result       *stream.Event    // the last result line, if any: it decides
+	results      []ResultReport   // every result line, in order
+	cliVersion   string           // claude_code_version of the init line
+	authRetry    *stream.Event    // an api_retry line reporting a 401
+	rateLimit    *stream.Event    // a rate_limit_event that was rejected (or named an error code)
+	costUSD      float64
+	lastText     string // the text of the last top-level assistant message
 }
 
 func (a *attemptLog) observe(ev stream.Event) {
@@ -35,8 +40,8 @@ func (a *attemptLog) observe(ev stream.Event) {
 		a.cutShort = true
 		return
 	}
-	if ev.SessionID != "" && (a.sessionID == "" || ev.Type == "system" && ev.Subtype == "init") {
-		a.sessionID = ev.SessionID
+	if ev.SessionID != "" && ev.SessionID != a.sessionID && a.otherSession == "" {
+		a.otherSession = ev.SessionID
 	}
 	switch ev.Type {
 	case "system":

@@ -41,6 +41,15 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 	if err != nil && !r.cfg.Reset {
 		return nil, &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}
+	if exists && (old.Status == journal.Processing || old.Status == journal.Waiting) && r.ownerAlive(old.Owner) {
+		// The lock was free only because its file was removed (a cleanup
+		// job, a tidied state directory): the malarun that holds the run is
+		// alive. Taking it over would kill its work; even --reset must not.
+		o := old.Owner
+		return nil, &RunError{Kind: outcome.Busy, Detail: fmt.Sprintf(
+			"issue %s is being run by another malarun (pid %d on %s since %s); its lock file was missing, so the record's owner was checked: it is alive",
+			old.Issue, o.Pid, o.Host, o.StartedAt.UTC().Format(time.RFC3339))}
+	}
 	if exists && old.Status == journal.Processing {
 		// Its malarun died: whatever comes next (a reclaim, --reset, or
 		// poison), what it left running must not go on beside it.
@@ -141,20 +150,41 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 	return p, nil
 }
 
+// ownerAlive reports whether the recorded owner is provably alive: seen
+// from the same boot and PID namespace (else its pid names a stranger or
+// nothing), under its recorded start time (else the pid was reused). When
+// that cannot be told (another host or container, an older record), the
+// lock alone decides, as it always has (README "The lock needs a file
+// system with real locks").
+func (r *runner) ownerAlive(o journal.Owner) bool {
+	if o.Pid <= 0 || o.StartTime == 0 || !r.self.SameView(ownerIdentity(o)) {
+		return false
+	}
+	if o.Pid == r.self.Pid && o.StartTime == r.self.StartTime {
+		// This process ran the issue before (a program that calls Run more
+		// than once) and let go of it: the lock it holds now says so.
+		return false
+	}
+	return proc.Alive(o.Pid, o.StartTime)
+}
+
+func ownerIdentity(o journal.Owner) proc.Identity {
+	return proc.Identity{Pid: o.Pid, StartTime: o.StartTime, BootID: o.BootID, PidNS: o.PidNS}
+}
+
 // endLeftovers ends what a dead malarun's run left running: its recorded
 // processes (checked by start time) and anything carrying the run's marker.
 func (r *runner) endLeftovers(rec journal.Record) {
 	var refs []proc.Ref
-	host, _ := os.Hostname()
-	if rec.Owner.Host == host {
-		// Recorded pids mean something only on the host (and in the PID
-		// namespace) that recorded them; elsewhere they name strangers.
+	if r.self.SameView(ownerIdentity(rec.Owner)) {
+		// Recorded pids mean something only in the boot and the PID
+		// namespace that recorded them; elsewhere they name strangers.
 		// The marker search below only finds processes of this run.
 		for _, t := range rec.Tree {
 			refs = append(refs, proc.Ref{Pid: t.Pid, StartTime: t.StartTime})
 		}
 	} else if len(rec.Tree) > 0 {
-		r.log.Warn().Str("owner_host", rec.Owner.Host).Msg("the run's malarun died on another host: its processes there are out of reach (a container's end kills them)")
+		r.log.Warn().Str("owner_host", rec.Owner.Host).Msg("the run's malarun died on another host or in another container: its recorded processes are not signalled (a container's end kills them); those this one can see are found by the run's marker")
 	}
 	found, left := proc.EndMarked(markerEnv+"="+rec.Marker, refs, r.cfg.KillGrace)
 	if found > 0 {

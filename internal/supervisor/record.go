@@ -19,10 +19,41 @@ import (
 // later malarun could not continue the run: that ends the run.
 func (r *runner) save() error {
 	r.rec.UpdatedAt = time.Now()
+	r.noteOutputFailures()
 	if err := r.records.Save(r.rec); err != nil {
+		if lost, ok := errors.AsType[*journal.LostError](err); ok {
+			// Another malarun runs the issue now: exit 7, as if it had
+			// held the issue from the start.
+			return &RunError{Kind: outcome.Busy, Detail: lost.Error()}
+		}
 		return fmt.Errorf("record the run: %w", err) // malarun's own trouble: exit 1
 	}
 	return nil
+}
+
+// maxOutputFailures bounds the failures a record keeps: one per output per
+// invocation, over as many invocations as resume the run.
+const maxOutputFailures = 16
+
+// noteOutputFailures copies into the record the outputs that failed since
+// the last save, once each (Deps.OutputFailures).
+func (r *runner) noteOutputFailures() {
+	if r.outputFailures == nil {
+		return
+	}
+	for _, f := range r.outputFailures() {
+		if r.notedOutputs[f.Output] {
+			continue
+		}
+		if r.notedOutputs == nil {
+			r.notedOutputs = map[string]bool{}
+		}
+		r.notedOutputs[f.Output] = true
+		r.rec.OutputFailures = append(r.rec.OutputFailures, f)
+		if n := len(r.rec.OutputFailures); n > maxOutputFailures {
+			r.rec.OutputFailures = slices.Clone(r.rec.OutputFailures[n-maxOutputFailures:])
+		}
+	}
 }
 
 // recordAttemptStart notes the session and the CLI's process before the
@@ -60,11 +91,11 @@ func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, t
 			changed = true
 		}
 	}
-	if calls := toolCalls(outstanding); !sameCalls(calls, r.rec.Running) {
+	if calls := recordCalls(outstanding); !slices.Equal(calls, r.rec.Running) {
 		r.rec.Running, changed = calls, true
 	}
-	if !slices.Equal(tasks, r.rec.Tasks) {
-		r.rec.Tasks, changed = slices.Clone(tasks), true
+	if rt := recordTasks(tasks); !slices.Equal(rt, r.rec.Tasks) {
+		r.rec.Tasks, changed = rt, true
 	}
 	if !changed {
 		return
@@ -75,16 +106,47 @@ func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, t
 	}
 }
 
-func sameCalls(a, b []retry.ToolCall) bool {
-	if len(a) != len(b) {
-		return false
+// The record has its own types for tool calls and tasks (journal owns its
+// file format); these convert to and from them.
+
+func recordCalls(tus []stream.ToolUse) []journal.ToolCall {
+	if len(tus) == 0 {
+		return nil
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	calls := make([]journal.ToolCall, len(tus))
+	for i, tu := range tus {
+		calls[i] = journal.ToolCall{Name: tu.Name, Input: tu.Input}
 	}
-	return true
+	return calls
+}
+
+func recordTasks(tasks []attempt.Task) []journal.Task {
+	if len(tasks) == 0 {
+		return nil
+	}
+	out := make([]journal.Task, len(tasks))
+	for i, tk := range tasks {
+		out[i] = journal.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
+			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
+	}
+	return out
+}
+
+func callsOfRecord(calls []journal.ToolCall) []retry.ToolCall {
+	out := make([]retry.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = retry.ToolCall{Name: c.Name, Input: c.Input}
+	}
+	return out
+}
+
+func tasksOfRecord(tasks []journal.Task) []attempt.Task {
+	out := make([]attempt.Task, len(tasks))
+	for i, tk := range tasks {
+		out[i] = attempt.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
+			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
+	}
+	return out
 }
 
 // recordDecision folds an attempt and the retry machine's state into the
@@ -99,8 +161,8 @@ func (r *runner) recordDecision(s retry.State, res *attemptResult) {
 	r.rec.CostUSD = s.CostUSD
 	r.rec.Checkpoint = r.checkpoint // cleared by a fallback, see loop
 	r.rec.Tree = nil
-	r.rec.Running = toolCalls(res.cutOff)
-	r.rec.Tasks = res.cutTasks
+	r.rec.Running = recordCalls(res.cutOff)
+	r.rec.Tasks = recordTasks(res.cutTasks)
 }
 
 // finishRecord records how the run ended. An interrupted, stopped or
@@ -146,6 +208,9 @@ func (r *runner) finishRecord(err error) error {
 		r.rec.Reclaims = 0
 	}
 	if serr := r.save(); serr != nil {
+		if errors.Is(serr, outcome.Busy) {
+			return serr // the record is another malarun's to write now
+		}
 		ended := "succeeded"
 		if err != nil {
 			ended = "ended: " + err.Error()

@@ -1,11 +1,19 @@
 package supervisor_test
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
 )
@@ -63,4 +71,102 @@ func journalOf(t *testing.T, h *harness) (journal.Record, bool, error) {
 	t.Helper()
 	e, ok := journal.Read(h.cfg.StateDir, h.cfg.IssueID)
 	return e.Record, ok, e.Err
+}
+
+// A record in processing whose lock is free is reclaimed: its malarun died.
+// But when its owner is provably alive (same boot and PID namespace, the
+// pid under its recorded start time), the lock file was only removed: the
+// run is not taken over, even with --reset, and nothing of it is killed.
+func TestLiveOwnerIsNeverTakenOver(t *testing.T) {
+	owner := startSleeper(t) // stands in for the malarun that holds the run
+	for _, reset := range []bool{false, true} {
+		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl")
+		h.cfg.Reset = reset
+		rec := plantRecord(t, h, func(r *journal.Record) {
+			self := proc.Self()
+			start, _ := proc.StartTime(owner.Process.Pid)
+			r.Status = journal.Processing
+			r.Owner = journal.Owner{Pid: owner.Process.Pid, Host: "box", StartedAt: time.Now(), StartTime: start, BootID: self.BootID, PidNS: self.PidNS}
+			r.Tree = []journal.ProcRef{{Pid: owner.Process.Pid, StartTime: start}}
+		})
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.Busy, fmt.Sprintf("pid %d on box", owner.Process.Pid))
+		if !proc.Alive(owner.Process.Pid, 0) {
+			t.Fatal("the live owner's recorded process was killed")
+		}
+		if got, _, _ := journalOf(t, h); got.Status != journal.Processing || got.Reclaims != rec.Reclaims || got.Owner.Pid != owner.Process.Pid {
+			t.Errorf("reset %v: the record was changed: %+v", reset, got)
+		}
+		if len(h.attempts()) != 0 {
+			t.Errorf("reset %v: claude was started", reset)
+		}
+	}
+}
+
+// The owner's pid alive under another start time is a stranger that
+// reuses the pid: the run is reclaimed and the stranger left alone.
+func TestReusedOwnerPidIsReclaimedAndLeftAlone(t *testing.T) {
+	stranger := startSleeper(t)
+	h := newHarness(t, testchild.ResumeAware)
+	plantRecord(t, h, func(r *journal.Record) {
+		self := proc.Self()
+		start, _ := proc.StartTime(stranger.Process.Pid)
+		r.Status = journal.Processing
+		r.Owner = journal.Owner{Pid: stranger.Process.Pid, Host: "box", StartTime: start + 1, BootID: self.BootID, PidNS: self.PidNS}
+		r.Tree = []journal.ProcRef{{Pid: stranger.Process.Pid, StartTime: start + 1}}
+	})
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("reclaim: %v\n%s", err, h.logs.String())
+	}
+	if !proc.Alive(stranger.Process.Pid, 0) {
+		t.Error("a process that only reuses a recorded pid was killed")
+	}
+	if got, _, _ := journalOf(t, h); got.Status != journal.Succeeded {
+		t.Errorf("record %+v", got)
+	}
+}
+
+// startSleeper starts a process that lives until the test ends.
+func startSleeper(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = testchild.Env(testchild.IgnoreTerm)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // its init line: it runs
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// plantRecord writes a record for h's issue as a malarun that is not
+// running would have left it: a run folder with its prompt, a session.
+func plantRecord(t *testing.T, h *harness, edit func(*journal.Record)) journal.Record {
+	t.Helper()
+	j, err := journal.Acquire(h.cfg.StateDir, h.cfg.IssueID, "planted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	runID := journal.NewRunID(time.Now())
+	runDir := filepath.Join(j.Dir(), "runs", runID)
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(runDir, "prompt.md"), h.cfg.Prompt, 0o600)
+	cwd, _ := os.Getwd()
+	rec := journal.Record{Issue: h.cfg.IssueID, Status: journal.Interrupted, Cwd: cwd, Home: os.Getenv("HOME"),
+		RunID: runID, RunDir: runDir, Runs: []string{runID}, Sessions: []string{testchild.SessionID},
+		SessionID: testchild.SessionID, SessionTalked: true, Attempts: 1, Marker: h.cfg.IssueID + "/" + runID}
+	edit(&rec)
+	if err := j.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }

@@ -50,6 +50,12 @@ type Deps struct {
 	// limit's reset; nil: real time). Tests pass one that fires at once
 	// and records how long was asked for.
 	After func(time.Duration) <-chan time.Time
+	// OutputFailures reports malarun's own outputs that could not be
+	// written so far (stderr, the --events file: a terminal that hung up, a
+	// reader that went away). The run goes on without them; each is noted
+	// once in the record at its next save (nil: none are watched). It must
+	// be safe to call from the supervisor's goroutine at any time.
+	OutputFailures func() []journal.OutputFailure
 }
 
 // RecordWriter saves the issue's record: Save durably (at transitions),
@@ -77,6 +83,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		monitor:        ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
 		sideEffectFree: cfg.retryPolicy().SideEffectFree,
 		budget:         usagelimit.Budget{Total: cfg.LimitWait}, rnd: deps.Rand, after: deps.After,
+		self: proc.Self(),
 	}
 	if r.rnd == nil {
 		r.rnd = rand.Float64
@@ -105,7 +112,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		return Report{}, err
 	}
 	r.rec = pl.rec
-	r.rec.Owner = journal.Owner{Pid: os.Getpid(), Host: host, StartedAt: started}
+	r.rec.Owner = journal.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
+		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}
 	r.rec.Status, r.rec.ExitCode, r.rec.Reason = journal.Processing, 0, ""
 	r.runDir = r.rec.RunDir
 	r.cfg.Cwd = r.rec.Cwd
@@ -161,7 +169,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 	sessionPrompt := pl.prompt
 	if pl.resumed {
 		data := promptData{IssueID: cfg.IssueID, Task: string(task), Checkpoint: r.checkpoint,
-			Interrupted: r.rec.Running, Tasks: r.rec.Tasks, Reason: "the previous malarun stopped before the run ended"}
+			Interrupted: callsOfRecord(r.rec.Running), Tasks: tasksOfRecord(r.rec.Tasks), Reason: "the previous malarun stopped before the run ended"}
 		if pl.limited != nil {
 			data.LimitNote = limitNote(*pl.limited)
 		}

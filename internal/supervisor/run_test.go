@@ -153,8 +153,13 @@ func TestSuccessPrintsResultAndPassesProtocolFlags(t *testing.T) {
 	if h.stdout.String() != "Hello from mock\n" {
 		t.Errorf("stdout %q", h.stdout.String())
 	}
-	if rep.Attempts != 1 || rep.CostUSD != 0.750625 || rep.SessionID != "4ff18c41-0db8-4141-8ca3-59af0fe7a255" {
-		t.Errorf("report %+v", rep)
+	// The session is the one malarun gave the CLI, whatever the stream names
+	// (the recording's own id differs here): a stream's id never becomes an argument.
+	if _, id := sessionFlag(t, h.attempts()[0]); rep.Attempts != 1 || rep.CostUSD != 0.750625 || rep.SessionID != id {
+		t.Errorf("report %+v, want session %s", rep, id)
+	}
+	if !strings.Contains(h.logs.String(), `"claude_session":"4ff18c41-0db8-4141-8ca3-59af0fe7a255","message":"claude named another session`) {
+		t.Errorf("no warning about the stream's other session id:\n%s", h.logs.String())
 	}
 	args := []byte(h.attempts()[0])
 	want := regexp.MustCompile(`^-p\n--output-format\nstream-json\n--verbose\n--include-partial-messages\n--session-id\n[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n--model\nsonnet\n--stdin--\nFix the bug\.$`)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/malarun/malarun/internal/journal"
 )
 
 // createRunDir makes <stateDir>/<issue>/runs/<run-id>/, a folder no earlier
@@ -18,7 +20,7 @@ func createRunDir(stateDir, issue string, now time.Time) (string, error) {
 		return "", fmt.Errorf("create state directory: %w", err)
 	}
 	for range 10 {
-		dir := filepath.Join(runs, now.UTC().Format("20060102T150405Z")+"-"+randomHex(3))
+		dir := filepath.Join(runs, journal.NewRunID(now))
 		err := os.Mkdir(dir, 0o700)
 		if err == nil {
 			return dir, nil
@@ -41,12 +43,6 @@ func writePrivate(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
-	return hex.EncodeToString(b)
 }
 
 // newSessionID returns a random (version 4) UUID for --session-id, so that

@@ -24,6 +24,9 @@ type runner struct {
 	ctxDone <-chan struct{}
 	monitor *ctxpressure.Monitor
 
+	// self is this malarun's process identity, recorded as the run's
+	// owner and compared with a recorded owner's.
+	self       proc.Identity
 	journal    *journal.Journal
 	records    RecordWriter   // where the record is saved: the journal, or a test's wrapper
 	rec        journal.Record // the record, saved at every transition
@@ -47,6 +50,11 @@ type runner struct {
 	after func(time.Duration) <-chan time.Time
 
 	versionWarned bool // the CLI's version was outside the tested range: said once per run
+
+	// outputFailures are malarun's outputs that failed (Deps.OutputFailures);
+	// notedOutputs, those already in the record.
+	outputFailures func() []journal.OutputFailure
+	notedOutputs   map[string]bool
 
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once

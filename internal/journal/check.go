@@ -1,0 +1,216 @@
+package journal
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// A record is read back by a later malarun, which acts on it: it resumes
+// the session it names (an argument of claude), reads and writes the run
+// folder it names, and signals the processes it names. The file may have
+// been edited, restored from an old CI cache or planted, so every field
+// that names a path, a pid, a session or a host is checked against what
+// malarun itself writes; a record that fails is damaged (exit 2, `status`
+// says so, --reset starts over), never followed.
+
+// runIDLayout is the time part of a run id; a dash and six hex digits follow.
+const runIDLayout = "20060102T150405Z"
+
+// NewRunID names a run started at now: sortable by time, and unique enough
+// with its random part (a folder of that name is created exclusively).
+func NewRunID(now time.Time) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	return now.UTC().Format(runIDLayout) + "-" + hex.EncodeToString(b)
+}
+
+// ValidRunID reports whether id is of the form NewRunID makes.
+func ValidRunID(id string) bool {
+	stamp, suffix, ok := strings.Cut(id, "-")
+	if !ok || len(suffix) != 6 || !isLowerHex(suffix) {
+		return false
+	}
+	_, err := time.Parse(runIDLayout, stamp)
+	return err == nil && len(stamp) == len(runIDLayout)
+}
+
+// ValidSessionID reports whether id looks like the CLI's session ids and
+// malarun's own (`--session-id`): a UUID in lower-case hex. Only such ids
+// are ever passed to claude or kept: a session id becomes the word after
+// --resume, and an id such as "--dangerously-skip-permissions" would be a flag.
+func ValidSessionID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch i {
+		case 8, 13, 18, 23:
+			if id[i] != '-' {
+				return false
+			}
+		default:
+			if !isLowerHex(id[i : i+1]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// MaxUSD bounds a cost in a record. The stream's own bound is per process
+// (docs/design.md §D14); summed over every attempt of every run of an issue
+// it stays far below this, which keeps every sum finite.
+const MaxUSD = 1e12
+
+// RetryAt lies in [2000-01-01, 2100-01-01) (unix seconds): a usage limit
+// resets within days, and any time in this range encodes as RFC 3339.
+const (
+	earliestRetryAt = 946684800
+	latestRetryAt   = 4102444800
+)
+
+// check refuses what malarun never writes. It needs only the record; where
+// the record lies (its folder) is checked by checkPlace.
+func check(r Record) error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if r.Issue == "" {
+		bad("no issue id")
+	}
+	if r.RunID != "" && !ValidRunID(r.RunID) {
+		bad("run_id %q is not a run id malarun makes", r.RunID)
+	}
+	for _, id := range r.Runs {
+		if !ValidRunID(id) {
+			bad("runs holds %q, not a run id malarun makes", id)
+		}
+	}
+	if (r.RunID == "") != (r.RunDir == "") {
+		bad("run_id %q and run_dir %q must be set together", r.RunID, r.RunDir)
+	}
+	if want := markerOf(r.Issue, r.RunID); r.Marker != want {
+		bad("marker %q is not %q", r.Marker, want)
+	}
+	if r.SessionID != "" && !ValidSessionID(r.SessionID) {
+		bad("session_id %q is not a session id", r.SessionID)
+	}
+	for _, id := range r.Sessions {
+		if !ValidSessionID(id) {
+			bad("sessions holds %q, not a session id", id)
+		}
+	}
+	if !isPath(r.Cwd, false) {
+		bad("cwd %q is not an absolute path", r.Cwd)
+	}
+	if !isPath(r.Home, true) {
+		bad("home %q is not an absolute path", r.Home)
+	}
+	checkOwner(r.Owner, bad)
+	for _, p := range r.Tree {
+		// A pid is signalled only as the process that started at its
+		// recorded time: 0 would match any process, and pid 1 or less is
+		// init, a process group or every process.
+		if p.Pid <= 1 || p.StartTime == 0 {
+			bad("tree holds pid %d with start time %d", p.Pid, p.StartTime)
+		}
+	}
+	if r.Attempts < 0 || r.Reclaims < 0 || r.Continuations < 0 {
+		bad("negative counts (attempts %d, reclaims %d, continuations %d)", r.Attempts, r.Reclaims, r.Continuations)
+	}
+	for tool, n := range r.SideEffects {
+		if n < 0 {
+			bad("side_effects of %q is %d", tool, n)
+		}
+	}
+	for name, v := range map[string]float64{"cost_usd": r.CostUSD, "total_cost_usd": r.TotalCostUSD} {
+		if !ValidUSD(v) {
+			bad("%s %g is not an amount malarun records (0 to %g)", name, v, MaxUSD)
+		}
+	}
+	if r.ExitCode < 0 || r.ExitCode > 255 {
+		bad("exit_code %d is not an exit code", r.ExitCode)
+	}
+	if at := r.RetryAt.Unix(); !r.RetryAt.IsZero() && (at < earliestRetryAt || at >= latestRetryAt) {
+		bad("retry_at %s is not a time a usage limit resets at", r.RetryAt.Format(time.RFC3339))
+	}
+	for _, f := range r.OutputFailures {
+		if f.Output != "stderr" && f.Output != "events" {
+			bad("output_failures names the output %q", f.Output)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidUSD reports whether v is an amount a record can hold.
+func ValidUSD(v float64) bool {
+	return !math.IsNaN(v) && v >= 0 && v <= MaxUSD
+}
+
+func checkOwner(o Owner, bad func(string, ...any)) {
+	if o.Pid < 0 {
+		bad("owner pid %d", o.Pid)
+	}
+	if len(o.Host) > 255 || strings.ContainsFunc(o.Host, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		bad("owner host %q is not a host name", o.Host)
+	}
+	if len(o.BootID) > 64 || strings.ContainsFunc(o.BootID, func(r rune) bool { return !(r == '-' || isLowerHex(string(r))) }) {
+		bad("owner boot_id %q is not a boot id", o.BootID)
+	}
+	if len(o.PidNS) > 20 || strings.ContainsFunc(o.PidNS, func(r rune) bool { return r < '0' || r > '9' }) {
+		bad("owner pid_ns %q is not a namespace number", o.PidNS)
+	}
+}
+
+// isPath: an absolute, clean path without NUL (it becomes the CLI's working
+// directory or HOME), or "" where empty is allowed.
+func isPath(p string, emptyOK bool) bool {
+	if p == "" {
+		return emptyOK
+	}
+	return filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0)
+}
+
+func markerOf(issue, runID string) string {
+	if runID == "" {
+		return ""
+	}
+	return issue + "/" + runID
+}
+
+// checkPlace checks the record against the folder it was read from, dir
+// (<state_dir>/<issue>): it is that issue's, and its run folder lies in
+// dir/runs. A state directory moved or restored at another path keeps its
+// records usable: RunDir is then set to where the run folder is now, and
+// malarun only ever uses that path, never one read from the file.
+func checkPlace(r *Record, dir string) error {
+	issue := filepath.Base(dir)
+	if r.Issue != issue {
+		return fmt.Errorf("the record is issue %q's, but lies in %s", r.Issue, dir)
+	}
+	if r.RunID == "" {
+		return nil
+	}
+	rd := r.RunDir
+	if !isPath(rd, false) || filepath.Base(rd) != r.RunID || filepath.Base(filepath.Dir(rd)) != "runs" ||
+		filepath.Base(filepath.Dir(filepath.Dir(rd))) != issue {
+		return fmt.Errorf("run_dir %q is not <state_dir>/%s/runs/%s", rd, issue, r.RunID)
+	}
+	r.RunDir = filepath.Join(dir, "runs", r.RunID)
+	return nil
+}

@@ -1,0 +1,163 @@
+package journal
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// plantedRecords are records malarun never writes, each with one field an
+// edited, restored or planted file could hold: each must be refused as
+// damaged, never followed.
+func plantedRecords() map[string]func(*Record) {
+	return map[string]func(*Record){
+		"session id is a flag":    func(r *Record) { r.SessionID = "--dangerously-skip-permissions" },
+		"session id upper case":   func(r *Record) { r.SessionID = strings.ToUpper(testSession) },
+		"session list":            func(r *Record) { r.Sessions = []string{testSession, "../../etc"} },
+		"run id a path":           func(r *Record) { r.RunID, r.Runs = "../../..", []string{"../../.."} },
+		"runs holds a path":       func(r *Record) { r.Runs = []string{testRun, "/etc"} },
+		"run dir alone":           func(r *Record) { r.RunID, r.Runs, r.Marker = "", nil, "" },
+		"marker of another run":   func(r *Record) { r.Marker = "issue-1/20261122T120401Z-000000" },
+		"marker prefix":           func(r *Record) { r.Marker = "issue" },
+		"cwd relative":            func(r *Record) { r.Cwd = "work" },
+		"cwd unclean":             func(r *Record) { r.Cwd = "/work/../etc" },
+		"cwd with NUL":            func(r *Record) { r.Cwd = "/work\x00x" },
+		"home relative":           func(r *Record) { r.Home = "home" },
+		"tree pid 1":              func(r *Record) { r.Tree = []ProcRef{{Pid: 1, StartTime: 5}} },
+		"tree pid 0":              func(r *Record) { r.Tree = []ProcRef{{Pid: 0, StartTime: 5}} },
+		"tree pid -1":             func(r *Record) { r.Tree = []ProcRef{{Pid: -1, StartTime: 5}} },
+		"tree without start time": func(r *Record) { r.Tree = []ProcRef{{Pid: 4242, StartTime: 0}} },
+		"owner pid negative":      func(r *Record) { r.Owner.Pid = -1 },
+		"owner host escape":       func(r *Record) { r.Owner.Host = "h\x1b]0;pwned\x07" },
+		"owner boot id":           func(r *Record) { r.Owner.BootID = "not a boot id" },
+		"owner pid ns":            func(r *Record) { r.Owner.PidNS = "pid:[1]" },
+		"negative attempts":       func(r *Record) { r.Attempts = -1 },
+		"negative side effects":   func(r *Record) { r.SideEffects = map[string]int{"Bash": -3} },
+		"cost 1e308":              func(r *Record) { r.TotalCostUSD = 1e308 },
+		"cost negative":           func(r *Record) { r.CostUSD = -0.5 },
+		"exit code 256":           func(r *Record) { r.ExitCode = 256 },
+		"retry at year 9999":      func(r *Record) { r.RetryAt = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"retry at 1970":           func(r *Record) { r.RetryAt = time.Unix(5, 0) },
+		"unknown output":          func(r *Record) { r.OutputFailures = []OutputFailure{{Output: "/dev/tty", Error: "x"}} },
+		"no issue":                func(r *Record) { r.Issue = "" },
+	}
+}
+
+func TestPlantedRecordsAreDamaged(t *testing.T) {
+	for name, edit := range plantedRecords() {
+		r := sample()
+		edit(&r)
+		b, err := Encode(r)
+		if err != nil {
+			t.Fatalf("%s: encode: %v", name, err)
+		}
+		if _, err := Decode(b); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := Decode(mustEncode(t, sample())); err != nil {
+		t.Fatalf("the unedited sample is refused: %v", err)
+	}
+}
+
+func mustEncode(t *testing.T, r Record) []byte {
+	t.Helper()
+	b, err := Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A record is followed only from the issue folder it belongs to, and its
+// run folder is always that issue's runs/<run id>: never a path from the file.
+func TestRecordIsCheckedAgainstItsFolder(t *testing.T) {
+	state := t.TempDir()
+	dir := filepath.Join(state, "issue-1")
+	os.MkdirAll(dir, 0o700)
+	write := func(r Record) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, RecordFile), mustEncode(t, r), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := sample()
+	r.RunDir = filepath.Join(dir, "runs", testRun)
+	write(r)
+	if e, ok := Read(state, "issue-1"); !ok || e.Err != nil || e.Record.RunDir != r.RunDir {
+		t.Fatalf("a record in place: %+v", e)
+	}
+	// A state directory restored at another path: the run folder is where
+	// the record is now.
+	r.RunDir = filepath.Join("/old/state/issue-1/runs", testRun)
+	write(r)
+	if e, _ := Read(state, "issue-1"); e.Err != nil || e.Record.RunDir != filepath.Join(dir, "runs", testRun) {
+		t.Fatalf("a moved state dir: %+v", e)
+	}
+	for name, edit := range map[string]func(*Record){
+		"run dir elsewhere":     func(r *Record) { r.RunDir = "/home/victim/project/" + testRun },
+		"run dir of an issue":   func(r *Record) { r.RunDir = filepath.Join(state, "issue-2", "runs", testRun) },
+		"run dir of a sibling":  func(r *Record) { r.RunDir = filepath.Join(dir, "runs", "20261122T120401Z-000000") },
+		"run dir not in runs":   func(r *Record) { r.RunDir = filepath.Join(dir, "x", testRun) },
+		"another issue's":       func(r *Record) { r.Issue, r.Marker = "issue-2", "issue-2/"+testRun },
+		"run dir relative":      func(r *Record) { r.RunDir = filepath.Join("issue-1", "runs", testRun) },
+		"run dir with dot-dots": func(r *Record) { r.RunDir = filepath.Join(dir, "runs") + "/../../issue-1/runs/" + testRun },
+	} {
+		r := sample()
+		edit(&r)
+		write(r)
+		e, ok := Read(state, "issue-1")
+		var de *DecodeError
+		if !ok || !errors.As(e.Err, &de) || !strings.Contains(e.Err.Error(), "--reset") {
+			t.Errorf("%s: read as %+v, %v", name, e.Record, e.Err)
+		}
+	}
+}
+
+func TestHugeRecordIsDamagedWithoutReadingIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), RecordFile)
+	f, _ := os.Create(path)
+	f.Truncate(MaxRecordBytes + 1) // sparse: costs no disk
+	f.Close()
+	_, err := ReadRecord(path)
+	var de *DecodeError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "larger than any record") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunAndSessionIDs(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 4, 1, 0, time.UTC)
+	id := NewRunID(now)
+	if !ValidRunID(id) || !strings.HasPrefix(id, "20261122T120401Z-") {
+		t.Errorf("NewRunID = %q", id)
+	}
+	for _, bad := range []string{"", "r1", "20261122T120401Z", "20261122T120401Z-3F9A1C", "20261122T120401Z-3f9a1", "20261322T120401Z-3f9a1c",
+		"20261122T120401Z-3f9a1c/..", "../20261122T120401Z-3f9a1c", "2026112T120401Z-3f9a1c0"} {
+		if ValidRunID(bad) {
+			t.Errorf("ValidRunID(%q)", bad)
+		}
+	}
+	if !ValidSessionID(testSession) {
+		t.Errorf("ValidSessionID(%q) is false", testSession)
+	}
+	for _, bad := range []string{"", "--dangerously-skip-permissions", "-r", strings.ToUpper(testSession), testSession + "0",
+		"5fcbbccf-06da-4fd6-8405_d704e7fbd2c7", "5fcbbccf06da-4fd6-8405-d704e7fbd2c7-", "5fcbbccf-06da-4fd6-8405-d704e7fbd2cg"} {
+		if ValidSessionID(bad) {
+			t.Errorf("ValidSessionID(%q)", bad)
+		}
+	}
+}
+
+func TestValidUSD(t *testing.T) {
+	for v, want := range map[float64]bool{0: true, 1.5: true, MaxUSD: true, math.Nextafter(MaxUSD, math.Inf(1)): false,
+		-0.01: false, math.Inf(1): false, math.NaN(): false, 1e308: false} {
+		if ValidUSD(v) != want {
+			t.Errorf("ValidUSD(%g) = %v", v, !want)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// keepEvery is how often a held lock's file is checked for removal. A lock
+// on a removed file protects nothing: the next malarun creates a new file
+// and locks that. Between checks only a malarun that cannot see this one
+// (another host, another PID namespace) could take the issue: one on the
+// same machine and namespace finds this one alive from the record's owner
+// (supervisor, docs/design.md §D7). Two stats every 2 s cost nothing a run
+// would notice.
+const keepEvery = 2 * time.Second
+
+// lockHolder is the held lock of one issue: the flock'ed file, made again
+// and locked again when it is removed or replaced while held.
+type lockHolder struct {
+	path, issue, holder string
+
+	mu      sync.Mutex
+	f       *os.File
+	lostErr *LostError
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// LostError says another malarun took the issue after its lock file was
+// removed: this one no longer holds it and must not write its record.
+type LostError struct {
+	Issue  string
+	Holder string // what the new lock file says about its holder
+}
+
+func (e *LostError) Error() string {
+	return fmt.Sprintf("another malarun (%s) took issue %s over after its lock file was removed; this malarun no longer holds it", e.Holder, e.Issue)
+}
+
+func takeLock(path, issue, holder string) (*lockHolder, error) {
+	f, err := openLocked(path, issue)
+	if err != nil {
+		return nil, err
+	}
+	l := &lockHolder{path: path, issue: issue, holder: holder, f: f}
+	l.writeHolder()
+	return l, nil
+}
+
+// openLocked opens and locks the lock file at path, and makes sure the
+// lock is on the file the path names now: one removed or replaced between
+// the open and the lock would be a lock no other malarun sees.
+func openLocked(path, issue string) (*os.File, error) {
+	for range 10 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open the lock: %w", err)
+		}
+		if err := lockBriefly(f); err != nil {
+			b := make([]byte, 512)
+			n, _ := f.ReadAt(b, 0)
+			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				return nil, &BusyError{Issue: issue, Holder: strings.TrimSpace(string(b[:n]))}
+			}
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if names(path, f) {
+			return f, nil
+		}
+		f.Close()
+	}
+	return nil, fmt.Errorf("lock %s: the file kept being replaced as it was locked", path)
+}
+
+// lockBriefly takes the lock without waiting for a run that holds it, but
+// lets a moment's shared lock pass: `malarun status` probes with one.
+func lockBriefly(f *os.File) error {
+	var err error
+	for range 10 {
+		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return err
+}
+
+// names reports whether path is the open file f.
+func names(path string, f *os.File) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+func (l *lockHolder) writeHolder() {
+	if err := l.f.Truncate(0); err == nil {
+		_, _ = l.f.WriteAt([]byte(l.holder+"\n"), 0)
+	}
+}
+
+// keep checks the lock every interval until release.
+func (l *lockHolder) keep(every time.Duration) {
+	l.stop, l.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(l.done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-tick.C:
+				if l.check() != nil {
+					return
+				}
+			}
+		}
+	}()
+}
+
+// check takes the lock again if its file is no longer the one held: made
+// again (with its folder, if that went too) and locked. It fails, for good,
+// only when another malarun holds the new file.
+func (l *lockHolder) check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr != nil {
+		return l.lostErr
+	}
+	if names(l.path, l.f) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return nil // nothing to lock in; the record's save will say why
+	}
+	f, err := openLocked(l.path, l.issue)
+	if err != nil {
+		if busy, ok := errors.AsType[*BusyError](err); ok {
+			l.lostErr = &LostError{Issue: l.issue, Holder: busy.Holder}
+			return l.lostErr
+		}
+		return nil // tried again at the next check
+	}
+	l.f.Close()
+	l.f = f
+	l.writeHolder()
+	return nil
+}
+
+// lost is the LostError once the lock is lost, else nil.
+func (l *lockHolder) lost() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr == nil {
+		return nil
+	}
+	return l.lostErr
+}
+
+func (l *lockHolder) release() {
+	if l.stop != nil {
+		close(l.stop)
+		<-l.done
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr == nil {
+		_ = l.f.Truncate(0)
+	}
+	l.f.Close()
+}
+
+// locked tests an issue's lock without taking it for long.
+func locked(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, LockFile))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return true
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}
