@@ -115,11 +115,11 @@ func check(r Record) error {
 			bad("sessions holds %q, not a session id", id)
 		}
 	}
-	if !isPath(r.Cwd, false) {
-		bad("cwd %q is not an absolute path", r.Cwd)
+	if !isPath(r.Cwd, false) || filepath.Clean(r.Cwd) != r.Cwd {
+		bad("cwd %q is not a clean absolute path", r.Cwd) // malarun makes it absolute, and so clean
 	}
 	if !isPath(r.Home, true) {
-		bad("home %q is not an absolute path", r.Home)
+		bad("home %q is not an absolute path", r.Home) // as HOME was: "/home/me/" is fine
 	}
 	checkOwner(r.Owner, bad)
 	for _, p := range r.Tree {
@@ -177,13 +177,13 @@ func checkOwner(o Owner, bad func(string, ...any)) {
 	}
 }
 
-// isPath: an absolute, clean path without NUL (it becomes the CLI's working
+// isPath: an absolute path without NUL (it becomes the CLI's working
 // directory or HOME), or "" where empty is allowed.
 func isPath(p string, emptyOK bool) bool {
 	if p == "" {
 		return emptyOK
 	}
-	return filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0)
+	return filepath.IsAbs(p) && !strings.ContainsRune(p, 0)
 }
 
 func markerOf(issue, runID string) string {
@@ -207,7 +207,7 @@ func checkPlace(r *Record, dir string) error {
 		return nil
 	}
 	rd := r.RunDir
-	if !isPath(rd, false) || filepath.Base(rd) != r.RunID || filepath.Base(filepath.Dir(rd)) != "runs" ||
+	if !isPath(rd, false) || filepath.Clean(rd) != rd || filepath.Base(rd) != r.RunID || filepath.Base(filepath.Dir(rd)) != "runs" ||
 		filepath.Base(filepath.Dir(filepath.Dir(rd))) != issue {
 		return fmt.Errorf("run_dir %q is not <state_dir>/%s/runs/%s", rd, issue, r.RunID)
 	}

@@ -121,11 +121,15 @@ func (j *Journal) save(r Record, durable bool) error {
 }
 
 // Encode is the record as it is written to disk. It fails only for a
-// record malarun should never build (a non-finite cost, a time outside
-// years 0-9999): values from outside are checked where they enter, and
-// FuzzRecordFromStream holds that no stream makes one.
+// record malarun should never build (one check refuses, a non-finite cost,
+// a time outside years 0-9999): values from outside are checked where
+// they enter, and FuzzRecordFromStream holds that no stream makes one.
 func Encode(r Record) ([]byte, error) {
 	r.Version = recordVersion
+	if err := check(r); err != nil {
+		// Written, it would be read back as damaged.
+		return nil, fmt.Errorf("refusing to write a record malarun could not read back: %w", err)
+	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode the record: %w", err)

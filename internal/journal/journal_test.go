@@ -112,8 +112,7 @@ func TestDamagedRecordsAreClearErrors(t *testing.T) {
 	for name, edit := range plantedRecords() {
 		r := sample()
 		edit(&r)
-		b, _ := Encode(r)
-		cases["planted "+name] = string(b)
+		cases["planted "+name] = string(rawRecord(t, r))
 	}
 	for name, data := range cases {
 		dir := t.TempDir()

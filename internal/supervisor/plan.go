@@ -74,6 +74,11 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 }
 
 func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
+	if home := envValue(r.cfg.Env, "HOME"); home != "" && !filepath.IsAbs(home) {
+		// The CLI keeps its sessions under HOME: a relative one would name
+		// another folder from another working directory.
+		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("HOME %q is not an absolute path", home)}
+	}
 	runDir, err := createRunDir(r.cfg.StateDir, r.cfg.IssueID, started)
 	if err != nil {
 		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("state_dir %s: %v", r.cfg.StateDir, err)}

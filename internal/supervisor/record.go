@@ -67,7 +67,12 @@ func (r *runner) recordAttemptStart(spec attemptSpec, p *proc.Process) error {
 	if len(r.rec.Sessions) == 0 || r.rec.Sessions[len(r.rec.Sessions)-1] != spec.sessionID {
 		r.rec.Sessions = append(r.rec.Sessions, spec.sessionID)
 	}
-	r.rec.Tree = []journal.ProcRef{{Pid: p.Pid, StartTime: p.StartTime}}
+	r.rec.Tree = nil
+	if p.StartTime != 0 {
+		// A pid is recorded only with its start time (unknown if /proc could
+		// not be read): the marker still finds the process.
+		r.rec.Tree = []journal.ProcRef{{Pid: p.Pid, StartTime: p.StartTime}}
+	}
 	r.rec.Running, r.rec.Tasks = nil, nil
 	return r.save()
 }
