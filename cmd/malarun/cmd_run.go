@@ -115,12 +115,12 @@ func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput
 	if err := cfg.Validate(); err != nil {
 		return supervisor.Report{}, usage(err)
 	}
-	if err := out.openEvents(); err != nil {
+	if err := out.openEvents(ctx); err != nil {
 		return supervisor.Report{}, err
 	}
 	logConfig(log, opts, cfg)
 	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Signals: d.signals,
-		ExitCode: exitCodeFor, Observer: out.observer()})
+		ExitCode: exitCodeFor, Observer: out.observer(), OutputFailures: d.sinks.failures, FlushOutputs: d.sinks.flush})
 	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
 		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).
 		Int("exit_code", exitCodeFor(err)).Msg("run ended")
@@ -140,49 +140,63 @@ func logConfig(log zerolog.Logger, opts runOptions, cfg supervisor.Config) {
 	ev.Msg("configuration")
 }
 
-// readPrompt returns the prompt and where it came from ("stdin" or the path).
-// A signal while waiting on stdin ends malarun before anything has started.
+// maxPromptBytes bounds the prompt: the largest real prompts are a few MB,
+// and the largest context window holds about 4 MB of text. Material beyond
+// that belongs in files the agent reads, not in the prompt.
+const maxPromptBytes = 32 << 20
+
+// readPrompt returns the prompt and where it came from ("stdin" or the
+// path). The path may be a FIFO, /dev/stdin or a process substitution
+// that has written nothing yet, whose open or read can block for ever: a
+// signal meanwhile ends malarun at once, before anything has started.
 func readPrompt(ctx context.Context, path string, d *deps) ([]byte, string, error) {
-	var b []byte
 	source := path
+	open := func() (io.ReadCloser, error) { return os.Open(path) }
 	if path == "-" {
 		source = "stdin"
-		type result struct {
-			b   []byte
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			b, err := io.ReadAll(d.stdin)
-			done <- result{b, err}
-		}()
-		select {
-		case r := <-done:
-			if r.err != nil {
-				return nil, source, usagef("reading the prompt from stdin: %v", r.err)
-			}
-			b = r.b
-		case sig := <-d.signals:
-			return nil, source, &supervisor.RunError{Kind: outcome.Interrupted, Signal: sig,
-				Detail: "while reading the prompt from stdin; nothing was started"}
-		case <-ctx.Done():
-			return nil, source, ctx.Err()
-		}
-	} else {
-		var err error
-		b, err = os.ReadFile(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, source, usagef("prompt file %s does not exist", path)
-		case err != nil:
-			if pe, ok := errors.AsType[*fs.PathError](err); ok {
-				err = pe.Err
-			}
-			return nil, source, usagef("cannot read prompt file %s: %v", path, err)
-		}
+		open = func() (io.ReadCloser, error) { return io.NopCloser(d.stdin), nil }
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Left blocked if a signal comes first: malarun is about to exit.
+		f, err := open()
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, maxPromptBytes+1))
+		done <- result{b, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case sig := <-d.signals:
+		return nil, source, &supervisor.RunError{Kind: outcome.Interrupted, Signal: sig,
+			Detail: "while reading the prompt from " + source + "; nothing was started"}
+	case <-ctx.Done():
+		return nil, source, ctx.Err()
+	}
+	switch {
+	case errors.Is(r.err, fs.ErrNotExist):
+		return nil, source, usagef("prompt file %s does not exist", path)
+	case r.err != nil && path == "-":
+		return nil, source, usagef("reading the prompt from stdin: %v", r.err)
+	case r.err != nil:
+		err := r.err
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
+			err = pe.Err
+		}
+		return nil, source, usagef("cannot read prompt file %s: %v", path, err)
+	case len(r.b) > maxPromptBytes:
+		return nil, source, usagef("the prompt from %s is larger than %d MiB, the most malarun sends: put large material in files the agent reads, and name them in the prompt",
+			source, maxPromptBytes>>20)
+	case len(bytes.TrimSpace(r.b)) == 0:
 		return nil, source, usagef("the prompt from %s is empty", source)
 	}
-	return b, source, nil
+	return r.b, source, nil
 }

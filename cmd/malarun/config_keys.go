@@ -57,7 +57,7 @@ func configKeys() []keySpec {
 			func(s *settings) *time.Duration { return &s.cfg.ToolTimeout }),
 		durationKey("kill_grace", false, "time between SIGTERM and SIGKILL when killing claude's process tree",
 			func(s *settings) *time.Duration { return &s.cfg.KillGrace }),
-		durationKey("shutdown_grace", false, "on SIGINT/SIGTERM, time claude gets to stop before it is killed",
+		durationKey("shutdown_grace", false, "on SIGINT, SIGTERM, SIGHUP or SIGQUIT, time claude gets to stop before it is killed",
 			func(s *settings) *time.Duration { return &s.cfg.ShutdownGrace }),
 		durationKey("session_timeout", true, "bound on the whole run; 0 disables it",
 			func(s *settings) *time.Duration { return &s.cfg.SessionTimeout }),

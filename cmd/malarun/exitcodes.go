@@ -79,7 +79,9 @@ func exitCodes() []exitRow {
 		{75, outcome.RateLimit, "usage or rate limit reached; try again later (EX_TEMPFAIL)", retryAfterRetryAt, nextResumes},
 		{124, outcome.SessionTimeout, "session_timeout elapsed (as timeout(1))", retryNow, nextResumes},
 		{127, outcome.StartFailed, "the claude binary was not found or could not start", retryNever, nextStartsOver},
+		{129, outcome.Interrupted, "interrupted by SIGHUP (the terminal closed); the run is resumable", retryNow, nextResumes},
 		{130, outcome.Interrupted, "interrupted by SIGINT; the run is resumable", retryNow, nextResumes},
+		{131, outcome.Interrupted, "interrupted by SIGQUIT; the run is resumable", retryNow, nextResumes},
 		{143, outcome.Interrupted, "interrupted by SIGTERM; the run is resumable", retryNow, nextResumes},
 	}
 }

@@ -40,6 +40,7 @@ func TestExitCodeFor(t *testing.T) {
 		{"SIGTERM", interrupted(syscall.SIGTERM), 143},
 		{"os.Interrupt", interrupted(os.Interrupt), 130},
 		{"SIGHUP", interrupted(syscall.SIGHUP), 129},
+		{"SIGQUIT", interrupted(syscall.SIGQUIT), 131},
 		{"interrupted, signal unknown", interrupted(nil), 130},
 		{"bare kind", outcome.RetriesExhausted, 3},
 		{"kind wrapped by fmt", fmt.Errorf("attempt 2: %w", outcome.Auth), 8},
@@ -78,9 +79,26 @@ func TestExitCodeTableCoversEveryKind(t *testing.T) {
 			t.Errorf("no exit code row for %v", k)
 		}
 	}
-	want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 75, 124, 127, 130, 143}
+	want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 75, 124, 127, 129, 130, 131, 143}
 	if !slices.Equal(codes, want) {
 		t.Errorf("documented codes %v, want %v", codes, want)
+	}
+}
+
+// Every signal malarun catches to shut down exits with a documented code
+// of the outcome interrupted.
+func TestEveryShutdownSignalHasARow(t *testing.T) {
+	for _, sig := range shutdownSignals() {
+		code := exitCodeFor(&supervisor.RunError{Kind: outcome.Interrupted, Signal: sig})
+		found := false
+		for _, r := range exitCodes() {
+			if r.code == code && r.outcome == outcome.Interrupted {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%v exits %d, which has no interrupted row", sig, code)
+		}
 	}
 }
 

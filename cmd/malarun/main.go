@@ -11,11 +11,26 @@ import (
 )
 
 func main() {
-	// The supervisor handles SIGINT/SIGTERM itself (first: stop within
-	// shutdown_grace; second: kill at once), so it needs the raw signals, not
-	// a context that is cancelled once. Buffered so a quick second signal is
-	// not dropped while the first is being handled.
+	// The supervisor handles every signal that would end malarun itself
+	// (first: stop within shutdown_grace; second: kill at once), so it
+	// needs the raw signals, not a context that is cancelled once. Buffered
+	// so a quick second signal is not dropped while the first is handled.
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, shutdownSignals()...)
+	// SIGPIPE is caught, not ignored: caught, a write to a reader that went
+	// away fails with EPIPE (which the output sinks note) instead of
+	// killing malarun mid-run; ignored, the disposition would pass through
+	// exec to claude and every tool it runs, and `yes | head` would behave
+	// otherwise for the agent. Nobody reads this channel: signal.Notify
+	// drops what does not fit, and catching is all that is wanted.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, os.Environ, sigs))
+}
+
+// shutdownSignals end a run as an interruption: the tree is stopped, the
+// record says interrupted (resumable, no reclaim counted) and malarun exits
+// 128 + the signal. SIGHUP is a closed terminal or a dropped ssh session,
+// SIGQUIT a Ctrl-\ (no goroutine dump: that is Go's default for it).
+func shutdownSignals() []os.Signal {
+	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 }

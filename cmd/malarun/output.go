@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 )
@@ -36,6 +38,7 @@ type runOutput struct {
 	events     *ui.Async
 	eventLog   *ui.EventLog
 	eventsFile *os.File
+	eventsSink *ui.Sink // nil without deps.sinks (tests with plain buffers)
 	groups     *ui.Groups
 	log        zerolog.Logger
 	started    time.Time
@@ -87,23 +90,65 @@ func (o *runOutput) newLogger(format, level string) (zerolog.Logger, error) {
 
 // openEvents opens the --events destination: "-" is stderr (through the
 // status line's writer when there is one); a file is appended to, created
-// 0600 (tool inputs can hold anything the agent wrote).
-func (o *runOutput) openEvents() error {
+// 0600 (tool inputs can hold anything the agent wrote). The file goes
+// through a sink: a reader that goes away or stops reading (a FIFO, a
+// pipe) loses the events from then on, and the run goes on (recorded as an
+// output failure). Opening a FIFO waits for its reader; a signal meanwhile
+// ends malarun before anything has started.
+func (o *runOutput) openEvents(ctx context.Context) error {
 	switch o.opts.eventsPath {
 	case "":
 		return nil
 	case "-":
 		o.eventLog = ui.NewEventLog(o.stderr)
 	default:
-		f, err := os.OpenFile(o.opts.eventsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		f, err := o.openEventsFile(ctx)
 		if err != nil {
-			return usagef("--events: %v", err)
+			return err
 		}
 		o.eventsFile = f
-		o.eventLog = ui.NewEventLog(f)
+		w := io.Writer(f)
+		if o.d.sinks != nil {
+			o.eventsSink = o.d.sinks.add("events", f)
+			w = o.eventsSink
+		}
+		o.eventLog = ui.NewEventLog(w)
 	}
 	o.events = ui.Go(o.eventLog.Event)
 	return nil
+}
+
+func (o *runOutput) openEventsFile(ctx context.Context) (*os.File, error) {
+	path := o.opts.eventsPath
+	if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		o.log.Info().Str("events", path).Msg("--events names a FIFO: waiting for its reader (a signal gives up)")
+	}
+	type result struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		done <- result{f, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, usagef("--events: %v", r.err)
+		}
+		return r.f, nil
+	case sig := <-o.d.signals:
+		go func() { // the open may still succeed: close what it opens
+			if r := <-done; r.f != nil {
+				r.f.Close()
+			}
+		}()
+		return nil, &supervisor.RunError{Kind: outcome.Interrupted, Signal: sig,
+			Detail: "while waiting for a reader of --events " + path + "; nothing was started"}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // observer fans the supervisor's events out. The group markers are written
@@ -145,18 +190,25 @@ func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
 		if err := o.eventLog.Err(); err != nil {
 			o.log.Error().Err(err).Str("events", o.opts.eventsPath).Msg("could not write the events log")
 		}
+		if o.eventsSink != nil {
+			o.eventsSink.Close(sinkFlushLimit)
+		}
 		if o.eventsFile != nil {
 			if err := o.eventsFile.Close(); err != nil {
 				o.log.Error().Err(err).Str("events", o.opts.eventsPath).Msg("could not write the events log")
 			}
 		}
 	}
+	// What was logged reaches stderr before the result reaches stdout: on
+	// a terminal they are one screen, and the status line's erasure must
+	// not land on the result.
+	o.d.sinks.flush()
 	reason := ""
 	if runErr != nil {
 		reason = runErr.Error()
 	}
 	report := ui.NewReport(rep, ui.Ending{Issue: o.issue, Outcome: string(outcomeFor(runErr)), ExitCode: exitCodeFor(runErr),
-		Reason: reason, Started: o.started, Duration: time.Since(o.started)})
+		Reason: reason, Started: o.started, Duration: time.Since(o.started), OutputFailures: o.d.sinks.failures()})
 
 	var werr error
 	switch {

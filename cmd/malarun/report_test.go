@@ -247,7 +247,7 @@ func TestSchemaMatchesReport(t *testing.T) {
 	}
 	// Fields left out when empty (a usage limit's) are filled in, so that
 	// every field the report can carry is compared.
-	full := ui.Report{RetryAt: time.Unix(1, 0), LimitType: "five_hour"}
+	full := ui.Report{RetryAt: time.Unix(1, 0), LimitType: "five_hour", OutputFailures: []ui.OutputFailure{{}}}
 	if got, want := keys(props), fields(full); !slices.Equal(got, want) {
 		t.Errorf("schema properties %q, report fields %q", got, want)
 	}

@@ -27,6 +27,10 @@ type deps struct {
 	// actions is set under GitHub Actions (GITHUB_ACTIONS=true): stderr,
 	// defused, with a way to write workflow commands (see internal/ui).
 	actions *ui.ActionsLog
+	// sinks are malarun's own outputs that may fail without ending the run
+	// (stderr, then the --events file once opened); nil in tests that run
+	// the command line with plain buffers.
+	sinks *sinks
 }
 
 // app is one execution of the command line.
@@ -36,14 +40,20 @@ type app struct {
 	issue string
 }
 
-// run is main without the globals; it returns the exit code.
+// run is main without the globals; it returns the exit code. stderr goes
+// through a sink: a log reader that goes away or stops reading must never
+// stop the run (internal/ui Sink).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer,
 	getenv func(string) string, environ func() []string, sigs <-chan os.Signal) int {
-	return execute(ctx, args, &deps{
-		stdin: stdin, stdout: stdout, stderr: stderr,
+	s := &sinks{}
+	errOut := s.add("stderr", stderr)
+	code := execute(ctx, args, &deps{
+		stdin: stdin, stdout: stdout, stderr: errOut,
 		getenv: getenv, environ: environ, signals: sigs,
-		runSupervisor: supervisor.Run,
+		runSupervisor: supervisor.Run, sinks: s,
 	})
+	s.close()
+	return code
 }
 
 func execute(ctx context.Context, args []string, d *deps) int {

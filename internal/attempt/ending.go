@@ -16,7 +16,7 @@ const (
 	// Auth: api_retry reported a 401; killed instead of sitting through
 	// ten retries of a request that cannot succeed.
 	Auth
-	// Interrupted: malarun got SIGINT/SIGTERM (or its context ended).
+	// Interrupted: malarun got a shutdown signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) or its context ended.
 	Interrupted
 	// SessionTimeout: session_timeout elapsed.
 	SessionTimeout

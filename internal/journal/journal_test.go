@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 const (
@@ -26,7 +25,7 @@ func sample() Record {
 		SessionID: testSession, SessionTalked: true, SideEffects: map[string]int{"Bash": 2},
 		Running:  []ToolCall{{Name: "Bash", Input: `{"command":"make"}`}},
 		Attempts: 2, Reclaims: 1, Checkpoint: "## Goal", CostUSD: 0.5, TotalCostUSD: 1.5,
-		Owner: Owner{Pid: 42, Host: "h", StartedAt: time.Unix(1, 0).UTC(), StartTime: 1234, BootID: "8d2f0c1e-7b7a-4a55-9f1e-2b3c4d5e6f70", PidNS: "4026531836"},
+		Owner:  Owner{Pid: 42, Host: "h", StartedAt: time.Unix(1, 0).UTC(), StartTime: 1234, BootID: "8d2f0c1e-7b7a-4a55-9f1e-2b3c4d5e6f70", PidNS: "4026531836"},
 		Tree:   []ProcRef{{Pid: 7, StartTime: 99}},
 		Marker: "issue-1/" + testRun,
 	}

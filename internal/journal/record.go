@@ -20,7 +20,8 @@ type Status string
 const (
 	// Processing: a malarun is running it, or died while it was (the lock tells which).
 	Processing Status = "processing"
-	// Interrupted: malarun stopped it on SIGINT/SIGTERM; the next run resumes it.
+	// Interrupted: malarun stopped it on a signal (SIGINT, SIGTERM, SIGHUP,
+	// SIGQUIT); the next run resumes it.
 	Interrupted Status = "interrupted"
 	// Stopped: the run gave up for now on a limit of this invocation
 	// (retries exhausted, session timeout); the next run resumes it with

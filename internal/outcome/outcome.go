@@ -10,7 +10,7 @@ import "errors"
 // wraps its outcome, so errors.Is(err, outcome.Budget) asks why it failed.
 type Outcome string
 
-// The outcomes, one per exit code (interrupted: 130 or 143 by signal).
+// The outcomes, one per exit code (interrupted: 128 + the signal: 129, 130, 131, 143).
 // The names are the --json report's (schema version 1): never rename one.
 const (
 	Success Outcome = "success"

@@ -27,7 +27,7 @@ const (
 	RateLimit                   // 429 after the CLI's own retries, or a rejected rate-limit event
 	EarlyExit                   // the CLI exited before its init line: bad arguments, broken install
 	SessionTimeout              // session_timeout elapsed
-	Interrupted                 // malarun got SIGINT/SIGTERM
+	Interrupted                 // malarun got a shutdown signal
 	BudgetExceeded              // the CLI stopped at the --max-budget-usd malarun gave it
 	ContextPressure             // malarun stopped the attempt: the context window is nearly full
 	ContextFull                 // the CLI says the context is full (prompt too long, blocking limit)

@@ -35,7 +35,7 @@ type Config struct {
 	ToolTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL.
 	KillGrace time.Duration
-	// ShutdownGrace bounds how long malarun takes to stop the tree after SIGINT/SIGTERM.
+	// ShutdownGrace bounds how long malarun takes to stop the tree after a shutdown signal.
 	ShutdownGrace time.Duration
 	// SessionTimeout bounds the whole run; 0 disables it.
 	SessionTimeout time.Duration

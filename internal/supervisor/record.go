@@ -212,6 +212,9 @@ func (r *runner) finishRecord(err error) error {
 	if err == nil || !errors.Is(err, outcome.Interrupted) {
 		r.rec.Reclaims = 0
 	}
+	if r.flushOutputs != nil {
+		r.flushOutputs() // the last save notes every output that failed
+	}
 	if serr := r.save(); serr != nil {
 		if errors.Is(serr, outcome.Busy) {
 			return serr // the record is another malarun's to write now

@@ -28,8 +28,9 @@ import (
 // Deps are the supervisor's connections to the outside world.
 type Deps struct {
 	Log zerolog.Logger
-	// Signals delivers SIGINT/SIGTERM: the first stops the run within
-	// ShutdownGrace, a second kills the tree at once.
+	// Signals delivers the shutdown signals (SIGINT, SIGTERM, SIGHUP,
+	// SIGQUIT): the first stops the run within ShutdownGrace, a second
+	// kills the tree at once.
 	Signals <-chan os.Signal
 	// Spawner starts the CLI; nil makes one (which makes this process a
 	// child subreaper).
@@ -56,6 +57,11 @@ type Deps struct {
 	// once in the record at its next save (nil: none are watched). It must
 	// be safe to call from the supervisor's goroutine at any time.
 	OutputFailures func() []journal.OutputFailure
+	// FlushOutputs waits, within a bound, until what malarun wrote to its
+	// outputs so far is written or has failed: called once, before the
+	// record's last save, so that the record knows every failure of the
+	// run (nil: nothing to wait for).
+	FlushOutputs func()
 }
 
 // RecordWriter saves the record: Save durably (at transitions),
@@ -83,7 +89,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		monitor:        ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
 		sideEffectFree: cfg.retryPolicy().SideEffectFree,
 		budget:         usagelimit.Budget{Total: cfg.LimitWait}, rnd: deps.Rand, after: deps.After,
-		self: proc.Self(),
+		self: proc.Self(), outputFailures: deps.OutputFailures, flushOutputs: deps.FlushOutputs,
 	}
 	if r.rnd == nil {
 		r.rnd = rand.Float64

@@ -54,6 +54,7 @@ type runner struct {
 	// outputFailures are malarun's outputs that failed (Deps.OutputFailures);
 	// notedOutputs, those already in the record.
 	outputFailures func() []journal.OutputFailure
+	flushOutputs   func()
 	notedOutputs   map[string]bool
 
 	interrupted os.Signal
@@ -63,7 +64,7 @@ type runner struct {
 	shutdownTimer *time.Timer
 }
 
-// interrupt handles SIGINT/SIGTERM. It reports true for the first signal
+// interrupt handles a shutdown signal. It reports true for the first signal
 // (stop gracefully); any later one closes hurry (kill the tree now).
 func (r *runner) interrupt(sig os.Signal) bool {
 	if r.interrupted == nil {

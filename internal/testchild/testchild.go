@@ -76,13 +76,12 @@ const (
 	orphanParent = "orphan-parent" // start orphanChild, print its pid and start time, exit
 	orphanChild  = "orphan-child"  // exit once stdin (held by orphanParent) reaches EOF
 	// UsageLimited is the real CLI (2.1.330) refused by a subscription's
-	// usage limit (docs/design.md §F19; the recording usage-limit-oauth-2.1.330,
-	// abridged): init, a rejected rate_limit_event resetting at EnvResetsAt
-	// (unix seconds), a <synthetic> message, an error result with the
-	// CLI's text, exit 1. A --resume prints EnvResumed (default: a
-	// success) unless EnvLimitAlways is set; with EnvResetsAt 0 the event
-	// is left out (API-key mode prints none).
+	// usage limit (usagelimited.go).
 	UsageLimited = "usage-limited"
+	// Gated prints EnvLines lines of the transcript, waits until the file
+	// EnvGate exists, then prints the rest and exits EnvExit: a test
+	// decides when the run goes on (after it broke an output, say).
+	Gated = "gated"
 )
 
 // Roles in TermLine: the child itself, the grandchild it starts first, and
@@ -100,26 +99,6 @@ func TermLine(role string, pid int) string { return fmt.Sprintf("%s %d term\n", 
 // OrphanLine is printed by Orphaner once its orphan has been left behind.
 func OrphanLine(pid int, startTime uint64) string {
 	return fmt.Sprintf(`{"type":"system","subtype":"fake_orphan","pid":%d,"start":%d,"session_id":"%s"}`, pid, startTime, SessionID)
-}
-
-// EnvResetsAt is the resetsAt (unix seconds) UsageLimited reports;
-// EnvLimitAlways makes it refuse a resumed session too.
-const (
-	EnvResetsAt    = "MALARUN_FAKE_RESETS_AT"
-	EnvLimitAlways = "MALARUN_FAKE_LIMIT_ALWAYS"
-)
-
-// UsageLimitLines are UsageLimited's lines for a limit resetting at
-// resetsAt: the result text names it as the CLI does, in UTC, without seconds.
-func UsageLimitLines(resetsAt int64) []string {
-	text := "You've hit your 5-hour limit · resets " + strings.ToLower(time.Unix(resetsAt, 0).UTC().Format("3:04PM")) + " (UTC)"
-	lines := []string{InitLine}
-	if resetsAt > 0 {
-		lines = append(lines, fmt.Sprintf(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":%d,"rateLimitType":"five_hour","isUsingOverage":false},"session_id":"%s"}`, resetsAt, SessionID))
-	}
-	return append(lines,
-		`{"type":"assistant","message":{"model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"`+text+`"}],"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}},"parent_tool_use_id":null,"session_id":"`+SessionID+`","error":"rate_limit","is_api_error_message":true,"api_error_status":429}`,
-		`{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"api_error":"usage_limit_reached","terminal_reason":"api_error","result":"`+text+`","session_id":"`+SessionID+`","total_cost_usd":0,"num_turns":1}`)
 }
 
 // ContinuationMarker starts malarun's built-in continuation and fallback prompts.
@@ -279,18 +258,9 @@ func run(behaviour string) int {
 	case orphanChild:
 		return 0 // run read stdin to EOF: orphanParent is gone
 	case UsageLimited:
-		lines := UsageLimitLines(int64(envInt(EnvResetsAt, 0)))
-		code := 1
-		if hasArg("--resume") && os.Getenv(EnvLimitAlways) == "" {
-			lines, code = []string{InitLine, TextLine, Result}, 0
-			if path := os.Getenv(EnvResumed); path != "" {
-				lines = readLines(path)
-			}
-		}
-		for _, l := range lines {
-			println(l)
-		}
-		return code
+		return usageLimited(println)
+	case Gated:
+		return gated(println)
 	case CrashMidLine:
 		lines := transcript()
 		n := min(envInt(EnvLines, 1), len(lines))

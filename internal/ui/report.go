@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 )
@@ -42,6 +43,17 @@ type Report struct {
 	// when waiting cannot help. LimitType is the limit's kind (five_hour, ...).
 	RetryAt   time.Time `json:"retry_at,omitzero"`
 	LimitType string    `json:"limit_type,omitempty"`
+	// OutputFailures are malarun's own outputs (stderr, the --events file)
+	// that stopped taking what it wrote during this invocation: the run
+	// went on, and these say from when each is incomplete.
+	OutputFailures []OutputFailure `json:"output_failures,omitempty"`
+}
+
+// OutputFailure is an output malarun could not write (record.json has the same).
+type OutputFailure struct {
+	Output string    `json:"output"`
+	Error  string    `json:"error"`
+	At     time.Time `json:"at"`
 }
 
 // Attempt is one claude process.
@@ -98,6 +110,8 @@ type Ending struct {
 	// enough to fill its Report's.
 	Started  time.Time
 	Duration time.Duration
+	// OutputFailures are the outputs that failed, as the record has them.
+	OutputFailures []journal.OutputFailure
 }
 
 // NewReport builds the report of a run from the supervisor's Report.
@@ -134,6 +148,9 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 			last.Results = append(last.Results, Result{Subtype: rr.Subtype, IsError: rr.IsError, TerminalReason: rr.TerminalReason,
 				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: rr.CostUSD, Tokens: tokenCounts(rr.Usage)})
 		}
+	}
+	for _, f := range end.OutputFailures {
+		r.OutputFailures = append(r.OutputFailures, OutputFailure{Output: f.Output, Error: f.Error, At: f.At.UTC()})
 	}
 	if r.AttemptsTotal < len(r.Attempts) {
 		r.AttemptsTotal = len(r.Attempts)

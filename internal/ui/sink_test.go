@@ -1,0 +1,167 @@
+package ui
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gate is a writer whose reader can stop reading (writes block until it
+// is opened) or go away (writes fail).
+type gate struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	err    error
+	open   chan struct{} // closed: writes go through
+	inside chan struct{} // a write is blocked at the gate
+}
+
+func newGate(open bool) *gate {
+	g := &gate{open: make(chan struct{}), inside: make(chan struct{}, 1)}
+	if open {
+		close(g.open)
+	}
+	return g
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	select {
+	case <-g.open:
+	default:
+		g.inside <- struct{}{}
+		<-g.open
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.err != nil {
+		return 0, g.err
+	}
+	return g.buf.Write(p)
+}
+
+func (g *gate) String() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.buf.String()
+}
+
+func TestSinkWritesInOrder(t *testing.T) {
+	g := newGate(true)
+	s := NewSink("stderr", g, SinkLimit)
+	var want strings.Builder
+	for i := range 1000 {
+		line := fmt.Sprintf("line %d\n", i)
+		want.WriteString(line)
+		if n, err := s.Write([]byte(line)); n != len(line) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if !s.Flush(time.Minute) {
+		t.Fatal("Flush gave up")
+	}
+	if g.String() != want.String() {
+		t.Errorf("written out of order or incompletely")
+	}
+	if f, ok := s.Failure(); ok {
+		t.Errorf("failure %+v", f)
+	}
+	s.Close(time.Minute)
+}
+
+// A reader that went away: Write neither fails nor blocks, the first error
+// is kept once, and everything after it is dropped.
+func TestSinkKeepsTheFirstFailureAndGoesOn(t *testing.T) {
+	g := newGate(true)
+	g.err = syscall.EPIPE
+	s := NewSink("stderr", g, SinkLimit)
+	for range 100 {
+		if _, err := s.Write([]byte("hang detected\n")); err != nil {
+			t.Fatalf("Write failed: %v", err)
+		}
+	}
+	if !s.Flush(time.Minute) {
+		t.Fatal("Flush gave up on a writer that fails at once")
+	}
+	f, ok := s.Failure()
+	if !ok || !errors.Is(f.Err, syscall.EPIPE) || f.Output != "stderr" || f.At.IsZero() {
+		t.Fatalf("failure %+v, %v", f, ok)
+	}
+	g.mu.Lock()
+	g.err = nil // the output works again: it is not written to any more
+	g.mu.Unlock()
+	s.Write([]byte("later\n"))
+	s.Flush(time.Minute)
+	if g.String() != "" {
+		t.Errorf("written after the failure: %q", g.String())
+	}
+	if f2, _ := s.Failure(); f2 != f {
+		t.Errorf("failure changed: %+v", f2)
+	}
+	s.Close(time.Minute)
+}
+
+// A reader that stops reading: writes never block; beyond the limit they
+// are dropped (a failure); once the reader reads again, writing goes on.
+func TestSinkDropsWhatAStalledReaderCannotTake(t *testing.T) {
+	g := newGate(false)
+	s := NewSink("events", g, 64)
+	s.Write([]byte("first\n"))
+	<-g.inside // the goroutine is blocked on the reader
+	for range 20 {
+		s.Write([]byte("0123456789\n")) // 220 bytes: more than the limit
+	}
+	f, ok := s.Failure()
+	if !ok || !strings.Contains(f.Err.Error(), "fell behind by more than 64 bytes") {
+		t.Fatalf("failure %+v, %v", f, ok)
+	}
+	close(g.open)
+	s.Flush(time.Minute)
+	s.Write([]byte("after\n"))
+	s.Flush(time.Minute)
+	if got := g.String(); !strings.HasPrefix(got, "first\n0123456789\n") || !strings.HasSuffix(got, "after\n") || len(got) > len("first\n")+64+len("after\n") {
+		t.Errorf("written: %q", got)
+	}
+	s.Close(time.Minute)
+}
+
+// Flush waits only so long for a reader that takes nothing, and says so.
+func TestSinkFlushGivesUpOnAStalledReader(t *testing.T) {
+	g := newGate(false)
+	s := NewSink("stderr", g, SinkLimit)
+	s.Write([]byte("status line\n"))
+	<-g.inside
+	if s.Flush(20 * time.Millisecond) {
+		t.Fatal("Flush reported a stalled reader as done")
+	}
+	if f, ok := s.Failure(); !ok || !strings.Contains(f.Err.Error(), "took nothing for 20ms") {
+		t.Errorf("failure %+v, %v", f, ok)
+	}
+	if !s.Flush(time.Hour) {
+		t.Error("a second Flush waited again for a reader already taken for gone")
+	}
+	s.Close(20 * time.Millisecond)
+	close(g.open) // lets the blocked goroutine end
+}
+
+func TestSinkFdIsTheFile(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if s := NewSink("stderr", f, SinkLimit); s.Fd() != f.Fd() {
+		t.Errorf("Fd %d, want %d", s.Fd(), f.Fd())
+	}
+	if s := NewSink("stderr", &bytes.Buffer{}, SinkLimit); s.Fd() != ^uintptr(0) {
+		t.Errorf("Fd of a buffer %d", s.Fd())
+	}
+	if _, ok := TerminalFd(NewSink("stderr", f, SinkLimit)); ok {
+		t.Error("a file taken for a terminal")
+	}
+}
