@@ -64,7 +64,8 @@ func (m *Monitor) Observe(ev stream.Event) Observation {
 		m.measured = false
 		o.Compacted = true
 	case ev.Type == "result" && ev.ContextWindow > 0:
-		// At most stream.MaxContextWindow: threshold times it is exact enough.
+		// Within [1, stream.MaxContextWindow]: Over multiplies it by the
+		// threshold as a float64, far from any overflow.
 		m.resultWindow = ev.ContextWindow
 	case ev.Type == "assistant" && ev.ParentToolUseID == "" && ev.Model != "<synthetic>":
 		m.sawAssistant = true
