@@ -64,6 +64,8 @@ func (m *Monitor) Observe(ev stream.Event) Observation {
 		m.measured = false
 		o.Compacted = true
 	case ev.Type == "result" && ev.ContextWindow > 0:
+		// Within [1, stream.MaxContextWindow]: Over multiplies it by the
+		// threshold as a float64, far from any overflow.
 		m.resultWindow = ev.ContextWindow
 	case ev.Type == "assistant" && ev.ParentToolUseID == "" && ev.Model != "<synthetic>":
 		m.sawAssistant = true
@@ -74,8 +76,14 @@ func (m *Monitor) Observe(ev stream.Event) Observation {
 			}
 			return o
 		}
-		m.occupancy = ev.Usage.Occupancy()
-		m.measured = true
+		// A count the decoder rejected (negative, absurd) reads as 0, so
+		// the sum would understate the context: the last good measurement
+		// stands. Each kept count is within [0, stream.MaxTokens], so the
+		// sum of four cannot overflow.
+		if !ev.UsageRejected() {
+			m.occupancy = ev.Usage.Occupancy()
+			m.measured = true
+		}
 	}
 	o.Crossed = m.Over()
 	return o

@@ -24,6 +24,22 @@ func TestOccupancyFormulaUsesAllFourFields(t *testing.T) {
 	}
 }
 
+// A message whose usage lost a count to the decoder's range check would
+// understate the context: the last good measurement stands.
+func TestRejectedUsageKeepsTheLastMeasurement(t *testing.T) {
+	m := New(0, 0.9)
+	m.Observe(assistant(1200, 500, 170000, 300))
+	bad := assistant(0, 0, 0, 300)
+	bad.Rejected = []stream.Rejected{{Field: "message.usage.cache_read_input_tokens", Raw: "-1"}}
+	if o := m.Observe(bad); o.MissingUsage || m.Occupancy() != 172000 {
+		t.Errorf("after a rejected count: occupancy %d, %+v; want 172000 kept", m.Occupancy(), o)
+	}
+	m.Observe(assistant(1000, 0, 0, 0))
+	if m.Occupancy() != 1000 {
+		t.Errorf("a good message after it: occupancy %d, want 1000", m.Occupancy())
+	}
+}
+
 func TestThresholds(t *testing.T) {
 	for _, c := range []struct {
 		tokens int64

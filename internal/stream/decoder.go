@@ -10,7 +10,8 @@ const (
 	// maxDepth bounds the explicit parse stack: deeper lines are reported
 	// as malformed rather than growing memory with nesting.
 	maxDepth = 512
-	// Keys and numbers longer than any we look for are only validated.
+	// Keys longer than any we look for are only validated; a longer number
+	// of a kept field is rejected (bounds.go).
 	maxKeyBytes = 64
 	maxNumBytes = 64
 )

@@ -81,9 +81,10 @@ func TestDecoderCases(t *testing.T) {
 			}},
 		},
 		{
-			name: "huge number is ignored",
+			name: "huge number is rejected",
 			in:   `{"type":"result","usage":{"input_tokens":1` + strings.Repeat("0", 400) + `}}` + "\n",
-			want: []Event{{Line: 1, Type: "result", HasUsage: true}},
+			want: []Event{{Line: 1, Type: "result", HasUsage: true,
+				Rejected: []Rejected{{Field: "usage.input_tokens", Raw: "1" + strings.Repeat("0", maxNumBytes-1) + "..."}}}},
 		},
 		{
 			name: "garbage then a good line",

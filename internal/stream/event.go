@@ -4,6 +4,8 @@
 // supervisor needs from it is its type, ids, usage and a few short strings.
 package stream
 
+import "strings"
+
 // Usage is the token usage of one API call (an assistant message) or, on a
 // result line, of the whole session (cumulative; see docs/design.md §F5).
 type Usage struct {
@@ -15,6 +17,8 @@ type Usage struct {
 
 // Occupancy is the context the conversation takes up after this call:
 // everything sent (fresh, cache-created, cache-read) plus what was produced.
+// The decoder keeps each count within [0, MaxTokens], so the sum cannot
+// overflow.
 func (u Usage) Occupancy() int64 {
 	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens + u.OutputTokens
 }
@@ -149,6 +153,33 @@ type Event struct {
 	// OriginKind is a result line's origin.kind: "task-notification" for a
 	// turn that a finished background task started, empty for the prompt's.
 	OriginKind string
+
+	// Rejected lists the numbers of the line that were dropped (bounds.go),
+	// at most one per field path; nil when every number was kept. The
+	// number fields above are always finite and within their ranges.
+	Rejected []Rejected
+}
+
+// Rejects reports whether the line's number at the key path field was
+// rejected (FieldTotalCostUSD, ...).
+func (ev *Event) Rejects(field string) bool {
+	for _, r := range ev.Rejected {
+		if r.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// UsageRejected reports whether a token count of Usage was rejected: Usage
+// then counts it as 0 and undercounts.
+func (ev *Event) UsageRejected() bool {
+	for _, r := range ev.Rejected {
+		if strings.HasPrefix(r.Field, "usage.") || strings.HasPrefix(r.Field, "message.usage.") {
+			return true
+		}
+	}
+	return false
 }
 
 // Caps on the strings kept from a line; anything longer is cut and flagged.

@@ -1,10 +1,5 @@
 package stream
 
-import (
-	"math"
-	"strconv"
-)
-
 // ctx is where the parser stands, as far as the kept fields are concerned:
 // the key path is reduced to the few containers that hold something we want,
 // and everything below ctxSkip is only validated.
@@ -300,15 +295,6 @@ func childCtx(f field, arr bool) ctx {
 	return ctxSkip
 }
 
-func isNumberField(f field) bool {
-	switch f {
-	case fAPIErrorStatus, fTotalCost, fInputTokens, fOutputTokens, fCacheCreation, fCacheRead,
-		fContextWindow, fAttempt, fMaxRetries, fRetryDelay, fErrorStatus, fRLResetsAt:
-		return true
-	}
-	return false
-}
-
 // stringCap is how much of a string value of f is kept; 0 means skip it.
 func (d *Decoder) stringCap(f field) int {
 	switch f {
@@ -407,36 +393,6 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 	}
 }
 
-func (d *Decoder) setNumber(f field, num []byte) {
-	ev := &d.ev
-	switch f {
-	case fAPIErrorStatus:
-		ev.APIErrorStatus = int(parseInt(num))
-	case fTotalCost:
-		ev.TotalCostUSD = parseFloat(num)
-	case fInputTokens:
-		ev.Usage.InputTokens = parseInt(num)
-	case fOutputTokens:
-		ev.Usage.OutputTokens = parseInt(num)
-	case fCacheCreation:
-		ev.Usage.CacheCreationInputTokens = parseInt(num)
-	case fCacheRead:
-		ev.Usage.CacheReadInputTokens = parseInt(num)
-	case fContextWindow:
-		ev.ContextWindow = max(ev.ContextWindow, parseInt(num))
-	case fAttempt:
-		ev.Attempt = int(parseInt(num))
-	case fMaxRetries:
-		ev.MaxRetries = int(parseInt(num))
-	case fRetryDelay:
-		ev.RetryDelayMS = parseFloat(num)
-	case fErrorStatus:
-		ev.ErrorStatus = int(parseInt(num))
-	case fRLResetsAt:
-		ev.ResetsAt = parseInt(num)
-	}
-}
-
 func (d *Decoder) setBool(f field, v bool) {
 	switch f {
 	case fIsError:
@@ -507,38 +463,4 @@ func (d *Decoder) endBlock() {
 			ev.ToolResults = append(ev.ToolResults, b.toolUseID)
 		}
 	}
-}
-
-// parseInt takes a valid JSON number; integers written as floats (1e3,
-// 2.0) are accepted, and anything out of range reads as 0 rather than as
-// a wrapped value.
-func parseInt(num []byte) int64 {
-	var v int64
-	neg := len(num) > 0 && num[0] == '-'
-	digits := num
-	if neg {
-		digits = num[1:]
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' || v > (math.MaxInt64-9)/10 {
-			f := parseFloat(num)
-			if f >= math.MinInt64 && f < math.MaxInt64 {
-				return int64(f)
-			}
-			return 0
-		}
-		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		return -v
-	}
-	return v
-}
-
-func parseFloat(num []byte) float64 {
-	f, err := strconv.ParseFloat(string(num), 64)
-	if err != nil {
-		return 0 // only out of range: the scanner validated the syntax
-	}
-	return f
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -25,6 +26,13 @@ func addTranscriptSeeds(f *testing.F) {
 		`{"type":"system","subtype":"task_updated","task_id":"b","patch":{"status":"completed"},"status":"x"}`,
 		`{"type":"result","origin":{"kind":"task-notification"},"rate_limit_info":{"errorCode":"credits_required"}}`,
 		`{"message":{"content":[{"type":"tool_use","input":{"run_in_backgroun\u0064":true,"run_in_background":{"run_in_background":true}}}]}}`,
+		// Absurd numbers: each must be dropped and listed, never kept.
+		`{"type":"result","total_cost_usd":1e308,"usage":{"input_tokens":-1,"output_tokens":1e13,"cache_read_input_tokens":2e308},"api_error_status":-429}`,
+		`{"type":"result","modelUsage":{"a":{"contextWindow":0},"b":{"contextWindow":-1e308},"c":{"contextWindow":1000000}},"total_cost_usd":-0.01}`,
+		`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1795363511000}}`,
+		`{"type":"system","subtype":"api_retry","attempt":1e7,"max_retries":-1,"retry_delay_ms":1e19,"error_status":4290}`,
+		`{"type":"assistant","message":{"usage":{"input_tokens":1000000000000000000000000000000000000000000000000000000000000000000000}}}`,
+		`{"type":"result","total_cost_usd":0.5,"total_cost_usd":1e308,"usage":{"input_tokens":1e3,"output_tokens":2.0}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -32,8 +40,8 @@ func addTranscriptSeeds(f *testing.F) {
 
 // FuzzDecode checks the decoder against its contract on any input: no panic,
 // no error from an in-memory reader, one event per non-empty line with its
-// number and length, and a kind that agrees with encoding/json on whether
-// the line is one JSON object.
+// number and length, a kind that agrees with encoding/json on whether the
+// line is one JSON object, and every kept number finite and in its range.
 func FuzzDecode(f *testing.F) {
 	addTranscriptSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -61,6 +69,7 @@ func FuzzDecode(f *testing.F) {
 			if ev.Kind != want {
 				t.Fatalf("line %d %q: kind %v, want %v", i+1, line, ev.Kind, want)
 			}
+			checkNumbers(t, line, ev)
 		}
 		if ev, err := d.Next(); err != io.EOF {
 			t.Fatalf("after the last line: %+v, %v; want io.EOF", ev, err)
@@ -166,4 +175,51 @@ func FuzzInput(f *testing.F) {
 			t.Fatalf("input of %d bytes: got %d bytes, truncated %v", len(compact), len(tu.Input), tu.InputTruncated)
 		}
 	})
+}
+
+// checkNumbers fails t unless every kept number of ev is finite and within
+// its range (bounds.go), and each rejection names a known field path, once,
+// with number text no longer than the cap.
+func checkNumbers(t *testing.T, line []byte, ev Event) {
+	t.Helper()
+	in := func(name string, v, lo, hi float64) {
+		if !(v >= lo && v <= hi) { // NaN fails too
+			t.Fatalf("line %q: %s = %v, outside [%v, %v]", line, name, v, lo, hi)
+		}
+	}
+	in("total_cost_usd", ev.TotalCostUSD, 0, MaxCostUSD)
+	in("input_tokens", float64(ev.Usage.InputTokens), 0, MaxTokens)
+	in("output_tokens", float64(ev.Usage.OutputTokens), 0, MaxTokens)
+	in("cache_creation_input_tokens", float64(ev.Usage.CacheCreationInputTokens), 0, MaxTokens)
+	in("cache_read_input_tokens", float64(ev.Usage.CacheReadInputTokens), 0, MaxTokens)
+	in("occupancy", float64(ev.Usage.Occupancy()), 0, 4*MaxTokens)
+	if ev.ContextWindow != 0 {
+		in("contextWindow", float64(ev.ContextWindow), 1, MaxContextWindow)
+	}
+	in("api_error_status", float64(ev.APIErrorStatus), 0, MaxHTTPStatus)
+	in("error_status", float64(ev.ErrorStatus), 0, MaxHTTPStatus)
+	in("attempt", float64(ev.Attempt), 0, MaxRetryCount)
+	in("max_retries", float64(ev.MaxRetries), 0, MaxRetryCount)
+	in("retry_delay_ms", ev.RetryDelayMS, 0, MaxRetryDelayMS)
+	if ev.ResetsAt != 0 {
+		in("resetsAt", float64(ev.ResetsAt), MinResetsAt, MaxResetsAt)
+	}
+	if len(ev.Rejected) == 0 {
+		return
+	}
+	known := map[string]bool{}
+	for _, nf := range numFields() {
+		known[nf.path] = true
+	}
+	seen := map[string]bool{}
+	for _, r := range ev.Rejected {
+		if !known[r.Field] || seen[r.Field] {
+			t.Fatalf("line %q: rejected field %q unknown or listed twice in %+v", line, r.Field, ev.Rejected)
+		}
+		seen[r.Field] = true
+		raw, cut := strings.CutSuffix(r.Raw, "...")
+		if raw == "" || len(raw) > maxNumBytes || cut && len(raw) != maxNumBytes || strings.Trim(raw, "0123456789+-.eE") != "" {
+			t.Fatalf("line %q: rejected %s has raw text %q", line, r.Field, r.Raw)
+		}
+	}
 }

@@ -87,8 +87,9 @@ func numStep(st int, c byte) int {
 }
 
 // numberValue consumes a number. It keeps the text only for a kept field or
-// a captured input, and at most maxNumBytes of it: longer ones are valid
-// JSON but no count we care about.
+// a captured input, and at most maxNumBytes of it: a longer one is valid
+// JSON but no number the CLI writes (JavaScript never prints more than 25
+// bytes), so a kept field rejects it (setNumber).
 func (d *Decoder) numberValue(f field) bool {
 	keep := isNumberField(f)
 	d.num.reset(maxNumBytes)
@@ -118,8 +119,8 @@ func (d *Decoder) numberValue(f field) bool {
 		}
 		d.discard(i)
 		if i < len(buf) {
-			if keep && !d.num.trunc {
-				d.setNumber(f, d.num.b)
+			if keep {
+				d.setNumber(f, d.num.b, d.num.trunc)
 			}
 			return true
 		}

@@ -236,6 +236,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			if other == "" && res.log.otherSession != "" {
 				log.Warn().Str("claude_session", res.log.otherSession).Msg("claude named another session than the one malarun gave it; malarun keeps its own")
 			}
+			res.log.warnRejected(log, ev)
 			r.logLine(log, ev)
 			pressure := r.observeContext(log, ev)
 			stopping := m.Ending() != attempt.None
@@ -355,6 +356,7 @@ func (r *runner) emitLine(spec attemptSpec, res *attemptResult, m *attempt.State
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
 		e := base
 		e.Kind, e.Reason = EvAPIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
+		// At most stream.MaxRetryDelayMS (a year): the product fits a Duration.
 		e.Backoff = time.Duration(ev.RetryDelayMS * float64(time.Millisecond))
 		r.emit(e)
 	}

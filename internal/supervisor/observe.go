@@ -1,7 +1,10 @@
 package supervisor
 
 import (
+	"slices"
 	"strings"
+
+	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -28,6 +31,9 @@ type attemptLog struct {
 	rateLimit    *stream.Event    // a rate_limit_event that was rejected (or named an error code)
 	costUSD      float64
 	lastText     string // the text of the last top-level assistant message
+	// rejected are the field paths of numbers the decoder dropped that
+	// this attempt has warned about, so a CLI repeating one warns once.
+	rejected []string
 }
 
 func (a *attemptLog) observe(ev stream.Event) {
@@ -75,9 +81,26 @@ func (a *attemptLog) observe(ev stream.Event) {
 		e := ev
 		a.result = &e
 		// total_cost_usd is cumulative over the process; usage covers the
-		// turns since the previous result (docs/design.md §F17).
-		a.costUSD = ev.TotalCostUSD
+		// turns since the previous result (docs/design.md §F17). A cost the
+		// decoder rejected tells nothing, and 0 would undo what the process
+		// already cost: the last good value stands, for the result too.
+		if !ev.Rejects(stream.FieldTotalCostUSD) {
+			a.costUSD = ev.TotalCostUSD
+		}
 		a.results = append(a.results, ResultReport{Subtype: ev.Subtype, IsError: ev.IsError, TerminalReason: ev.TerminalReason,
-			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: ev.TotalCostUSD, Usage: ev.Usage})
+			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: a.costUSD, Usage: ev.Usage})
+	}
+}
+
+// warnRejected logs each number of ev that the decoder dropped as out of
+// range, once per field and attempt. The raw text comes from the CLI: it
+// goes in a log field, never in the message.
+func (a *attemptLog) warnRejected(log zerolog.Logger, ev stream.Event) {
+	for _, rj := range ev.Rejected {
+		if slices.Contains(a.rejected, rj.Field) {
+			continue
+		}
+		a.rejected = append(a.rejected, rj.Field)
+		log.Warn().Str("field", rj.Field).Str("raw", rj.Raw).Int64("line", ev.Line).Msg("claude printed an out-of-range number; it is ignored")
 	}
 }

@@ -162,6 +162,12 @@ func (r *runner) recordDecision(s retry.State, res *attemptResult) {
 	r.rec.SessionTalked = s.SessionTalked
 	r.rec.SideEffects = s.SideEffects
 	r.rec.Continuations = s.Continuations
+	// Finite whatever the CLI printed, so the record can always be encoded:
+	// an attempt's cost is within [0, stream.MaxCostUSD] (the decoder's
+	// bound; a rejected cost keeps the last good one), so the run's cost
+	// (retry.State.CostUSD) and the total grow by at most that per
+	// attempt, which a float64 absorbs for 1e302 attempts. A record written
+	// before holds a finite value too (JSON has no Inf).
 	r.rec.TotalCostUSD += s.CostUSD - r.rec.CostUSD
 	r.rec.CostUSD = s.CostUSD
 	r.rec.Checkpoint = r.checkpoint // cleared by a fallback, see loop

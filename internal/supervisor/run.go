@@ -228,13 +228,13 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		state, action = retry.Next(policy, state, outcome)
 		rep.Attempts = state.Attempts
 		rep.SessionID = outcome.SessionID
-		rep.CostUSD = state.CostUSD
+		rep.CostUSD = state.CostUSD // finite: see recordDecision
 		r.log.Info().Int("attempt", spec.n).Str("outcome", outcome.Kind.String()).Str("reason", outcome.Reason).
 			Str("action", action.Kind.String()).Str("session", action.SessionID).Stringer("backoff", action.Backoff).
 			Int("idle_retries", state.IdleRetries).Msg("retry decision")
 		rep.History = append(rep.History, attemptReport(spec, res, outcome))
 		for _, rr := range res.log.results {
-			rep.Usage = addUsage(rep.Usage, rr.Usage)
+			rep.Usage = addUsage(rep.Usage, rr.Usage) // bounded counts, saturating sum
 		}
 		if res.log.cliVersion != "" {
 			rep.ClaudeCodeVersion = res.log.cliVersion

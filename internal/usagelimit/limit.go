@@ -27,8 +27,12 @@ func (l Limit) Known() bool { return !l.RetryAt.IsZero() }
 // Event is the part of a rate_limit_event's rate_limit_info that matters
 // here (docs/design.md §F19).
 type Event struct {
-	Status        string // allowed, allowed_warning, rejected
-	ResetsAt      int64  // unix seconds; 0 when absent
+	Status string // allowed, allowed_warning, rejected
+	// ResetsAt is in unix seconds; 0 when absent. The stream decoder keeps
+	// only [stream.MinResetsAt, stream.MaxResetsAt] (years 2000 to 2099):
+	// a millisecond value would make a RetryAt that record.json could not
+	// encode (years past 9999).
+	ResetsAt      int64
 	RateLimitType string
 	ErrorCode     string // credits_required when the API's 429 body said so
 }
