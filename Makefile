@@ -77,13 +77,17 @@ bench:
 fuzz:
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./internal/stream/
 	go test -run '^$$' -fuzz FuzzMachine -fuzztime 60s ./internal/attempt/
+	go test -run '^$$' -fuzz FuzzInertWriter -fuzztime 60s ./internal/ui/
 
 # A short fuzz of the pure machines, in CI (.ci/run): random input sequences
 # against the invariants (one stop, never without a reason, an ending never
-# changes) and random lines against the decoder.
+# changes), random lines against the decoder, and random text cut at random
+# against the sanitiser (the stream form is the string form; nothing a
+# terminal acts on comes out).
 fuzz-ci:
 	go test -run '^$$' -fuzz FuzzMachine -fuzztime 20s ./internal/attempt/
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./internal/stream/
+	go test -run '^$$' -fuzz FuzzInertWriter -fuzztime 10s ./internal/ui/
 
 clean:
 	rm -rf bin .cache
