@@ -131,15 +131,20 @@ func printStatusTable(w io.Writer, entries []journal.Entry) error {
 	fmt.Fprintln(tw, "ISSUE\tSTATUS\tATTEMPTS\tRECLAIMS\tSESSION\tCOST\tUPDATED\tREASON")
 	for _, e := range entries {
 		r := e.Record
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.4f\t%s\t%s\n", e.Issue, statusWord(e), r.Attempts, r.Reclaims,
+		// Every text from the record is cleaned (see printStatusDetail).
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.4f\t%s\t%s\n", ui.Clean(e.Issue, 0), ui.Clean(statusWord(e), 0), r.Attempts, r.Reclaims,
 			ui.ShortSession(r.SessionID), r.TotalCostUSD, r.UpdatedAt.Local().Format(time.DateTime), ui.Clean(firstOf(r.Reason, errText(e.Err)), 80))
 	}
 	return tw.Flush()
 }
 
+// printStatusDetail prints one field a line. record.json is malarun's,
+// but a damaged or planted one can hold anything, and the reason quotes
+// the model: every value is made one clean line (ui.Clean), so none can
+// drive the terminal or break the alignment with a tab or a newline.
 func printStatusDetail(w io.Writer, e journal.Entry) error {
 	if e.Err != nil {
-		_, err := fmt.Fprintf(w, "issue %s: %v\n", e.Issue, e.Err)
+		_, err := fmt.Fprintf(w, "issue %s: %s\n", ui.Clean(e.Issue, 0), ui.Clean(e.Err.Error(), 0))
 		return err
 	}
 	r := e.Record
@@ -167,7 +172,7 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 		if (row[0] == "retry at" || row[0] == "limit type") && r.Status != journal.Waiting {
 			continue // only a usage-limited run has them
 		}
-		fmt.Fprintf(tw, "%s:\t%s\n", row[0], row[1])
+		fmt.Fprintf(tw, "%s:\t%s\n", row[0], ui.Clean(row[1], 0))
 	}
 	return tw.Flush()
 }

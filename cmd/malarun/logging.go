@@ -19,7 +19,7 @@ func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level,
 	if err != nil {
 		return zerolog.Nop(), fmt.Errorf("log_level %q: %w", level, err)
 	}
-	out := w
+	var out io.Writer = inertJSONWriter{w} // JSON lines, unless console
 	switch format {
 	case "console":
 	case "json":
@@ -31,9 +31,63 @@ func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level,
 		return zerolog.Nop(), fmt.Errorf("log_format %q: must be one of auto, console, json", format)
 	}
 	if format == "console" {
-		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: getenv("NO_COLOR") != "" || !tty}
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: getenv("NO_COLOR") != "" || !tty,
+			FormatPrepare: inertLogEvent}
 	}
 	return zerolog.New(out).Level(max(lvl, floor)).With().Timestamp().Logger(), nil
+}
+
+// inertLogEvent makes a decoded log event safe for the console writer,
+// which prints it for a person, usually on a terminal. Field values can
+// hold anything the model or the CLI wrote. The ConsoleWriter quotes a
+// string value with control characters (strconv.Quote), but prints the
+// message as it is, and arrays and objects as json.Marshal writes them,
+// which leaves C1 and bidirectional controls raw. So every string in the
+// event goes through ui.Inert first (a '\n' kept there is quoted or
+// JSON-escaped after), and the message through ui.Clean: one line.
+func inertLogEvent(evt map[string]any) error {
+	for k, v := range evt {
+		if k == zerolog.MessageFieldName {
+			if s, ok := v.(string); ok {
+				evt[k] = ui.Clean(s, 0)
+				continue
+			}
+		}
+		evt[k] = inertLogValue(v)
+	}
+	return nil
+}
+
+// inertLogValue is v with every string in it made inert; json.Number,
+// bool and nil are left as they are.
+func inertLogValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return ui.Inert(v)
+	case []any:
+		for i, e := range v {
+			v[i] = inertLogValue(e)
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[ui.Inert(k)] = inertLogValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// inertJSONWriter passes JSON log lines on with the runes JSON leaves raw
+// but a terminal acts on escaped (ui.InertJSON): a CI log is read by
+// people. zerolog writes each event in one Write, so no rune is split.
+type inertJSONWriter struct{ w io.Writer }
+
+func (j inertJSONWriter) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(ui.InertJSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // isTerminal reports whether w is a file descriptor on a terminal.

@@ -218,6 +218,11 @@ func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
 		// The last result's text: a CLI that waited for background tasks
 		// printed more than one, and the last one decides.
 		text := rep.Result + "\n"
+		if isTerminal(o.d.stdout) {
+			// A person reads it there: the model's text must not drive the
+			// terminal. A file or a pipe gets it byte for byte.
+			text = ui.Inert(text)
+		}
 		if o.d.actions != nil && !isRegularFile(o.d.stdout) {
 			// The runner reads stdout: the model's text must not run workflow commands.
 			werr = ui.WriteInert(o.d.stdout, text)

@@ -76,8 +76,12 @@ func (a *app) execute(ctx context.Context, root *cobra.Command, args []string) i
 	err := root.ExecuteContext(ctx)
 	code := exitCodeFor(err)
 	if ue, ok := errors.AsType[*usageError](err); err != nil && (!ok || !ue.quiet) {
+		// The error may quote the model, the CLI or a record on disk: made
+		// inert whether stderr is a terminal or a CI log (which shows
+		// escape sequences too), it can drive neither.
+		text := ui.Inert(strings.TrimRight(err.Error(), "\n"))
 		var msg strings.Builder
-		for line := range strings.SplitSeq(strings.TrimRight(err.Error(), "\n"), "\n") {
+		for line := range strings.SplitSeq(text, "\n") {
 			fmt.Fprintf(&msg, "malarun: %s\n", line)
 		}
 		if d.actions != nil {
@@ -87,7 +91,7 @@ func (a *app) execute(ctx context.Context, root *cobra.Command, args []string) i
 			if a.issue != "" {
 				title = "malarun: " + a.issue + " failed"
 			}
-			d.actions.Command(ui.ErrorCommand(fmt.Sprintf("%s (exit %d)", title, code), err.Error()))
+			d.actions.Command(ui.ErrorCommand(fmt.Sprintf("%s (exit %d)", title, code), text))
 			d.actions.Inert(msg.String())
 		} else {
 			io.WriteString(d.stderr, msg.String())
@@ -129,6 +133,9 @@ it, info logs are left to the event lines (--log-level debug shows them).
 Not a terminal: no status line, no control characters, logs as log_format
 says. --quiet: errors only. --events FILE appends malarun's decisions
 (every event but progress) as JSON lines, one write per line.
+Text from the model, the CLI or a record never drives the terminal: escape
+sequences and other controls show as ^[, ^G, ... or U+FFFD, bidirectional
+controls as U+FFFD. The result is byte for byte in a file or a pipe.
 
 GitHub Actions (GITHUB_ACTIONS=true): the log gets one ::group:: per
 attempt and an ::error:: annotation on failure; a Markdown summary

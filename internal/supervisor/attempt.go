@@ -377,7 +377,9 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event) {
 		log.Info().Str("model", ev.Model).Str("claude_session", ev.SessionID).Str("claude_code_version", ev.ClaudeCodeVersion).Msg("claude started")
 		if note := cliVersionNote(ev.ClaudeCodeVersion); note != "" && !r.versionWarned {
 			r.versionWarned = true
-			log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Msg("claude " + ev.ClaudeCodeVersion + " is " + note)
+			// The version is the CLI's text: a field, never in the message
+			// (messages are constant; see cmd/malarun/logging.go).
+			log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Str("note", note).Msg("claude's version is outside the tested range")
 		}
 	case ev.Type == "system" && ev.Subtype == "api_retry":
 		log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS).Msg("claude is retrying an API request")

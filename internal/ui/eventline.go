@@ -14,7 +14,7 @@ const maxInput = 160
 // EventLine is the permanent line a terminal shows for an event that
 // matters, and false for the others (progress, a tool finishing, an attempt
 // that ended well). st gives the context (the run's start for the final
-// line); text from the model is cleaned of control characters. Lines start
+// line); the line is cleaned (see Clean), quoted text cut. Lines start
 // with the local time: "12:04:05 attempt 1: Bash: go test ./...".
 func EventLine(e supervisor.Event, st *Status) (string, bool) {
 	var s string
@@ -84,7 +84,7 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 	case supervisor.EvLimitWait:
 		s = at + "usage limit"
 		if e.LimitType != "" {
-			s += " (" + e.LimitType + ")"
+			s += " (" + Clean(e.LimitType, 40) + ")" // the CLI's word
 		}
 		s += fmt.Sprintf(": waiting until %s, then resuming the session", e.Until.Local().Format(time.TimeOnly))
 	case supervisor.EvRunFinished:
@@ -92,7 +92,9 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 	default:
 		return "", false
 	}
-	return e.Time.Local().Format(time.TimeOnly) + " " + s, true
+	// Every field is cleaned whoever set it: a line is one line, and
+	// nothing in it can drive the terminal.
+	return e.Time.Local().Format(time.TimeOnly) + " " + Clean(s, 0), true
 }
 
 func retryLine(e supervisor.Event) string {

@@ -86,9 +86,9 @@ func utcOrZero(t time.Time) time.Time {
 	return t.UTC()
 }
 
-// EventLog writes every event but progress to w as one JSON line, in one
-// Write: on a file that is unbuffered, so a reader following the file sees
-// each line whole as soon as it happens.
+// EventLog writes every event but progress to w as one JSON line (see
+// InertJSON), in one Write: on a file that is unbuffered, so a reader
+// following the file sees each line whole as soon as it happens.
 type EventLog struct {
 	w   io.Writer
 	err error // the first write error; later events are dropped
@@ -104,7 +104,9 @@ func (l *EventLog) Event(e supervisor.Event) {
 	}
 	b, err := json.Marshal(NewEventJSON(e))
 	if err == nil {
-		_, err = l.w.Write(append(b, '\n'))
+		// "-" writes the lines among the logs, and people tail the file:
+		// what a terminal acts on is escaped (the same JSON to a program).
+		_, err = l.w.Write(InertJSON(append(b, '\n')))
 	}
 	l.err = err
 }

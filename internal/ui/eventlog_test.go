@@ -57,3 +57,15 @@ func TestEventLog(t *testing.T) {
 		}
 	}
 }
+
+// Text from the model in an event reaches the log escaped, and decodes back.
+func TestEventLogIsInert(t *testing.T) {
+	input := setTitle + csiC1 + bidi + "\u2028\x7f"
+	var buf bytes.Buffer
+	NewEventLog(&buf).Event(supervisor.Event{Kind: supervisor.EvToolStarted, Tool: "Bash", ToolInput: input})
+	checkInert(t, input, buf.String(), true)
+	var e EventJSON
+	if err := json.Unmarshal(buf.Bytes(), &e); err != nil || e.ToolInput != input {
+		t.Errorf("decodes to %q, %v; want %q", e.ToolInput, err, input)
+	}
+}

@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
-// ShortSession is the first 8 characters of a session id, as people quote it.
+// ShortSession is the first 8 characters of a session id, as people quote
+// it. Ids are UUIDs, but one read back from a record or the CLI could be
+// anything: it is cleaned (see Clean).
 func ShortSession(id string) string {
 	if len(id) > 8 {
-		return id[:8]
+		id = id[:8]
 	}
-	return id
+	return Clean(id, 0)
 }
 
 // Tokens renders a token count compactly: 999, 12.3k, 200k, 1M, 1.5M.
@@ -57,33 +57,6 @@ func Duration(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
-}
-
-// Clean makes text from outside malarun (tool inputs, reasons quoting the
-// model) safe to print on one terminal line: control characters, escape
-// sequences included, become spaces, runs of white space one space. At most
-// max runes are kept (0: no limit), with an ellipsis when cut.
-func Clean(s string, max int) string {
-	var b strings.Builder
-	space := false
-	n := 0
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' {
-			if !space && b.Len() > 0 {
-				b.WriteByte(' ')
-				n++
-			}
-			space = true
-			continue
-		}
-		space = false
-		if max > 0 && n >= max {
-			return strings.TrimRight(b.String(), " ") + "…"
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return strings.TrimRight(b.String(), " ")
 }
 
 // Fit cuts s to at most width terminal columns, with an ellipsis when cut.

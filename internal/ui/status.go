@@ -142,7 +142,7 @@ func (s *Status) Line(now time.Time) string {
 	case phaseLimit:
 		w := "usage limit"
 		if s.limitType != "" {
-			w += " (" + s.limitType + ")"
+			w += " (" + Clean(s.limitType, 40) + ")" // the CLI's word
 		}
 		parts = append(parts, w+": resuming in "+Duration(max(0, s.nextAt.Sub(now)).Round(time.Second)))
 	case phaseWaiting:
@@ -163,7 +163,9 @@ func (s *Status) Line(now time.Time) string {
 	if c := s.countdown(now); c != "" {
 		parts = append(parts, c)
 	}
-	return strings.Join(parts, " · ")
+	// Cleaned whole, whoever set each part: the line must stay one line
+	// of text for the terminal to redraw it in place.
+	return Clean(strings.Join(parts, " · "), 0)
 }
 
 // countdown is "hang in 25s" once the idle limit is close.

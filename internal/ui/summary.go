@@ -84,8 +84,11 @@ func code(s string) string {
 	return fence + strings.ReplaceAll(s, "|", `\|`) + fence
 }
 
-// fenced is s in a fenced code block whose fence no line of s can close.
+// fenced is s in a fenced code block whose fence no line of s can close;
+// s is made inert (a reason quotes the model; bidirectional controls would
+// reorder it on the page).
 func fenced(s string) string {
+	s = Inert(s)
 	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
 	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
 }

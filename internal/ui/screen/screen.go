@@ -1,8 +1,10 @@
 // Package screen is a tiny terminal emulator for tests: enough of a VT100
 // to tell what a person would see after malarun's output. It knows
 // printable text, \r, \n, \b, erase in line (ESC [ K, ESC [ 1 K, ESC [ 2 K)
-// and SGR colours (ESC [ ... m, ignored); anything else is recorded as an
-// error, so output that would garble a real terminal fails the test.
+// and SGR colours (ESC [ ... m, ignored); anything else (other controls and
+// sequences, C1 controls, bidirectional controls, invalid UTF-8) is
+// recorded as an error, so output that would garble a real terminal fails
+// the test.
 package screen
 
 import (
@@ -79,6 +81,16 @@ func (s *Screen) step(data []byte) (int, bool) {
 		return 0, false
 	}
 	r, n := utf8.DecodeRune(data)
+	switch {
+	case r == utf8.RuneError && n == 1:
+		s.errs = append(s.errs, fmt.Sprintf("invalid UTF-8 %#x", data[0]))
+	case r >= 0x80 && r <= 0x9f:
+		// A terminal in UTF-8 mode may act on a C1 control (U+009B is CSI).
+		s.errs = append(s.errs, fmt.Sprintf("C1 control %U", r))
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		// Shown, but it reorders what follows: text that reads otherwise.
+		s.errs = append(s.errs, fmt.Sprintf("bidirectional control %U", r))
+	}
 	s.put(r)
 	return n, true
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+// The console logs carry text from the model in fields (tool names, the
+// API's error, the CLI's version, task descriptions); none of it reaches
+// the terminal raw: not in a string field, the error, an array, an object
+// nor the message.
+func TestConsoleLogIsInert(t *testing.T) {
+	for _, noColor := range []string{"", "1"} {
+		var buf bytes.Buffer
+		getenv := func(k string) string {
+			if k == "NO_COLOR" {
+				return noColor
+			}
+			return ""
+		}
+		log, err := newLogger(&buf, true, "auto", "debug", zerolog.TraceLevel, getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Warn().Str("field", hostile).Err(errors.New(hostile)).Strs("list", []string{hostile, "b"}).
+			Interface("object", map[string]string{hostile: hostile}).Msg("message " + hostile)
+		out := buf.String()
+		if !strings.Contains(out, "WRN") || strings.Count(out, "\n") != 1 {
+			t.Fatalf("not one console log line: %q", out)
+		}
+		if raw := rawIn(sgr.ReplaceAllString(out, "")); len(raw) > 0 {
+			t.Errorf("NO_COLOR=%q: the console log has %q raw:\n%q", noColor, raw, out)
+		}
+		// What was there still shows, in caret notation or quoted.
+		if !strings.Contains(out, "title^G") || !strings.Contains(out, "message x ]0;title") {
+			t.Errorf("NO_COLOR=%q: the text is gone:\n%q", noColor, out)
+		}
+	}
+}
+
+// Log messages are constant: text from outside malarun (the CLI's, the
+// model's, a record's) goes into fields, which the console writer quotes,
+// never into the message, which it prints as it is. Every .Msg call in
+// internal/ and cmd/ takes a string literal, a constant, or a sum of them.
+func TestLogMessagesAreConstant(t *testing.T) {
+	for _, root := range []string{repoPath("internal"), repoPath("cmd")} {
+		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			consts := packageConsts(t, filepath.Dir(path))
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || (sel.Sel.Name != "Msg" && sel.Sel.Name != "Msgf") || len(call.Args) == 0 {
+					return true
+				}
+				if sel.Sel.Name == "Msgf" || !constString(call.Args[0], consts) {
+					t.Errorf("%s: a log message built at run time: move what varies into a field", fset.Position(call.Pos()))
+				}
+				return true
+			})
+			return nil
+		})
+	}
+}
+
+// constString reports whether e is a string literal, a constant of the
+// package, or a sum of them.
+func constString(e ast.Expr, consts map[string]bool) bool {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return e.Kind == token.STRING
+	case *ast.Ident:
+		return consts[e.Name]
+	case *ast.ParenExpr:
+		return constString(e.X, consts)
+	case *ast.BinaryExpr:
+		return e.Op == token.ADD && constString(e.X, consts) && constString(e.Y, consts)
+	}
+	return false
+}
+
+// packageConsts names the constants declared at the top of dir's Go files.
+func packageConsts(t *testing.T, dir string) map[string]bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	consts := map[string]bool{}
+	for _, path := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, s := range g.Specs {
+					for _, n := range s.(*ast.ValueSpec).Names {
+						consts[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return consts
+}
