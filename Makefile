@@ -77,13 +77,19 @@ bench:
 fuzz:
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./internal/stream/
 	go test -run '^$$' -fuzz FuzzMachine -fuzztime 60s ./internal/attempt/
+	go test -run '^$$' -fuzz FuzzReadResult -fuzztime 60s ./internal/stream/
+	go test -run '^$$' -fuzz FuzzJSONString -fuzztime 60s ./internal/ui/
 
 # A short fuzz of the pure machines, in CI (.ci/run): random input sequences
 # against the invariants (one stop, never without a reason, an ending never
-# changes) and random lines against the decoder.
+# changes), random lines against the decoder, and random strings cut
+# anywhere against encoding/json (a result copied from its transcript and
+# streamed into the --json report).
 fuzz-ci:
 	go test -run '^$$' -fuzz FuzzMachine -fuzztime 20s ./internal/attempt/
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./internal/stream/
+	go test -run '^$$' -fuzz FuzzReadResult -fuzztime 10s ./internal/stream/
+	go test -run '^$$' -fuzz FuzzJSONString -fuzztime 10s ./internal/ui/
 
 clean:
 	rm -rf bin .cache

@@ -245,9 +245,9 @@ func TestSchemaMatchesReport(t *testing.T) {
 		sort.Strings(names)
 		return names
 	}
-	// Fields left out when empty (a usage limit's) are filled in, so that
-	// every field the report can carry is compared.
-	full := ui.Report{RetryAt: time.Unix(1, 0), LimitType: "five_hour"}
+	// Fields left out when empty (a usage limit's, a cut result's) are
+	// filled in, so that every field the report can carry is compared.
+	full := ui.Report{RetryAt: time.Unix(1, 0), LimitType: "five_hour", ResultTruncated: true}
 	if got, want := keys(props), fields(full); !slices.Equal(got, want) {
 		t.Errorf("schema properties %q, report fields %q", got, want)
 	}
