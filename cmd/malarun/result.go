@@ -36,8 +36,8 @@ func (o *runOutput) openResult(rep supervisor.Report) *resultSource {
 	if err != nil {
 		o.log.Error().Err(err).Str("transcript", rep.ResultLine.Path).Int("kept_bytes", len(rep.Result)).
 			Msg("the result text is cut: its transcript could not be read again")
-		fmt.Fprintf(o.d.stderr, "malarun: the result is cut to its first %d bytes: the rest could not be read from %s (%v)\n",
-			len(rep.Result), rep.ResultLine.Path, err)
+		fmt.Fprintf(o.d.stderr, "malarun: the result is cut to its first %d bytes: the rest could not be read again from its transcript: %v\n",
+			len(rep.Result), err)
 		return &resultSource{truncated: true}
 	}
 	return &resultSource{text: t}

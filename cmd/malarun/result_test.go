@@ -225,7 +225,7 @@ func TestResultTranscriptUnreadable(t *testing.T) {
 				} else if o.stdout != want+"\n" {
 					t.Errorf("text: %d bytes on stdout, want %d and a newline", len(o.stdout), len(want))
 				}
-				line := "malarun: the result is cut to its first " + strconv.Itoa(len(rep.Result)) + " bytes: the rest could not be read from " + rep.ResultLine.Path
+				line := "malarun: the result is cut to its first " + strconv.Itoa(len(rep.Result)) + " bytes: the rest could not be read again from its transcript: "
 				if got := strings.Contains(o.stderr, "\n"+line); got != cut {
 					t.Errorf("the line on stderr: %v, want %v:\n%s", got, cut, o.stderr)
 				}
