@@ -86,16 +86,22 @@ FUZZ_MINIMIZE ?= 200x
 fuzz:
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime 60s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/stream/
 	go test -run '^$$' -fuzz FuzzMachine -fuzztime 60s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/attempt/
+	go test -run '^$$' -fuzz FuzzReadResult -fuzztime 60s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/stream/
+	go test -run '^$$' -fuzz FuzzJSONString -fuzztime 60s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/ui/
 	go test -run '^$$' -fuzz FuzzInertWriter -fuzztime 60s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/ui/
 
 # A short fuzz of the pure machines, in CI (.ci/run): random input sequences
 # against the invariants (one stop, never without a reason, an ending never
 # changes), random lines against the decoder (every kept number in range),
-# and random text cut at random against the sanitiser (the stream form is
-# the string form; nothing a terminal acts on comes out).
+# random strings cut anywhere against encoding/json (a result copied from
+# its transcript and streamed into the --json report), and random text cut
+# at random against the sanitiser (the stream form is the string form;
+# nothing a terminal acts on comes out).
 fuzz-ci:
 	go test -run '^$$' -fuzz FuzzMachine -fuzztime 20s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/attempt/
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime 20s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/stream/
+	go test -run '^$$' -fuzz FuzzReadResult -fuzztime 10s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/stream/
+	go test -run '^$$' -fuzz FuzzJSONString -fuzztime 10s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/ui/
 	go test -run '^$$' -fuzz FuzzInertWriter -fuzztime 10s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/ui/
 
 clean:

@@ -23,8 +23,10 @@ type cli struct {
 	signals  chan os.Signal
 	testdata string // absolute: each test runs in its own empty directory
 	home     string
-	// What the fake supervisor returns.
+	// What the fake supervisor returns; a nil report is one with the
+	// result "result text".
 	runErr error
+	report *supervisor.Report
 }
 
 // execution is what one run of the command did.
@@ -71,6 +73,9 @@ func (c *cli) run(args ...string) execution {
 			o.calls++
 			o.cfg, o.sdeps = cfg, sd
 			sd.Log.Info().Msg("fake run")
+			if c.report != nil {
+				return *c.report, c.runErr
+			}
 			return supervisor.Report{RunDir: "/state/run", Result: "result text"}, c.runErr
 		},
 	}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -210,26 +208,22 @@ func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
 	report := ui.NewReport(rep, ui.Ending{Issue: o.issue, Outcome: string(outcomeFor(runErr)), ExitCode: exitCodeFor(runErr),
 		Reason: reason, Started: o.started, Duration: time.Since(o.started), OutputFailures: o.d.sinks.failures()})
 
+	// The last result's text: a CLI that waited for background tasks
+	// printed more than one, and the last one decides.
+	src := &resultSource{}
+	if runErr == nil {
+		src = o.openResult(rep)
+		report.ResultTruncated = src.truncated
+	}
+	copyStarted := time.Now()
 	var werr error
 	switch {
 	case o.opts.json:
-		werr = o.writeJSON(report)
+		werr = o.writeJSON(report, src.writerTo(report.Result))
 	case runErr == nil:
-		// The last result's text: a CLI that waited for background tasks
-		// printed more than one, and the last one decides.
-		text := rep.Result + "\n"
-		if isTerminal(o.d.stdout) {
-			// A person reads it there: the model's text must not drive the
-			// terminal. A file or a pipe gets it byte for byte.
-			text = ui.Inert(text)
-		}
-		if o.d.actions != nil && !isRegularFile(o.d.stdout) {
-			// The runner reads stdout: the model's text must not run workflow commands.
-			werr = ui.WriteInert(o.d.stdout, text)
-		} else {
-			_, werr = io.WriteString(o.d.stdout, text)
-		}
+		werr = o.writeText(src.writerTo(rep.Result))
 	}
+	o.closeResult(src, copyStarted)
 	if o.d.actions != nil {
 		o.writeSummary(report)
 	}
@@ -239,18 +233,11 @@ func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
 	return runErr
 }
 
-func (o *runOutput) writeJSON(r ui.Report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	s := string(b) + "\n"
-	if o.d.actions != nil {
-		// "##[" can only be inside a JSON string here, where \u005b decodes back to "[".
-		s = strings.ReplaceAll(s, "##[", `##\u005b`)
-	}
-	_, err = io.WriteString(o.d.stdout, s)
-	return err
+// writeJSON writes the report with its result streamed from text. Under
+// GitHub Actions "##[" is defused: it can only be inside a JSON string
+// here, where \u005b decodes back to "[".
+func (o *runOutput) writeJSON(r ui.Report, text io.WriterTo) error {
+	return ui.WriteReport(o.d.stdout, r, text, o.d.actions != nil)
 }
 
 // writeSummary appends the Markdown summary to $GITHUB_STEP_SUMMARY.

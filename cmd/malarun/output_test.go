@@ -239,8 +239,12 @@ func TestGitHubActionsFailure(t *testing.T) {
 		if cmds := workflowCommands(stdout); len(cmds) != 0 {
 			t.Errorf("the JSON report would run %q:\n%s", cmds, stdout)
 		}
-		if r := checkReport(t, stdout); !strings.Contains(r.Reason, "##[error]legacy") || r.Outcome != "error_result" {
+		r := checkReport(t, stdout)
+		if !strings.Contains(r.Reason, "##[error]legacy") || r.Outcome != "error_result" {
 			t.Errorf("report reason %q, outcome %q", r.Reason, r.Outcome)
+		}
+		if b, _ := json.MarshalIndent(r, "", "  "); stdout != strings.ReplaceAll(string(b)+"\n", "##[", `##\u005b`) {
+			t.Errorf("stdout is not the indented report, defused:\n%s\nwant\n%s", stdout, b)
 		}
 		b, _ := os.ReadFile(summary)
 		if !strings.Contains(string(b), "### ❌ malarun `issue-gh` failed: error_result (exit 1)") || !strings.Contains(string(b), "```text\n") {

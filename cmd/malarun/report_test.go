@@ -202,6 +202,10 @@ func TestJSONReport(t *testing.T) {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, p.stderr.String())
 			}
 			r := checkReport(t, p.stdout.String())
+			// The streamed report is what json.MarshalIndent wrote before.
+			if b, _ := json.MarshalIndent(r, "", "  "); p.stdout.String() != string(b)+"\n" {
+				t.Errorf("stdout is not the indented report:\n%s\nwant\n%s", p.stdout.String(), b)
+			}
 			if r.Version != 1 || r.Issue != "issue-json" || r.ExitCode != tt.code || r.DurationMS <= 0 ||
 				time.Since(r.Started) > time.Minute || r.Record == "" || !strings.HasPrefix(r.RunDir, p.stateDir) {
 				t.Errorf("report: %+v", r)
@@ -245,9 +249,9 @@ func TestSchemaMatchesReport(t *testing.T) {
 		sort.Strings(names)
 		return names
 	}
-	// Fields left out when empty (a usage limit's) are filled in, so that
-	// every field the report can carry is compared.
-	full := ui.Report{RetryAt: time.Unix(1, 0), LimitType: "five_hour", OutputFailures: []ui.OutputFailure{{}}}
+	// Fields left out when empty (a usage limit's, a cut result's, failed
+	// outputs) are filled in, so that every field the report can carry is compared.
+	full := ui.Report{RetryAt: time.Unix(1, 0), LimitType: "five_hour", ResultTruncated: true, OutputFailures: []ui.OutputFailure{{}}}
 	if got, want := keys(props), fields(full); !slices.Equal(got, want) {
 		t.Errorf("schema properties %q, report fields %q", got, want)
 	}

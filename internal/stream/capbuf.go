@@ -1,13 +1,27 @@
 package stream
 
-import "unicode/utf8"
+import (
+	"io"
+	"unicode/utf8"
+)
 
 // capBuf collects the bytes of one kept value, up to max: whatever the line
 // holds, the decoder never keeps more than the cap of the field it fills.
+// Once the cap is hit it keeps nothing more: a short piece that would still
+// fit after a rune that did not (an escape's) would leave a gap, and the
+// kept text would no longer be the value's beginning.
+//
+// With a writer (spillTo) it keeps nothing: every max bytes it hands what
+// it holds to the writer, so a string of any length is copied whole
+// through a buffer of fixed size (the re-read of a cut result).
 type capBuf struct {
 	b     []byte
 	max   int
 	trunc bool
+
+	w   io.Writer // set by spillTo
+	n   int64     // bytes written to w
+	err error     // the first error of w; later bytes are dropped
 }
 
 func (c *capBuf) reset(max int) {
@@ -16,9 +30,23 @@ func (c *capBuf) reset(max int) {
 	c.trunc = false
 }
 
+// spillTo makes c copy everything to w, in chunks of about max bytes.
+func (c *capBuf) spillTo(w io.Writer, max int) {
+	c.reset(max)
+	c.w, c.n, c.err = w, 0, nil
+}
+
 func (c *capBuf) add(p []byte) {
+	if c.trunc {
+		return
+	}
 	room := c.max - len(c.b)
 	if len(p) > room {
+		if c.w != nil {
+			c.spill(false)
+			c.b = append(c.b, p...)
+			return
+		}
 		c.b = append(c.b, p[:max(room, 0)]...)
 		c.trunc = true
 		return
@@ -27,8 +55,16 @@ func (c *capBuf) add(p []byte) {
 }
 
 func (c *capBuf) addString(s string) {
+	if c.trunc {
+		return
+	}
 	room := c.max - len(c.b)
 	if len(s) > room {
+		if c.w != nil {
+			c.spill(false)
+			c.b = append(c.b, s...)
+			return
+		}
 		c.b = append(c.b, s[:max(room, 0)]...)
 		c.trunc = true
 		return
@@ -37,20 +73,53 @@ func (c *capBuf) addString(s string) {
 }
 
 func (c *capBuf) addByte(x byte) {
-	if len(c.b) >= c.max {
-		c.trunc = true
+	if c.trunc {
 		return
+	}
+	if len(c.b) >= c.max {
+		if c.w == nil {
+			c.trunc = true
+			return
+		}
+		c.spill(false)
 	}
 	c.b = append(c.b, x)
 }
 
 // addRune never splits a rune: a cut string stays valid UTF-8.
 func (c *capBuf) addRune(r rune) {
-	if len(c.b)+utf8.RuneLen(r) > c.max {
-		c.trunc = true
+	if c.trunc {
 		return
 	}
+	if len(c.b)+utf8.RuneLen(r) > c.max {
+		if c.w == nil {
+			c.trunc = true
+			return
+		}
+		c.spill(false)
+	}
 	c.b = utf8.AppendRune(c.b, r)
+}
+
+// spill writes what c holds to its writer as text() would return it:
+// invalid bytes become U+FFFD. Unless final, a rune whose first bytes are
+// here and the rest not yet stays behind, since the next bytes may
+// complete it: where the chunks end must not change the text.
+func (c *capBuf) spill(final bool) {
+	keep := 0
+	if !final {
+		keep = len(c.b) - len(trimPartialRune(c.b))
+	}
+	out := c.b[:len(c.b)-keep]
+	if !utf8.Valid(out) {
+		out = replaceInvalid(out)
+	}
+	if c.err == nil && len(out) > 0 {
+		var n int
+		n, c.err = c.w.Write(out)
+		c.n += int64(n)
+	}
+	c.b = append(c.b[:0], c.b[len(c.b)-keep:]...)
 }
 
 // text returns the collected bytes as valid UTF-8 within the cap. Invalid

@@ -23,8 +23,14 @@ type Decoder struct {
 	br   *bufio.Reader
 	line int64 // number of the current line, 1-based
 	n    int64 // bytes of the current line consumed so far
+	pos  int64 // bytes of the stream consumed so far: where the next line begins
 	stop stop  // why the current line stopped parsing
 	err  error // first I/O error; every later call returns it
+
+	// resultAt is where, in the current line, the body of the kept result
+	// string begins (after its quote): the re-read of a cut result
+	// (resulttext.go) starts there.
+	resultAt int64
 
 	ev    Event
 	blk   block
@@ -91,15 +97,17 @@ func (d *Decoder) Next() (Event, error) {
 			_ = d.br.UnreadByte() // cannot fail right after ReadByte
 			break
 		}
+		d.pos++
 	}
-	d.n, d.stop, d.capturing = 0, stopNone, false
+	start := d.pos
+	d.n, d.stop, d.capturing, d.resultAt = 0, stopNone, false, 0
 	d.ev = Event{}
 	d.blk.reset()
 
 	if d.parseObject() && d.endOfLine() {
 		ev := d.ev
 		d.ev = Event{}
-		ev.Kind, ev.Bytes, ev.Line = KindJSON, d.n, d.line
+		ev.Kind, ev.Bytes, ev.Line, ev.Offset = KindJSON, d.n, d.line, start
 		return ev, nil
 	}
 	kind := KindCutShort
@@ -110,7 +118,7 @@ func (d *Decoder) Next() (Event, error) {
 		return Event{}, d.err
 	}
 	d.ev = Event{}
-	return Event{Kind: kind, Bytes: d.n, Line: d.line}, nil
+	return Event{Kind: kind, Bytes: d.n, Line: d.line, Offset: start}, nil
 }
 
 // endOfLine accepts what may follow a complete object: blanks, then a
@@ -122,6 +130,7 @@ func (d *Decoder) endOfLine() bool {
 	}
 	if c == '\n' {
 		d.br.Discard(1) // the newline is not part of Bytes
+		d.pos++
 		return true
 	}
 	return d.fail(stopBad)
@@ -139,6 +148,7 @@ func (d *Decoder) skipLine() bool {
 			if c == '\n' {
 				d.discard(i)
 				d.br.Discard(1)
+				d.pos++
 				return true
 			}
 		}
@@ -178,6 +188,7 @@ func (d *Decoder) peekByte() (byte, bool) {
 func (d *Decoder) discard(n int) {
 	d.br.Discard(n)
 	d.n += int64(n)
+	d.pos += int64(n)
 }
 
 // peekNonSpace consumes blanks and returns the next byte without consuming

@@ -211,7 +211,7 @@ func TestDecoderCases(t *testing.T) {
 type decoderCase struct {
 	name string
 	in   string
-	want []Event // Bytes is filled in from the line when left at 0
+	want []Event // Bytes is filled in from the line when left at 0, Offset always
 }
 
 // runDecoderCases decodes each case whole and one byte at a time.
@@ -236,13 +236,17 @@ func runDecoderCases(t *testing.T, tests []decoderCase) {
 	}
 }
 
-// withBytes fills in the Bytes of each wanted event from its line.
+// withBytes fills in the Bytes of each wanted event from its line, and its
+// Offset: the lengths of the lines before it, newlines included.
 func withBytes(in string, want []Event) []Event {
 	lines := strings.Split(in, "\n")
 	out := append([]Event(nil), want...)
 	for i := range out {
 		if out[i].Bytes == 0 {
 			out[i].Bytes = int64(len(lines[out[i].Line-1]))
+		}
+		for _, l := range lines[:out[i].Line-1] {
+			out[i].Offset += int64(len(l)) + 1
 		}
 	}
 	return out
@@ -341,6 +345,19 @@ func TestDecoderEOFRepeats(t *testing.T) {
 	for range 2 {
 		if _, err := d.Next(); err != io.EOF {
 			t.Fatalf("got %v, want io.EOF", err)
+		}
+	}
+}
+
+// A cut value is always the value's beginning: an escaped rune that does
+// not fit the cap ends it, even where a shorter character after it would.
+func TestDecoderCapKeepsAPrefix(t *testing.T) {
+	fill := strings.Repeat("x", MaxResultBytes-1)
+	for _, esc := range []string{`\u00e9`, `\ud83d\ude00`, `é`} {
+		line := `{"type":"result","result":"` + fill + esc + `yz\n"}`
+		evs := decodeAll(t, strings.NewReader(line))
+		if r := evs[0]; r.Result != fill || !r.ResultTruncated {
+			t.Errorf("%s at the cap: kept %d bytes ending %q, truncated %v; want the %d bytes before it", esc, len(r.Result), r.Result[max(0, len(r.Result)-3):], r.ResultTruncated, len(fill))
 		}
 	}
 }

@@ -77,6 +77,9 @@ type Event struct {
 	Bytes int64
 	// Line is the 1-based line number in the stream.
 	Line int64
+	// Offset is where the line begins: its first byte's offset in the
+	// stream (the transcript file), so that the line can be read again.
+	Offset int64
 
 	Type            string // system, assistant, user, result, stream_event, rate_limit_event, ...
 	Subtype         string // init, api_retry, compact_boundary, success, error_max_turns, ...
@@ -96,9 +99,11 @@ type Event struct {
 	// Texts are the text blocks of an assistant message, each cut to MaxTextBytes.
 	Texts []string
 
-	// Result line fields.
+	// Result line fields. Result is cut to MaxResultBytes; ResultTruncated
+	// says it was, and ReadResult copies the whole of it from the
+	// transcript (Offset).
 	IsError         bool
-	Result          string // cut to MaxResultBytes
+	Result          string
 	ResultTruncated bool
 	APIErrorStatus  int // 0 when null or absent
 	Errors          []string

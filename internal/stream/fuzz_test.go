@@ -40,14 +40,18 @@ func addTranscriptSeeds(f *testing.F) {
 
 // FuzzDecode checks the decoder against its contract on any input: no panic,
 // no error from an in-memory reader, one event per non-empty line with its
-// number and length, a kind that agrees with encoding/json on whether the
-// line is one JSON object, and every kept number finite and in its range.
+// number, length and offset, a kind that agrees with encoding/json on
+// whether the line is one JSON object, and every kept number finite and in
+// its range.
 func FuzzDecode(f *testing.F) {
 	addTranscriptSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := NewDecoder(bytes.NewReader(data))
 		lines := bytes.Split(data, []byte("\n"))
+		var offset int64
 		for i, line := range lines {
+			at := offset
+			offset += int64(len(line)) + 1
 			if len(line) == 0 {
 				continue
 			}
@@ -55,8 +59,8 @@ func FuzzDecode(f *testing.F) {
 			if err != nil {
 				t.Fatalf("line %d: Next: %v", i+1, err)
 			}
-			if ev.Line != int64(i+1) || ev.Bytes != int64(len(line)) {
-				t.Fatalf("event for line %d (%d bytes) says line %d, %d bytes", i+1, len(line), ev.Line, ev.Bytes)
+			if ev.Line != int64(i+1) || ev.Bytes != int64(len(line)) || ev.Offset != at {
+				t.Fatalf("event for line %d (%d bytes at %d) says line %d, %d bytes at %d", i+1, len(line), at, ev.Line, ev.Bytes, ev.Offset)
 			}
 			last := i == len(lines)-1 // no newline after it
 			want := KindMalformed

@@ -14,6 +14,12 @@ import (
 func (d *Decoder) scanString(dst *capBuf, raw bool) bool {
 	var high rune // a \u high surrogate waiting for its low half
 	for {
+		if dst != nil && dst.trunc {
+			// A full cap keeps nothing more: the rest is only validated,
+			// on the fast path (a result of hundreds of MB goes by twice
+			// when it is copied from the transcript).
+			dst = nil
+		}
 		buf, ok := d.window()
 		if !ok {
 			return false

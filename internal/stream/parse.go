@@ -217,9 +217,13 @@ func (d *Decoder) stringValue(f field) bool {
 	if n == 0 {
 		return d.scanString(nil, false)
 	}
+	at := d.n
 	d.str.reset(n)
 	if !d.scanString(&d.str, false) {
 		return false
+	}
+	if f == fResult {
+		d.resultAt = at // the last one is kept, as its text is
 	}
 	d.setString(f, d.str.text(), d.str.trunc)
 	return true

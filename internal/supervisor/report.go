@@ -16,8 +16,14 @@ type Report struct {
 	Record    string // the record.json
 	Attempts  int
 	SessionID string
-	Result    string
-	CostUSD   float64
+	// Result is the last result's text on success, as the decoder kept it:
+	// at most stream.MaxResultBytes (the step summary and a checkpoint use
+	// it). ResultCut says the text was longer; the whole of it is in the
+	// transcript, at ResultLine (stream.ReadResult copies it from there).
+	Result     string
+	ResultCut  bool
+	ResultLine stream.LineRef
+	CostUSD    float64
 	// History has one entry per attempt of this invocation.
 	History       []AttemptReport
 	Sessions      []string

@@ -6,9 +6,11 @@ import (
 	"strconv"
 )
 
-// peakRSSKB is malarun's own peak resident set (VmHWM), not its children's:
-// logged at the end of a run so memory can be checked on real workloads.
-func peakRSSKB() int64 {
+// PeakRSSKB is malarun's own peak resident set (VmHWM), not its children's:
+// logged at the end of a run so memory can be checked on real workloads
+// (and by the command line once it has written a result copied from the
+// transcript).
+func PeakRSSKB() int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0

@@ -394,13 +394,18 @@ func envValue(env []string, name string) string {
 	return ""
 }
 
-// finish reports a success: the last result's text goes in the report.
+// finish reports a success: the last result's text goes in the report,
+// with where its line is, so that a text longer than the decoder keeps can
+// be copied whole from the transcript.
 func (r *runner) finish(res *attemptResult, rep *Report, started time.Time) {
-	rep.Result = res.log.result.Result
+	last := res.log.result
+	rep.Result, rep.ResultCut = last.Result, last.ResultTruncated
+	rep.ResultLine = stream.LineRef{Path: res.stdoutPath, Offset: last.Offset, Bytes: last.Bytes}
 	r.log.Info().Int("attempts", rep.Attempts).Str("session", rep.SessionID).Float64("cost_usd", rep.CostUSD).
-		Stringer("took", time.Since(started).Round(time.Millisecond)).Int64("peak_rss_kb", peakRSSKB()).Msg("run succeeded")
-	if res.log.result.ResultTruncated {
-		r.log.Warn().Int("bytes", len(rep.Result)).Str("transcript", res.stdoutPath).Msg("the result text was cut; the whole of it is in the transcript")
+		Stringer("took", time.Since(started).Round(time.Millisecond)).Int64("peak_rss_kb", PeakRSSKB()).Msg("run succeeded")
+	if last.ResultTruncated {
+		r.log.Info().Int64("line_bytes", last.Bytes).Int64("offset", last.Offset).Str("transcript", res.stdoutPath).
+			Msg("the result text is longer than malarun keeps in memory; the whole of it is in the transcript")
 	}
 }
 

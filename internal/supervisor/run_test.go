@@ -20,6 +20,7 @@ import (
 
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
 )
@@ -155,7 +156,8 @@ func TestSuccessPrintsResultAndPassesProtocolFlags(t *testing.T) {
 	}
 	// The session is the one malarun gave the CLI, whatever the stream names
 	// (the recording's own id differs here): a stream's id never becomes an argument.
-	if _, id := sessionFlag(t, h.attempts()[0]); rep.Attempts != 1 || rep.CostUSD != 0.750625 || rep.SessionID != id {
+	if _, id := sessionFlag(t, h.attempts()[0]); rep.Attempts != 1 || rep.CostUSD != 0.750625 || rep.SessionID != id ||
+		rep.ResultCut || rep.ResultLine.Path != filepath.Join(rep.RunDir, "attempt-1.jsonl") || rep.ResultLine.Bytes == 0 {
 		t.Errorf("report %+v, want session %s", rep, id)
 	}
 	if !strings.Contains(h.logs.String(), `"claude_session":"4ff18c41-0db8-4141-8ca3-59af0fe7a255","message":"claude named another session`) {
@@ -335,6 +337,34 @@ func TestHundredMegabyteLine(t *testing.T) {
 	}
 	if h.stdout.String() != "All done.\n" {
 		t.Errorf("stdout %q", h.stdout.String())
+	}
+}
+
+// A result longer than the decoder keeps: the report has its beginning,
+// says it was cut, and locates its line in the transcript, from which the
+// command line copies the whole text.
+func TestCutResultIsLocated(t *testing.T) {
+	const size = 3 << 20
+	h := newHarness(t, testchild.BigResult, fmt.Sprintf("%s=%d", testchild.EnvSize, size))
+	rep, err, _ := h.run()
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var want strings.Builder
+	testchild.BigResultText(&want, size)
+	line := rep.ResultLine
+	if !rep.ResultCut || len(rep.Result) > stream.MaxResultBytes || !strings.HasPrefix(want.String(), rep.Result) ||
+		line.Path != filepath.Join(rep.RunDir, "attempt-1.jsonl") || line.Offset != int64(len(testchild.InitLine)+len(testchild.TextLine)+2) {
+		t.Fatalf("report: result of %d bytes (cut %v), line %+v", len(rep.Result), rep.ResultCut, line)
+	}
+	rt, err := stream.ReadResult(line, rep.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	var got strings.Builder
+	if _, err := rt.WriteTo(&got); err != nil || got.String() != want.String() {
+		t.Errorf("copied %d bytes (%v), want the %d of the text", got.Len(), err, want.Len())
 	}
 }
 

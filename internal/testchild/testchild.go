@@ -201,6 +201,8 @@ func run(behaviour string) int {
 		out.Flush()
 		println(Result)
 		return 0
+	case BigResult:
+		return bigResult(out, println, firstNonEmpty(session, SessionID))
 	case Garbage:
 		println(InitLine)
 		println("this is not json")

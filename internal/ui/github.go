@@ -55,11 +55,48 @@ func WriteInert(w io.Writer, text string) error {
 	if text == "" {
 		return nil
 	}
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
+	s, err := StartStopSection(w)
+	if err != nil {
+		return err
 	}
-	token := StopToken()
-	_, err := io.WriteString(w, "::stop-commands::"+token+"\n"+text+"::"+token+"::\n")
+	if _, err := io.WriteString(s, text); err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// StopSection is WriteInert for a text that streams (a result copied from
+// its transcript): StartStopSection writes "::stop-commands::TOKEN", the
+// text goes through Write as it comes, and Close ends its last line if it
+// did not and writes "::TOKEN::".
+type StopSection struct {
+	w     io.Writer
+	token string
+	last  byte // the text's last byte so far
+}
+
+// StartStopSection opens a section on w with a fresh token.
+func StartStopSection(w io.Writer) (*StopSection, error) {
+	s := &StopSection{w: w, token: StopToken(), last: '\n'}
+	_, err := io.WriteString(w, "::stop-commands::"+s.token+"\n")
+	return s, err
+}
+
+// Write passes p on as it is: inside the section no command runs.
+func (s *StopSection) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		s.last = p[len(p)-1]
+	}
+	return s.w.Write(p)
+}
+
+// Close ends the section: the footer must start a line of its own.
+func (s *StopSection) Close() error {
+	end := "::" + s.token + "::\n"
+	if s.last != '\n' {
+		end = "\n" + end
+	}
+	_, err := io.WriteString(s.w, end)
 	return err
 }
 

@@ -22,10 +22,14 @@ type Report struct {
 	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason"`
 	// Result is claude's final result text on success ("" otherwise).
-	Result        string   `json:"result"`
-	SessionID     string   `json:"session_id"`
-	Sessions      []string `json:"sessions"`
-	Continuations int      `json:"continuations"`
+	Result string `json:"result"`
+	// ResultTruncated says Result is only the first stream.MaxResultBytes
+	// of the text: the rest could not be copied from the transcript
+	// (removed, cut short or changed since). Left out when false.
+	ResultTruncated bool     `json:"result_truncated,omitempty"`
+	SessionID       string   `json:"session_id"`
+	Sessions        []string `json:"sessions"`
+	Continuations   int      `json:"continuations"`
 	// AttemptsTotal counts the run's attempts, those of an earlier malarun
 	// that this one continued included; Attempts lists this invocation's.
 	AttemptsTotal int         `json:"attempts_total"`
