@@ -1,0 +1,181 @@
+package supervisor
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/ctxpressure"
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usagelimit"
+)
+
+// encodingWriter saves a record only as far as encoding it: a record that
+// cannot be encoded (a non-finite cost, a year past 9999, a field the
+// checks refuse) is the bug FuzzRecordFromStream looks for.
+type encodingWriter struct {
+	t     *testing.T
+	saved int
+}
+
+func (w *encodingWriter) Save(r journal.Record) error { return w.SaveQuick(r) }
+
+func (w *encodingWriter) SaveQuick(r journal.Record) error {
+	w.t.Helper()
+	b, err := journal.Encode(r)
+	if err != nil {
+		w.t.Fatalf("a stream made a record that cannot be saved: %v\n%+v", err, r)
+	}
+	back, err := journal.Decode(b)
+	if err != nil {
+		w.t.Fatalf("a saved record does not read back: %v\n%s", err, b)
+	}
+	if !journal.ValidUSD(back.CostUSD) || !journal.ValidUSD(back.TotalCostUSD) {
+		t := back
+		w.t.Fatalf("costs %g, %g", t.CostUSD, t.TotalCostUSD)
+	}
+	w.saved++
+	return nil
+}
+
+// FuzzRecordFromStream: whatever claude prints, the record malarun builds
+// from it can be saved and read back. Each input is a stream, fed as a run
+// feeds it (progress, the attempt's outcome, the retry decision, a usage
+// limit's reset, the end of the run), twice over so that sums carry from
+// one attempt to the next; every save is encoded and decoded.
+func FuzzRecordFromStream(f *testing.F) {
+	for _, path := range transcriptFiles(f) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, uint8(0))
+	}
+	for _, s := range []string{
+		`{"type":"result","subtype":"success","is_error":false,"total_cost_usd":1e308}`,
+		`{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"Claude AI usage limit reached|99999999999999"}`,
+		`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1.7e12,"rateLimitType":"five_hour"}}`,
+		`{"type":"system","subtype":"api_retry","retry_delay_ms":1e300,"error_status":429}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"x","name":"Bash","input":{"command":"\u001b]0;t\u0007"}}],"usage":{"input_tokens":-5}},"session_id":"--dangerously-skip-permissions"}`,
+		`{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"b","description":"\ud800"}]}`,
+	} {
+		f.Add([]byte(s), uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, how uint8) {
+		w := &encodingWriter{t: t}
+		now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+		r := fuzzRunner(t, w, now)
+		state := retry.State{SessionID: r.rec.SessionID}
+		policy := r.cfg.retryPolicy()
+		for range 2 {
+			res := fuzzAttempt(r, data, how, now)
+			o := outcomeOf(res)
+			var action retry.Action
+			state, action = retry.Next(policy, state, o)
+			r.recordDecision(state, res)
+			if o.Kind == retry.RateLimit {
+				l := r.limitOf(res, now)
+				d := usagelimit.Decide(now, l, time.Hour, func() float64 { return 0.5 })
+				r.rec.RetryAt, r.rec.LimitType = d.RetryAt, l.Type
+			}
+			if err := r.save(); err != nil {
+				t.Fatal(err)
+			}
+			if action.Kind == retry.Done || action.Kind == retry.Fail {
+				var err error
+				if action.Kind == retry.Fail {
+					err = &RunError{Kind: action.Failure, Detail: action.Reason, RetryAt: r.rec.RetryAt}
+				}
+				if err := r.finishRecord(err); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		if w.saved == 0 {
+			t.Fatal("nothing was saved")
+		}
+	})
+}
+
+// fuzzRunner is a runner whose record starts as a new run's does.
+func fuzzRunner(t *testing.T, w RecordWriter, now time.Time) *runner {
+	cfg := DefaultConfig()
+	cfg.IssueID, cfg.StateDir = "issue-1", "/state"
+	run := journal.NewRunID(now)
+	return &runner{
+		cfg: cfg, log: zerolog.Nop(), records: w,
+		monitor:        ctxpressure.New(0, cfg.ContextThreshold),
+		sideEffectFree: cfg.retryPolicy().SideEffectFree,
+		budget:         usagelimit.Budget{Total: time.Hour},
+		exitCodeOf: func(err error) int {
+			if errors.Is(err, outcome.Interrupted) {
+				return 130
+			}
+			if err != nil {
+				return 1
+			}
+			return 0
+		},
+		rec: journal.Record{Issue: cfg.IssueID, Status: journal.Processing, Cwd: "/work", Home: "/home/u",
+			RunID: run, RunDir: filepath.Join("/state/issue-1/runs", run), Runs: []string{run},
+			SessionID: newSessionID(), Marker: cfg.IssueID + "/" + run, StartedAt: now,
+			TotalCostUSD: math.Nextafter(journal.MaxUSD/2, 0)}, // an issue with a long, costly past
+	}
+}
+
+// fuzzAttempt feeds one attempt's stream as runAttempt does, ending it as
+// how says.
+func fuzzAttempt(r *runner, data []byte, how uint8, now time.Time) *attemptResult {
+	spec := attemptSpec{n: 1, sessionID: r.rec.SessionID, resume: how&1 != 0, checkpoint: how&2 != 0}
+	res := &attemptResult{spec: spec, started: now, ended: now.Add(time.Minute)}
+	res.log.sessionID = spec.sessionID
+	m := attempt.New(attempt.Limits{Idle: time.Minute, Tool: time.Hour, Background: time.Hour, Linger: time.Second,
+		LimitWaitLeft: time.Hour}, now)
+	d := stream.NewDecoder(bytes.NewReader(data))
+	for {
+		ev, err := d.Next()
+		if errors.Is(err, io.EOF) || err != nil {
+			break
+		}
+		res.log.observe(ev)
+		res.log.warnRejected(r.log, ev)
+		pressure := r.observeContext(r.log, ev)
+		m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, now)
+		r.recordProgress(ev, m.Outstanding(), m.Running())
+	}
+	endings := []attempt.Input{{Kind: attempt.StreamEnd}, {Kind: attempt.Wake}, {Kind: attempt.Interrupt}}
+	m.Step(endings[int(how>>2)%len(endings)], now.Add(2*time.Hour))
+	res.ending = m.Final()
+	res.cutOff, res.cutTasks = m.CutOff()
+	res.cliLimit = m.Limit()
+	res.hangLimit, res.hangTools = m.Hang()
+	return res
+}
+
+// transcriptFiles are the recorded transcripts, the seeds of the stream fuzzers.
+func transcriptFiles(f *testing.F) []string {
+	var out []string
+	for _, pattern := range []string{"../../testdata/transcripts/*.jsonl", "../../testdata/transcripts/*/*.jsonl"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		f.Fatal("no transcripts found")
+	}
+	return out
+}
