@@ -135,16 +135,47 @@ func sigBit(sig syscall.Signal) uint64 { return 1 << (uint(sig) - 1) }
 // reached the open, long after its signal handling was set up.
 func waitBlockedOnFIFO(t *testing.T, pid int) {
 	t.Helper()
-	if !testchild.WaitUntil(exitLimit, nil, func() bool {
-		chans, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
-		for _, c := range chans {
-			if b, _ := os.ReadFile(c); string(b) == "wait_for_partner" {
-				return true
+	if !testchild.WaitUntil(exitLimit, nil, func() bool { return blockedOnFIFO(pid) }) {
+		t.Fatalf("pid %d never blocked opening a FIFO", pid)
+	}
+}
+
+// leftOf lists the live processes started for p: each has p's own HOME
+// in its environment, as newProc gives it to malarun and malarun to claude.
+func leftOf(p *proc) []int {
+	var home string
+	for _, kv := range p.cmd.Env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	want := []byte("HOME=" + home + "\x00")
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, want) {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+				continue // a zombie is dead; its parent reaps it
 			}
 		}
-		return false
-	}) {
-		t.Fatalf("pid %d never blocked opening a FIFO", pid)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// assertNothingLeft fails if a process of p's run is still alive.
+func assertNothingLeft(t *testing.T, p *proc) {
+	t.Helper()
+	if left := leftOf(p); len(left) > 0 {
+		t.Errorf("processes of the run are still alive: %v", left)
 	}
 }
 

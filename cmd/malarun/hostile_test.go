@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,6 +27,9 @@ func TestEveryShutdownSignalStopsTheRunAndItResumes(t *testing.T) {
 			p.start(nil, nil)
 			p.waitTranscript(1, `"name":"Bash"`)
 			claude := p.claudePid()
+			if !slices.Contains(leftOf(p), claude) {
+				t.Fatalf("leftOf does not find claude (pid %d) while it runs: %v", claude, leftOf(p))
+			}
 			session := p.record().SessionID
 			p.cmd.Process.Signal(sig)
 			if code, want := p.wait(), 128+int(sig); code != want {
@@ -34,9 +38,7 @@ func TestEveryShutdownSignalStopsTheRunAndItResumes(t *testing.T) {
 			if strings.Contains(p.stderr.String(), "goroutine ") {
 				t.Errorf("a goroutine dump on stderr:\n%s", p.stderr.String())
 			}
-			if iproc.Alive(claude, 0) {
-				t.Errorf("claude (pid %d) outlived malarun", claude)
-			}
+			assertNothingLeft(t, p)
 			rec := p.record()
 			if rec.Status != journal.Interrupted || rec.Reclaims != 0 || rec.ExitCode != 128+int(sig) || len(rec.Tree) != 0 {
 				t.Errorf("record: status %s, reclaims %d, exit %d, tree %v", rec.Status, rec.Reclaims, rec.ExitCode, rec.Tree)

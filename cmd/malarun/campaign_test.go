@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/testchild"
+)
+
+// The campaign's length and seed: `go test ./cmd/malarun -run
+// TestHostileCampaign -campaign 10m` for a long one, -campaign.seed to
+// repeat one. Test flags are the one package-level state of these tests.
+var (
+	campaignLength = flag.Duration("campaign", 30*time.Second, "how long TestHostileCampaign mixes faults into runs")
+	campaignSeed   = flag.Uint64("campaign.seed", 0, "TestHostileCampaign's seed (0: a new one, printed)")
+)
+
+// TestHostileCampaign runs malarun (this binary) against the fake claude
+// again and again, each time with a scenario and a fault drawn at random:
+// signals at any moment (one or two), stderr closed or never read, the
+// --events reader gone, the lock file removed with a second malarun on the
+// issue, a planted record, malarun killed outright and the run reclaimed.
+// After each run it checks what must hold whatever happened: malarun
+// exited by itself with a documented code, no process of the run is
+// alive, the record is saved and says what the code says, and every
+// transcript is whole JSON lines.
+func TestHostileCampaign(t *testing.T) {
+	seed := *campaignSeed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	rerun := fmt.Sprintf("rerun: go test ./cmd/malarun -run TestHostileCampaign -campaign %s -campaign.seed %d", *campaignLength, seed)
+	t.Logf("campaign seed %d, for %s (%s)", seed, *campaignLength, rerun)
+	rng := rand.New(rand.NewPCG(seed, seed>>1|1))
+	tally := map[string]int{}
+	until := time.Now().Add(*campaignLength)
+	runs := 0
+	for ; runs == 0 || time.Now().Before(until); runs++ {
+		c := drawCase(rng)
+		tally[c.fault]++
+		tally[fmt.Sprintf("scenario %s", c.scenario)]++
+		ok := t.Run(fmt.Sprintf("%03d-%s-%s", runs, c.scenario, c.fault), func(t *testing.T) {
+			codes := c.play(t, rng)
+			for _, code := range codes {
+				tally["exit "+strconv.Itoa(code)]++
+			}
+		})
+		if !ok {
+			t.Fatalf("run %d failed; %s", runs, rerun)
+		}
+	}
+	var lines []string
+	for k, n := range tally {
+		lines = append(lines, fmt.Sprintf("%s: %d", k, n))
+	}
+	sort.Strings(lines)
+	t.Logf("%d runs, seed %d:\n%s", runs, seed, strings.Join(lines, "\n"))
+}
+
+// campaignCase is one run: what the fake claude does, and what goes wrong.
+type campaignCase struct {
+	scenario, fault string
+	behaviour       string
+	env, args       []string
+}
+
+// The scenarios: what claude does in a run, with the flags it needs.
+func campaignScenarios(t *testing.T) map[string]func() (string, []string, []string) {
+	transcript := func(lines ...string) string { return writeTranscript(t, lines...) }
+	session := testchild.SessionID
+	return map[string]func() (string, []string, []string){
+		"success": func() (string, []string, []string) {
+			return testchild.Replay, []string{testchild.EnvTranscript + "=TRANSCRIPTS/tool-use-success.jsonl"}, nil
+		},
+		"hang-resumed": func() (string, []string, []string) {
+			return testchild.ResumeAware, []string{testchild.EnvLines + "=2", testchild.EnvTranscript + "=" + transcript(testchild.InitLine, testchild.ToolLine)},
+				[]string{"--idle-timeout", "30s", "--tool-timeout", "1s", "--max-attempts", "3"}
+		},
+		"crash": func() (string, []string, []string) {
+			return testchild.CrashMidLine, []string{testchild.EnvLines + "=2", testchild.EnvTranscript + "=" + transcript(testchild.InitLine, testchild.ToolLine)},
+				[]string{"--max-attempts", "2"}
+		},
+		"error-result": func() (string, []string, []string) {
+			return testchild.Replay, []string{testchild.EnvExit + "=1", testchild.EnvTranscript + "=" + transcript(testchild.InitLine,
+				`{"type":"result","subtype":"success","is_error":true,"api_error_status":400,"terminal_reason":"api_error","result":"API Error: 400 \u001b]0;owned\u0007","session_id":"`+session+`"}`)}, nil
+		},
+		"absurd-numbers": func() (string, []string, []string) {
+			return testchild.Replay, []string{testchild.EnvTranscript + "=" + transcript(testchild.InitLine,
+				`{"type":"assistant","message":{"model":"m","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":-5,"output_tokens":1e30,"cache_read_input_tokens":1e308}},"session_id":"`+session+`"}`,
+				`{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1795458741000,"rateLimitType":"five_hour"},"session_id":"`+session+`"}`,
+				`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":1e300,"error_status":529,"session_id":"`+session+`"}`,
+				`{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":1e308,"usage":{"input_tokens":-1},"session_id":"`+session+`"}`)}, nil
+		},
+		"hostile-text": func() (string, []string, []string) {
+			return testchild.Replay, []string{testchild.EnvTranscript + "=" + transcript(testchild.InitLine,
+				`{"type":"result","subtype":"success","is_error":false,"result":"done \u001b[2J\u001b]0;title\u0007 \u009b2J \u202eevil","session_id":"--dangerously-skip-permissions","total_cost_usd":0.1}`)}, nil
+		},
+		"usage-limit": func() (string, []string, []string) {
+			return testchild.UsageLimited, []string{testchild.EnvResetsAt + "=" + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)}, nil
+		},
+		"term-ignoring-tree": func() (string, []string, []string) {
+			return testchild.Grandchild, nil, []string{"--idle-timeout", "1s", "--kill-grace", "300ms", "--max-attempts", "1"}
+		},
+		"big-line": func() (string, []string, []string) {
+			return testchild.BigLine, []string{fmt.Sprintf("%s=%d", testchild.EnvSize, 3<<20)}, nil
+		},
+	}
+}
+
+func campaignFaults() []string {
+	return []string{"none", "signal", "two-signals", "stderr-closed", "stderr-stalled", "events-reader-gone",
+		"lock-removed", "planted-record", "killed-and-reclaimed"}
+}
+
+func drawCase(rng *rand.Rand) campaignCase {
+	names := []string{"success", "hang-resumed", "crash", "error-result", "absurd-numbers", "hostile-text", "usage-limit",
+		"term-ignoring-tree", "big-line"}
+	faults := campaignFaults()
+	return campaignCase{scenario: names[rng.IntN(len(names))], fault: faults[rng.IntN(len(faults))]}
+}
+
+// play runs the case and checks the invariants after each malarun; it
+// returns their exit codes.
+func (c campaignCase) play(t *testing.T, rng *rand.Rand) []int {
+	c.behaviour, c.env, c.args = campaignScenarios(t)[c.scenario]()
+	p := newProc(t, "hostile", c.behaviour, append([]string(nil), c.env...), append(c.args, "--kill-grace", "500ms")...)
+	// A moment within 0.6 s after malarun holds the issue (before that it
+	// has started nothing, and TestSignalInEveryPhase covers the prompt
+	// read): during or after the first attempt, a backoff or a stop, as it
+	// falls.
+	after := func(f func()) {
+		delay := time.Duration(rng.Int64N(int64(600 * time.Millisecond)))
+		go func() {
+			testchild.WaitUntil(exitLimit, nil, func() bool { return holdsIssue(p) })
+			time.AfterFunc(delay, f)
+		}()
+	}
+	switch c.fault {
+	case "none":
+		return []int{c.finish(t, p, runToEnd(p))}
+	case "signal", "two-signals":
+		sigs := []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGTERM}
+		p.start(nil, nil)
+		sig := sigs[rng.IntN(len(sigs))]
+		after(func() { p.cmd.Process.Signal(sig) })
+		if c.fault == "two-signals" {
+			second := sigs[rng.IntN(len(sigs))]
+			after(func() { p.cmd.Process.Signal(second) })
+		}
+		return []int{c.finish(t, p, p.wait())}
+	case "stderr-closed", "stderr-stalled":
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.start(nil, w)
+		w.Close()
+		if c.fault == "stderr-closed" {
+			n := rng.Int64N(4096) // drawn here: rng is the test goroutine's
+			go func() {
+				io.CopyN(io.Discard, r, n)
+				r.Close()
+			}()
+		} else {
+			defer r.Close() // never read
+		}
+		return []int{c.finish(t, p, p.wait())}
+	case "events-reader-gone":
+		fifo := filepath.Join(t.TempDir(), "events")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p.cmd.Args = append(p.cmd.Args, "--events", fifo)
+		p.start(nil, nil)
+		keep := rng.IntN(4)
+		go func() {
+			f, err := os.Open(fifo)
+			if err != nil {
+				return
+			}
+			for i := 0; i < keep; i++ {
+				readUntil(f, "\n")
+			}
+			f.Close()
+		}()
+		return []int{c.finish(t, p, p.wait())}
+	case "lock-removed":
+		p.start(nil, nil)
+		second := p.again()
+		done := make(chan error, 1)
+		after(func() {
+			os.Remove(filepath.Join(p.stateDir, p.issue, journal.LockFile))
+			second.cmd.Stdout, second.cmd.Stderr = &second.stdout, &second.stderr
+			done <- second.cmd.Run()
+		})
+		first := p.wait()
+		code := exitCode(t, <-done) // both are done: their processes share a HOME
+		// The second may come after the first ended, and then runs the issue
+		// itself; both at once is what must never happen.
+		checkNotConcurrent(t, p, second)
+		return []int{c.finish(t, p, first), c.finish(t, second, code)}
+	case "planted-record":
+		before := plantRecord(t, p, rng)
+		code := runToEnd(p)
+		if code != exitUsage {
+			t.Fatalf("a planted record: exit %d, want 2; stderr:\n%s", code, p.stderr.String())
+		}
+		if after, _ := os.ReadFile(filepath.Join(p.stateDir, p.issue, journal.RecordFile)); !bytes.Equal(after, before) {
+			t.Error("the planted record was changed")
+		}
+		assertNothingLeft(t, p)
+		reset := p.again("--reset")
+		return []int{code, c.finish(t, reset, runToEnd(reset))}
+	case "killed-and-reclaimed":
+		p.start(nil, nil)
+		after(func() { p.cmd.Process.Kill() })
+		p.cmd.Wait() // killed or ended by itself
+		next := p.again()
+		return []int{c.finish(t, next, runToEnd(next))}
+	}
+	t.Fatalf("unknown fault %q", c.fault)
+	return nil
+}
+
+// holdsIssue reports whether p's malarun has taken its issue (the record
+// exists) or is no longer running.
+func holdsIssue(p *proc) bool {
+	if _, err := os.Stat(filepath.Join(p.stateDir, p.issue, journal.RecordFile)); err == nil {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	i := bytes.LastIndexByte(stat, ')')
+	return err != nil || i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
+}
+
+func runToEnd(p *proc) int {
+	p.start(nil, nil)
+	return p.wait()
+}
+
+// finish checks what must hold after a malarun exited with code.
+func (c campaignCase) finish(t *testing.T, p *proc, code int) int {
+	t.Helper()
+	documented := false
+	for _, r := range exitCodes() {
+		documented = documented || r.code == code
+	}
+	if !documented {
+		t.Errorf("exit %d is not in the exit code table; stderr:\n%s", code, p.stderr.String())
+	}
+	assertNothingLeft(t, p)
+	e, ok := journal.Read(p.stateDir, p.issue)
+	if !ok || code == exitUsage || code == 7 {
+		return code // nothing started, or the record is another's (checked where that matters)
+	}
+	if e.Err != nil {
+		t.Fatalf("exit %d left a damaged record: %v", code, e.Err)
+	}
+	rec := e.Record
+	want := map[int][]journal.Status{0: {journal.Succeeded}, 3: {journal.Stopped}, 124: {journal.Stopped}, 75: {journal.Waiting},
+		129: {journal.Interrupted, journal.Waiting}, 130: {journal.Interrupted, journal.Waiting},
+		131: {journal.Interrupted, journal.Waiting}, 143: {journal.Interrupted, journal.Waiting}}[code]
+	if want == nil {
+		want = []journal.Status{journal.Failed}
+	}
+	if !containsStatus(want, rec.Status) || rec.ExitCode != code || len(rec.Tree) != 0 {
+		t.Errorf("exit %d, but the record says %s with exit %d and tree %v; stderr:\n%s", code, rec.Status, rec.ExitCode, rec.Tree, p.stderr.String())
+	}
+	checkTranscripts(t, rec, code)
+	return code
+}
+
+func containsStatus(list []journal.Status, s journal.Status) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTranscripts: every transcript is JSON lines but for a last line the
+// CLI was stopped in the middle of, and a succeeded run's last transcript
+// ends with the result that decided it.
+func checkTranscripts(t *testing.T, rec journal.Record, code int) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(rec.RunDir, "attempt-*.jsonl"))
+	var last string
+	lastN := 0
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := stream.NewDecoder(fh)
+		var kinds []stream.Kind
+		var lastType string
+		for {
+			ev, err := d.Next()
+			if err != nil {
+				break
+			}
+			kinds = append(kinds, ev.Kind)
+			lastType = ev.Type
+		}
+		fh.Close()
+		for i, k := range kinds {
+			if k == stream.KindMalformed {
+				t.Errorf("%s: line %d is not JSON", f, i+1)
+			}
+		}
+		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "attempt-"), ".jsonl"))
+		if n > lastN {
+			lastN, last = n, lastType
+		}
+	}
+	if code == 0 && last != "result" {
+		t.Errorf("the run succeeded, but its last transcript ends with a %q line", last)
+	}
+}
+
+// checkNotConcurrent fails if the two malaruns both ran claude for the
+// issue: each attempt number of the run folder has one transcript only,
+// which createExclusive ensures, and no attempt of one began while the
+// other was still in its run.
+func checkNotConcurrent(t *testing.T, first, second *proc) {
+	t.Helper()
+	if strings.Contains(first.stderr.String()+second.stderr.String(), "file exists") {
+		t.Errorf("two malaruns wrote the same run folder:\n%s\n%s", first.stderr.String(), second.stderr.String())
+	}
+}
+
+// plantRecord writes a record no malarun writes for p's issue, and returns it.
+func plantRecord(t *testing.T, p *proc, rng *rand.Rand) []byte {
+	t.Helper()
+	dir := filepath.Join(p.stateDir, p.issue)
+	run := journal.NewRunID(time.Now())
+	base := fmt.Sprintf(`"version": 3, "issue": %q, "status": "processing", "cwd": "/", "home": "/root", "run_id": %q, "runs": [%q],
+		"sessions": [], "session_talked": true, "attempts": 1, "reclaims": 0, "continuations": 0, "checkpoint": "",
+		"cost_usd": 0, "total_cost_usd": 0, "owner": {"pid": 0, "host": "h", "started_at": "2026-01-01T00:00:00Z"},
+		"started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z", "marker": %q, "exit_code": 0`,
+		p.issue, run, run, p.issue+"/"+run)
+	plants := []string{
+		`"run_dir": "/etc", "session_id": ""`,
+		`"run_dir": %q, "session_id": "--dangerously-skip-permissions"`,
+		`"run_dir": %q, "session_id": "", "tree": [{"pid": 1, "start_time": 0}]`,
+		`"run_dir": %q, "session_id": "", "cost_usd": 1e308`,
+	}
+	plant := plants[rng.IntN(len(plants))]
+	if strings.Contains(plant, "%q") {
+		plant = fmt.Sprintf(plant, filepath.Join(dir, "runs", run))
+	}
+	b := []byte("{" + base + ", " + plant + "}\n")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, journal.RecordFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
