@@ -157,6 +157,17 @@ func (e *env) environ() []string {
 // go after "--".
 func (e *env) start(flags ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	e.t.Helper()
+	cmd, stdout, stderr := e.command(flags...)
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	return cmd, stdout, stderr
+}
+
+// command is malarun on the test's task with flags, not started yet, its
+// stdout and stderr to the buffers it returns.
+func (e *env) command(flags ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	e.t.Helper()
 	prompt := filepath.Join(e.home, "task.md")
 	if err := os.WriteFile(prompt, []byte(e.task), 0o600); err != nil {
 		e.t.Fatal(err)
@@ -167,9 +178,6 @@ func (e *env) start(flags ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	cmd.Env = e.environ()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
 	return cmd, &stdout, &stderr
 }
 
