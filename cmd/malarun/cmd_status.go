@@ -97,6 +97,9 @@ func printStatusJSON(w io.Writer, entries []journal.Entry, one bool) error {
 			out[i].Error = e.Err.Error()
 		}
 	}
+	if isTerminal(w) {
+		w = ui.InertJSONWriter(w) // as the --json report (output.go)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if one {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/malarun/malarun/internal/journal"
 )
 
 // status finds state_dir through --config like a run does; an issue with
@@ -24,5 +28,35 @@ func TestStatusReadsConfigFile(t *testing.T) {
 	c.run("status", "--config", c.file("c.yaml", "colour: blue\n")).wantUsage(t, `unknown key "colour"`)
 	if o := c.run("status", "--config", config, "--json"); o.code != 0 || strings.TrimSpace(o.stdout) != "[]" {
 		t.Errorf("--json: code %d, stdout %q; want 0 and []", o.code, o.stdout)
+	}
+}
+
+// The README lists every field of record.json (and so of `status --json`),
+// the owner's included: a field added to the record is added there too.
+func TestReadmeListsEveryRecordField(t *testing.T) {
+	readme, err := os.ReadFile(repoPath("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			names = append(names, name)
+			if f.Type.Kind() == reflect.Struct && f.Type.PkgPath() == typ.PkgPath() {
+				walk(f.Type)
+			}
+		}
+	}
+	walk(reflect.TypeFor[statusEntry]())
+	walk(reflect.TypeFor[journal.Record]())
+	for _, n := range names {
+		if !strings.Contains(string(readme), "`"+n+"`") {
+			t.Errorf("README does not list the record field `%s`", n)
+		}
 	}
 }

@@ -169,6 +169,22 @@ func TestResultIsInertOnATerminalOnly(t *testing.T) {
 			t.Errorf("output a terminal cannot show cleanly: %q", errs)
 		}
 	})
+	t.Run("terminal, --json", func(t *testing.T) {
+		t.Parallel()
+		p := newProc(t, "issue-inert", testchild.Replay, []string{testchild.EnvTranscript + "=" + hostileResult(t, false)}, "--quiet", "--json")
+		r := startTTY(t, p)
+		if code := r.wait(); code != 0 {
+			t.Fatalf("exit %d; screen:\n%s", code, r.screen)
+		}
+		out := strings.ReplaceAll(r.raw.String(), "\r\n", "\n")
+		if raw := rawIn(out); len(raw) > 0 {
+			t.Errorf("the report puts %q raw on the terminal:\n%q", raw, out)
+		}
+		var rep struct{ Result string }
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Result+"\n" != want {
+			t.Errorf("the report decodes to %q (%v), want the result as claude wrote it", rep.Result, err)
+		}
+	})
 	t.Run("terminal, with the status line", func(t *testing.T) {
 		t.Parallel()
 		p := newProc(t, "issue-inert", testchild.Replay, []string{testchild.EnvTranscript + "=" + hostileResult(t, false)})

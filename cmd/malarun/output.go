@@ -237,7 +237,13 @@ func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
 // GitHub Actions "##[" is defused: it can only be inside a JSON string
 // here, where \u005b decodes back to "[".
 func (o *runOutput) writeJSON(r ui.Report, text io.WriterTo) error {
-	return ui.WriteReport(o.d.stdout, r, text, o.d.actions != nil)
+	w := o.d.stdout
+	if isTerminal(w) {
+		// A person reads it there: C1 and bidirectional controls, which
+		// JSON leaves raw, are written as \u escapes (the same values).
+		w = ui.InertJSONWriter(w)
+	}
+	return ui.WriteReport(w, r, text, o.d.actions != nil)
 }
 
 // writeSummary appends the Markdown summary to $GITHUB_STEP_SUMMARY.

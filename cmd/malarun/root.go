@@ -172,7 +172,7 @@ command. The status line is off there.`,
 	root.SetErr(a.deps.stderr)
 	fl := root.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&opts.promptPath, "prompt", "", "the task: a `FILE`, or - to read it from stdin (required for a run)")
+	fl.StringVar(&opts.promptPath, "prompt", "", "the task: a `FILE` (a FIFO or /dev/stdin is waited for), or - to read it from stdin; at most 32 MiB (required for a run)")
 	addConfigFlag(fl, "config `FILE` (YAML) to read instead of ./malarun.yaml or $XDG_CONFIG_HOME/malarun/config.yaml")
 	fl.BoolVar(&opts.reset, "reset", false, "start the issue over: do not continue a poisoned, interrupted or orphaned run")
 	fl.BoolVarP(&opts.output.quiet, "quiet", "q", false, "no status line and no event lines; only errors on stderr")

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"io"
 	"unicode/utf8"
 )
 
@@ -33,4 +34,18 @@ func InertJSON(p []byte) []byte {
 		i += size
 	}
 	return out
+}
+
+// InertJSONWriter writes JSON text to w through InertJSON. Each Write must
+// hold whole runes, as an encoder's writes do (json.Encoder writes a value
+// at once; WriteReport cuts its stream between runes).
+func InertJSONWriter(w io.Writer) io.Writer { return inertJSONWriter{w} }
+
+type inertJSONWriter struct{ w io.Writer }
+
+func (i inertJSONWriter) Write(p []byte) (int, error) {
+	if _, err := i.w.Write(InertJSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

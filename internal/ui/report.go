@@ -79,7 +79,27 @@ type Attempt struct {
 	// Results are the attempt's result lines in order; the last one decides.
 	Results []Result `json:"results"`
 	// CutTasks are the background tasks killed with the attempt.
-	CutTasks []attempt.Task `json:"cut_tasks"`
+	CutTasks []CutTask `json:"cut_tasks"`
+}
+
+// CutTask is a background task killed with its attempt. The report's own
+// type: a change to the attempt machine's must not change the schema.
+type CutTask struct {
+	ID          string `json:"id"`
+	Type        string `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+	Command     string `json:"command,omitempty"`
+	ToolUseID   string `json:"tool_use_id,omitempty"`
+	OutputFile  string `json:"output_file,omitempty"`
+}
+
+func cutTasks(tasks []attempt.Task) []CutTask {
+	out := []CutTask{}
+	for _, tk := range tasks {
+		out = append(out, CutTask{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
+			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile})
+	}
+	return out
 }
 
 // Result is one result line of an attempt.
@@ -145,7 +165,7 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 		r.Attempts = append(r.Attempts, Attempt{
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
-			CostUSD: a.CostUSD, Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: append([]attempt.Task{}, a.CutTasks...),
+			CostUSD: a.CostUSD, Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: cutTasks(a.CutTasks),
 		})
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
