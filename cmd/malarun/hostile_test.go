@@ -274,3 +274,34 @@ func TestToolsKeepTheDefaultSIGPIPE(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
+
+// The issue's whole folder removed mid-run (a tidied state directory): the
+// folder, lock and record are made again at the next step, and the run
+// folder, with the run's prompt, before the next attempt: the run goes on
+// and resumes its session; only the earlier transcripts are lost.
+func TestRemovedIssueFolderMidRun(t *testing.T) {
+	p := scenarioHangResumed(t).proc(t, "issue-tidied")
+	p.start(nil, nil)
+	p.waitTranscript(1, `"name":"Bash"`)
+	session := p.record().SessionID
+	// malarun may write into it meanwhile: remove until it is gone.
+	if !testchild.WaitUntil(exitLimit, nil, func() bool { return os.RemoveAll(filepath.Join(p.stateDir, p.issue)) == nil }) {
+		t.Fatal("the issue folder could not be removed")
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "the run folder was removed while the run went on") {
+		t.Errorf("no warning about the removed run folder:\n%s", p.stderr.String())
+	}
+	assertNothingLeft(t, p)
+	rec := p.record()
+	if rec.Status != journal.Succeeded || rec.SessionID != session {
+		t.Errorf("record: status %s, session %s (want %s)", rec.Status, rec.SessionID, session)
+	}
+	for _, f := range []string{journal.LockFile, filepath.Join("runs", rec.RunID, "prompt.md"), filepath.Join("runs", rec.RunID, "attempt-2.jsonl")} {
+		if _, err := os.Stat(filepath.Join(p.stateDir, p.issue, f)); err != nil {
+			t.Errorf("not made again: %v", err)
+		}
+	}
+}

@@ -111,6 +111,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		// this is the last guard before it becomes an argument.
 		return nil, fmt.Errorf("refusing to pass %q to claude as a session id", spec.sessionID)
 	}
+	if err := r.ensureRunDir(); err != nil {
+		return nil, err
+	}
 	stdout, err := createExclusive(res.stdoutPath)
 	if err != nil {
 		return nil, err
@@ -121,14 +124,30 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		return nil, err
 	}
 	defer stderr.Close()
+	// The transcript is opened for reading, and watched, before claude can
+	// write to it: a run folder removed from now on (a tidied state
+	// directory) takes the name, not the file.
+	exited := make(chan struct{})
+	follower, err := stream.Follow(res.stdoutPath, exited)
+	if err != nil {
+		return nil, fmt.Errorf("follow %s: %w", res.stdoutPath, err)
+	}
+	// The follower releases its inotify instance itself, in the background,
+	// as soon as the CLI has exited (see Follower.Read).
+	defer follower.Close()
 
 	p, err := r.spawner.Start(proc.Spec{
 		Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd, Env: r.cfg.Env,
 		StdinPath: spec.promptPath, Stdout: stdout, Stderr: stderr,
 	})
 	if err != nil {
+		close(exited)
 		return nil, err
 	}
+	go func() {
+		<-p.Done()
+		close(exited)
+	}()
 	if err := r.recordAttemptStart(spec, p); err != nil {
 		p.Stop(r.cfg.KillGrace, r.hurry)
 		return nil, err
@@ -142,14 +161,6 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	r.emit(Event{Kind: EvAttemptStarted, Attempt: spec.n, Session: spec.sessionID, Pid: p.Pid, Resume: spec.resume, Purpose: purpose})
 	log.Info().Int("pid", p.Pid).Bool("resume", spec.resume).Str("transcript", res.stdoutPath).Msg("attempt started")
 
-	follower, err := stream.Follow(res.stdoutPath, p.Done())
-	if err != nil {
-		p.Stop(r.cfg.KillGrace, r.hurry)
-		return nil, fmt.Errorf("follow %s: %w", res.stdoutPath, err)
-	}
-	// The follower releases its inotify instance itself, in the background,
-	// as soon as the CLI has exited (see Follower.Read).
-	defer follower.Close()
 	events := make(chan stream.Event, 64)
 	readErr := make(chan error, 1)
 	go decodeInto(follower, events, readErr)

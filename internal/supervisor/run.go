@@ -166,6 +166,7 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 	if err != nil {
 		return rep, fmt.Errorf("read the run's prompt: %w", err)
 	}
+	r.task = task
 	policy := cfg.retryPolicy()
 	state := pl.state
 	spec := pl.first
@@ -343,6 +344,9 @@ func (r *runner) writePrompt(t *template.Template, data promptData, n int) (stri
 	text, err := render(t, data)
 	if err != nil {
 		return "", &RunError{Kind: outcome.Usage, Detail: err.Error()}
+	}
+	if err := r.ensureRunDir(); err != nil {
+		return "", err
 	}
 	path := filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.prompt.md", n))
 	if err := writePrivate(path, text); err != nil {

@@ -3,7 +3,9 @@ package supervisor
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +32,24 @@ func createRunDir(stateDir, issue string, now time.Time) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("create run directory under %s: ten names in a row were taken", runs)
+}
+
+// ensureRunDir makes the run folder again if it was removed while the run
+// went on (a tidied state directory), with the run's prompt, which malarun
+// holds: the session lives on in claude's own files, so the run can go on;
+// only the earlier transcripts are lost.
+func (r *runner) ensureRunDir() error {
+	if _, err := os.Stat(r.runDir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := os.MkdirAll(r.runDir, 0o700); err != nil {
+		return fmt.Errorf("make the removed run folder again: %w", err)
+	}
+	if err := writePrivate(filepath.Join(r.runDir, "prompt.md"), r.task); err != nil {
+		return fmt.Errorf("save the prompt in the run folder made again: %w", err)
+	}
+	r.log.Warn().Str("run_dir", r.runDir).Msg("the run folder was removed while the run went on: made again with the run's prompt; the transcripts of earlier attempts are gone")
+	return nil
 }
 
 // writePrivate writes a new file readable by the owner only.

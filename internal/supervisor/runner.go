@@ -31,6 +31,7 @@ type runner struct {
 	records    RecordWriter   // where the record is saved: the journal, or a test's wrapper
 	rec        journal.Record // the record, saved at every transition
 	checkpoint string         // the last checkpoint of this run
+	task       []byte         // the run's prompt (prompt.md), kept to make a removed run folder again
 	exitCodeOf func(error) int
 	observe    func(Event)
 	costBefore float64 // the run's cost before the current attempt
