@@ -208,6 +208,11 @@ func (c campaignCase) play(t *testing.T, rng *rand.Rand) []int {
 		})
 		first := p.wait()
 		code := exitCode(t, <-done) // both are done: their processes share a HOME
+		if first == 7 {
+			// The second one, on the same machine, must find the first alive
+			// and leave; it must never take the issue from it.
+			t.Errorf("the first malarun lost its issue to one that only looked; stderr:\n%s", p.stderr.String())
+		}
 		// The second may come after the first ended, and then runs the issue
 		// itself; both at once is what must never happen.
 		checkNotConcurrent(t, p, second)

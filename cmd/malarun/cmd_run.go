@@ -120,7 +120,7 @@ func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput
 	}
 	logConfig(log, opts, cfg)
 	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Signals: d.signals,
-		ExitCode: exitCodeFor, Observer: out.observer(), OutputFailures: d.sinks.failures, FlushOutputs: d.sinks.flush})
+		ExitCode: exitCodeFor, Observer: out.observer(), OutputFailures: d.sinks.failures, FlushOutputs: out.flush})
 	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
 		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).
 		Int("exit_code", exitCodeFor(err)).Msg("run ended")

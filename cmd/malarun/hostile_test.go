@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 
@@ -303,5 +304,83 @@ func TestRemovedIssueFolderMidRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(p.stateDir, p.issue, f)); err != nil {
 			t.Errorf("not made again: %v", err)
 		}
+	}
+}
+
+// `nohup malarun ...` (or a shell's background job, which ignores SIGINT):
+// a signal ignored when malarun starts stays ignored, for malarun and for
+// claude. The terminal closing then leaves the run alone. (SIGQUIT cannot
+// be kept so: Go's runtime takes it over in every Go program.)
+func TestIgnoredSignalsStayIgnored(t *testing.T) {
+	p, open := gatedRun(t, "issue-nohup")
+	// As nohup does: ignore, then exec.
+	p.cmd.Args = append([]string{"/bin/sh", "-c", `trap "" HUP INT; exec "$0" "$@"`}, p.cmd.Args...)
+	p.cmd.Path = "/bin/sh"
+	p.start(nil, nil)
+	claude := p.claudePid()
+	for _, pid := range []int{p.cmd.Process.Pid, claude} {
+		if ign := sigMask(t, pid, "SigIgn"); ign&sigBit(syscall.SIGHUP) == 0 || ign&sigBit(syscall.SIGINT) == 0 {
+			t.Errorf("pid %d no longer ignores SIGHUP and SIGINT: SigIgn %x", pid, ign)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	open()
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d, want 0: the ignored signals stopped the run", code)
+	}
+}
+
+// A shell's $PWD spelled with a trailing slash (os.Getwd returns it as it
+// is): the run records the clean path, and it reads back.
+func TestTrailingSlashInPWD(t *testing.T) {
+	p := scenarioSuccess(t).proc(t, "issue-pwd")
+	p.cmd.Env = append(p.cmd.Env, "PWD="+p.cmd.Dir+"/")
+	if code := p.run(); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
+	}
+	if rec := p.record(); rec.Cwd != p.cmd.Dir {
+		t.Errorf("cwd recorded as %q, want %q", rec.Cwd, p.cmd.Dir)
+	}
+}
+
+// The lock file removed, and another malarun that cannot see this one (on
+// another host) takes the issue over: this one stops its claude within
+// the lock's check interval and exits 7, leaving the record to the other.
+func TestTakenOverRunStops(t *testing.T) {
+	// A tool that runs for a minute: only the loss of the issue stops it.
+	p := scenarioHangResumed(t).proc(t, "issue-taken", "--tool-timeout", "1m")
+	p.start(nil, nil)
+	p.waitTranscript(1, `"name":"Bash"`)
+	claude := p.claudePid()
+	if err := os.Remove(filepath.Join(p.stateDir, p.issue, journal.LockFile)); err != nil {
+		t.Fatal(err)
+	}
+	other, err := journal.Acquire(p.stateDir, p.issue, "pid 7 on elsewhere")
+	if err != nil {
+		t.Fatalf("the other malarun could not take the lock: %v", err)
+	}
+	defer other.Release()
+	rec := p.record()
+	rec.Owner = journal.Owner{Pid: 7, Host: "elsewhere", StartedAt: time.Now().UTC()}
+	if err := other.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	taken := time.Now()
+	if code := p.wait(); code != 7 {
+		t.Fatalf("exit %d, want 7; stderr:\n%s", code, p.stderr.String())
+	}
+	if took := time.Since(taken); took > 30*time.Second {
+		t.Errorf("stopped %v after the take-over", took)
+	}
+	if !strings.Contains(p.stderr.String(), "another malarun took the issue over; stopping this one's claude") {
+		t.Errorf("the attempt was not stopped for the take-over:\n%s", p.stderr.String())
+	}
+	if iproc.Alive(claude, 0) {
+		t.Error("claude still runs beside the other malarun's")
+	}
+	assertNothingLeft(t, p)
+	if got := p.record(); got.Owner.Host != "elsewhere" || got.Status != journal.Processing {
+		t.Errorf("the record was written over: owner %+v, status %s", got.Owner, got.Status)
 	}
 }

@@ -19,7 +19,9 @@ func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level,
 	if err != nil {
 		return zerolog.Nop(), fmt.Errorf("log_level %q: %w", level, err)
 	}
-	var out io.Writer = inertJSONWriter{w} // JSON lines, unless console
+	// JSON lines, unless console: a CI log is read by people, and zerolog
+	// writes each event in one Write, so no rune is split.
+	out := ui.InertJSONWriter(w)
 	switch format {
 	case "console":
 	case "json":
@@ -76,18 +78,6 @@ func inertLogValue(v any) any {
 		return out
 	}
 	return v
-}
-
-// inertJSONWriter passes JSON log lines on with the runes JSON leaves raw
-// but a terminal acts on escaped (ui.InertJSON): a CI log is read by
-// people. zerolog writes each event in one Write, so no rune is split.
-type inertJSONWriter struct{ w io.Writer }
-
-func (j inertJSONWriter) Write(p []byte) (int, error) {
-	if _, err := j.w.Write(ui.InertJSON(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // isTerminal reports whether w is a file descriptor on a terminal.

@@ -16,14 +16,15 @@ func main() {
 	// needs the raw signals, not a context that is cancelled once. Buffered
 	// so a quick second signal is not dropped while the first is handled.
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, shutdownSignals()...)
+	notify(sigs, shutdownSignals())
 	// SIGPIPE is caught, not ignored: caught, a write to a reader that went
 	// away fails with EPIPE (which the output sinks note) instead of
 	// killing malarun mid-run; ignored, the disposition would pass through
 	// exec to claude and every tool it runs, and `yes | head` would behave
 	// otherwise for the agent. Nobody reads this channel: signal.Notify
-	// drops what does not fit, and catching is all that is wanted.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// drops what does not fit, and catching is all that is wanted. If
+	// malarun was started with SIGPIPE ignored, that is left as it is.
+	notify(make(chan os.Signal, 1), []os.Signal{syscall.SIGPIPE})
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, os.Environ, sigs))
 }
 
@@ -33,4 +34,23 @@ func main() {
 // SIGQUIT a Ctrl-\ (no goroutine dump: that is Go's default for it).
 func shutdownSignals() []os.Signal {
 	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+}
+
+// notify relays sigs to c, but for those malarun was started with
+// ignored: `nohup malarun ...` ignores SIGHUP, a shell's background job
+// SIGINT. signal.Notify would catch them again and undo that choice
+// (os/signal: a signal passed to Notify "will no longer be ignored"). Go's
+// runtime keeps only SIGHUP and SIGINT ignored that way; SIGQUIT it takes
+// over in any case. With none left, nothing is relayed (Notify with no
+// signal would relay every signal).
+func notify(c chan<- os.Signal, sigs []os.Signal) {
+	var caught []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			caught = append(caught, s)
+		}
+	}
+	if len(caught) > 0 {
+		signal.Notify(c, caught...)
+	}
 }

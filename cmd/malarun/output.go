@@ -149,6 +149,20 @@ func (o *runOutput) openEventsFile(ctx context.Context) (*os.File, error) {
 	}
 }
 
+// flush hands what the run has emitted so far to its outputs and waits,
+// each at most sinkFlushLimit, until they took it or failed: the
+// supervisor calls it before the record's last save, so that the record
+// knows every output that failed by then.
+func (o *runOutput) flush() {
+	if o.live != nil {
+		o.live.Sync(sinkFlushLimit)
+	}
+	if o.events != nil {
+		o.events.Sync(sinkFlushLimit)
+	}
+	o.d.sinks.flush()
+}
+
 // observer fans the supervisor's events out. The group markers are written
 // at once, between the log lines of their attempt; the terminal and the
 // events log take theirs through a queue: the observer must not block.

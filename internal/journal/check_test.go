@@ -25,7 +25,6 @@ func plantedRecords() map[string]func(*Record) {
 		"marker of another run":   func(r *Record) { r.Marker = "issue-1/20261122T120401Z-000000" },
 		"marker prefix":           func(r *Record) { r.Marker = "issue" },
 		"cwd relative":            func(r *Record) { r.Cwd = "work" },
-		"cwd unclean":             func(r *Record) { r.Cwd = "/work/../etc" },
 		"cwd with NUL":            func(r *Record) { r.Cwd = "/work\x00x" },
 		"home relative":           func(r *Record) { r.Home = "home" },
 		"tree pid 1":              func(r *Record) { r.Tree = []ProcRef{{Pid: 1, StartTime: 5}} },
@@ -37,6 +36,7 @@ func plantedRecords() map[string]func(*Record) {
 		"owner boot id":           func(r *Record) { r.Owner.BootID = "not a boot id" },
 		"owner pid ns":            func(r *Record) { r.Owner.PidNS = "pid:[1]" },
 		"negative attempts":       func(r *Record) { r.Attempts = -1 },
+		"reclaims near overflow":  func(r *Record) { r.Reclaims = math.MaxInt },
 		"negative side effects":   func(r *Record) { r.SideEffects = map[string]int{"Bash": -3} },
 		"cost 1e308":              func(r *Record) { r.TotalCostUSD = 1e308 },
 		"cost negative":           func(r *Record) { r.CostUSD = -0.5 },
@@ -170,5 +170,16 @@ func TestValidUSD(t *testing.T) {
 		if ValidUSD(v) != want {
 			t.Errorf("ValidUSD(%g) = %v", v, !want)
 		}
+	}
+}
+
+// An earlier malarun recorded $PWD as spelled, "/work/" say: the same
+// folder, read back clean.
+func TestUncleanCwdReadsClean(t *testing.T) {
+	r := sample()
+	r.Cwd = "/work/"
+	got, err := Decode(rawRecord(t, r))
+	if err != nil || got.Cwd != "/work" {
+		t.Errorf("cwd %q, err %v", got.Cwd, err)
 	}
 }

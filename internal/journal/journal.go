@@ -63,11 +63,11 @@ func (j *Journal) Release() {
 	}
 }
 
-// Lost is nil while this malarun holds the issue. Once another malarun has
-// taken the lock (possible only after the lock file was removed, and then
-// only for a malarun that cannot see this one: another host or PID
-// namespace), it says so, and every Save fails with it.
-func (j *Journal) Lost() error { return j.lock.lost() }
+// Lost is closed once another malarun has taken the issue over: possible
+// only after the lock file was removed, and then only for a malarun that
+// cannot see this one (another host or PID namespace). Every Save then
+// fails with a *LostError; the run must stop.
+func (j *Journal) Lost() <-chan struct{} { return j.lock.lostC }
 
 // Dir is the issue's folder.
 func (j *Journal) Dir() string { return j.dir }
@@ -110,6 +110,7 @@ func (j *Journal) save(r Record, durable bool) error {
 	// The lock first: a removed lock file (or folder) is made again before
 	// the record is written into it, and a lock another malarun took means
 	// the record is no longer this one's to write.
+	j.lock.saving(r.Owner)
 	if err := j.lock.check(); err != nil {
 		return err
 	}

@@ -30,8 +30,13 @@ type lockHolder struct {
 	mu      sync.Mutex
 	f       *os.File
 	lostErr *LostError
-	stop    chan struct{}
-	done    chan struct{}
+	lostC   chan struct{} // closed when lostErr is set
+	// owner is the owner of the record last saved: while the record on
+	// disk still names it, a malarun holding a new lock file is only
+	// looking (it finds the owner alive and exits 7), not taking over.
+	owner Owner
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // LostError says another malarun took the issue after its lock file was
@@ -50,7 +55,7 @@ func takeLock(path, issue, holder string) (*lockHolder, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &lockHolder{path: path, issue: issue, holder: holder, f: f}
+	l := &lockHolder{path: path, issue: issue, holder: holder, f: f, lostC: make(chan struct{})}
 	l.writeHolder()
 	return l, nil
 }
@@ -60,7 +65,9 @@ func takeLock(path, issue, holder string) (*lockHolder, error) {
 // the open and the lock would be a lock no other malarun sees.
 func openLocked(path, issue string) (*os.File, error) {
 	for range 10 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+		// O_NOFOLLOW: the file is truncated once locked, and a symlink
+		// planted in its place must not lead that elsewhere.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("open the lock: %w", err)
 		}
@@ -132,7 +139,10 @@ func (l *lockHolder) keep(every time.Duration) {
 
 // check takes the lock again if its file is no longer the one held: made
 // again (with its folder, if that went too) and locked. It fails, for good,
-// only when another malarun holds the new file.
+// only when another malarun holds the new file and the record names
+// another owner than the one this malarun saved: it took the run over.
+// One that only holds the file (it is checking the owner, and will exit 7)
+// is waited out: the lock is taken again at a later check.
 func (l *lockHolder) check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -147,8 +157,9 @@ func (l *lockHolder) check() error {
 	}
 	f, err := openLocked(l.path, l.issue)
 	if err != nil {
-		if busy, ok := errors.AsType[*BusyError](err); ok {
+		if busy, ok := errors.AsType[*BusyError](err); ok && l.tookOver() {
 			l.lostErr = &LostError{Issue: l.issue, Holder: busy.Holder}
+			close(l.lostC)
 			return l.lostErr
 		}
 		return nil // tried again at the next check
@@ -157,6 +168,27 @@ func (l *lockHolder) check() error {
 	l.f = f
 	l.writeHolder()
 	return nil
+}
+
+// tookOver reports whether the record on disk names another owner than
+// the one this malarun last saved. Called with l.mu held.
+func (l *lockHolder) tookOver() bool {
+	if l.owner.Pid == 0 {
+		return false // nothing saved yet: nothing to tell by
+	}
+	r, err := ReadRecord(filepath.Join(filepath.Dir(l.path), RecordFile))
+	if err != nil {
+		return false
+	}
+	o := r.Owner
+	return o.Pid != l.owner.Pid || o.StartTime != l.owner.StartTime || o.Host != l.owner.Host || !o.StartedAt.Equal(l.owner.StartedAt)
+}
+
+// saving notes the owner of a record about to be saved.
+func (l *lockHolder) saving(o Owner) {
+	l.mu.Lock()
+	l.owner = o
+	l.mu.Unlock()
 }
 
 // lost is the LostError once the lock is lost, else nil.

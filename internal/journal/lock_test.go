@@ -69,8 +69,8 @@ func TestRemovedIssueFolderIsMadeAgainBySave(t *testing.T) {
 }
 
 // When another malarun got the new lock file first (possible only for one
-// that cannot see this one), this one has lost the issue: saves fail with
-// LostError, naming the other.
+// that cannot see this one) and saved the record as its own, this one has
+// lost the issue: saves fail with LostError, naming the other.
 func TestLockTakenByAnotherIsLost(t *testing.T) {
 	state := t.TempDir()
 	j, err := Acquire(state, "issue-1", "pid 42")
@@ -78,19 +78,29 @@ func TestLockTakenByAnotherIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Release()
+	if err := j.Save(sample()); err != nil {
+		t.Fatal(err)
+	}
 	os.Remove(filepath.Join(j.Dir(), LockFile))
 	other, err := Acquire(state, "issue-1", "pid 43 on elsewhere")
 	if err != nil {
 		t.Fatalf("the other malarun: %v", err)
 	}
 	defer other.Release()
+	taken := sample()
+	taken.Owner = Owner{Pid: 43, Host: "elsewhere"}
+	if err := other.Save(taken); err != nil {
+		t.Fatal(err)
+	}
 	err = j.Save(sample())
 	var lost *LostError
 	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "pid 43 on elsewhere") {
 		t.Fatalf("save after losing the lock: %v", err)
 	}
-	if j.Lost() == nil {
-		t.Error("Lost() is nil")
+	select {
+	case <-j.Lost():
+	default:
+		t.Error("Lost() is not closed")
 	}
 	j.Release()
 	if _, err := Acquire(state, "issue-1", "pid 44"); err == nil {
@@ -112,5 +122,56 @@ func TestKeeperTakesARemovedLockAgain(t *testing.T) {
 		return err == nil && string(b) == "pid 42\n"
 	}) {
 		t.Fatal("the keeper did not make the lock file again")
+	}
+}
+
+// A second malarun that only looks (it holds the new lock file while it
+// finds the owner alive, then exits 7) does not take the issue from the
+// owner: its saves go on, and the lock is taken again once the other lets go.
+func TestLookingMalarunDoesNotTakeTheLock(t *testing.T) {
+	state := t.TempDir()
+	j, err := Acquire(state, "issue-1", "pid 42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	if err := j.Save(sample()); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(j.Dir(), LockFile))
+	looking, err := Acquire(state, "issue-1", "pid 43")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Save(sample()); err != nil {
+		t.Fatalf("save while another only looks: %v", err)
+	}
+	looking.Release()
+	if err := j.lock.check(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-j.Lost():
+		t.Fatal("the lock counts as lost")
+	default:
+	}
+	if _, err := Acquire(state, "issue-1", "pid 44"); err == nil {
+		t.Error("the lock was not taken again")
+	}
+}
+
+// A lock file replaced by a symlink is not followed: its target is never truncated.
+func TestLockSymlinkIsNotFollowed(t *testing.T) {
+	state := t.TempDir()
+	target := filepath.Join(t.TempDir(), "precious")
+	os.WriteFile(target, []byte("keep me"), 0o600)
+	os.MkdirAll(filepath.Join(state, "issue-1"), 0o700)
+	os.Symlink(target, filepath.Join(state, "issue-1", LockFile))
+	if j, err := Acquire(state, "issue-1", "pid 42"); err == nil {
+		j.Release()
+		t.Error("a symlinked lock file was locked")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep me" {
+		t.Errorf("the symlink's target was changed: %q", b)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -205,6 +206,9 @@ func Decode(data []byte) (Record, error) {
 	if err := check(r); err != nil {
 		return Record{}, err
 	}
+	// Earlier malaruns could record $PWD as spelled ("/src/app/"): the
+	// same directory, which the CLI names by its clean path.
+	r.Cwd = filepath.Clean(r.Cwd)
 	return r, nil
 }
 

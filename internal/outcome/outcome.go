@@ -39,7 +39,7 @@ const (
 	SessionTimeout Outcome = "session_timeout"
 	// StartFailed: the claude binary was not found or could not start.
 	StartFailed Outcome = "start_failed"
-	// Interrupted: malarun got SIGINT or SIGTERM and stopped the run.
+	// Interrupted: malarun got a shutdown signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) and stopped the run.
 	Interrupted Outcome = "interrupted"
 	// Error: trouble of malarun's own (a state directory it cannot write).
 	Error Outcome = "error"

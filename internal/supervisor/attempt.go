@@ -182,6 +182,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	rearm()
 
 	ctxDone := r.ctxDone // set to nil once seen, so a closed channel cannot spin the loop
+	lockLost := r.lockLost
 	var stopDone chan proc.StopReport
 	// apply carries out what the machine decided.
 	apply := func(eff attempt.Effects) {
@@ -268,6 +269,12 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 				res.signal = sig
 				apply(m.Step(attempt.Input{Kind: attempt.Interrupt}, time.Now()))
 			}
+		case <-lockLost:
+			// Another malarun runs the issue now (journal.Journal.Lost):
+			// its claude must not work beside this one's.
+			lockLost = nil
+			log.Error().Msg("another malarun took the issue over; stopping this one's claude")
+			apply(m.Step(attempt.Input{Kind: attempt.Interrupt}, time.Now()))
 		case rep := <-stopDone:
 			res.stop = rep
 			stopDone = nil

@@ -79,6 +79,10 @@ func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
 		// another folder from another working directory.
 		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("HOME %q is not an absolute path", home)}
 	}
+	cwd, err := r.childCwd()
+	if err != nil {
+		return nil, err
+	}
 	runDir, err := createRunDir(r.cfg.StateDir, r.cfg.IssueID, started)
 	if err != nil {
 		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("state_dir %s: %v", r.cfg.StateDir, err)}
@@ -90,7 +94,7 @@ func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
 	runID := filepath.Base(runDir)
 	rec := journal.Record{
 		Issue: r.cfg.IssueID, Status: journal.Processing,
-		Cwd: r.childCwd(), Home: envValue(r.cfg.Env, "HOME"),
+		Cwd: cwd, Home: envValue(r.cfg.Env, "HOME"),
 		RunID: runID, RunDir: runDir, Runs: append(old.Runs, runID), Sessions: []string{},
 		TotalCostUSD: old.TotalCostUSD, StartedAt: started,
 		Marker: r.cfg.IssueID + "/" + runID,
@@ -214,10 +218,15 @@ func nextAttempt(runDir string) int {
 }
 
 // childCwd is the working directory the CLI runs in, made absolute.
-func (r *runner) childCwd() string {
+// Clean: os.Getwd returns $PWD as it is spelled when it names the working
+// directory ("/src/app/"), and the record holds clean paths.
+func (r *runner) childCwd() (string, error) {
 	if r.cfg.Cwd != "" {
-		return r.cfg.Cwd
+		return filepath.Clean(r.cfg.Cwd), nil
 	}
-	wd, _ := os.Getwd()
-	return wd
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("malarun's working directory cannot be read (%v): set cwd", err)}
+	}
+	return filepath.Clean(wd), nil
 }

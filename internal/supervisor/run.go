@@ -104,6 +104,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		return Report{}, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
 	}
 	defer r.journal.Release()
+	r.lockLost = r.journal.Lost()
 	r.records = r.journal
 	if deps.Records != nil {
 		r.records = deps.Records(r.journal)
@@ -352,6 +353,10 @@ func (r *runner) writePrompt(t *template.Template, data promptData, n int) (stri
 	if err := writePrivate(path, text); err != nil {
 		return "", fmt.Errorf("save the prompt of attempt %d: %w", n, err)
 	}
+	if r.prompts == nil {
+		r.prompts = map[string][]byte{}
+	}
+	r.prompts[path] = text
 	return path, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,9 +36,11 @@ func createRunDir(stateDir, issue string, now time.Time) (string, error) {
 }
 
 // ensureRunDir makes the run folder again if it was removed while the run
-// went on (a tidied state directory), with the run's prompt, which malarun
-// holds: the session lives on in claude's own files, so the run can go on;
-// only the earlier transcripts are lost.
+// went on (a tidied state directory), with the run's prompt and the
+// attempt prompts this invocation wrote (a fresh session starts again from
+// the one its session began with), which malarun holds: the session lives
+// on in claude's own files, so the run can go on; only the earlier
+// transcripts are lost.
 func (r *runner) ensureRunDir() error {
 	if _, err := os.Stat(r.runDir); !errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -45,8 +48,12 @@ func (r *runner) ensureRunDir() error {
 	if err := os.MkdirAll(r.runDir, 0o700); err != nil {
 		return fmt.Errorf("make the removed run folder again: %w", err)
 	}
-	if err := writePrivate(filepath.Join(r.runDir, "prompt.md"), r.task); err != nil {
-		return fmt.Errorf("save the prompt in the run folder made again: %w", err)
+	files := map[string][]byte{filepath.Join(r.runDir, "prompt.md"): r.task}
+	maps.Copy(files, r.prompts)
+	for path, text := range files {
+		if err := writePrivate(path, text); err != nil {
+			return fmt.Errorf("save a prompt in the run folder made again: %w", err)
+		}
 	}
 	r.log.Warn().Str("run_dir", r.runDir).Msg("the run folder was removed while the run went on: made again with the run's prompt; the transcripts of earlier attempts are gone")
 	return nil

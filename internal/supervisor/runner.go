@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -32,6 +33,9 @@ type runner struct {
 	rec        journal.Record // the issue's record, saved at every transition
 	checkpoint string         // the last checkpoint of this run
 	task       []byte         // the run's prompt (prompt.md), kept to make a removed run folder again
+	// prompts are the attempt prompts this invocation wrote, by path: a
+	// fresh session reuses the one it started with (ensureRunDir).
+	prompts    map[string][]byte
 	exitCodeOf func(error) int
 	observe    func(Event)
 	costBefore float64 // the run's cost before the current attempt
@@ -57,6 +61,10 @@ type runner struct {
 	outputFailures func() []journal.OutputFailure
 	flushOutputs   func()
 	notedOutputs   map[string]bool
+
+	// lockLost is closed once another malarun took the issue over (its
+	// lock file was removed; journal.Journal.Lost): this run stops at once.
+	lockLost <-chan struct{}
 
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once
@@ -99,6 +107,11 @@ func (r *runner) mayStart(deadline time.Time) error {
 	}
 	if r.interrupted != nil {
 		return &RunError{Kind: outcome.Interrupted, Signal: r.interrupted, Detail: "stopped before the next attempt; the run can be resumed"}
+	}
+	select {
+	case <-r.lockLost:
+		return r.lostError()
+	default:
 	}
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		return &RunError{Kind: outcome.SessionTimeout, Detail: "session_timeout elapsed before the next attempt"}
@@ -143,5 +156,14 @@ func (r *runner) pause(d time.Duration, deadline time.Time, what string) error {
 	case sig := <-r.signals:
 		r.interrupt(sig)
 		return &RunError{Kind: outcome.Interrupted, Signal: sig, Detail: stopped}
+	case <-r.lockLost:
+		return r.lostError()
 	}
+}
+
+// lostError ends a run whose issue another malarun took over: exit 7, and
+// the record is left to that one.
+func (r *runner) lostError() error {
+	return &RunError{Kind: outcome.Busy, Detail: fmt.Sprintf(
+		"another malarun took issue %s over after its lock file was removed; this one stopped", r.cfg.IssueID)}
 }

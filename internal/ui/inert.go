@@ -46,9 +46,11 @@ const (
 	// kindHidden is what must not reach a terminal and has no caret form:
 	// C1 controls U+0080–U+009F (a terminal in UTF-8 mode may take U+009B as
 	// CSI, U+009D as OSC, U+009C as ST), the bidirectional embedding,
-	// override and isolate controls U+202A–U+202E and U+2066–U+2069, the
-	// line and paragraph separators U+2028 and U+2029 (line breaks to some
-	// renderers), and a byte of invalid UTF-8 (a raw 0x9B is 8-bit CSI).
+	// override and isolate controls U+202A–U+202E and U+2066–U+2069 and the
+	// bidirectional marks U+200E, U+200F and U+061C (all listed by Trojan
+	// Source, CVE-2021-42574), the line and paragraph separators U+2028 and
+	// U+2029 (line breaks to some renderers), and a byte of invalid UTF-8 (a
+	// raw 0x9B is 8-bit CSI).
 	kindHidden
 )
 
@@ -72,6 +74,7 @@ func classify(r rune, size int) runeKind {
 		r >= 0x80 && r <= 0x9f,
 		r >= 0x202a && r <= 0x202e,
 		r >= 0x2066 && r <= 0x2069,
+		r == 0x200e || r == 0x200f || r == 0x061c,
 		r == 0x2028 || r == 0x2029:
 		return kindHidden
 	case unicode.IsSpace(r):

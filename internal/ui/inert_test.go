@@ -115,7 +115,7 @@ func checkInert(t *testing.T, in, out string, multiLine bool) {
 		t.Fatalf("from %q: %q comes out in %q", in, r, out)
 	}
 	// The definition itself, independent of classify.
-	for _, bad := range []string{"\x1b", "\x07", "\r", "\x7f", "\u009b", "\u202e", "\u2066", "\u2028"} {
+	for _, bad := range []string{"\x1b", "\x07", "\r", "\x7f", "\u009b", "\u202e", "\u2066", "\u2028", "\u200e", "\u200f", "\u061c"} {
 		if strings.Contains(out, bad) {
 			t.Fatalf("from %q: %q comes out in %q", in, bad, out)
 		}

@@ -21,12 +21,13 @@ type Live struct {
 	status *Status
 	q      *Queue
 	done   chan struct{}
+	syncs  chan chan struct{} // Sync's requests
 	now    func() time.Time
 }
 
 // StartLive starts drawing status on term.
 func StartLive(term *Terminal, status *Status) *Live {
-	l := &Live{term: term, status: status, q: NewQueue(), done: make(chan struct{}), now: time.Now}
+	l := &Live{term: term, status: status, q: NewQueue(), done: make(chan struct{}), syncs: make(chan chan struct{}), now: time.Now}
 	go l.loop()
 	return l
 }
@@ -54,19 +55,18 @@ func (l *Live) loop() {
 		dirty := false
 		select {
 		case <-l.q.Wake():
-			items, closed := l.q.Take()
-			for _, e := range items {
-				l.status.Apply(e)
-				if line, ok := EventLine(e, l.status); ok {
-					// Println redraws the status line as it was; the
-					// redraw below brings it up to date.
-					l.term.Println(line)
-				}
-			}
+			n, closed := l.show()
 			if closed {
 				return
 			}
-			dirty = len(items) > 0
+			dirty = n > 0
+		case reply := <-l.syncs:
+			n, closed := l.show()
+			close(reply)
+			if closed {
+				return
+			}
+			dirty = n > 0
 		case <-ticker.C:
 			dirty = true
 		case <-redraw.C:
@@ -78,6 +78,39 @@ func (l *Live) loop() {
 			pending = true
 			redraw.Reset(max(0, minRedraw-l.now().Sub(last)))
 		}
+	}
+}
+
+// show applies the queued events and prints their lines; it returns how
+// many there were and whether the queue is closed.
+func (l *Live) show() (int, bool) {
+	items, closed := l.q.Take()
+	for _, e := range items {
+		l.status.Apply(e)
+		if line, ok := EventLine(e, l.status); ok {
+			// Println redraws the status line as it was; the redraw after
+			// the batch brings it up to date.
+			l.term.Println(line)
+		}
+	}
+	return len(items), closed
+}
+
+// Sync waits, at most limit, until the events queued so far are shown.
+func (l *Live) Sync(limit time.Duration) {
+	reply := make(chan struct{})
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case l.syncs <- reply:
+	case <-l.done:
+		return
+	case <-timer.C:
+		return
+	}
+	select {
+	case <-reply:
+	case <-timer.C:
 	}
 }
 

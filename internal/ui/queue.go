@@ -2,6 +2,7 @@ package ui
 
 import (
 	"sync"
+	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
 )
@@ -66,26 +67,57 @@ func (q *Queue) Take() ([]supervisor.Event, bool) {
 
 // Async runs a handler on its own goroutine, fed through a Queue.
 type Async struct {
-	q    *Queue
-	done chan struct{}
+	q     *Queue
+	done  chan struct{}
+	syncs chan chan struct{} // Sync's requests: answered once what was queued before is handled
 }
 
 // Go starts handle's goroutine.
 func Go(handle func(supervisor.Event)) *Async {
-	a := &Async{q: NewQueue(), done: make(chan struct{})}
+	a := &Async{q: NewQueue(), done: make(chan struct{}), syncs: make(chan chan struct{})}
 	go func() {
 		defer close(a.done)
-		for range a.q.Wake() {
+		drain := func() bool {
 			items, closed := a.q.Take()
 			for _, e := range items {
 				handle(e)
 			}
-			if closed {
-				return
+			return closed
+		}
+		for {
+			select {
+			case <-a.q.Wake():
+				if drain() {
+					return
+				}
+			case reply := <-a.syncs:
+				closed := drain()
+				close(reply)
+				if closed {
+					return
+				}
 			}
 		}
 	}()
 	return a
+}
+
+// Sync waits, at most limit, until the events queued so far are handled.
+func (a *Async) Sync(limit time.Duration) {
+	reply := make(chan struct{})
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case a.syncs <- reply:
+	case <-a.done:
+		return
+	case <-timer.C:
+		return
+	}
+	select {
+	case <-reply:
+	case <-timer.C:
+	}
 }
 
 // Observe queues e for the handler; it never blocks.

@@ -2,7 +2,9 @@ package ui
 
 import (
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
 )
@@ -42,5 +44,26 @@ func TestAsyncDeliversAll(t *testing.T) {
 	a.Close()
 	if len(got) != 1000 || !slices.IsSorted(got) {
 		t.Errorf("got %d events, sorted %v", len(got), slices.IsSorted(got))
+	}
+}
+
+// Sync returns once what was queued before it is handled.
+func TestAsyncSync(t *testing.T) {
+	var mu sync.Mutex
+	var seen []supervisor.EventKind
+	a := Go(func(e supervisor.Event) {
+		mu.Lock()
+		seen = append(seen, e.Kind)
+		mu.Unlock()
+	})
+	defer a.Close()
+	for range 100 {
+		a.Observe(supervisor.Event{Kind: supervisor.EvToolStarted})
+	}
+	a.Sync(time.Minute)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 100 {
+		t.Errorf("%d events handled before Sync returned, want 100", len(seen))
 	}
 }

@@ -32,6 +32,7 @@ type Sink struct {
 	gone    bool     // a write failed: the output is gone for good
 	failure *Failure // the first failure: a write error, or data dropped
 	dropped int64
+	taken   uint64        // writes the reader has taken (or failed): progress, for Flush
 	wake    chan struct{} // the goroutine: there is work, or Close
 	idle    chan struct{} // Flush: the queue went empty or failed
 	done    chan struct{}
@@ -107,13 +108,15 @@ func (s *Sink) loop() {
 			s.writing = true
 			s.mu.Unlock()
 
-			if _, err := s.w.Write(chunk); err != nil {
-				s.mu.Lock()
+			_, err := s.w.Write(chunk)
+			s.mu.Lock()
+			s.taken++
+			if err != nil {
 				s.dropped += int64(len(chunk))
 				s.gone = true
 				s.fail(err)
-				s.mu.Unlock()
 			}
+			s.mu.Unlock()
 		}
 	}
 }
@@ -126,26 +129,43 @@ func (s *Sink) settled() bool {
 	return len(s.queue) == 0 && !s.writing || s.gone
 }
 
-// Flush waits, at most limit, until what was written so far is out. A
-// reader that takes nothing for that long counts as gone: its failure is
-// kept, later writes are dropped and later flushes return at once (malarun
-// flushes at the end of a run, before the result, and at exit: a stalled
-// reader costs limit once).
+// Flush waits until what was written so far is out. A reader that takes
+// nothing for limit, or has not taken it all within flushCap times limit,
+// counts as gone: its failure is kept, later writes are dropped and later
+// flushes return at once (malarun flushes before the record's last save,
+// before the result and at exit: a stalled reader costs limit once). A slow
+// reader that keeps reading is waited for.
 func (s *Sink) Flush(limit time.Duration) bool {
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
+	until := time.Now().Add(flushCap * limit)
+	taken := s.progress()
 	for !s.settled() {
 		select {
 		case <-s.idle:
 		case <-timer.C:
+			if now := s.progress(); now != taken && time.Now().Before(until) {
+				taken = now
+				timer.Reset(limit)
+				continue
+			}
 			s.mu.Lock()
 			s.gone = true
-			s.fail(fmt.Errorf("the reader took nothing for %s; what malarun wrote since was dropped", limit))
+			s.fail(fmt.Errorf("the reader did not take what malarun wrote (nothing for %s, or not all within %s); it was dropped", limit, flushCap*limit))
 			s.mu.Unlock()
 			return false
 		}
 	}
 	return true
+}
+
+// flushCap bounds a flush for a reader that reads, but too slowly.
+const flushCap = 5
+
+func (s *Sink) progress() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taken
 }
 
 // Close flushes (at most limit) and stops the sink; later writes are

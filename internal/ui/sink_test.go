@@ -139,7 +139,7 @@ func TestSinkFlushGivesUpOnAStalledReader(t *testing.T) {
 	if s.Flush(20 * time.Millisecond) {
 		t.Fatal("Flush reported a stalled reader as done")
 	}
-	if f, ok := s.Failure(); !ok || !strings.Contains(f.Err.Error(), "took nothing for 20ms") {
+	if f, ok := s.Failure(); !ok || !strings.Contains(f.Err.Error(), "nothing for 20ms") {
 		t.Errorf("failure %+v, %v", f, ok)
 	}
 	if !s.Flush(time.Hour) {
@@ -155,13 +155,54 @@ func TestSinkFdIsTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if s := NewSink("stderr", f, SinkLimit); s.Fd() != f.Fd() {
+	s := NewSink("stderr", f, SinkLimit)
+	defer s.Close(time.Second)
+	if s.Fd() != f.Fd() {
 		t.Errorf("Fd %d, want %d", s.Fd(), f.Fd())
 	}
-	if s := NewSink("stderr", &bytes.Buffer{}, SinkLimit); s.Fd() != ^uintptr(0) {
-		t.Errorf("Fd of a buffer %d", s.Fd())
+	b := NewSink("stderr", &bytes.Buffer{}, SinkLimit)
+	defer b.Close(time.Second)
+	if b.Fd() != ^uintptr(0) {
+		t.Errorf("Fd of a buffer %d", b.Fd())
 	}
-	if _, ok := TerminalFd(NewSink("stderr", f, SinkLimit)); ok {
+	if _, ok := TerminalFd(s); ok {
 		t.Error("a file taken for a terminal")
+	}
+}
+
+// slowWriter takes every write, one at a time, when the test lets it.
+type slowWriter struct{ step chan struct{} }
+
+func (w slowWriter) Write(p []byte) (int, error) { <-w.step; return len(p), nil }
+
+// A reader that keeps reading, however slowly, is waited for: only one
+// that takes nothing for the limit counts as gone.
+func TestSinkFlushWaitsForASlowReader(t *testing.T) {
+	w := slowWriter{step: make(chan struct{})}
+	s := NewSink("stderr", w, SinkLimit)
+	for range 40 {
+		s.Write([]byte("line\n"))
+	}
+	stop := make(chan struct{})
+	go func() { // one write each 5 ms: 200 ms for all, twice the limit
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				select {
+				case w.step <- struct{}{}:
+				case <-stop:
+					return
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer close(stop)
+	if !s.Flush(100 * time.Millisecond) {
+		f, _ := s.Failure()
+		t.Fatalf("Flush gave up on a reader that reads: %v", f.Err)
 	}
 }
