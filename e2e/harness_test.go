@@ -78,6 +78,7 @@ var e2e suite
 func TestMain(m *testing.M) {
 	// The memory test runs malarun with this test binary as a fake claude.
 	testchild.MaybeRun()
+	testchild.UnignoreSignals()
 	s, cleanup, err := setup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		main()
 	}
 	testchild.MaybeRun()
+	testchild.UnignoreSignals()
 	os.Exit(m.Run())
 }
 

@@ -3,7 +3,9 @@ package testchild
 import (
 	"bytes"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -36,4 +38,19 @@ func FileHolds(pattern, s string) bool {
 		}
 	}
 	return false
+}
+
+// UnignoreSignals makes the signals the test process was started with
+// ignored (a CI job under nohup ignores SIGHUP, a background job SIGINT)
+// reach the processes it starts with their default disposition: a signal
+// this process catches is reset to the default by exec, an ignored one
+// would stay ignored, and malarun keeps an ignored signal ignored on
+// purpose. Tests that send those signals to malarun need them live. Call it
+// in a TestMain, in the test role only.
+func UnignoreSignals() {
+	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE} {
+		if signal.Ignored(s) {
+			signal.Notify(make(chan os.Signal, 1), s)
+		}
+	}
 }
