@@ -97,21 +97,6 @@ func (l *Live) show() (int, bool) {
 }
 
 // Sync waits, at most limit, until the events queued so far are shown.
-func (l *Live) Sync(limit time.Duration) {
-	reply := make(chan struct{})
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	select {
-	case l.syncs <- reply:
-	case <-l.done:
-		return
-	case <-timer.C:
-		return
-	}
-	select {
-	case <-reply:
-	case <-timer.C:
-	}
-}
+func (l *Live) Sync(limit time.Duration) { syncWith(l.syncs, l.done, limit) }
 
 func (l *Live) draw() { l.term.SetStatus(l.status.Line(l.now())) }

@@ -103,13 +103,18 @@ func Go(handle func(supervisor.Event)) *Async {
 }
 
 // Sync waits, at most limit, until the events queued so far are handled.
-func (a *Async) Sync(limit time.Duration) {
+func (a *Async) Sync(limit time.Duration) { syncWith(a.syncs, a.done, limit) }
+
+// syncWith asks a consumer goroutine (Async's, Live's) to take what is
+// queued now, through its syncs channel, and waits, at most limit, until
+// it has; done is closed when the goroutine has ended.
+func syncWith(syncs chan<- chan struct{}, done <-chan struct{}, limit time.Duration) {
 	reply := make(chan struct{})
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {
-	case a.syncs <- reply:
-	case <-a.done:
+	case syncs <- reply:
+	case <-done:
 		return
 	case <-timer.C:
 		return
