@@ -13,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 )
 
@@ -156,47 +155,31 @@ func readPrompt(ctx context.Context, path string, d *deps) ([]byte, string, erro
 		source = "stdin"
 		open = func() (io.ReadCloser, error) { return io.NopCloser(d.stdin), nil }
 	}
-	type result struct {
-		b   []byte
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		// Left blocked if a signal comes first: malarun is about to exit.
+	b, err, stopped := interruptible(ctx, d, "reading the prompt from "+source, func() ([]byte, error) {
 		f, err := open()
 		if err != nil {
-			done <- result{nil, err}
-			return
+			return nil, err
 		}
 		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, maxPromptBytes+1))
-		done <- result{b, err}
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case sig := <-d.signals:
-		return nil, source, &supervisor.RunError{Kind: outcome.Interrupted, Signal: sig,
-			Detail: "while reading the prompt from " + source + "; nothing was started"}
-	case <-ctx.Done():
-		return nil, source, ctx.Err()
-	}
+		return io.ReadAll(io.LimitReader(f, maxPromptBytes+1))
+	}, nil)
 	switch {
-	case errors.Is(r.err, fs.ErrNotExist):
+	case stopped != nil:
+		return nil, source, stopped
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, source, usagef("prompt file %s does not exist", path)
-	case r.err != nil && path == "-":
-		return nil, source, usagef("reading the prompt from stdin: %v", r.err)
-	case r.err != nil:
-		err := r.err
+	case err != nil && path == "-":
+		return nil, source, usagef("reading the prompt from stdin: %v", err)
+	case err != nil:
 		if pe, ok := errors.AsType[*fs.PathError](err); ok {
 			err = pe.Err
 		}
 		return nil, source, usagef("cannot read prompt file %s: %v", path, err)
-	case len(r.b) > maxPromptBytes:
+	case len(b) > maxPromptBytes:
 		return nil, source, usagef("the prompt from %s is larger than %d MiB, the most malarun sends: put large material in files the agent reads, and name them in the prompt",
 			source, maxPromptBytes>>20)
-	case len(bytes.TrimSpace(r.b)) == 0:
+	case len(bytes.TrimSpace(b)) == 0:
 		return nil, source, usagef("the prompt from %s is empty", source)
 	}
-	return r.b, source, nil
+	return b, source, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 )
@@ -121,32 +120,20 @@ func (o *runOutput) openEventsFile(ctx context.Context) (*os.File, error) {
 	if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
 		o.log.Info().Str("events", path).Msg("--events names a FIFO: waiting for its reader (a signal gives up)")
 	}
-	type result struct {
-		f   *os.File
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		done <- result{f, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			return nil, usagef("--events: %v", r.err)
+	f, err, stopped := interruptible(ctx, o.d, "waiting for a reader of --events "+path, func() (*os.File, error) {
+		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	}, func(f *os.File) { // the open may still succeed: close what it opens
+		if f != nil {
+			f.Close()
 		}
-		return r.f, nil
-	case sig := <-o.d.signals:
-		go func() { // the open may still succeed: close what it opens
-			if r := <-done; r.f != nil {
-				r.f.Close()
-			}
-		}()
-		return nil, &supervisor.RunError{Kind: outcome.Interrupted, Signal: sig,
-			Detail: "while waiting for a reader of --events " + path + "; nothing was started"}
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	})
+	switch {
+	case stopped != nil:
+		return nil, stopped
+	case err != nil:
+		return nil, usagef("--events: %v", err)
 	}
+	return f, nil
 }
 
 // flush hands what the run has emitted so far to its outputs and waits,
