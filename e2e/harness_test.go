@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -232,23 +231,7 @@ func (e *env) assertNoProcessLeft() {
 }
 
 // processes lists the live processes whose environment holds this HOME.
-func (e *env) processes() []int {
-	want := []byte("HOME=" + e.home + "\x00")
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, d := range entries {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/environ")
-		if err != nil || !bytes.Contains(b, want) {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
+func (e *env) processes() []int { return testchild.ProcessesWithEnv("HOME=" + e.home) }
 
 // waitStall waits until the fake API holds its n-th stalled request.
 func (e *env) waitStall(n int) {

@@ -246,9 +246,9 @@ func holdsIssue(p *proc) bool {
 	if _, err := os.Stat(filepath.Join(p.stateDir, p.issue, journal.RecordFile)); err == nil {
 		return true
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	i := bytes.LastIndexByte(stat, ')')
-	return err != nil || i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
+	pid := p.cmd.Process.Pid
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err != nil || testchild.Zombie(pid)
 }
 
 func runToEnd(p *proc) int {

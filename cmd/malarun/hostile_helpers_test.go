@@ -149,24 +149,11 @@ func leftOf(p *proc) []int {
 			home = v
 		}
 	}
-	want := []byte("HOME=" + home + "\x00")
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
+	for _, pid := range testchild.ProcessesWithEnv("HOME=" + home) {
+		if !testchild.Zombie(pid) { // a zombie is dead; its parent reaps it
+			pids = append(pids, pid)
 		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-				continue // a zombie is dead; its parent reaps it
-			}
-		}
-		pids = append(pids, pid)
 	}
 	return pids
 }

@@ -73,15 +73,7 @@ func TestRemovedIssueFolderIsMadeAgainBySave(t *testing.T) {
 // lost the issue: saves fail with LostError, naming the other.
 func TestLockTakenByAnotherIsLost(t *testing.T) {
 	state := t.TempDir()
-	j, err := Acquire(state, "issue-1", "pid 42")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Release()
-	if err := j.Save(sample()); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(j.Dir(), LockFile))
+	j := savedThenUnlocked(t, state)
 	other, err := Acquire(state, "issue-1", "pid 43 on elsewhere")
 	if err != nil {
 		t.Fatalf("the other malarun: %v", err)
@@ -130,15 +122,7 @@ func TestKeeperTakesARemovedLockAgain(t *testing.T) {
 // owner: its saves go on, and the lock is taken again once the other lets go.
 func TestLookingMalarunDoesNotTakeTheLock(t *testing.T) {
 	state := t.TempDir()
-	j, err := Acquire(state, "issue-1", "pid 42")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Release()
-	if err := j.Save(sample()); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(j.Dir(), LockFile))
+	j := savedThenUnlocked(t, state)
 	looking, err := Acquire(state, "issue-1", "pid 43")
 	if err != nil {
 		t.Fatal(err)
@@ -174,4 +158,22 @@ func TestLockSymlinkIsNotFollowed(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "keep me" {
 		t.Errorf("the symlink's target was changed: %q", b)
 	}
+}
+
+// savedThenUnlocked is malarun "pid 42" holding issue-1 under state, its
+// record saved, and then its lock file removed (released at the test's end).
+func savedThenUnlocked(t *testing.T, state string) *Journal {
+	t.Helper()
+	j, err := Acquire(state, "issue-1", "pid 42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(j.Release)
+	if err := j.Save(sample()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(j.Dir(), LockFile)); err != nil {
+		t.Fatal(err)
+	}
+	return j
 }
