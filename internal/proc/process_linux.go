@@ -102,7 +102,13 @@ func (p *Process) members() []procStat {
 	for pid := range in {
 		s := byPid[pid]
 		p.seen[pid] = s.StartTime
-		if !s.zombie() || unreaped[pid] {
+		// A zombie is dead, but still there until its parent waits for it.
+		// One whose parent is another member of the tree is re-parented to
+		// malarun when that parent dies, and reaped by a later walk: until
+		// then it counts, or a stop could end with it still in the process
+		// table (seen under load: the parent was killed in the same pass).
+		orphanToBe := in[s.PPid] && s.PPid != p.spawner.self
+		if !s.zombie() || unreaped[pid] || orphanToBe {
 			live = append(live, s)
 		}
 	}
