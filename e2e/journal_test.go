@@ -53,6 +53,20 @@ func (f *fakeRun) run(flags ...string) (int, string) {
 	return cmd.ProcessState.ExitCode(), out.String()
 }
 
+// runJSON runs malarun to the end with --json: its exit code, its
+// stderr, and the report it printed.
+func (f *fakeRun) runJSON(flags ...string) (int, string, map[string]any) {
+	cmd, out := f.command(append(flags, "--json")...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Run()
+	var rep map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		f.t.Fatalf("the --json report: %v\n%s\nstderr:\n%s", err, stdout.Bytes(), out)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), rep
+}
+
 // startAndWait starts malarun and waits until attempt n's transcript holds
 // a line containing s: the fake child is running.
 func (f *fakeRun) startAndWait(n int, s string, flags ...string) (*exec.Cmd, *bytes.Buffer) {
@@ -115,9 +129,15 @@ func TestKilledMalarunIsReclaimedAndResumed(t *testing.T) {
 		t.Fatalf("the setsid grandchild died with malarun: the test proves nothing")
 	}
 
-	code, out := f.run()
+	code, out, rep := f.runJSON()
 	if code != 0 {
 		t.Fatalf("second malarun: exit %d\n%s", code, out)
+	}
+	// The killed attempt happened: the run had two, one of them this
+	// invocation's, and one takeover.
+	if rep["attempts_total"] != float64(2) || len(rep["attempts"].([]any)) != 1 || rep["reclaims"] != float64(1) || rep["reclaimed"] != true {
+		t.Errorf("report after the reclaim: attempts_total %v, attempts %v, reclaims %v, reclaimed %v",
+			rep["attempts_total"], len(rep["attempts"].([]any)), rep["reclaims"], rep["reclaimed"])
 	}
 	at := f.attempts()
 	if len(at) != 2 {
@@ -137,7 +157,8 @@ func TestKilledMalarunIsReclaimedAndResumed(t *testing.T) {
 		t.Errorf("processes of the first run are still alive (child %d: %v, grandchild %d: %v)", child, proc.Alive(child, 0), grandchild, proc.Alive(grandchild, 0))
 	}
 	st := f.status()
-	if st["status"] != "succeeded" || st["reclaims"] != float64(0) || len(st["sessions"].([]any)) != 1 {
+	if st["status"] != "succeeded" || st["reclaims"] != float64(0) || st["run_reclaims"] != float64(1) || st["attempts"] != float64(2) ||
+		len(st["sessions"].([]any)) != 1 {
 		t.Errorf("status after the reclaimed run: %v", st)
 	}
 	if !strings.Contains(out, `"reclaimed":true`) {

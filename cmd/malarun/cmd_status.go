@@ -135,7 +135,7 @@ func printStatusTable(w io.Writer, entries []journal.Entry) error {
 	for _, e := range entries {
 		r := e.Record
 		// Every text from the record is cleaned (see printStatusDetail).
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.4f\t%s\t%s\n", ui.Clean(e.Issue, 0), ui.Clean(statusWord(e), 0), r.Attempts, r.Reclaims,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.4f\t%s\t%s\n", ui.Clean(e.Issue, 0), ui.Clean(statusWord(e), 0), r.Attempts, r.RunReclaims,
 			ui.ShortSession(r.SessionID), r.TotalCostUSD, r.UpdatedAt.Local().Format(time.DateTime), ui.Clean(firstOf(r.Reason, errText(e.Err)), 80))
 	}
 	return tw.Flush()
@@ -160,7 +160,8 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 		{"limit type", r.LimitType},
 		{"exit code", fmt.Sprint(r.ExitCode)},
 		{"attempts", fmt.Sprint(r.Attempts)},
-		{"reclaims", fmt.Sprint(r.Reclaims)},
+		{"reclaims", fmt.Sprintf("%d in this run, %d in a row", r.RunReclaims, r.Reclaims)},
+		{"prompt", promptText(r)},
 		{"continuations", fmt.Sprint(r.Continuations)},
 		{"session", r.SessionID},
 		{"sessions", fmt.Sprint(r.Sessions)},
@@ -178,6 +179,20 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 		fmt.Fprintf(tw, "%s:\t%s\n", row[0], ui.Clean(row[1], 0))
 	}
 	return tw.Flush()
+}
+
+// promptText names the run's prompt by its hash, and the latest rerun
+// whose prompt differed and what was done about it.
+func promptText(r journal.Record) string {
+	if r.PromptSHA256 == "" {
+		return "unknown (recorded before version 4)"
+	}
+	s := "sha256 " + r.PromptSHA256[:12]
+	if n := len(r.PromptChanges); n > 0 {
+		c := r.PromptChanges[n-1]
+		s += fmt.Sprintf("; rerun with another prompt (sha256 %s) at %s: %s", c.GivenSHA256[:12], c.At.Local().Format(time.DateTime), c.Decision)
+	}
+	return s
 }
 
 // retryAtText says when a waiting run can go on, in UTC and local time.

@@ -289,8 +289,8 @@ func TestStatusIsInert(t *testing.T) {
 			t.Errorf("no cleaned %s line:\n%s", field, o.stdout)
 		}
 	}
-	if n := strings.Count(o.stdout, "\n"); n != 17 {
-		t.Errorf("%d lines, want one per field (17 for a waiting run):\n%s", n, o.stdout)
+	if n := strings.Count(o.stdout, "\n"); n != 18 {
+		t.Errorf("%d lines, want one per field (18 for a waiting run):\n%s", n, o.stdout)
 	}
 	if o := c.run("status", "issue-damaged2", "--state-dir", stateDir); !strings.Contains(o.stdout, "is damaged") {
 		t.Errorf("the record with hostile ids is not damaged:\n%s", o.stdout)

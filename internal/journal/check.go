@@ -134,7 +134,7 @@ func check(r Record) error {
 			bad("tree holds pid %d with start time %d", p.Pid, p.StartTime)
 		}
 	}
-	for name, n := range map[string]int{"attempts": r.Attempts, "reclaims": r.Reclaims, "continuations": r.Continuations} {
+	for name, n := range map[string]int{"attempts": r.Attempts, "reclaims": r.Reclaims, "run_reclaims": r.RunReclaims, "continuations": r.Continuations} {
 		if n < 0 || n > maxCount {
 			bad("%s is %d", name, n)
 		}
@@ -160,8 +160,33 @@ func check(r Record) error {
 			bad("output_failures names the output %q", f.Output)
 		}
 	}
+	checkPrompts(r, bad)
 	return errors.Join(errs...)
 }
+
+// checkPrompts: the hashes are SHA-256 in hex, the decisions malarun's.
+func checkPrompts(r Record, bad func(string, ...any)) {
+	if r.PromptSHA256 != "" && !ValidSHA256(r.PromptSHA256) {
+		bad("prompt_sha256 %q is not a SHA-256 in hex", r.PromptSHA256)
+	}
+	if len(r.PromptChanges) > MaxPromptChanges {
+		bad("prompt_changes holds %d changes, malarun keeps at most %d", len(r.PromptChanges), MaxPromptChanges)
+	}
+	for _, c := range r.PromptChanges {
+		if c.Decision != PromptResume && c.Decision != PromptStartOver {
+			bad("prompt_changes holds the decision %q", c.Decision)
+		}
+		if !ValidRunID(c.RunID) {
+			bad("prompt_changes names the run %q, not a run id malarun makes", c.RunID)
+		}
+		if !ValidSHA256(c.RecordedSHA256) || !ValidSHA256(c.GivenSHA256) {
+			bad("prompt_changes holds hashes %q and %q, not SHA-256s in hex", c.RecordedSHA256, c.GivenSHA256)
+		}
+	}
+}
+
+// ValidSHA256 reports whether s is a SHA-256 in lower-case hex.
+func ValidSHA256(s string) bool { return len(s) == 64 && isLowerHex(s) }
 
 // ValidUSD reports whether v is an amount a record can hold.
 func ValidUSD(v float64) bool {

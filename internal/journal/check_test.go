@@ -45,7 +45,31 @@ func plantedRecords() map[string]func(*Record) {
 		"retry at 1970":           func(r *Record) { r.RetryAt = time.Unix(5, 0) },
 		"unknown output":          func(r *Record) { r.OutputFailures = []OutputFailure{{Output: "/dev/tty", Error: "x"}} },
 		"no issue":                func(r *Record) { r.Issue = "" },
+		"run reclaims negative":   func(r *Record) { r.RunReclaims = -1 },
+		"prompt hash not hex":     func(r *Record) { r.PromptSHA256 = strings.Repeat("z", 64) },
+		"prompt hash short":       func(r *Record) { r.PromptSHA256 = "abc" },
+		"prompt change decision":  func(r *Record) { r.PromptChanges = []PromptChange{goodPromptChange("rm -rf")} },
+		"prompt change run": func(r *Record) {
+			c := goodPromptChange(PromptResume)
+			c.RunID = "../x"
+			r.PromptChanges = []PromptChange{c}
+		},
+		"prompt change hash": func(r *Record) {
+			c := goodPromptChange(PromptStartOver)
+			c.GivenSHA256 = "--flag"
+			r.PromptChanges = []PromptChange{c}
+		},
+		"too many prompt changes": func(r *Record) {
+			for range MaxPromptChanges + 1 {
+				r.PromptChanges = append(r.PromptChanges, goodPromptChange(PromptResume))
+			}
+		},
 	}
+}
+
+func goodPromptChange(decision string) PromptChange {
+	return PromptChange{At: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), Decision: decision, RunID: testRun,
+		RecordedSHA256: strings.Repeat("a", 64), GivenSHA256: strings.Repeat("b", 64)}
 }
 
 func TestPlantedRecordsAreDamaged(t *testing.T) {
@@ -61,6 +85,12 @@ func TestPlantedRecordsAreDamaged(t *testing.T) {
 	}
 	if _, err := Decode(mustEncode(t, sample())); err != nil {
 		t.Fatalf("the unedited sample is refused: %v", err)
+	}
+	full := sample()
+	full.PromptSHA256, full.RunReclaims = strings.Repeat("0", 64), 2
+	full.PromptChanges = []PromptChange{goodPromptChange(PromptResume), goodPromptChange(PromptStartOver)}
+	if _, err := Decode(mustEncode(t, full)); err != nil {
+		t.Fatalf("a sample with version 4's fields is refused: %v", err)
 	}
 }
 

@@ -42,8 +42,10 @@ const (
 // recordVersion is bumped when a field is added or changes meaning.
 // Version 2 added the statuses "waiting" and "stopped", RetryAt,
 // LimitType and Tasks. Version 3 added the owner's identity (start_time,
-// boot_id, pid_ns) and OutputFailures.
-const recordVersion = 3
+// boot_id, pid_ns) and OutputFailures. Version 4 added PromptSHA256,
+// PromptChanges and RunReclaims, and Attempts counts an attempt cut short
+// by malarun's death too.
+const recordVersion = 4
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
 // fields added since are zero in it, which is what they mean there.
@@ -99,6 +101,28 @@ type OutputFailure struct {
 	At     time.Time `json:"at"`
 }
 
+// PromptChange is a rerun of the issue whose prompt differed from the
+// recorded run's, and what the user chose to do (config prompt_change):
+// continue the recorded run with its own prompt, or start a new run with
+// the new one. The hashes are SHA-256, in hex.
+type PromptChange struct {
+	At       time.Time `json:"at"`
+	Decision string    `json:"decision"` // PromptResume or PromptStartOver
+	// RunID is the run whose prompt differed (the recorded one).
+	RunID          string `json:"run_id"`
+	RecordedSHA256 string `json:"recorded_sha256"`
+	GivenSHA256    string `json:"given_sha256"`
+}
+
+// The decisions a PromptChange records.
+const (
+	PromptResume    = "resume"
+	PromptStartOver = "start_over"
+)
+
+// MaxPromptChanges bounds the prompt changes a record keeps, the latest.
+const MaxPromptChanges = 16
+
 // Record is the state of one issue. It holds no secrets: paths, ids,
 // counts and texts the agent wrote, never environment values.
 type Record struct {
@@ -132,8 +156,15 @@ type Record struct {
 	// attempt, they never notify the resumed session, so its prompt names them.
 	Tasks []Task `json:"tasks,omitempty"`
 
-	Attempts      int     `json:"attempts"`       // in the current run
-	Reclaims      int     `json:"reclaims"`       // malaruns that died on this run in a row
+	// Attempts are the claude processes the current run started: finished,
+	// and one cut short by malarun's death (counted by the malarun that
+	// reclaims the run, since version 4).
+	Attempts int `json:"attempts"`
+	// Reclaims are the malaruns that died on this run in a row (the poison
+	// rule, max_reclaims; back to 0 when an invocation ends the run);
+	// RunReclaims are all the reclaims of the current run (since version 4).
+	Reclaims      int     `json:"reclaims"`
+	RunReclaims   int     `json:"run_reclaims"`
 	Continuations int     `json:"continuations"`  // context restarts in the current run
 	Checkpoint    string  `json:"checkpoint"`     // the last checkpoint text
 	CostUSD       float64 `json:"cost_usd"`       // the current run
@@ -160,6 +191,14 @@ type Record struct {
 	// OutputFailures are malarun's outputs that failed during the run, once
 	// each (since version 3).
 	OutputFailures []OutputFailure `json:"output_failures,omitempty"`
+
+	// PromptSHA256 is the SHA-256 (hex) of the run's prompt (the run
+	// folder's prompt.md): a rerun with another prompt is told apart from
+	// one with the same even if the folder was tidied away. PromptChanges
+	// are the reruns whose prompt differed, the latest MaxPromptChanges.
+	// Both since version 4.
+	PromptSHA256  string         `json:"prompt_sha256,omitempty"`
+	PromptChanges []PromptChange `json:"prompt_changes,omitempty"`
 }
 
 // DecodeError says a record cannot be read, naming the file.
@@ -201,6 +240,9 @@ func Decode(data []byte) (Record, error) {
 	}
 	if r.Version < 3 && (r.Owner.StartTime != 0 || r.Owner.BootID != "" || r.Owner.PidNS != "" || len(r.OutputFailures) > 0) {
 		return Record{}, fmt.Errorf("a version %d record cannot have the owner's start_time, boot_id or pid_ns, or output_failures (version 3 added them)", r.Version)
+	}
+	if r.Version < 4 && (r.RunReclaims != 0 || r.PromptSHA256 != "" || len(r.PromptChanges) > 0) {
+		return Record{}, fmt.Errorf("a version %d record cannot have run_reclaims, prompt_sha256 or prompt_changes (version 4 added them)", r.Version)
 	}
 	r.Version = recordVersion
 	if err := check(r); err != nil {

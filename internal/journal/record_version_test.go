@@ -65,6 +65,43 @@ func TestReadsVersion2Record(t *testing.T) {
 	}
 }
 
+// TestReadsVersion3Record: testdata/record-v3.json is the record malarun
+// 3 wrote (main of 2026-11-23, commit 80fc073) for a run stopped by SIGTERM
+// while the real CLI (2.1.330) waited on the API after a Bash call. It
+// still reads, with the fields version 4 added left zero; its attempts
+// mean what they meant (finished attempts; an interrupted one finished).
+func TestReadsVersion3Record(t *testing.T) {
+	b, err := os.ReadFile("testdata/record-v3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "issue-e2e")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, RecordFile), b, 0o600)
+	r, err := readPlaced(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != recordVersion || r.Status != Interrupted || r.SessionID != "613afaa3-f770-4776-9962-c5e7cffc4a38" || r.Attempts != 1 ||
+		r.Owner.BootID != "24b9a76f-3095-458b-99ce-d9da3978254f" || r.SideEffects["Bash"] != 1 {
+		t.Errorf("v3 record read as %+v", r)
+	}
+	if r.RunReclaims != 0 || r.PromptSHA256 != "" || r.PromptChanges != nil {
+		t.Errorf("fields added in v4 are not zero: %d %q %v", r.RunReclaims, r.PromptSHA256, r.PromptChanges)
+	}
+	var raw map[string]any
+	json.Unmarshal(b, &raw)
+	added := map[string]any{"run_reclaims": 1, "prompt_sha256": strings.Repeat("a", 64), "prompt_changes": []PromptChange{goodPromptChange(PromptResume)}}
+	for field, v := range added {
+		raw[field] = v
+		edited, _ := json.Marshal(raw)
+		if _, err := Decode(edited); err == nil {
+			t.Errorf("a version 3 record with %s was read", field)
+		}
+		delete(raw, field)
+	}
+}
+
 func TestWaitingRecordRoundTrip(t *testing.T) {
 	j, err := Acquire(t.TempDir(), "issue-1", "x")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/retry"
 )
 
@@ -81,7 +82,20 @@ type Config struct {
 	// Reset starts the issue over: a poisoned, interrupted or orphaned run
 	// is not continued.
 	Reset bool
+	// PromptChange is what a rerun does when its prompt differs from the
+	// one the recorded, still resumable run began with: PromptChangeRefuse
+	// (exit 2, nothing changed), PromptChangeResume (continue that run with
+	// its own prompt) or PromptChangeStartOver (start a new run with this one).
+	PromptChange string
 }
+
+// The values of Config.PromptChange; the last two are also the decisions
+// the record keeps (journal.PromptChange).
+const (
+	PromptChangeRefuse    = "refuse"
+	PromptChangeResume    = journal.PromptResume
+	PromptChangeStartOver = journal.PromptStartOver
+)
 
 // Defaults. The idle timeout can be short because partial messages print a
 // line for every streamed chunk: silence means the API sent nothing at all.
@@ -122,6 +136,7 @@ func DefaultConfig() Config {
 		ContextThreshold:    DefaultContextThreshold,
 		MaxContinuations:    DefaultMaxContinuations,
 		MaxReclaims:         DefaultMaxReclaims,
+		PromptChange:        PromptChangeRefuse,
 	}
 }
 
@@ -196,6 +211,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxCostUSD < 0 {
 		return fmt.Errorf("max_cost_usd is %g: use 0 for no cap or a positive amount", c.MaxCostUSD)
+	}
+	switch c.PromptChange {
+	case PromptChangeRefuse, PromptChangeResume, PromptChangeStartOver:
+	default:
+		return fmt.Errorf("prompt_change is %q: it must be %s, %s or %s", c.PromptChange, PromptChangeRefuse, PromptChangeResume, PromptChangeStartOver)
 	}
 	if err := CheckExtraArgs(c.ExtraArgs); err != nil {
 		return err

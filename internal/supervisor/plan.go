@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,6 +49,14 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 			"issue %s is being run by another malarun (pid %d on %s since %s); its lock file was missing, so the record's owner was checked: it is alive",
 			old.Issue, o.Pid, o.Host, o.StartedAt.UTC().Format(time.RFC3339))}
 	}
+	var change *journal.PromptChange
+	if exists && resumable(old.Status) && !old.Poisoned && !r.cfg.Reset {
+		// Before anything changes: a refusal leaves the record, and what a
+		// dead malarun left running, as they are.
+		if change, err = r.promptChange(old, started); err != nil {
+			return nil, err
+		}
+	}
 	if exists && old.Status == journal.Processing {
 		// Its malarun died: whatever comes next (a reclaim, --reset, or
 		// poison), what it left running must not go on beside it.
@@ -59,18 +66,32 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 		r.log.Warn().Str("status", string(old.Status)).Bool("poisoned", old.Poisoned).Msg("--reset: starting the issue over; earlier runs stay on disk")
 		old.Poisoned, old.Status = false, journal.Failed
 	}
+	if change != nil && change.Decision == journal.PromptStartOver {
+		old.Status = journal.Failed // the recorded run is closed, as by --reset
+	}
+	var pl *plan
 	switch {
 	case exists && old.Poisoned:
 		return nil, &RunError{Kind: outcome.Poisoned, Detail: fmt.Sprintf(
 			"issue %s was poisoned after %d malarun deaths in a row (%s); run with --reset to try again", old.Issue, old.Reclaims, old.Reason)}
-	case exists && (old.Status == journal.Processing || old.Status == journal.Interrupted || old.Status == journal.Stopped ||
-		old.Status == journal.Waiting):
+	case exists && resumable(old.Status):
 		// A waiting record is continued whether its malarun exited 75 or
 		// died while it slept: either way no reclaim is counted (only
 		// processing means a malarun died with claude running).
-		return r.resumePlan(j, old)
+		pl, err = r.resumePlan(j, old)
+	default:
+		pl, err = r.newPlan(old, started)
 	}
-	return r.newPlan(old, started)
+	if err != nil {
+		return nil, err
+	}
+	keepPromptChange(&pl.rec, change)
+	return pl, nil
+}
+
+// resumable: a run in this state is continued by the issue's next invocation.
+func resumable(s journal.Status) bool {
+	return s == journal.Processing || s == journal.Interrupted || s == journal.Stopped || s == journal.Waiting
 }
 
 func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
@@ -97,7 +118,8 @@ func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
 		Cwd: cwd, Home: envValue(r.cfg.Env, "HOME"),
 		RunID: runID, RunDir: runDir, Runs: append(old.Runs, runID), Sessions: []string{},
 		TotalCostUSD: old.TotalCostUSD, StartedAt: started,
-		Marker: r.cfg.IssueID + "/" + runID,
+		Marker: r.cfg.IssueID + "/" + runID, PromptSHA256: promptHash(r.cfg.Prompt),
+		PromptChanges: old.PromptChanges, // the issue's history, like Runs
 	}
 	return &plan{rec: rec, prompt: prompt, first: attemptSpec{n: 1, sessionID: newSessionID(), promptPath: prompt}}, nil
 }
@@ -106,10 +128,23 @@ func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
 // HOME (the CLI finds the session under both), in the same session.
 func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, error) {
 	p := &plan{rec: rec, resumed: true, prompt: filepath.Join(rec.RunDir, "prompt.md")}
+	if err := r.restorePrompt(rec, p.prompt); err != nil {
+		return nil, err
+	}
+	if p.rec.PromptSHA256 == "" {
+		p.rec.PromptSHA256 = recordedPromptHash(rec) // a record older than version 4
+	}
+	cut := 0
 	if rec.Status == journal.Processing {
 		// The lock was free: the malarun that wrote "processing" died.
 		p.reclaimed = true
 		p.rec.Reclaims++
+		p.rec.RunReclaims++
+		// The attempt it was running when it died happened: the run's count
+		// says so. It was cut by malarun's death, not by claude, so it
+		// uses none of max_attempts (max_reclaims bounds deaths).
+		cut = max(0, startedAttempts(rec.RunDir)-rec.Attempts)
+		p.rec.Attempts += cut
 		// Counted before anything else happens: a malarun that dies while
 		// reclaiming is one more death.
 		if err := j.Save(p.rec); err != nil {
@@ -125,13 +160,10 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 			return nil, &RunError{Kind: outcome.Poisoned, Detail: p.rec.Reason + "; run with --reset to try again"}
 		}
 	}
-	if b, err := os.ReadFile(p.prompt); err == nil && !bytes.Equal(b, r.cfg.Prompt) {
-		r.log.Warn().Str("recorded_prompt", p.prompt).Msg("the prompt differs from the one this run started with; continuing the recorded run with its own prompt (--reset starts over)")
-	}
 	p.state = retry.State{
-		Attempts: rec.Attempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
+		Attempts: p.rec.Attempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations,
-		HasCheckpoint: rec.Checkpoint != "",
+		HasCheckpoint: rec.Checkpoint != "", AttemptsAtStart: cut,
 	}
 	if rec.Status == journal.Stopped || rec.Status == journal.Waiting {
 		// It stopped on this invocation's limits: the next gets its own.
@@ -154,7 +186,7 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 	default:
 		p.first.sessionID = newSessionID()
 	}
-	r.log.Info().Bool("reclaimed", p.reclaimed).Int("reclaims", p.rec.Reclaims).Str("session", rec.SessionID).
+	r.log.Info().Bool("reclaimed", p.reclaimed).Int("reclaims", p.rec.Reclaims).Int("attempts", p.rec.Attempts).Str("session", rec.SessionID).
 		Str("cwd", rec.Cwd).Str("run_dir", rec.RunDir).Msg("continuing a recorded run")
 	return p, nil
 }
@@ -211,6 +243,24 @@ func nextAttempt(runDir string) int {
 		if rest, ok := strings.CutPrefix(name, "attempt-"); ok {
 			if k, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0]); err == nil && k >= n {
 				n = k + 1
+			}
+		}
+	}
+	return n
+}
+
+// startedAttempts counts the attempts whose transcript (attempt-N.jsonl)
+// is in the run folder: each was started, finished or not. Attempt numbers
+// may skip (a prompt written for an attempt that never started), so they
+// are counted, not read off the highest.
+func startedAttempts(runDir string) int {
+	entries, _ := os.ReadDir(runDir)
+	n := 0
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "attempt-")
+		if num, ok2 := strings.CutSuffix(rest, ".jsonl"); ok && ok2 {
+			if _, err := strconv.Atoi(num); err == nil {
+				n++
 			}
 		}
 	}

@@ -11,10 +11,16 @@ import (
 
 // Report says what a run did; it is returned with or without an error.
 type Report struct {
-	Issue     string
-	RunDir    string
-	Record    string // the issue's record.json
-	Attempts  int
+	Issue  string
+	RunDir string
+	Record string // the issue's record.json
+	// Attempts are the run's attempts: this invocation's and those of the
+	// malaruns it continued (History has this invocation's).
+	Attempts int
+	// Reclaims are the run's takeovers from a malarun that died; Reclaimed
+	// says this invocation was one.
+	Reclaims  int
+	Reclaimed bool
 	SessionID string
 	// Result is the last result's text on success, as the decoder kept it:
 	// at most stream.MaxResultBytes (the step summary and a checkpoint use

@@ -142,6 +142,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	}
 	rep.Issue, rep.Record, rep.Started, rep.Duration = cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
 	rep.Sessions, rep.Continuations = r.rec.Sessions, r.rec.Continuations
+	rep.Reclaims, rep.Reclaimed = r.rec.RunReclaims, pl.reclaimed
 	var re *RunError
 	if errors.As(err, &re) && errors.Is(err, outcome.RateLimit) {
 		rep.RetryAt, rep.LimitType = re.RetryAt, re.LimitType
@@ -158,7 +159,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 // loop runs attempts until the retry machine says done or fail.
 func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Report, error) {
 	cfg := r.cfg
-	rep := Report{RunDir: r.runDir}
+	// The run's attempts so far: those of the malaruns before this one.
+	rep := Report{RunDir: r.runDir, Attempts: pl.state.Attempts}
 	var deadline time.Time
 	if cfg.SessionTimeout > 0 {
 		deadline = started.Add(cfg.SessionTimeout)

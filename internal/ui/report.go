@@ -32,10 +32,15 @@ type Report struct {
 	Continuations   int      `json:"continuations"`
 	// AttemptsTotal counts the run's attempts, those of an earlier malarun
 	// that this one continued included; Attempts lists this invocation's.
-	AttemptsTotal int         `json:"attempts_total"`
-	Attempts      []Attempt   `json:"attempts"`
-	Tokens        TokenCounts `json:"tokens"`
-	CostUSD       float64     `json:"cost_usd"`
+	AttemptsTotal int       `json:"attempts_total"`
+	Attempts      []Attempt `json:"attempts"`
+	// Reclaims counts the run's takeovers from a malarun that died (its
+	// killed attempt is in AttemptsTotal); Reclaimed says this invocation
+	// was one.
+	Reclaims  int         `json:"reclaims"`
+	Reclaimed bool        `json:"reclaimed"`
+	Tokens    TokenCounts `json:"tokens"`
+	CostUSD   float64     `json:"cost_usd"`
 	// ClaudeCodeVersion is the CLI's version from the last init line ("" when it did not say).
 	ClaudeCodeVersion string    `json:"claude_code_version"`
 	Started           time.Time `json:"started"`
@@ -143,7 +148,7 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 	r := Report{
 		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
-		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{},
+		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{}, Reclaims: rep.Reclaims, Reclaimed: rep.Reclaimed,
 		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,
 		CostUSD: rep.CostUSD, Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
 		RunDir: rep.RunDir, Record: rep.Record, LimitType: rep.LimitType,

@@ -21,8 +21,11 @@ func Summary(r Report) string {
 	b.WriteString("| | |\n| --- | --- |\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
 	row("outcome", fmt.Sprintf("%s, exit code %d", code(r.Outcome), r.ExitCode))
-	row("attempts", fmt.Sprintf("%d (%s, %s)", r.AttemptsTotal,
-		plural(len(r.Sessions), "session"), plural(r.Continuations, "context restart")))
+	attempts := fmt.Sprintf("%d (%s, %s", r.AttemptsTotal, plural(len(r.Sessions), "session"), plural(r.Continuations, "context restart"))
+	if r.Reclaims > 0 {
+		attempts += ", " + plural(r.Reclaims, "takeover") + " from a malarun that died"
+	}
+	row("attempts", attempts+")")
 	if r.LimitType != "" || !r.RetryAt.IsZero() {
 		limit := "usage limit"
 		if r.LimitType != "" {

@@ -1,0 +1,106 @@
+package supervisor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
+)
+
+// A rerun of an issue whose run can be continued (interrupted, stopped,
+// waiting, or orphaned by a malarun that died) continues that run's task.
+// When the prompt given now is another one, continuing in silence would do
+// a task the user no longer asked for, and starting over in silence would
+// throw the recorded run's work away: either is a choice only the user can
+// make (config prompt_change; docs/design.md §D18).
+
+// promptHash is the SHA-256 of a prompt, in hex: what the record keeps.
+func promptHash(prompt []byte) string {
+	sum := sha256.Sum256(prompt)
+	return hex.EncodeToString(sum[:])
+}
+
+// recordedPromptHash is the hash of the prompt the recorded run began
+// with: the record's, or (a record older than version 4) that of the run
+// folder's prompt.md; "" when neither can be known.
+func recordedPromptHash(rec journal.Record) string {
+	if rec.PromptSHA256 != "" {
+		return rec.PromptSHA256
+	}
+	b, err := os.ReadFile(filepath.Join(rec.RunDir, "prompt.md"))
+	if err != nil {
+		return ""
+	}
+	return promptHash(b)
+}
+
+// promptChange compares this invocation's prompt with the recorded run's.
+// It returns nil when they are the same (or the recorded one cannot be
+// known: the run goes on as before, with a warning), the decision to keep
+// when the configuration says what to do, and a usage error (exit 2, the
+// record untouched) when it does not.
+func (r *runner) promptChange(rec journal.Record, now time.Time) (*journal.PromptChange, error) {
+	recorded, given := recordedPromptHash(rec), promptHash(r.cfg.Prompt)
+	if recorded == "" {
+		r.log.Warn().Str("run_dir", rec.RunDir).Msg("the recorded run's prompt is gone, so this prompt cannot be compared with it; continuing the recorded run")
+		return nil, nil
+	}
+	if recorded == given {
+		return nil, nil
+	}
+	saved := filepath.Join(rec.RunDir, "prompt.md")
+	change := &journal.PromptChange{At: now.UTC(), RunID: rec.RunID, RecordedSHA256: recorded, GivenSHA256: given}
+	switch r.cfg.PromptChange {
+	case PromptChangeResume:
+		change.Decision = journal.PromptResume
+		r.log.Warn().Str("recorded_prompt", saved).Str("recorded_sha256", recorded).Str("given_sha256", given).
+			Msg("prompt_change resume: this prompt differs from the recorded run's; continuing the recorded run with its own prompt")
+		return change, nil
+	case PromptChangeStartOver:
+		change.Decision = journal.PromptStartOver
+		r.log.Warn().Str("recorded_run", rec.RunID).Str("recorded_sha256", recorded).Str("given_sha256", given).
+			Msg("prompt_change start_over: this prompt differs from the recorded run's; starting a new run with it (the recorded run stays on disk)")
+		return change, nil
+	}
+	return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf(
+		"issue %s has a %s run (%s) that began with another prompt (sha256 %.12s, saved as %s) than %s (sha256 %.12s). "+
+			"To continue that run, run again with its prompt (--prompt %s) or with --prompt-change=resume; "+
+			"to start this task instead, run with --prompt-change=start_over (the recorded run stays on disk) or --reset",
+		rec.Issue, rec.Status, rec.RunID, recorded, saved, r.cfg.PromptSource, given, saved)}
+}
+
+// keepPromptChange adds a decision to the record, keeping the latest
+// journal.MaxPromptChanges.
+func keepPromptChange(rec *journal.Record, c *journal.PromptChange) {
+	if c == nil {
+		return
+	}
+	rec.PromptChanges = append(rec.PromptChanges, *c)
+	if n := len(rec.PromptChanges); n > journal.MaxPromptChanges {
+		rec.PromptChanges = append([]journal.PromptChange(nil), rec.PromptChanges[n-journal.MaxPromptChanges:]...)
+	}
+}
+
+// restorePrompt makes the run folder's prompt.md again when it was removed
+// (a tidied state directory) and this invocation was given the very prompt
+// the run began with, as the record's hash shows: the run can go on.
+func (r *runner) restorePrompt(rec journal.Record, path string) error {
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) || rec.PromptSHA256 != promptHash(r.cfg.Prompt) {
+		return nil
+	}
+	if err := os.MkdirAll(rec.RunDir, 0o700); err != nil {
+		return fmt.Errorf("make the removed run folder again: %w", err)
+	}
+	if err := writePrivate(path, r.cfg.Prompt); err != nil {
+		return fmt.Errorf("save the run's prompt again: %w", err)
+	}
+	r.log.Warn().Str("prompt", path).Msg("the run's prompt.md was removed: saved again from this prompt, which is the same (its SHA-256 is the record's)")
+	return nil
+}

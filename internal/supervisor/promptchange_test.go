@@ -1,0 +1,222 @@
+package supervisor_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/testchild"
+)
+
+// interruptedRun leaves issue-1 interrupted after its first attempt made a
+// (side-effect) tool call: a run the next invocation continues.
+func interruptedRun(t *testing.T) *harness {
+	h := newHarness(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
+	h.cfg.IdleTimeout = time.Hour
+	go func() {
+		waitForTranscriptLine(t, h.cfg.StateDir, `"name":"Bash"`)
+		h.signals <- syscall.SIGINT
+	}()
+	if _, err, _ := h.run(); !errors.Is(err, outcome.Interrupted) {
+		t.Fatalf("first run: %v", err)
+	}
+	return h
+}
+
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func recordOf(t *testing.T, h *harness) journal.Record {
+	t.Helper()
+	r, err := journal.ReadRecord(filepath.Join(h.cfg.StateDir, h.cfg.IssueID, journal.RecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A rerun with another prompt changes nothing and says how to go on either way.
+func TestRerunWithAnotherPromptIsRefused(t *testing.T) {
+	h := interruptedRun(t)
+	recordFile := filepath.Join(h.cfg.StateDir, "issue-1", journal.RecordFile)
+	before, _ := os.ReadFile(recordFile)
+	h.cfg.Prompt, h.cfg.PromptSource = []byte("Write the release notes."), "notes.md"
+	_, err, _ := h.run()
+	wantKind(t, err, outcome.Usage, "another prompt")
+	for _, want := range []string{"notes.md", hashOf("Write the release notes.")[:12], hashOf("Fix the bug.")[:12],
+		"--prompt-change=resume", "--prompt-change=start_over", "--reset", "prompt.md"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+	if after, _ := os.ReadFile(recordFile); !bytes.Equal(before, after) {
+		t.Errorf("the refusal changed the record:\n%s\nto\n%s", before, after)
+	}
+	if n := len(h.attempts()); n != 1 {
+		t.Errorf("%d attempts after the refusal, want the first one only", n)
+	}
+	// The same prompt again continues the run, as before.
+	h.cfg.Prompt = []byte("Fix the bug.")
+	if _, err, _ := h.run(); err != nil {
+		t.Fatalf("the same prompt: %v", err)
+	}
+	if r := recordOf(t, h); len(r.PromptChanges) != 0 || r.PromptSHA256 != hashOf("Fix the bug.") {
+		t.Errorf("record after a rerun with the same prompt: changes %v, prompt %s", r.PromptChanges, r.PromptSHA256)
+	}
+}
+
+// prompt_change resume: the recorded run goes on with its own task.
+func TestPromptChangeResumeContinuesTheRecordedTask(t *testing.T) {
+	h := interruptedRun(t)
+	h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), supervisor.PromptChangeResume
+	rep, err, _ := h.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := h.attempts()
+	flag, id := sessionFlag(t, at[1])
+	_, first := sessionFlag(t, at[0])
+	// The resume prompt goes on with the session's own task, and never
+	// mentions the other one.
+	if flag != "--resume" || id != first || strings.Contains(at[1], "release notes") {
+		t.Errorf("second attempt: --%s %s (first %s), prompt:\n%s", flag, id, first, at[1])
+	}
+	r := recordOf(t, h)
+	if len(r.PromptChanges) != 1 || r.PromptSHA256 != hashOf("Fix the bug.") || r.RunID != filepath.Base(rep.RunDir) {
+		t.Fatalf("record: %+v", r)
+	}
+	c := r.PromptChanges[0]
+	if c.Decision != "resume" || c.RunID != r.RunID || c.RecordedSHA256 != hashOf("Fix the bug.") || c.GivenSHA256 != hashOf("Write the release notes.") {
+		t.Errorf("prompt change recorded as %+v", c)
+	}
+	if !strings.Contains(h.logs.String(), "prompt_change resume") {
+		t.Errorf("the decision is not logged:\n%s", h.logs.String())
+	}
+}
+
+// prompt_change start_over: a new run with the new prompt; the old stays on disk.
+func TestPromptChangeStartOverStartsTheNewTask(t *testing.T) {
+	h := interruptedRun(t)
+	old := recordOf(t, h)
+	h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), supervisor.PromptChangeStartOver
+	h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args,
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, testchild.Result))
+	rep, err, _ := h.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := h.attempts()
+	flag, id := sessionFlag(t, at[1])
+	_, first := sessionFlag(t, at[0])
+	if flag != "--session-id" || id == first || !strings.Contains(at[1], "Write the release notes.") {
+		t.Errorf("second attempt: --%s %s (first %s), prompt:\n%s", flag, id, first, at[1])
+	}
+	r := recordOf(t, h)
+	if r.RunID == old.RunID || len(r.Runs) != 2 || r.Attempts != 1 || r.PromptSHA256 != hashOf("Write the release notes.") ||
+		len(r.PromptChanges) != 1 || r.PromptChanges[0].Decision != "start_over" || r.PromptChanges[0].RunID != old.RunID {
+		t.Errorf("record after start_over: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(old.RunDir, "prompt.md")); string(b) != "Fix the bug." {
+		t.Errorf("the old run's prompt is %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rep.RunDir, "prompt.md")); string(b) != "Write the release notes." {
+		t.Errorf("the new run's prompt is %q", b)
+	}
+}
+
+// --reset needs no decision: it starts over whatever the prompt.
+func TestResetWithAnotherPromptStartsOver(t *testing.T) {
+	h := interruptedRun(t)
+	h.cfg.Prompt, h.cfg.Reset = []byte("Write the release notes."), true
+	h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args,
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, testchild.Result))
+	if _, err, _ := h.run(); err != nil {
+		t.Fatal(err)
+	}
+	if r := recordOf(t, h); len(r.PromptChanges) != 0 || len(r.Runs) != 2 {
+		t.Errorf("record after --reset: %+v", r)
+	}
+}
+
+// A tidied run folder lost prompt.md: the same prompt given again (its
+// hash is the record's) saves it again and the run goes on.
+func TestRemovedPromptIsSavedAgainFromTheSamePrompt(t *testing.T) {
+	h := interruptedRun(t)
+	rec := recordOf(t, h)
+	os.Remove(filepath.Join(rec.RunDir, "prompt.md"))
+	if _, err, _ := h.run(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rec.RunDir, "prompt.md")); string(b) != "Fix the bug." {
+		t.Errorf("prompt.md is %q", b)
+	}
+	at := h.attempts()
+	if flag, _ := sessionFlag(t, at[1]); flag != "--resume" {
+		t.Errorf("second attempt started with --%s", flag)
+	}
+}
+
+// editRecord sets fields of the issue's record as a file (what a malarun
+// killed outright leaves: processing, its lock free).
+func editRecord(t *testing.T, h *harness, fields map[string]any) {
+	t.Helper()
+	path := filepath.Join(h.cfg.StateDir, h.cfg.IssueID, journal.RecordFile)
+	b, _ := os.ReadFile(path)
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range fields {
+		raw[k] = v
+	}
+	b, _ = json.Marshal(raw)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// After a takeover the counts are the run's: the attempt killed with the
+// dead malarun is one of them (and uses none of max_attempts), and the
+// takeover is kept after the run ends.
+func TestReclaimKeepsTheRunsCounts(t *testing.T) {
+	h := newHarness(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
+	h.cfg.IdleTimeout = time.Hour
+	// The dead malarun's attempt: started (its transcript exists), never
+	// recorded as finished.
+	go func() {
+		waitForTranscriptLine(t, h.cfg.StateDir, `"name":"Bash"`)
+		h.signals <- syscall.SIGINT
+	}()
+	h.run()
+	rec := recordOf(t, h)
+	editRecord(t, h, map[string]any{"status": "processing", "attempts": 0})
+
+	// This invocation's one attempt crashes. max_attempts is 1: were the
+	// killed attempt charged, the run would have used 2 of it.
+	h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args, testchild.EnvExit+"=1",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine))
+	rep, err, _ := h.run()
+	wantKind(t, err, outcome.RetriesExhausted, "1 attempts, the most max_attempts allows")
+	if rep.Attempts != 2 || len(rep.History) != 1 || rep.History[0].N != 2 || rep.Reclaims != 1 || !rep.Reclaimed {
+		t.Errorf("report: attempts %d, history %d, reclaims %d, reclaimed %v", rep.Attempts, len(rep.History), rep.Reclaims, rep.Reclaimed)
+	}
+	r := recordOf(t, h)
+	if r.Attempts != 2 || r.RunReclaims != 1 || r.Reclaims != 0 || r.RunID != rec.RunID {
+		t.Errorf("record: attempts %d, run_reclaims %d, reclaims %d", r.Attempts, r.RunReclaims, r.Reclaims)
+	}
+}
