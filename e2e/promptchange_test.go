@@ -32,7 +32,7 @@ func TestRealCLIRerunWithAnotherPrompt(t *testing.T) {
 	e.task = "Write the release notes instead."
 	refused := e.run("--json")
 	refused.wantCode(t, 2)
-	for _, want := range []string{"another prompt", "--prompt-change=resume", "--prompt-change=start_over", "--reset"} {
+	for _, want := range []string{"is not the one", "--prompt-change=resume", "--prompt-change=start_over", "--reset"} {
 		if !strings.Contains(refused.stderr, want) {
 			t.Errorf("the refusal does not say %q:\n%s", want, refused.stderr)
 		}

@@ -190,7 +190,8 @@ func promptText(r journal.Record) string {
 	s := "sha256 " + r.PromptSHA256[:12]
 	if n := len(r.PromptChanges); n > 0 {
 		c := r.PromptChanges[n-1]
-		s += fmt.Sprintf("; rerun with another prompt (sha256 %s) at %s: %s", c.GivenSHA256[:12], c.At.Local().Format(time.DateTime), c.Decision)
+		s += fmt.Sprintf("; prompt changed at %s (run %s began with sha256 %s, the rerun gave %s): %s",
+			c.At.Local().Format(time.DateTime), c.RunID, c.RecordedSHA256[:12], c.GivenSHA256[:12], c.Decision)
 	}
 	return s
 }

@@ -70,10 +70,10 @@ func (r *runner) promptChange(rec journal.Record, now time.Time) (*journal.Promp
 		return change, nil
 	}
 	return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf(
-		"issue %s has a %s run (%s) that began with another prompt (sha256 %.12s, saved as %s) than %s (sha256 %.12s). "+
+		"issue %s: this prompt (%s, sha256 %.12s) is not the one its %s run %s began with (sha256 %.12s, saved as %s), which would be continued. "+
 			"To continue that run, run again with its prompt (--prompt %s) or with --prompt-change=resume; "+
-			"to start this task instead, run with --prompt-change=start_over (the recorded run stays on disk) or --reset",
-		rec.Issue, rec.Status, rec.RunID, recorded, saved, r.cfg.PromptSource, given, saved)}
+			"to start this task instead, use --prompt-change=start_over (the recorded run stays on disk) or --reset",
+		rec.Issue, r.cfg.PromptSource, given, rec.Status, rec.RunID, recorded, saved, saved)}
 }
 
 // keepPromptChange adds a decision to the record, keeping the latest

@@ -56,7 +56,7 @@ func TestRerunWithAnotherPromptIsRefused(t *testing.T) {
 	before, _ := os.ReadFile(recordFile)
 	h.cfg.Prompt, h.cfg.PromptSource = []byte("Write the release notes."), "notes.md"
 	_, err, _ := h.run()
-	wantKind(t, err, outcome.Usage, "another prompt")
+	wantKind(t, err, outcome.Usage, "is not the one")
 	for _, want := range []string{"notes.md", hashOf("Write the release notes.")[:12], hashOf("Fix the bug.")[:12],
 		"--prompt-change=resume", "--prompt-change=start_over", "--reset", "prompt.md"} {
 		if !strings.Contains(err.Error(), want) {
