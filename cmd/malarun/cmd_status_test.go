@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/malarun/malarun/internal/journal"
 )
@@ -58,5 +59,21 @@ func TestReadmeListsEveryRecordField(t *testing.T) {
 		if !strings.Contains(string(readme), "`"+n+"`") {
 			t.Errorf("README does not list the record field `%s`", n)
 		}
+	}
+}
+
+func TestStatusNamesThePromptAndItsLatestChange(t *testing.T) {
+	old, given := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	r := journal.Record{PromptSHA256: given, PromptChanges: []journal.PromptChange{{
+		At: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), Decision: journal.PromptStartOver,
+		RunID: "20261123T120000Z-3f9a1c", RecordedSHA256: old, GivenSHA256: given}}}
+	got := promptText(r)
+	for _, want := range []string{"sha256 " + given[:12], "run 20261123T120000Z-3f9a1c began with sha256 " + old[:12], "start_over"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if got := promptText(journal.Record{}); !strings.Contains(got, "unknown") {
+		t.Errorf("a record without a hash: %q", got)
 	}
 }
