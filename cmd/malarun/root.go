@@ -114,7 +114,8 @@ whole process tree of a run that goes silent or stays stuck, and exits with a
 documented code. The final result text goes to stdout; logs go to stderr.
 
 ISSUE_ID names the run's folder under state_dir: letters, digits, '.', '_' and
-'-', at most 128 characters, not "." or "..", not a command name.
+'-', at most 128 characters, not starting with '-', not "." or "..", not
+usage-limits (malarun's own folder there), not a command name.
 The prompt is sent to claude on stdin; --prompt - reads it from malarun's stdin.
 Arguments after -- go to claude, except the flags malarun owns (-p/--print,
 --output-format, --input-format, --verbose, --resume/-r, --continue/-c,
