@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,6 +39,9 @@ type app struct {
 	deps *deps
 	// issue is the run's issue id once the arguments are checked.
 	issue string
+	// runBegan: the run command got past its checks, so it prints its own
+	// --json report, whatever happens next.
+	runBegan bool
 }
 
 // run is main without the globals; it returns the exit code. stderr goes
@@ -71,10 +75,16 @@ func execute(ctx context.Context, args []string, d *deps) int {
 // error it ends with and returns the exit code.
 func (a *app) execute(ctx context.Context, root *cobra.Command, args []string) int {
 	d := a.deps
+	started := time.Now()
 	markUsageErrors(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := exitCodeFor(err)
+	if err != nil && !a.runBegan {
+		if issue, ok := jsonRunRequested(root, args); ok {
+			writeUsageReport(d, issue, err, started)
+		}
+	}
 	if ue, ok := errors.AsType[*usageError](err); err != nil && (!ok || !ue.quiet) {
 		// The error may quote the model, the CLI or a record on disk: made
 		// inert whether stderr is a terminal or a CI log (which shows
@@ -164,7 +174,7 @@ command. The status line is off there.`,
 			if err := opts.complete(cmd, args, a.deps); err != nil {
 				return err
 			}
-			a.issue = opts.issueID
+			a.issue, a.runBegan = opts.issueID, true
 			return runRun(cmd.Context(), opts, a.deps)
 		},
 	}
