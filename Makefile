@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build test e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test clean
+.PHONY: build test e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
@@ -36,6 +36,22 @@ test:
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) go test -race -count=1 ./...
 	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version"
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) go test -race -count=1 ./e2e/
+	@$(MAKE) -s --no-print-directory e2e-check
+
+# Says which pinned CLIs are missing, so that the e2e package's "ok" above is
+# not read as a pass: go test shows a passing package's output (the suite's
+# own SKIPPING banner) only with -v. Last, where it is seen. With CI=true a
+# missing CLI is a failure (the suite fails first anyway).
+e2e-check:
+	@missing=; for v in $(CLAUDE_CODE_VERSIONS); do \
+		[ -x "$(call claude_bin,$$v)" ] || missing="$$missing $$v"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		bar=$$(printf '%78s' '' | tr ' ' '!'); \
+		printf '%s\n' "$$bar" "e2e: SKIPPED: claude$$missing not installed in $(CLAUDE_CODE_DIR)/, so the end-to-end" \
+			"tests did not run (their \"ok\" above means nothing): run make e2e-deps" "$$bar" >&2; \
+		if [ "$$CI" = true ]; then echo "e2e: CI=true, so this is a failure" >&2; exit 1; fi; \
+	fi
 
 # The deploy/ module (its own go.mod): the recipes checked against
 # `malarun exit-codes --json`, and actionlint, pinned in deploy/go.mod.

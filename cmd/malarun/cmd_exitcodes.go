@@ -33,7 +33,13 @@ report), what it means, and:
                    not start the work over); starts_over (the run is closed, a
                    new one starts from the prompt); unchanged (this invocation
                    left the record as it found it); refused (it exits the same
-                   way until --reset)
+                   way until --reset); as_recorded (malarun's own trouble
+                   stopped it wherever it was: the record as last saved
+                   decides, see malarun status; a run whose end could not
+                   be saved still says processing and is reclaimed)
+
+Code 1 has two rows, error_result and error: the --json report's outcome
+tells them apart; a scheduler, which sees the code only, retries neither.
 
 --json prints {"version": 1, "codes": [{"code", "outcome", "meaning", "retry",
 "next_invocation"}, ...]}; version changes only if a field is renamed, removed

@@ -47,22 +47,38 @@ func TestExitCodesJSON(t *testing.T) {
 // invocation does.
 func TestExitCodeContract(t *testing.T) {
 	type rn struct{ retry, next string }
-	want := map[int]rn{
-		0: {"never", "starts_over"}, 1: {"never", "starts_over"}, 2: {"never", "unchanged"},
-		3: {"now", "resumes"}, 4: {"never", "starts_over"}, 5: {"never", "starts_over"},
-		6: {"never", "refused"}, 7: {"never", "unchanged"}, 8: {"never", "starts_over"},
-		9: {"never", "starts_over"}, 75: {"after_retry_at", "resumes"}, 124: {"now", "resumes"},
-		127: {"never", "starts_over"}, 129: {"now", "resumes"}, 130: {"now", "resumes"}, 131: {"now", "resumes"},
-		143: {"now", "resumes"},
+	// A code with two outcomes (1: error_result, error) has a row for each.
+	type row struct {
+		code    int
+		outcome string
 	}
-	got := map[int]rn{}
+	want := map[row]rn{
+		{0, "success"}: {"never", "starts_over"}, {1, "error_result"}: {"never", "starts_over"},
+		{1, "error"}: {"never", "as_recorded"}, {2, "usage"}: {"never", "unchanged"},
+		{3, "retries_exhausted"}: {"now", "resumes"}, {4, "not_safe_to_retry"}: {"never", "starts_over"},
+		{5, "context_exhausted"}: {"never", "starts_over"}, {6, "poisoned"}: {"never", "refused"},
+		{7, "busy"}: {"never", "unchanged"}, {8, "auth"}: {"never", "starts_over"},
+		{9, "budget"}: {"never", "starts_over"}, {75, "rate_limit"}: {"after_retry_at", "resumes"},
+		{124, "session_timeout"}: {"now", "resumes"}, {127, "start_failed"}: {"never", "starts_over"},
+		{129, "interrupted"}: {"now", "resumes"}, {130, "interrupted"}: {"now", "resumes"},
+		{131, "interrupted"}: {"now", "resumes"}, {143, "interrupted"}: {"now", "resumes"},
+	}
+	got := map[row]rn{}
 	for _, c := range contract().Codes {
-		got[c.Code] = rn{c.Retry, c.NextInvocation}
+		got[row{c.Code, c.Outcome}] = rn{c.Retry, c.NextInvocation}
 	}
-	for code, w := range want {
-		if got[code] != w {
-			t.Errorf("code %d: retry %q, next %q; want %q, %q", code, got[code].retry, got[code].next, w.retry, w.next)
+	for r, w := range want {
+		if got[r] != w {
+			t.Errorf("code %d (%s): retry %q, next %q; want %q, %q", r.code, r.outcome, got[r].retry, got[r].next, w.retry, w.next)
 		}
+	}
+	// One code means one thing to a scheduler: its rows agree on retry.
+	retryOf := map[int]string{}
+	for _, c := range contract().Codes {
+		if r, ok := retryOf[c.Code]; ok && r != c.Retry {
+			t.Errorf("code %d: rows disagree on retry (%q, %q): a scheduler sees only the code", c.Code, r, c.Retry)
+		}
+		retryOf[c.Code] = c.Retry
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d codes in the contract, want %d", len(got), len(want))

@@ -135,11 +135,17 @@ func TestIssueIDs(t *testing.T) {
 		{"space", []string{"a b", "--prompt", "P"}, []string{`"a b"`}},
 		{"empty", []string{"", "--prompt", "P"}, []string{"issue id is empty"}},
 		{"129 characters", []string{strings.Repeat("x", 129), "--prompt", "P"}, []string{"129 characters", "at most 128"}},
-		{"status with --prompt", []string{"status", "--prompt", "P"}, []string{"unknown flag: --prompt"}},
+		{"status with --prompt", []string{"status", "--prompt", "P"}, []string{"unknown flag: --prompt", `"status" is a malarun command, so it cannot be an issue id`}},
+		{"exit-codes with --prompt=", []string{"exit-codes", "--prompt=P"}, []string{`"exit-codes" is a malarun command, so it cannot be an issue id`}},
+		{"help with --prompt", []string{"help", "--prompt", "P"}, []string{`"help" is a malarun command, so it cannot be an issue id`}},
+		{"the usage-limit store's folder", []string{"usage-limits", "--prompt", "P"}, []string{`"usage-limits" is not allowed`, "state_dir/usage-limits holds the usage limits"}},
+		{"the store's folder, other case", []string{"Usage-Limits", "--prompt", "P"}, []string{`"Usage-Limits" is not allowed`}},
+		{"status of the store's folder", []string{"status", "usage-limits"}, []string{`"usage-limits" is not allowed`}},
+		{"status of an id starting with -", []string{"status", "--", "-x"}, []string{`issue id "-x" starts with '-'`, "could never be typed"}},
 		{"reserved, other case", []string{"Version", "--prompt", "P"}, []string{`"Version" is reserved`}},
 		{"command in another case", []string{"VERSION"}, []string{`unknown command "VERSION"; did you mean "version"?`}},
-		{"completion", []string{"completion", "--prompt", "P"}, []string{"unknown flag: --prompt"}},
-		{"version with --prompt", []string{"version", "--prompt", "P"}, []string{"unknown flag: --prompt"}},
+		{"completion", []string{"completion", "--prompt", "P"}, []string{"unknown flag: --prompt", `"completion" is a malarun command`}},
+		{"version with --prompt", []string{"version", "--prompt", "P"}, []string{"unknown flag: --prompt", `"version" is a malarun command`}},
 		{"typo", []string{"verion"}, []string{`unknown command "verion"; did you mean "version"?`}},
 		{"transposition", []string{"verison"}, []string{`unknown command "verison"; did you mean "version"?`}},
 		{"typo with flags", []string{"verison", "--idle-timeout", "5m"}, []string{`did you mean "version"?`}},
@@ -163,7 +169,7 @@ func TestIssueIDs(t *testing.T) {
 }
 
 func TestValidIssueIDs(t *testing.T) {
-	for _, id := range []string{"issue-123", "PROJ_42", "a.b", "...", strings.Repeat("x", 128), "versions", "v"} {
+	for _, id := range []string{"issue-123", "PROJ_42", "a.b", "...", strings.Repeat("x", 128), "versions", "v", "a-", "usage-limits-2", "x-usage-limits"} {
 		t.Run(id[:min(len(id), 20)], func(t *testing.T) {
 			c := newCLI(t)
 			if cfg := c.run(id, "--prompt", c.prompt()).wantRun(t); cfg.IssueID != id {

@@ -60,6 +60,11 @@ const (
 	nextUnchanged nextRun = "unchanged"
 	// nextRefused: it exits the same way until --reset starts the issue over.
 	nextRefused nextRun = "refused"
+	// nextAsRecorded: malarun's own trouble ended the invocation wherever
+	// it was, so the record as last saved decides (malarun status shows
+	// it). After a failed final save it still says processing: the next
+	// invocation reclaims the run, resuming its session (docs/design.md §D19).
+	nextAsRecorded nextRun = "as_recorded"
 )
 
 // exitCodes is the one exit code table: exitCodeFor maps with it and
@@ -67,7 +72,10 @@ const (
 func exitCodes() []exitRow {
 	return []exitRow{
 		{exitOK, outcome.Success, "the run finished and claude reported success", retryNever, nextStartsOver},
-		{exitFailure, outcome.ErrorResult, "claude finished with an error result that retrying cannot fix; also any unexpected error", retryNever, nextStartsOver},
+		{exitFailure, outcome.ErrorResult, "claude finished with an error result that retrying cannot fix", retryNever, nextStartsOver},
+		// retryNever as for error_result: a scheduler sees only the code,
+		// and a retry before someone fixes the machine fails the same way.
+		{exitFailure, outcome.Error, "malarun's own trouble: a state_dir it cannot write, a result it cannot write, a record it cannot save (the run still says processing: the next invocation reclaims it)", retryNever, nextAsRecorded},
 		{exitUsage, outcome.Usage, "usage or configuration error: bad flag or value, missing or empty prompt, invalid issue id", retryNever, nextUnchanged},
 		{3, outcome.RetriesExhausted, "claude hung or crashed and the run gave up (retries exhausted)", retryNow, nextResumes},
 		{4, outcome.NotSafeToRetry, "not safe to retry: tool calls happened and no session can be resumed", retryNever, nextStartsOver},

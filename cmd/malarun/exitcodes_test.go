@@ -60,7 +60,7 @@ func TestExitCodeFor(t *testing.T) {
 // and the codes the contract reserves are documented.
 func TestExitCodeTableCoversEveryKind(t *testing.T) {
 	kinds := []outcome.Outcome{
-		outcome.ErrorResult, outcome.RetriesExhausted,
+		outcome.ErrorResult, outcome.Error, outcome.RetriesExhausted,
 		outcome.NotSafeToRetry, outcome.Auth, outcome.RateLimit, outcome.SessionTimeout,
 		outcome.StartFailed, outcome.Interrupted, outcome.Busy, outcome.Usage, outcome.Budget, outcome.ContextExhausted, outcome.Poisoned,
 	}
@@ -79,7 +79,7 @@ func TestExitCodeTableCoversEveryKind(t *testing.T) {
 			t.Errorf("no exit code row for %v", k)
 		}
 	}
-	want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 75, 124, 127, 129, 130, 131, 143}
+	want := []int{0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 75, 124, 127, 129, 130, 131, 143}
 	if !slices.Equal(codes, want) {
 		t.Errorf("documented codes %v, want %v", codes, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,6 +39,9 @@ type app struct {
 	deps *deps
 	// issue is the run's issue id once the arguments are checked.
 	issue string
+	// runBegan: the run command got past its checks, so it prints its own
+	// --json report, whatever happens next.
+	runBegan bool
 }
 
 // run is main without the globals; it returns the exit code. stderr goes
@@ -71,10 +75,16 @@ func execute(ctx context.Context, args []string, d *deps) int {
 // error it ends with and returns the exit code.
 func (a *app) execute(ctx context.Context, root *cobra.Command, args []string) int {
 	d := a.deps
+	started := time.Now()
 	markUsageErrors(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := exitCodeFor(err)
+	if err != nil && !a.runBegan {
+		if issue, ok := jsonRunRequested(root, args); ok {
+			writeUsageReport(d, issue, err, started)
+		}
+	}
 	if ue, ok := errors.AsType[*usageError](err); err != nil && (!ok || !ue.quiet) {
 		// The error may quote the model, the CLI or a record on disk: made
 		// inert whether stderr is a terminal or a CI log (which shows
@@ -114,7 +124,8 @@ whole process tree of a run that goes silent or stays stuck, and exits with a
 documented code. The final result text goes to stdout; logs go to stderr.
 
 ISSUE_ID names the run's folder under state_dir: letters, digits, '.', '_' and
-'-', at most 128 characters, not "." or "..", not a command name.
+'-', at most 128 characters, not starting with '-', not "." or "..", not
+usage-limits (malarun's own folder there), not a command name.
 The prompt is sent to claude on stdin; --prompt - reads it from malarun's stdin.
 Arguments after -- go to claude, except the flags malarun owns (-p/--print,
 --output-format, --input-format, --verbose, --resume/-r, --continue/-c,
@@ -163,7 +174,7 @@ command. The status line is off there.`,
 			if err := opts.complete(cmd, args, a.deps); err != nil {
 				return err
 			}
-			a.issue = opts.issueID
+			a.issue, a.runBegan = opts.issueID, true
 			return runRun(cmd.Context(), opts, a.deps)
 		},
 	}

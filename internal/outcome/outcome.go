@@ -17,7 +17,7 @@ const (
 	// ErrorResult: the CLI finished with an error result that retrying cannot fix.
 	ErrorResult Outcome = "error_result"
 	// Usage: a usage or configuration error (a bad flag or value, a prompt
-	// template that does not parse, a state directory that cannot be made).
+	// template that does not parse, a state_dir that names a file).
 	Usage Outcome = "usage"
 	// RetriesExhausted: hangs or crashes used up the retries.
 	RetriesExhausted Outcome = "retries_exhausted"

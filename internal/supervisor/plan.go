@@ -106,7 +106,7 @@ func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
 	}
 	runDir, err := createRunDir(r.cfg.StateDir, r.cfg.IssueID, started)
 	if err != nil {
-		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("state_dir %s: %v", r.cfg.StateDir, err)}
+		return nil, stateDirError(r.cfg.StateDir, err)
 	}
 	prompt := filepath.Join(runDir, "prompt.md")
 	if err := writePrivate(prompt, r.cfg.Prompt); err != nil {

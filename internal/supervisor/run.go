@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		if errors.As(err, &busy) {
 			return Report{}, &RunError{Kind: outcome.Busy, Detail: busy.Error()}
 		}
-		return Report{}, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("state_dir %s: %v", cfg.StateDir, err)}
+		return Report{}, stateDirError(cfg.StateDir, err)
 	}
 	defer r.journal.Release()
 	r.lockLost = r.journal.Lost()

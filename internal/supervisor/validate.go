@@ -3,6 +3,8 @@ package supervisor
 import (
 	"fmt"
 	"strings"
+
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // MaxIssueIDLen bounds an issue id: it names a folder.
@@ -10,7 +12,10 @@ const MaxIssueIDLen = 128
 
 // ValidateIssueID accepts letters, digits, '.', '_' and '-', at most
 // MaxIssueIDLen long, and not "." or "..": the id becomes a path component,
-// so anything else could escape the state directory.
+// so anything else could escape the state directory. It must not start with
+// '-' (a command line reads it as a flag, so the issue could be run only by
+// a program, never typed) nor name a folder malarun keeps under state_dir
+// for itself (docs/design.md §D19).
 func ValidateIssueID(id string) error {
 	if id == "" {
 		return fmt.Errorf("the issue id is empty")
@@ -20,6 +25,13 @@ func ValidateIssueID(id string) error {
 	}
 	if id == "." || id == ".." {
 		return fmt.Errorf("issue id %q is not allowed: it names a directory", id)
+	}
+	if strings.HasPrefix(id, "-") {
+		return fmt.Errorf("issue id %q starts with '-': a command line reads it as a flag, so it could never be typed; start it with a letter or digit", id)
+	}
+	if strings.EqualFold(id, usagelimit.DirName) {
+		// Folded: on a case-insensitive file system the two are one folder.
+		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the usage limits malarun shares between runs", id, usagelimit.DirName)
 	}
 	for i, r := range id {
 		ok := r == '.' || r == '_' || r == '-' ||
