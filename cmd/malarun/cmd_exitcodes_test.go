@@ -51,7 +51,7 @@ func TestExitCodeContract(t *testing.T) {
 		0: {"never", "starts_over"}, 1: {"never", "starts_over"}, 2: {"never", "unchanged"},
 		3: {"now", "resumes"}, 4: {"never", "starts_over"}, 5: {"never", "starts_over"},
 		6: {"never", "refused"}, 7: {"never", "unchanged"}, 8: {"never", "starts_over"},
-		9: {"never", "starts_over"}, 75: {"after_retry_at", "resumes"}, 124: {"now", "resumes"},
+		9: {"never", "starts_over"}, 10: {"never", "starts_over"}, 75: {"after_retry_at", "resumes"}, 124: {"now", "resumes"},
 		127: {"never", "starts_over"}, 129: {"now", "resumes"}, 130: {"now", "resumes"}, 131: {"now", "resumes"},
 		143: {"now", "resumes"},
 	}
