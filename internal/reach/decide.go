@@ -67,6 +67,14 @@ var phrases = []struct {
 	{"SSL certificate hostname mismatch", nameMismatch},
 }
 
+// Known is the finding of a code retrying cannot fix ("ENOTFOUND",
+// "ECONNREFUSED", a certificate code), as a probe would report it; false
+// for any other code.
+func Known(code string) (Finding, bool) {
+	f, ok := codes[code]
+	return f, ok
+}
+
 // FromResultText reads the text of an error result the CLI printed when it
 // gave up: "API Error: Can't reach the API server — check your internet or
 // DNS (ENOTFOUND)". Only the CLI's own "API Error:" texts are read, and only

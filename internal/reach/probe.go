@@ -36,7 +36,7 @@ func Probe(ctx context.Context, t Target) Finding {
 		}
 	}
 	if invalidName(host) {
-		// RFC 6761 §6.4: names under .invalid never resolve; no DNS server
+		// RFC 6761, section 6.4: names under .invalid never resolve; no DNS server
 		// needs to be asked (nor can one that is down make this flaky).
 		return codes["ENOTFOUND"]
 	}
