@@ -103,3 +103,14 @@ func TestFindingWords(t *testing.T) {
 		t.Errorf("Unknown.String() = %q", got)
 	}
 }
+
+func TestKnown(t *testing.T) {
+	if f, ok := Known("ENOTFOUND"); !ok || f.Cause != NotFound || f.FromCLI {
+		t.Errorf("Known(ENOTFOUND) = %+v, %v", f, ok)
+	}
+	for _, code := range []string{"ECONNRESET", "ETIMEDOUT", "EAI_AGAIN", ""} {
+		if f, ok := Known(code); ok || f.Config() {
+			t.Errorf("Known(%q) = %+v, %v: a passing failure", code, f, ok)
+		}
+	}
+}
