@@ -72,6 +72,7 @@ func TestProbe(t *testing.T) {
 		{"plain http to a TLS server", target(t, "http://"+tlsURL.Host), ""},
 		{"through a proxy: no look", target(t, "http://no-such-host.invalid", "HTTP_PROXY=http://"+closedPort(t)), ""},
 		{"not a URL", target(t, "::::"), ""},
+		{"another provider's endpoint: no look", target(t, "http://no-such-host.invalid", "CLAUDE_CODE_USE_VERTEX=true"), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -29,6 +29,16 @@ type Target struct {
 	ExtraCAs string
 	// NoVerify: NODE_TLS_REJECT_UNAUTHORIZED=0, the CLI accepts any certificate.
 	NoVerify bool
+	// Provider names the switch (CLAUDE_CODE_USE_BEDROCK, ...) that sends
+	// the CLI to another provider's endpoint: ANTHROPIC_BASE_URL is not
+	// where it connects, so URL is nil and no look is made.
+	Provider string
+}
+
+// providers are the CLI's switches to another provider's endpoint (2.1.330).
+var providers = []string{
+	"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CODE_USE_GATEWAY",
+	"CLAUDE_CODE_USE_ANTHROPIC_AWS", "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD", "CLAUDE_CODE_USE_MANTLE",
 }
 
 // TargetOf reads the API address and what bears on reaching it from env
@@ -48,6 +58,12 @@ func TargetOf(env []string) Target {
 		raw = DefaultBaseURL
 	}
 	t := Target{ExtraCAs: get("NODE_EXTRA_CA_CERTS"), NoVerify: get("NODE_TLS_REJECT_UNAUTHORIZED") == "0"}
+	for _, p := range providers {
+		if v := strings.ToLower(get(p)); v != "" && v != "0" && v != "false" {
+			t.Provider, t.Shown = p, "the endpoint "+p+" selects"
+			return t
+		}
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		t.Shown = "ANTHROPIC_BASE_URL (not an http or https URL)"

@@ -21,6 +21,8 @@ func TestTargetOf(t *testing.T) {
 		{"https proxy", []string{"HTTPS_PROXY=http://proxy:3128"}, "https://api.anthropic.com", "HTTPS_PROXY", true},
 		{"http proxy does not apply to https", []string{"http_proxy=http://proxy:3128"}, "https://api.anthropic.com", "", true},
 		{"no_proxy exempts", []string{"HTTPS_PROXY=http://proxy:3128", "NO_PROXY=localhost,.anthropic.com"}, "https://api.anthropic.com", "", true},
+		{"another provider", []string{"ANTHROPIC_BASE_URL=http://h.invalid", "CLAUDE_CODE_USE_BEDROCK=1"}, "the endpoint CLAUDE_CODE_USE_BEDROCK selects", "", false},
+		{"a provider switched off", []string{"ANTHROPIC_BASE_URL=http://h.invalid", "CLAUDE_CODE_USE_VERTEX=0"}, "http://h.invalid", "", true},
 		{"no_proxy star", []string{"https_proxy=http://proxy:3128", "no_proxy=*"}, "https://api.anthropic.com", "", true},
 	}
 	for _, c := range cases {
