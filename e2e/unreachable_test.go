@@ -172,4 +172,3 @@ func TestServerErrorBeforeAnAnswerStillRetries(t *testing.T) {
 		t.Errorf("stdout %q", r.stdout)
 	}
 }
-
