@@ -127,7 +127,7 @@ func TestErrorLineIsInert(t *testing.T) {
 		r.checkClean("issue-inert · ")
 		// The error line wraps on the terminal: it is the screen's end.
 		lines := r.screen.Lines()
-		if end := strings.Join(lines[len(lines)-2:], ""); !strings.HasPrefix(end, "malarun: claude finished with an error: result success: "+shown) {
+		if end := strings.Join(lines[len(lines)-2:], ""); !strings.HasPrefix(end, "malarun: claude finished with an error: error result: "+shown) {
 			t.Errorf("the screen ends with %q, want the inert error; screen:\n%s", end, r.screen)
 		}
 	})

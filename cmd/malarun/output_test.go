@@ -233,7 +233,7 @@ func TestGitHubActionsFailure(t *testing.T) {
 			!strings.Contains(cmds[2], "::set-output name=x::y ::error::boom") {
 			t.Errorf("stderr runs %q:\n%s", cmds, stderr)
 		}
-		if !strings.Contains(stderr, "\nmalarun: claude finished with an error: result success: Done. ::set-output name=x::y ::error::boom") {
+		if !strings.Contains(stderr, "\nmalarun: claude finished with an error: error result: Done. ::set-output name=x::y ::error::boom") {
 			t.Errorf("the error line is not printed whole:\n%s", stderr)
 		}
 		if cmds := workflowCommands(stdout); len(cmds) != 0 {

@@ -29,12 +29,16 @@ const (
 	// sleep longer than what is left of limit_wait before retrying; killed,
 	// and the run stops with exit 75 and the end of that sleep as retry_at.
 	UsageLimit
+	// Unreachable: before the run ever talked to the API, the CLI could not
+	// reach it for a reason retrying cannot fix (a name not found, a port
+	// closed, a certificate refused: §D17); killed at the first sign.
+	Unreachable
 )
 
 // String is the name the --json report uses for how an attempt ended
 // (schema version 1; background-timeout is new in it).
 func (e Ending) String() string {
-	return [...]string{"none", "exited", "hang", "lingered", "auth", "interrupted", "session-timeout", "context-pressure", "background-timeout", "usage-limit"}[e]
+	return [...]string{"none", "exited", "hang", "lingered", "auth", "interrupted", "session-timeout", "context-pressure", "background-timeout", "usage-limit", "api-unreachable"}[e]
 }
 
 // Grace says which grace period a stop gets.

@@ -15,6 +15,7 @@ var palette = []Input{
 	line(stream.Event{Type: "system", Subtype: "task_updated", TaskID: "b2", Status: "killed"}),
 	{Kind: Line, Event: toolResult("t1"), Pressure: true},
 	streamEnd, wakeUp, interrupt,
+	line(unknownRetry), line(certResult), line(streamStart), probed(notFound), probed(reached),
 }
 
 // FuzzMachine drives the machine with random inputs at random times and

@@ -3,6 +3,7 @@ package attempt
 import (
 	"time"
 
+	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
@@ -31,6 +32,10 @@ type Limits struct {
 	// ordinary backoff for a passing rate limit: left to it and free, even
 	// with limit_wait 0.
 	LimitWaitLeft time.Duration
+	// Talked: an earlier attempt of the run talked to the API (§D17), so a
+	// connection failure now is the network going away: left to the CLI's
+	// retries and malarun's, never a configuration error.
+	Talked bool
 }
 
 // InputKind names what happened.
@@ -45,6 +50,9 @@ const (
 	Wake
 	// Interrupt: malarun was asked to stop (its first signal, or its context ended).
 	Interrupt
+	// Probed: the look at the API's address that Effects.Probe asked for
+	// found Input.Finding.
+	Probed
 )
 
 // Input is one thing the driver saw.
@@ -54,6 +62,8 @@ type Input struct {
 	// Pressure (for Line): the context monitor found the occupancy over the
 	// threshold after this line.
 	Pressure bool
+	// Finding (for Probed) is what the probe found.
+	Finding reach.Finding
 }
 
 // Effects is what the driver must do after a step.
@@ -64,6 +74,9 @@ type Effects struct {
 	Grace Grace
 	// Started and Finished are the background tasks this step saw start and end.
 	Started, Finished []Task
+	// Probe: look at the API's address (reach.Probe) and step the machine
+	// with Probed when done. At most once per attempt.
+	Probe bool
 }
 
 // State is one attempt's machine. Step changes it in place (a line comes
@@ -84,6 +97,9 @@ type State struct {
 	pressure     bool      // the context crossed the threshold; stop at the next safe point
 	results      int
 	lastOK       bool // the last result reported success
+	// talked: the run has talked to the API (Limits.Talked, or this
+	// attempt's stream showed an answer); probed: a probe was asked for.
+	talked, probed bool
 
 	ending    Ending
 	grace     Grace
@@ -91,6 +107,7 @@ type State struct {
 	hangLimit time.Duration
 	hangTools []string
 	limit     usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
+	cause     reach.Finding       // for Unreachable: why the API cannot be reached
 	cliWaits  usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
 	cutTools  []stream.ToolUse
 	cutTasks  []Task
@@ -98,7 +115,7 @@ type State struct {
 
 // New starts the machine for an attempt whose process started at now.
 func New(lim Limits, now time.Time) *State {
-	return &State{lim: lim, live: liveness{idle: lim.Idle, tool: lim.Tool, deadline: now.Add(lim.Idle)}}
+	return &State{lim: lim, talked: lim.Talked, live: liveness{idle: lim.Idle, tool: lim.Tool, deadline: now.Add(lim.Idle)}}
 }
 
 // Step folds in one input that happened at now.
@@ -113,6 +130,11 @@ func (s *State) Step(in Input, now time.Time) Effects {
 	case Interrupt:
 		s.signalled = true
 		return s.stop(Interrupted, ShutdownGrace)
+	case Probed:
+		if s.ending == None && reach.Judge(s.talked, in.Finding) {
+			s.cause = in.Finding
+			return s.stop(Unreachable, KillGrace)
+		}
 	}
 	return Effects{}
 }
@@ -123,6 +145,9 @@ func (s *State) line(in Input, now time.Time) Effects {
 		// Even while stopping: the last result decides the outcome.
 		s.results++
 		s.lastOK = ev.Subtype == "success" && !ev.IsError
+	}
+	if !s.talked {
+		s.talked = answered(ev)
 	}
 	if s.ending != None {
 		return Effects{}
@@ -170,6 +195,18 @@ func (s *State) line(in Input, now time.Time) Effects {
 	switch {
 	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
 		eff = merge(eff, s.stop(Auth, KillGrace))
+	case ev.Type == "system" && ev.Subtype == "api_retry" && !s.probed && reach.ShouldProbe(s.talked, ev.ErrorStatus, ev.Error):
+		// No answer at all, and none yet in this run: the CLI does not say
+		// why (§F25), so malarun looks, while the CLI goes on retrying.
+		s.probed = true
+		eff.Probe = true
+	case ev.Type == "result" && ev.IsError && !s.talked:
+		// A CLI that gave up without retrying (2.1.330 on a certificate)
+		// or after all its retries names the code in its text.
+		if f := reach.FromResultText(ev.Result); reach.Judge(s.talked, f) {
+			s.cause = f
+			eff = merge(eff, s.stop(Unreachable, KillGrace))
+		}
 	case ev.Type == "system" && ev.Subtype == "api_retry" && ev.ErrorStatus == 429:
 		if usagelimit.Delay(ev.RetryDelayMS) > s.lim.Idle {
 			if d := s.cliWaits.Judge(now, ev.RetryDelayMS, s.lim.LimitWaitLeft, s.lim.Deadline); d.Action == usagelimit.Stop {
@@ -191,6 +228,21 @@ func (s *State) afterBackground(now time.Time) time.Time {
 		return time.Time{}
 	}
 	return now.Add(s.lim.Background)
+}
+
+// answered reports whether a line shows an answer of the API: a reply
+// streaming (stream_event), a message of the model (not the CLI's own
+// <synthetic> one, which reports an error), or a successful result.
+func answered(ev stream.Event) bool {
+	switch ev.Type {
+	case "stream_event":
+		return true
+	case "assistant":
+		return ev.Model != "<synthetic>"
+	case "result":
+		return ev.Subtype == "success" && !ev.IsError
+	}
+	return false
 }
 
 // beginsTurn reports whether a line shows the model at work again.
@@ -303,6 +355,12 @@ func (s *State) Hang() (time.Duration, []string) { return s.hangLimit, s.hangToo
 // Limit is, for UsageLimit, the CLI's announced wait that was judged too
 // long: RetryAt is when its retry would have been sent.
 func (s *State) Limit() usagelimit.Decision { return s.limit }
+
+// Unreachable is, for the ending Unreachable, why the API cannot be reached.
+func (s *State) Unreachable() reach.Finding { return s.cause }
+
+// Talked reports whether the run has talked to the API, this attempt included.
+func (s *State) Talked() bool { return s.talked }
 
 // CLIWaited is how long, by now, the CLI slept through usage limits of its
 // own accord (api_retry for a 429 longer than Idle): the run's limit_wait

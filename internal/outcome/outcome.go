@@ -39,6 +39,10 @@ const (
 	SessionTimeout Outcome = "session_timeout"
 	// StartFailed: the claude binary was not found or could not start.
 	StartFailed Outcome = "start_failed"
+	// APIUnreachable: the API cannot be reached for a reason retrying cannot
+	// fix (a name not found, a port closed, a certificate refused), and no
+	// request of the run had succeeded: a configuration error.
+	APIUnreachable Outcome = "api_unreachable"
 	// Interrupted: malarun got a shutdown signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) and stopped the run.
 	Interrupted Outcome = "interrupted"
 	// Error: trouble of malarun's own (a state directory it cannot write).
@@ -74,6 +78,8 @@ func (o Outcome) Error() string {
 		return "session timeout"
 	case StartFailed:
 		return "claude could not start"
+	case APIUnreachable:
+		return "API unreachable"
 	case Interrupted:
 		return "interrupted"
 	}

@@ -32,11 +32,12 @@ const (
 	ContextPressure             // malarun stopped the attempt: the context window is nearly full
 	ContextFull                 // the CLI says the context is full (prompt too long, blocking limit)
 	APIError                    // a transient API or model failure the CLI gave up on (5xx, 529, aborted stream)
+	Unreachable                 // the API cannot be reached and never was in this run: a name, a port, a certificate
 )
 
 func (k Kind) String() string {
 	return [...]string{"success", "hang", "crash", "resume-not-found", "error-result", "max-turns",
-		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded", "context-pressure", "context-full", "api-error"}[k]
+		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded", "context-pressure", "context-full", "api-error", "api-unreachable"}[k]
 }
 
 // ToolCall is one tool call seen in an attempt.
@@ -234,7 +235,7 @@ func (s State) restart(p Policy, kind ActionKind, reason string) (State, Action)
 // being asked for; any other failure of the checkpoint request falls back.
 func stopsCheckpoint(k Kind) bool {
 	switch k {
-	case Auth, RateLimit, SessionTimeout, Interrupted, BudgetExceeded:
+	case Auth, RateLimit, SessionTimeout, Interrupted, BudgetExceeded, Unreachable:
 		return true
 	}
 	return false
@@ -247,6 +248,8 @@ func final(k Kind) (outcome.Outcome, bool) {
 		return outcome.ErrorResult, true
 	case Auth:
 		return outcome.Auth, true
+	case Unreachable:
+		return outcome.APIUnreachable, true
 	case RateLimit:
 		return outcome.RateLimit, true
 	case SessionTimeout:

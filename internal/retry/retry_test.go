@@ -156,6 +156,9 @@ func TestNext(t *testing.T) {
 		{"auth failure is never retried", nil, []step{
 			{o: Outcome{Kind: Auth, SessionID: sid}, kind: Fail, failure: outcome.Auth},
 		}},
+		{"an unreachable API is a configuration error: never retried", nil, []step{
+			{o: Outcome{Kind: Unreachable, SessionID: sid, Reason: "cannot reach the API at http://h.invalid"}, kind: Fail, failure: outcome.APIUnreachable, reason: "h.invalid"},
+		}},
 		{"max turns is never retried", nil, []step{
 			{o: Outcome{Kind: MaxTurns, SessionID: sid, Progress: true}, kind: Fail, failure: outcome.ErrorResult},
 		}},

@@ -1,13 +1,12 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
@@ -48,32 +48,19 @@ type attemptResult struct {
 	cliLimit usagelimit.Decision
 	// cutOff are the tool calls still outstanding when the attempt ended,
 	// cutTasks the background tasks still running.
-	cutOff     []stream.ToolUse
-	cutTasks   []attempt.Task
-	exit       proc.Exit
-	stop       proc.StopReport
-	stdoutPath string
-	stderrPath string
-	stderrTail string
-	started    time.Time
-	ended      time.Time
-}
-
-// claudeArgs are the flags malarun owns, then the user's.
-func claudeArgs(cfg Config, spec attemptSpec) []string {
-	args := []string{"-p", "--output-format", "stream-json", "--verbose"}
-	if cfg.PartialMessages {
-		args = append(args, "--include-partial-messages")
-	}
-	if spec.resume {
-		args = append(args, "--resume", spec.sessionID)
-	} else {
-		args = append(args, "--session-id", spec.sessionID)
-	}
-	if spec.budgetUSD > 0 && !hasFlag(cfg.ExtraArgs, "--max-budget-usd") {
-		args = append(args, "--max-budget-usd", strconv.FormatFloat(spec.budgetUSD, 'f', -1, 64))
-	}
-	return append(args, cfg.ExtraArgs...)
+	cutOff   []stream.ToolUse
+	cutTasks []attempt.Task
+	// unreachable (attempt.Unreachable) is why the API cannot be reached,
+	// apiAt its address as it is safe to print.
+	unreachable reach.Finding
+	apiAt       string
+	exit        proc.Exit
+	stop        proc.StopReport
+	stdoutPath  string
+	stderrPath  string
+	stderrTail  string
+	started     time.Time
+	ended       time.Time
 }
 
 // stuckExitWait bounds the wait for a CLI that SIGKILL could not end.
@@ -83,16 +70,6 @@ const stuckExitWait = 5 * time.Second
 func (res *attemptResult) succeeded() bool {
 	r := res.log.result
 	return r != nil && r.Subtype == "success" && !r.IsError
-}
-
-// hasFlag reports whether args set flag, as "--flag value" or "--flag=value".
-func hasFlag(args []string, flag string) bool {
-	for _, a := range args {
-		if a == flag || strings.HasPrefix(a, flag+"=") {
-			return true
-		}
-	}
-	return false
 }
 
 // runAttempt starts one claude process and supervises it until its stream
@@ -168,8 +145,12 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	m := attempt.New(attempt.Limits{
 		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Background: r.cfg.BackgroundTimeout,
 		Linger: r.cfg.ResultExitTimeout, Deadline: spec.deadline, Checkpoint: spec.checkpoint,
-		LimitWaitLeft: r.budget.Left(),
+		LimitWaitLeft: r.budget.Left(), Talked: r.talked,
 	}, time.Now())
+	// A probe of the API's address runs at most once, beside the attempt.
+	probeCtx, endProbe := context.WithCancel(context.Background())
+	defer endProbe()
+	var probed <-chan reach.Finding
 	// One timer, always set to the machine's next decision time.
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -193,6 +174,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		for _, tk := range eff.Finished {
 			log.Info().Str("task", tk.ID).Msg("background task finished")
 			r.emit(Event{Kind: EvTaskFinished, Attempt: spec.n, Session: res.log.sessionID, Task: tk.ID, Reason: taskLabel(tk)})
+		}
+		if eff.Probe {
+			probed = r.startProbe(probeCtx, log)
 		}
 		if !eff.Stop {
 			rearm()
@@ -219,6 +203,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		case attempt.UsageLimit:
 			res.cliLimit = m.Limit()
 			log.Warn().Time("retry_at", res.cliLimit.RetryAt).Str("why", res.cliLimit.Reason).Msg("claude would wait out a usage limit longer than limit_wait allows")
+		case attempt.Unreachable:
+			res.unreachable, res.apiAt = m.Unreachable(), r.target.Shown
+			log.Warn().Str("api", res.apiAt).Str("code", res.unreachable.Code).Msg("the API cannot be reached and never was in this run: stopping")
 		case attempt.Pressure:
 			log.Info().Int64("occupancy", r.monitor.Occupancy()).Int64("window", r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
 		}
@@ -261,6 +248,10 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			apply(eff)
 		case <-timer.C:
 			apply(m.Step(attempt.Input{Kind: attempt.Wake}, time.Now()))
+		case f := <-probed:
+			probed = nil
+			log.Info().Str("api", r.target.Shown).Str("found", f.String()).Msg("looked at the API's address")
+			apply(m.Step(attempt.Input{Kind: attempt.Probed, Finding: f}, time.Now()))
 		case <-ctxDone:
 			ctxDone = nil
 			apply(m.Step(attempt.Input{Kind: attempt.Interrupt}, time.Now()))
@@ -302,6 +293,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		res.exit = proc.Exit{Code: -1, Err: errors.New("claude did not exit after SIGKILL")}
 	}
 	res.ended = time.Now()
+	r.talked = r.talked || m.Talked()
 	// The CLI's own sleeps through a usage limit came out of limit_wait.
 	r.budget.Spend(m.CLIWaited(res.ended))
 	if res.ending = m.Final(); res.ending == attempt.Interrupted && res.signal == nil {

@@ -49,6 +49,8 @@ func kindOf(a *attemptResult) (retry.Kind, string) {
 		return retry.SessionTimeout, "session_timeout elapsed; the process tree was stopped"
 	case attempt.UsageLimit:
 		return retry.RateLimit, a.cliLimit.Reason
+	case attempt.Unreachable:
+		return retry.Unreachable, unreachableReason(a.apiAt, a.unreachable)
 	case attempt.Auth:
 		ar := a.log.authRetry
 		return retry.Auth, fmt.Sprintf("the API answered %d %s (claude retry %d of %d); check ANTHROPIC_API_KEY or the CLI's login",
@@ -129,16 +131,25 @@ func describeExit(a *attemptResult) string {
 	return fmt.Sprintf("exited with code %d", a.exit.Code)
 }
 
+// describeResult says what a result that is not a success reported. The
+// CLI marks a failed turn with is_error and often keeps subtype "success"
+// (§F10, §F25): that word never reaches the message.
 func describeResult(a *attemptResult) string {
 	r := a.log.result
-	parts := []string{"result " + r.Subtype}
+	msg := "result " + r.Subtype
+	if r.Subtype == "success" || r.Subtype == "" {
+		msg = "error result"
+	}
+	var parts []string
 	if r.APIErrorStatus != 0 {
 		parts = append(parts, fmt.Sprintf("API status %d", r.APIErrorStatus))
 	}
 	if r.TerminalReason != "" {
 		parts = append(parts, "terminal reason "+r.TerminalReason)
 	}
-	msg := strings.Join(parts, ", ")
+	if len(parts) > 0 {
+		msg += " (" + strings.Join(parts, ", ") + ")"
+	}
 	if text := firstNonEmpty(r.Result, strings.Join(r.Errors, "; ")); text != "" {
 		msg += ": " + oneLine(text, 400)
 	}

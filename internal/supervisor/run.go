@@ -20,6 +20,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
@@ -62,6 +63,10 @@ type Deps struct {
 	// record's last save, so that the record knows every failure of the
 	// run (nil: nothing to wait for).
 	FlushOutputs func()
+	// Probe looks at the API's address when the CLI gets no answer from it
+	// before the run ever had one (§D17; nil: reach.Probe). Tests pass a
+	// fake so that no DNS or network is needed.
+	Probe func(context.Context, reach.Target) reach.Finding
 }
 
 // RecordWriter saves the record: Save durably (at transitions),
@@ -90,6 +95,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		sideEffectFree: cfg.retryPolicy().SideEffectFree,
 		budget:         usagelimit.Budget{Total: cfg.LimitWait}, rnd: deps.Rand, after: deps.After,
 		self: proc.Self(), outputFailures: deps.OutputFailures, flushOutputs: deps.FlushOutputs,
+		probe: deps.Probe,
+	}
+	if r.probe == nil {
+		r.probe = reach.Probe
 	}
 	if r.rnd == nil {
 		r.rnd = rand.Float64
@@ -127,6 +136,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	r.cfg.Env = withEnv(r.cfg.Env, "HOME", r.rec.Home)
 	r.cfg.Env = withEnv(r.cfg.Env, markerEnv, r.rec.Marker)
 	r.checkpoint = r.rec.Checkpoint
+	r.target = reach.TargetOf(r.cfg.Env)
+	r.talked = talkedInRecord(r.rec)
 	if err := r.save(); err != nil {
 		return Report{}, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
@@ -48,6 +49,8 @@ type harness struct {
 	rand func() float64
 	// after, when set, is the timer of the waits between attempts.
 	after func(time.Duration) <-chan time.Time
+	// probe, when set, looks at the API's address instead of reach.Probe.
+	probe func(context.Context, reach.Target) reach.Finding
 }
 
 // One spawner for the whole test process: subreaper status is process-wide.
@@ -101,7 +104,7 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, After: h.after})
+	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, After: h.after, Probe: h.probe})
 	if err == nil {
 		h.stdout.WriteString(rep.Result + "\n") // what the command line prints
 	}
@@ -248,7 +251,7 @@ func TestSilentToolLongerThanToolTimeoutIsAHang(t *testing.T) {
 func TestErrorResultExitsWithItsText(t *testing.T) {
 	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"prompt-too-long.jsonl", testchild.EnvExit+"=1")
 	_, err, _ := h.run()
-	wantKind(t, err, outcome.ErrorResult, "API status 400, terminal reason prompt_too_long: Prompt is too long")
+	wantKind(t, err, outcome.ErrorResult, "error result (API status 400, terminal reason prompt_too_long): Prompt is too long")
 	if h.stdout.Len() != 0 {
 		t.Errorf("stdout %q on failure", h.stdout.String())
 	}

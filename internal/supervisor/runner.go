@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -55,6 +57,13 @@ type runner struct {
 	after func(time.Duration) <-chan time.Time
 
 	versionWarned bool // the CLI's version was outside the tested range: said once per run
+
+	// target is the API address of the CLI's environment; probe looks at
+	// it (Deps.Probe); talked: the run has had an answer from the API, so
+	// a connection failure is transient (§D17).
+	target reach.Target
+	probe  func(context.Context, reach.Target) reach.Finding
+	talked bool
 
 	// outputFailures are malarun's outputs that failed (Deps.OutputFailures);
 	// notedOutputs, those already in the record.

@@ -1,0 +1,136 @@
+package reach
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ProbeTimeout bounds one probe: a look that takes longer found nothing
+// retrying cannot fix (a slow network is the transient kind).
+const ProbeTimeout = 5 * time.Second
+
+// Probe looks at the API's address as the CLI would reach it: the host
+// name, a TCP connection to its port and, for https, the server's
+// certificate. It sends no request. It finds a cause only where the CLI
+// would certainly fail the same way; anything else (an answer, a timeout,
+// a reset, a temporary DNS failure, a proxy in the way) is Unknown.
+func Probe(ctx context.Context, t Target) Finding {
+	if t.URL == nil || t.Proxy != "" {
+		return Finding{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	host := t.URL.Hostname()
+	port := t.URL.Port()
+	if port == "" {
+		port = "443"
+		if t.URL.Scheme == "http" {
+			port = "80"
+		}
+	}
+	if invalidName(host) {
+		// RFC 6761, section 6.4: names under .invalid never resolve; no DNS server
+		// needs to be asked (nor can one that is down make this flaky).
+		return codes["ENOTFOUND"]
+	}
+	if net.ParseIP(host) == nil {
+		if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
+			if de, ok := errors.AsType[*net.DNSError](err); ok && de.IsNotFound {
+				return codes["ENOTFOUND"]
+			}
+			return Finding{}
+		}
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return dialFinding(err)
+	}
+	defer conn.Close()
+	if t.URL.Scheme != "https" || t.NoVerify {
+		return Finding{}
+	}
+	return certFinding(ctx, conn, host, t.ExtraCAs, time.Now())
+}
+
+// invalidName reports a name under the reserved top-level domain "invalid".
+func invalidName(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	return h == "invalid" || strings.HasSuffix(h, ".invalid")
+}
+
+func dialFinding(err error) Finding {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return codes["ECONNREFUSED"]
+	case errors.Is(err, syscall.ENETUNREACH):
+		return codes["ENETUNREACH"]
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return codes["EHOSTUNREACH"]
+	}
+	return Finding{}
+}
+
+// certFinding does a TLS handshake on conn and judges the certificate the
+// server sent. Root stores differ (Go reads the system's; the CLI has its
+// own), so "no trusted authority" alone proves nothing; a self-signed
+// certificate, one out of its validity period, or one for another name
+// fails in every store, and those are the causes found here.
+func certFinding(ctx context.Context, conn net.Conn, host, extraCAs string, now time.Time) Finding {
+	tc := tls.Client(conn, &tls.Config{ServerName: host, InsecureSkipVerify: true}) // verified below, to tell why it fails
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return Finding{}
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return Finding{}
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if extraCAs != "" {
+		if pem, err := os.ReadFile(extraCAs); err == nil {
+			roots.AppendCertsFromPEM(pem)
+		}
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	leaf := certs[0]
+	_, verr := leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, Intermediates: inter, CurrentTime: now})
+	switch {
+	case verr == nil:
+		return Finding{}
+	case isSelfSigned(leaf) && !trusted(leaf, roots):
+		return selfSigned
+	case now.After(leaf.NotAfter):
+		return expired
+	case now.Before(leaf.NotBefore):
+		return notYetValid
+	case leaf.VerifyHostname(host) != nil:
+		return nameMismatch
+	}
+	return Finding{}
+}
+
+// isSelfSigned: the certificate names itself as issuer and its signature
+// checks with its own key.
+func isSelfSigned(c *x509.Certificate) bool {
+	return string(c.RawIssuer) == string(c.RawSubject) && c.CheckSignatureFrom(c) == nil
+}
+
+// trusted reports whether a self-signed c is itself one of the roots
+// (NODE_EXTRA_CA_CERTS may hold it), whatever its names and dates say.
+func trusted(c *x509.Certificate, roots *x509.CertPool) bool {
+	_, err := c.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: c.NotBefore})
+	return err == nil
+}

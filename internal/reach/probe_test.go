@@ -1,0 +1,131 @@
+package reach
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// closedPort is a loopback port nothing listens on: one that was listened
+// on and closed (the kernel refuses a connection to it at once).
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// quietTLSServer is an https server with httptest's self-signed
+// certificate that does not log the handshakes a probe leaves unfinished.
+func quietTLSServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func target(t *testing.T, raw string, extra ...string) Target {
+	t.Helper()
+	return TargetOf(append([]string{"ANTHROPIC_BASE_URL=" + raw}, extra...))
+}
+
+func TestProbe(t *testing.T) {
+	ok := httptest.NewServer(http.NotFoundHandler())
+	defer ok.Close()
+	tlsSrv := quietTLSServer(t)
+	// The self-signed certificate, trusted through NODE_EXTRA_CA_CERTS.
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	cert := tlsSrv.Certificate()
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tlsURL, _ := url.Parse(tlsSrv.URL)
+	cases := []struct {
+		name string
+		t    Target
+		want string // the Code; "" for Unknown
+	}{
+		{"name under .invalid", target(t, "http://no-such-host.invalid"), "ENOTFOUND"},
+		{"closed port", target(t, "http://"+closedPort(t)), "ECONNREFUSED"},
+		{"https on a closed port", target(t, "https://"+closedPort(t)), "ECONNREFUSED"},
+		{"an answering server", target(t, ok.URL), ""},
+		{"self-signed https", target(t, tlsSrv.URL), "DEPTH_ZERO_SELF_SIGNED_CERT"},
+		{"self-signed, trusted by NODE_EXTRA_CA_CERTS", target(t, tlsSrv.URL, "NODE_EXTRA_CA_CERTS="+caFile), ""},
+		{"trusted, but not for this name", target(t, "https://localhost:"+tlsURL.Port(), "NODE_EXTRA_CA_CERTS="+caFile), "ERR_TLS_CERT_ALTNAME_INVALID"},
+		{"certificates not checked", target(t, tlsSrv.URL, "NODE_TLS_REJECT_UNAUTHORIZED=0"), ""},
+		{"plain http to a TLS server", target(t, "http://"+tlsURL.Host), ""},
+		{"through a proxy: no look", target(t, "http://no-such-host.invalid", "HTTP_PROXY=http://"+closedPort(t)), ""},
+		{"not a URL", target(t, "::::"), ""},
+		{"another provider's endpoint: no look", target(t, "http://no-such-host.invalid", "CLAUDE_CODE_USE_VERTEX=true"), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Probe(context.Background(), c.t)
+			if got.Code != c.want {
+				t.Fatalf("Probe(%s) = %+v, want code %q", c.t.Shown, got, c.want)
+			}
+			if got.FromCLI {
+				t.Error("a probe's finding says it came from the CLI")
+			}
+		})
+	}
+}
+
+func TestProbeExpiredCertificate(t *testing.T) {
+	srv := quietTLSServer(t)
+	leaf, err := x509.ParseCertificate(srv.TLS.Certificates[0].Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// The same certificate judged after it expired: every store refuses it.
+	// (Self-signed wins when nothing trusts it, as in Node: so trust it.)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}), 0o600)
+	if got := certFinding(context.Background(), conn, "127.0.0.1", caFile, leaf.NotAfter.Add(time.Hour)); got != expired {
+		t.Errorf("certFinding after NotAfter = %+v, want %+v", got, expired)
+	}
+}
+
+func TestProbeTimesOutAsUnknown(t *testing.T) {
+	// A server that accepts and never finishes the TLS handshake.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // an ended context stands for the timeout: no sleeping
+	if got := Probe(ctx, target(t, "https://"+l.Addr().String())); got.Config() {
+		t.Errorf("Probe with its time up = %+v, want Unknown", got)
+	}
+}

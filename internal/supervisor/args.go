@@ -1,0 +1,33 @@
+package supervisor
+
+import (
+	"strconv"
+	"strings"
+)
+
+// claudeArgs are the flags malarun owns, then the user's.
+func claudeArgs(cfg Config, spec attemptSpec) []string {
+	args := []string{"-p", "--output-format", "stream-json", "--verbose"}
+	if cfg.PartialMessages {
+		args = append(args, "--include-partial-messages")
+	}
+	if spec.resume {
+		args = append(args, "--resume", spec.sessionID)
+	} else {
+		args = append(args, "--session-id", spec.sessionID)
+	}
+	if spec.budgetUSD > 0 && !hasFlag(cfg.ExtraArgs, "--max-budget-usd") {
+		args = append(args, "--max-budget-usd", strconv.FormatFloat(spec.budgetUSD, 'f', -1, 64))
+	}
+	return append(args, cfg.ExtraArgs...)
+}
+
+// hasFlag reports whether args set flag, as "--flag value" or "--flag=value".
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,44 @@
+package supervisor
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/reach"
+)
+
+// A run resumed from its record knows whether it ever had an answer from
+// the API: then a connection failure is transient (docs/design.md §D17).
+func TestTalkedInRecord(t *testing.T) {
+	cases := []struct {
+		name string
+		rec  journal.Record
+		want bool
+	}{
+		{"a new run", journal.Record{}, false},
+		{"a session that never got a reply", journal.Record{SessionID: "s", Attempts: 2}, false},
+		{"a session that talked", journal.Record{SessionTalked: true}, true},
+		{"a context restart", journal.Record{Continuations: 1}, true},
+		{"a checkpoint", journal.Record{Checkpoint: "done: x"}, true},
+		{"a cost", journal.Record{CostUSD: 0.01}, true},
+		{"only earlier runs cost something", journal.Record{TotalCostUSD: 3}, false},
+	}
+	for _, c := range cases {
+		if got := talkedInRecord(c.rec); got != c.want {
+			t.Errorf("%s: talkedInRecord = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestUnreachableReason(t *testing.T) {
+	f, _ := reach.Known("ECONNREFUSED")
+	got := unreachableReason("http://127.0.0.1:1", f)
+	if want := "cannot reach the API at http://127.0.0.1:1: connection refused (ECONNREFUSED); check ANTHROPIC_BASE_URL and the network"; got != want {
+		t.Errorf("reason %q, want %q", got, want)
+	}
+	cli := reach.FromResultText("API Error: Unable to connect to API (ConnectionRefused)")
+	if got := unreachableReason("http://h", cli); !strings.Contains(got, "(claude's own error)") {
+		t.Errorf("a cause from claude's text does not say so: %q", got)
+	}
+}
