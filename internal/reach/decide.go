@@ -21,57 +21,67 @@ func Judge(talked bool, f Finding) bool { return !talked && f.Config() }
 // error texts are short, and a result can be a megabyte of the model's text.
 const resultScanBytes = 4 << 10
 
-// codes are the error codes the CLI puts in parentheses in the text of its
-// final error result ("API Error: ... (ENOTFOUND)"), the ones retrying
-// cannot fix. EAI_AGAIN (a temporary DNS failure) and the reset, timeout
-// and closed-socket codes are not here: those pass.
-var codes = map[string]Finding{
-	"ENOTFOUND":         {Cause: NotFound, Code: "ENOTFOUND", What: "name not found"},
-	"ECONNREFUSED":      {Cause: Refused, Code: "ECONNREFUSED", What: "connection refused"},
-	"ConnectionRefused": {Cause: Refused, Code: "ECONNREFUSED", What: "connection refused"},
-	"ENETUNREACH":       {Cause: NoRoute, Code: "ENETUNREACH", What: "network unreachable"},
-	"ENETDOWN":          {Cause: NoRoute, Code: "ENETDOWN", What: "network down"},
-	"EHOSTUNREACH":      {Cause: NoRoute, Code: "EHOSTUNREACH", What: "no route to host"},
-	"EHOSTDOWN":         {Cause: NoRoute, Code: "EHOSTDOWN", What: "host down"},
+// knownCodes are the error codes the CLI puts in parentheses in the text
+// of its final error result ("API Error: ... (ENOTFOUND)"), the ones
+// retrying cannot fix. EAI_AGAIN (a temporary DNS failure) and the reset,
+// timeout and closed-socket codes are not here: those pass. A function, not
+// a package variable (no package state); it is read only on an error path.
+func knownCodes() map[string]Finding {
+	selfSigned, expired, notYetValid, nameMismatch := certFindings()
+	return map[string]Finding{
+		"ENOTFOUND":         {Cause: NotFound, Code: "ENOTFOUND", What: "name not found"},
+		"ECONNREFUSED":      {Cause: Refused, Code: "ECONNREFUSED", What: "connection refused"},
+		"ConnectionRefused": {Cause: Refused, Code: "ECONNREFUSED", What: "connection refused"},
+		"ENETUNREACH":       {Cause: NoRoute, Code: "ENETUNREACH", What: "network unreachable"},
+		"ENETDOWN":          {Cause: NoRoute, Code: "ENETDOWN", What: "network down"},
+		"EHOSTUNREACH":      {Cause: NoRoute, Code: "EHOSTUNREACH", What: "no route to host"},
+		"EHOSTDOWN":         {Cause: NoRoute, Code: "EHOSTDOWN", What: "host down"},
 
-	"DEPTH_ZERO_SELF_SIGNED_CERT":       selfSigned,
-	"SELF_SIGNED_CERT_IN_CHAIN":         {Cause: Certificate, Code: "SELF_SIGNED_CERT_IN_CHAIN", What: "self-signed certificate in the chain"},
-	"UNABLE_TO_VERIFY_LEAF_SIGNATURE":   {Cause: Certificate, Code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", What: "certificate not trusted"},
-	"UNABLE_TO_GET_ISSUER_CERT_LOCALLY": {Cause: Certificate, Code: "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", What: "certificate not trusted"},
-	"UNABLE_TO_GET_ISSUER_CERT":         {Cause: Certificate, Code: "UNABLE_TO_GET_ISSUER_CERT", What: "certificate not trusted"},
-	"CERT_HAS_EXPIRED":                  expired,
-	"CERT_NOT_YET_VALID":                notYetValid,
-	"CERT_REVOKED":                      {Cause: Certificate, Code: "CERT_REVOKED", What: "certificate revoked"},
-	"CERT_SIGNATURE_FAILURE":            {Cause: Certificate, Code: "CERT_SIGNATURE_FAILURE", What: "certificate signature invalid"},
-	"ERR_TLS_CERT_ALTNAME_INVALID":      nameMismatch,
-	"HOSTNAME_MISMATCH":                 nameMismatch,
+		"DEPTH_ZERO_SELF_SIGNED_CERT":       selfSigned,
+		"SELF_SIGNED_CERT_IN_CHAIN":         {Cause: Certificate, Code: "SELF_SIGNED_CERT_IN_CHAIN", What: "self-signed certificate in the chain"},
+		"UNABLE_TO_VERIFY_LEAF_SIGNATURE":   {Cause: Certificate, Code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", What: "certificate not trusted"},
+		"UNABLE_TO_GET_ISSUER_CERT_LOCALLY": {Cause: Certificate, Code: "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", What: "certificate not trusted"},
+		"UNABLE_TO_GET_ISSUER_CERT":         {Cause: Certificate, Code: "UNABLE_TO_GET_ISSUER_CERT", What: "certificate not trusted"},
+		"CERT_HAS_EXPIRED":                  expired,
+		"CERT_NOT_YET_VALID":                notYetValid,
+		"CERT_REVOKED":                      {Cause: Certificate, Code: "CERT_REVOKED", What: "certificate revoked"},
+		"CERT_SIGNATURE_FAILURE":            {Cause: Certificate, Code: "CERT_SIGNATURE_FAILURE", What: "certificate signature invalid"},
+		"ERR_TLS_CERT_ALTNAME_INVALID":      nameMismatch,
+		"HOSTNAME_MISMATCH":                 nameMismatch,
+	}
 }
 
-var (
-	selfSigned   = Finding{Cause: Certificate, Code: "DEPTH_ZERO_SELF_SIGNED_CERT", What: "self-signed certificate"}
-	expired      = Finding{Cause: Certificate, Code: "CERT_HAS_EXPIRED", What: "certificate expired"}
-	notYetValid  = Finding{Cause: Certificate, Code: "CERT_NOT_YET_VALID", What: "certificate not yet valid"}
-	nameMismatch = Finding{Cause: Certificate, Code: "ERR_TLS_CERT_ALTNAME_INVALID", What: "certificate does not name the host"}
-)
+// certFindings are the certificate findings that both a code and a phrase name.
+func certFindings() (selfSigned, expired, notYetValid, nameMismatch Finding) {
+	return Finding{Cause: Certificate, Code: "DEPTH_ZERO_SELF_SIGNED_CERT", What: "self-signed certificate"},
+		Finding{Cause: Certificate, Code: "CERT_HAS_EXPIRED", What: "certificate expired"},
+		Finding{Cause: Certificate, Code: "CERT_NOT_YET_VALID", What: "certificate not yet valid"},
+		Finding{Cause: Certificate, Code: "ERR_TLS_CERT_ALTNAME_INVALID", What: "certificate does not name the host"}
+}
 
-// phrases are the certificate texts 2.1.197 prints without a code
-// ("API Error: Unable to connect to API: Self-signed certificate detected.
-// Check your proxy or corporate SSL certificates").
-var phrases = []struct {
+// certPhrase is a certificate text 2.1.197 prints without a code.
+type certPhrase struct {
 	text string
 	f    Finding
-}{
-	{"Self-signed certificate detected", selfSigned},
-	{"SSL certificate has expired", expired},
-	{"SSL certificate is not yet valid", notYetValid},
-	{"SSL certificate hostname mismatch", nameMismatch},
+}
+
+// certPhrases: "API Error: Unable to connect to API: Self-signed
+// certificate detected. Check your proxy or corporate SSL certificates".
+func certPhrases() []certPhrase {
+	selfSigned, expired, notYetValid, nameMismatch := certFindings()
+	return []certPhrase{
+		{"Self-signed certificate detected", selfSigned},
+		{"SSL certificate has expired", expired},
+		{"SSL certificate is not yet valid", notYetValid},
+		{"SSL certificate hostname mismatch", nameMismatch},
+	}
 }
 
 // Known is the finding of a code retrying cannot fix ("ENOTFOUND",
 // "ECONNREFUSED", a certificate code), as a probe would report it; false
 // for any other code.
 func Known(code string) (Finding, bool) {
-	f, ok := codes[code]
+	f, ok := knownCodes()[code]
 	return f, ok
 }
 
@@ -99,12 +109,12 @@ func FromResultText(text string) Finding {
 		if end < 0 {
 			break
 		}
-		if f, ok := codes[rest[:end]]; ok {
+		if f, ok := knownCodes()[rest[:end]]; ok {
 			f.FromCLI = true
 			return f
 		}
 	}
-	for _, p := range phrases {
+	for _, p := range certPhrases() {
 		if strings.Contains(text, p.text) {
 			f := p.f
 			f.FromCLI = true

@@ -6,20 +6,21 @@ import "testing"
 // before and after the run has talked to the API. The texts are the CLIs'
 // own (testdata/transcripts/api-unreachable-*, docs/design.md §F25).
 func TestJudgeResultTexts(t *testing.T) {
+	selfSigned, expired, _, nameMismatch := certFindings()
 	cases := []struct {
 		name string
 		text string
 		want Finding
 	}{
-		{"2.1.330 name not found", "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)", codes["ENOTFOUND"]},
-		{"2.1.330 refused", "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", codes["ECONNREFUSED"]},
-		{"2.1.197 refused (also its text for a name not found)", "API Error: Unable to connect to API (ConnectionRefused)", codes["ECONNREFUSED"]},
+		{"2.1.330 name not found", "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)", mustKnow("ENOTFOUND")},
+		{"2.1.330 refused", "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", mustKnow("ECONNREFUSED")},
+		{"2.1.197 refused (also its text for a name not found)", "API Error: Unable to connect to API (ConnectionRefused)", mustKnow("ECONNREFUSED")},
 		{"2.1.330 self-signed", "API Error: Unable to connect to API: Self-signed certificate detected (DEPTH_ZERO_SELF_SIGNED_CERT). The certificate comes from an authority Claude Code doesn't trust (x)", selfSigned},
 		{"2.1.197 self-signed", "API Error: Unable to connect to API: Self-signed certificate detected. Check your proxy or corporate SSL certificates", selfSigned},
 		{"expired", "API Error: Unable to connect to API: SSL certificate has expired", expired},
 		{"hostname", "API Error: Unable to connect to API: SSL certificate hostname mismatch", nameMismatch},
-		{"leaf not trusted", "API Error: Unable to connect to API: SSL certificate verification failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE). The certificates ...", codes["UNABLE_TO_VERIFY_LEAF_SIGNATURE"]},
-		{"no route", "API Error: No internet route — check your connection or VPN (ENETUNREACH)", codes["ENETUNREACH"]},
+		{"leaf not trusted", "API Error: Unable to connect to API: SSL certificate verification failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE). The certificates ...", mustKnow("UNABLE_TO_VERIFY_LEAF_SIGNATURE")},
+		{"no route", "API Error: No internet route — check your connection or VPN (ENETUNREACH)", mustKnow("ENETUNREACH")},
 		// Transient: retried as before.
 		{"temporary DNS failure", "API Error: Can't reach the API server — check your internet or DNS (EAI_AGAIN)", Finding{}},
 		{"reset", "API Error: The connection was closed (ECONNRESET)", Finding{}},
@@ -52,7 +53,8 @@ func TestJudgeResultTexts(t *testing.T) {
 }
 
 func TestJudgeProbeFindings(t *testing.T) {
-	for _, f := range []Finding{codes["ENOTFOUND"], codes["ECONNREFUSED"], codes["EHOSTUNREACH"], selfSigned, expired, notYetValid, nameMismatch} {
+	selfSigned, expired, notYetValid, nameMismatch := certFindings()
+	for _, f := range []Finding{mustKnow("ENOTFOUND"), mustKnow("ECONNREFUSED"), mustKnow("EHOSTUNREACH"), selfSigned, expired, notYetValid, nameMismatch} {
 		if !Judge(false, f) {
 			t.Errorf("Judge(false, %v) = false, want a configuration error", f)
 		}
@@ -96,7 +98,7 @@ func TestShouldProbe(t *testing.T) {
 }
 
 func TestFindingWords(t *testing.T) {
-	if got := codes["ENOTFOUND"].String(); got != "name not found (ENOTFOUND)" {
+	if got := mustKnow("ENOTFOUND").String(); got != "name not found (ENOTFOUND)" {
 		t.Errorf("String() = %q", got)
 	}
 	if got := (Finding{}).String(); got != "no cause found" {

@@ -38,12 +38,12 @@ func Probe(ctx context.Context, t Target) Finding {
 	if invalidName(host) {
 		// RFC 6761, section 6.4: names under .invalid never resolve; no DNS server
 		// needs to be asked (nor can one that is down make this flaky).
-		return codes["ENOTFOUND"]
+		return mustKnow("ENOTFOUND")
 	}
 	if net.ParseIP(host) == nil {
 		if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
 			if de, ok := errors.AsType[*net.DNSError](err); ok && de.IsNotFound {
-				return codes["ENOTFOUND"]
+				return mustKnow("ENOTFOUND")
 			}
 			return Finding{}
 		}
@@ -69,11 +69,11 @@ func invalidName(host string) bool {
 func dialFinding(err error) Finding {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return codes["ECONNREFUSED"]
+		return mustKnow("ECONNREFUSED")
 	case errors.Is(err, syscall.ENETUNREACH):
-		return codes["ENETUNREACH"]
+		return mustKnow("ENETUNREACH")
 	case errors.Is(err, syscall.EHOSTUNREACH):
-		return codes["EHOSTUNREACH"]
+		return mustKnow("EHOSTUNREACH")
 	}
 	return Finding{}
 }
@@ -106,6 +106,7 @@ func certFinding(ctx context.Context, conn net.Conn, host, extraCAs string, now 
 		inter.AddCert(c)
 	}
 	leaf := certs[0]
+	selfSigned, expired, notYetValid, nameMismatch := certFindings()
 	_, verr := leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, Intermediates: inter, CurrentTime: now})
 	switch {
 	case verr == nil:
@@ -133,4 +134,10 @@ func isSelfSigned(c *x509.Certificate) bool {
 func trusted(c *x509.Certificate, roots *x509.CertPool) bool {
 	_, err := c.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: c.NotBefore})
 	return err == nil
+}
+
+// mustKnow is the finding of a code in knownCodes.
+func mustKnow(code string) Finding {
+	f, _ := Known(code)
+	return f
 }

@@ -98,6 +98,7 @@ func TestProbeExpiredCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	_, expired, _, _ := certFindings()
 	// The same certificate judged after it expired: every store refuses it.
 	// (Self-signed wins when nothing trusts it, as in Node: so trust it.)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")

@@ -35,10 +35,12 @@ type Target struct {
 	Provider string
 }
 
-// providers are the CLI's switches to another provider's endpoint (2.1.330).
-var providers = []string{
-	"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CODE_USE_GATEWAY",
-	"CLAUDE_CODE_USE_ANTHROPIC_AWS", "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD", "CLAUDE_CODE_USE_MANTLE",
+// providerSwitches are the CLI's switches to another provider's endpoint (2.1.330).
+func providerSwitches() []string {
+	return []string{
+		"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CODE_USE_GATEWAY",
+		"CLAUDE_CODE_USE_ANTHROPIC_AWS", "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD", "CLAUDE_CODE_USE_MANTLE",
+	}
 }
 
 // TargetOf reads the API address and what bears on reaching it from env
@@ -58,7 +60,7 @@ func TargetOf(env []string) Target {
 		raw = DefaultBaseURL
 	}
 	t := Target{ExtraCAs: get("NODE_EXTRA_CA_CERTS"), NoVerify: get("NODE_TLS_REJECT_UNAUTHORIZED") == "0"}
-	for _, p := range providers {
+	for _, p := range providerSwitches() {
 		if v := strings.ToLower(get(p)); v != "" && v != "0" && v != "false" {
 			t.Provider, t.Shown = p, "the endpoint "+p+" selects"
 			return t
