@@ -68,7 +68,8 @@ func flagError(cmd *cobra.Command, err error) error {
 	}
 	if flag, _, _ := strings.Cut(name, "="); cmd.Root().Flags().Lookup(flag) != nil {
 		// `malarun status --prompt task.md`: a run of an issue named like a
-		// command. cobra ran the command; say why the run cannot be.
+		// command. cobra chose the command, whose flags do not include the
+		// run's: say why the run cannot be.
 		return usagef("%s: %q is a malarun command, so it cannot be an issue id (the run's flags do not apply to it): choose another id",
 			msg, cmd.Name())
 	}

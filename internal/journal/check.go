@@ -134,7 +134,8 @@ func check(r Record) error {
 			bad("tree holds pid %d with start time %d", p.Pid, p.StartTime)
 		}
 	}
-	for name, n := range map[string]int{"attempts": r.Attempts, "reclaims": r.Reclaims, "run_reclaims": r.RunReclaims, "continuations": r.Continuations} {
+	for name, n := range map[string]int{"attempts": r.Attempts, "reclaims": r.Reclaims, "run_reclaims": r.RunReclaims,
+		"killed_attempts": r.KilledAttempts, "continuations": r.Continuations} {
 		if n < 0 || n > maxCount {
 			bad("%s is %d", name, n)
 		}
@@ -159,6 +160,9 @@ func check(r Record) error {
 		if f.Output != "stderr" && f.Output != "events" {
 			bad("output_failures names the output %q", f.Output)
 		}
+	}
+	if r.KilledAttempts > r.Attempts {
+		bad("killed_attempts %d is more than attempts %d", r.KilledAttempts, r.Attempts)
 	}
 	checkPrompts(r, bad)
 	return errors.Join(errs...)

@@ -46,6 +46,7 @@ func plantedRecords() map[string]func(*Record) {
 		"unknown output":          func(r *Record) { r.OutputFailures = []OutputFailure{{Output: "/dev/tty", Error: "x"}} },
 		"no issue":                func(r *Record) { r.Issue = "" },
 		"run reclaims negative":   func(r *Record) { r.RunReclaims = -1 },
+		"more killed than ran":    func(r *Record) { r.Attempts, r.KilledAttempts = 1, 2 },
 		"prompt hash not hex":     func(r *Record) { r.PromptSHA256 = strings.Repeat("z", 64) },
 		"prompt hash short":       func(r *Record) { r.PromptSHA256 = "abc" },
 		"prompt change decision":  func(r *Record) { r.PromptChanges = []PromptChange{goodPromptChange("rm -rf")} },

@@ -43,8 +43,8 @@ const (
 // Version 2 added the statuses "waiting" and "stopped", RetryAt,
 // LimitType and Tasks. Version 3 added the owner's identity (start_time,
 // boot_id, pid_ns) and OutputFailures. Version 4 added PromptSHA256,
-// PromptChanges and RunReclaims, and Attempts counts an attempt cut short
-// by malarun's death too.
+// PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
+// attempt cut short by malarun's death too.
 const recordVersion = 4
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
@@ -163,12 +163,15 @@ type Record struct {
 	// Reclaims are the malaruns that died on this run in a row (the poison
 	// rule, max_reclaims; back to 0 when an invocation ends the run);
 	// RunReclaims are all the reclaims of the current run (since version 4).
-	Reclaims      int     `json:"reclaims"`
-	RunReclaims   int     `json:"run_reclaims"`
-	Continuations int     `json:"continuations"`  // context restarts in the current run
-	Checkpoint    string  `json:"checkpoint"`     // the last checkpoint text
-	CostUSD       float64 `json:"cost_usd"`       // the current run
-	TotalCostUSD  float64 `json:"total_cost_usd"` // every run of the issue
+	Reclaims    int `json:"reclaims"`
+	RunReclaims int `json:"run_reclaims"`
+	// KilledAttempts are the attempts of Attempts that were killed with a
+	// malarun that died: they use none of max_attempts (since version 4).
+	KilledAttempts int     `json:"killed_attempts"`
+	Continuations  int     `json:"continuations"`  // context restarts in the current run
+	Checkpoint     string  `json:"checkpoint"`     // the last checkpoint text
+	CostUSD        float64 `json:"cost_usd"`       // the current run
+	TotalCostUSD   float64 `json:"total_cost_usd"` // every run of the issue
 
 	Owner     Owner     `json:"owner"`
 	StartedAt time.Time `json:"started_at"`
@@ -241,8 +244,8 @@ func Decode(data []byte) (Record, error) {
 	if r.Version < 3 && (r.Owner.StartTime != 0 || r.Owner.BootID != "" || r.Owner.PidNS != "" || len(r.OutputFailures) > 0) {
 		return Record{}, fmt.Errorf("a version %d record cannot have the owner's start_time, boot_id or pid_ns, or output_failures (version 3 added them)", r.Version)
 	}
-	if r.Version < 4 && (r.RunReclaims != 0 || r.PromptSHA256 != "" || len(r.PromptChanges) > 0) {
-		return Record{}, fmt.Errorf("a version %d record cannot have run_reclaims, prompt_sha256 or prompt_changes (version 4 added them)", r.Version)
+	if r.Version < 4 && (r.RunReclaims != 0 || r.KilledAttempts != 0 || r.PromptSHA256 != "" || len(r.PromptChanges) > 0) {
+		return Record{}, fmt.Errorf("a version %d record cannot have run_reclaims, killed_attempts, prompt_sha256 or prompt_changes (version 4 added them)", r.Version)
 	}
 	r.Version = recordVersion
 	if err := check(r); err != nil {

@@ -91,7 +91,7 @@ func TestReadsVersion3Record(t *testing.T) {
 	}
 	var raw map[string]any
 	json.Unmarshal(b, &raw)
-	added := map[string]any{"run_reclaims": 1, "prompt_sha256": strings.Repeat("a", 64), "prompt_changes": []PromptChange{goodPromptChange(PromptResume)}}
+	added := map[string]any{"run_reclaims": 1, "killed_attempts": 1, "prompt_sha256": strings.Repeat("a", 64), "prompt_changes": []PromptChange{goodPromptChange(PromptResume)}}
 	for field, v := range added {
 		raw[field] = v
 		edited, _ := json.Marshal(raw)

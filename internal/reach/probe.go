@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -97,9 +99,13 @@ func certFinding(ctx context.Context, conn net.Conn, host, extraCAs string, now 
 		roots = x509.NewCertPool()
 	}
 	if extraCAs != "" {
-		if pem, err := os.ReadFile(extraCAs); err == nil {
-			roots.AppendCertsFromPEM(pem)
+		pem, err := readCAs(extraCAs)
+		if err != nil {
+			// The CLI may trust what this file holds: without it, no
+			// certificate can be said to fail in every store.
+			return Finding{}
 		}
+		roots.AppendCertsFromPEM(pem)
 	}
 	inter := x509.NewCertPool()
 	for _, c := range certs[1:] {
@@ -140,4 +146,30 @@ func trusted(c *x509.Certificate, roots *x509.CertPool) bool {
 func mustKnow(code string) Finding {
 	f, _ := Known(code)
 	return f
+}
+
+// maxCAsBytes bounds what is read of NODE_EXTRA_CA_CERTS: a bundle of every
+// public CA is about 250 KiB.
+const maxCAsBytes = 4 << 20
+
+// readCAs reads a certificate bundle named by the environment: a regular
+// file only (a FIFO would block the look, a device never end), at most
+// maxCAsBytes.
+func readCAs(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("NODE_EXTRA_CA_CERTS %s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxCAsBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxCAsBytes {
+		return nil, fmt.Errorf("NODE_EXTRA_CA_CERTS %s is over %d MiB", path, maxCAsBytes>>20)
+	}
+	return b, nil
 }

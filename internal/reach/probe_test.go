@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -42,7 +43,7 @@ func quietTLSServer(t *testing.T) *httptest.Server {
 
 func target(t *testing.T, raw string, extra ...string) Target {
 	t.Helper()
-	return TargetOf(append([]string{"ANTHROPIC_BASE_URL=" + raw}, extra...))
+	return TargetOf(append([]string{"ANTHROPIC_BASE_URL=" + raw}, extra...), t.TempDir())
 }
 
 func TestProbe(t *testing.T) {
@@ -109,24 +110,53 @@ func TestProbeExpiredCertificate(t *testing.T) {
 }
 
 func TestProbeTimesOutAsUnknown(t *testing.T) {
-	// A server that accepts and never finishes the TLS handshake.
+	// A server that accepts and never says a word of the TLS handshake.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	accepted := make(chan net.Conn, 1)
 	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
+		if c, err := l.Accept(); err == nil {
+			accepted <- c
 		}
 	}()
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	server := <-accepted
+	defer server.Close()
+	// The handshake itself must end with the look's time: an ended
+	// context stands for the timeout (no sleeping). Without it the
+	// handshake would wait for the silent server, and this test with it.
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // an ended context stands for the timeout: no sleeping
-	if got := Probe(ctx, target(t, "https://"+l.Addr().String())); got.Config() {
-		t.Errorf("Probe with its time up = %+v, want Unknown", got)
+	cancel()
+	if got := certFinding(ctx, conn, "127.0.0.1", "", time.Now()); got.Config() {
+		t.Errorf("certFinding with its time up = %+v, want Unknown", got)
+	}
+}
+
+// NODE_EXTRA_CA_CERTS comes from the environment: a FIFO or a device must
+// not hold the look, and a file that cannot be read means the CLI may
+// trust what malarun cannot see, so no certificate is blamed.
+func TestExtraCAsThatCannotBeReadBlameNoCertificate(t *testing.T) {
+	srv := quietTLSServer(t) // Go's test certificate: self-signed
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, "/dev/zero", filepath.Join(dir, "missing.pem")} {
+		if got := Probe(context.Background(), target(t, srv.URL, "NODE_EXTRA_CA_CERTS="+path)); got.Config() {
+			t.Errorf("NODE_EXTRA_CA_CERTS=%s: %+v, want no cause", path, got)
+		}
+	}
+	big := filepath.Join(dir, "big.pem")
+	os.WriteFile(big, make([]byte, maxCAsBytes+1), 0o600)
+	if _, err := readCAs(big); err == nil {
+		t.Errorf("a bundle over %d bytes was read", maxCAsBytes)
 	}
 }

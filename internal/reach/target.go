@@ -3,6 +3,7 @@ package reach
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 )
 
@@ -21,11 +22,13 @@ type Target struct {
 	// Shown is the address safe to print: scheme, host, port and path only
 	// (no user or password, no query, no fragment), printable ASCII, capped.
 	Shown string
-	// Proxy names the proxy variable set for the URL's scheme: the CLI
-	// connects through it, so a direct look tells nothing and none is made.
+	// Proxy names a proxy variable that is set (HTTPS_PROXY, HTTP_PROXY,
+	// ALL_PROXY, in either case): the CLI may connect through it, so a
+	// direct look tells nothing and none is made.
 	Proxy string
-	// ExtraCAs is NODE_EXTRA_CA_CERTS: certificates the CLI trusts besides
-	// its own store, trusted by the probe too.
+	// ExtraCAs is NODE_EXTRA_CA_CERTS, made absolute against the CLI's
+	// working directory: certificates the CLI trusts besides its own store,
+	// trusted by the probe too.
 	ExtraCAs string
 	// NoVerify: NODE_TLS_REJECT_UNAUTHORIZED=0, the CLI accepts any certificate.
 	NoVerify bool
@@ -44,8 +47,9 @@ func providerSwitches() []string {
 }
 
 // TargetOf reads the API address and what bears on reaching it from env
-// (KEY=VALUE entries; the last one of a name wins, as exec does).
-func TargetOf(env []string) Target {
+// (KEY=VALUE entries; the last one of a name wins, as exec does), for a
+// CLI that runs in cwd.
+func TargetOf(env []string, cwd string) Target {
 	get := func(name string) string {
 		v := ""
 		for _, kv := range env {
@@ -60,6 +64,9 @@ func TargetOf(env []string) Target {
 		raw = DefaultBaseURL
 	}
 	t := Target{ExtraCAs: get("NODE_EXTRA_CA_CERTS"), NoVerify: get("NODE_TLS_REJECT_UNAUTHORIZED") == "0"}
+	if t.ExtraCAs != "" && !filepath.IsAbs(t.ExtraCAs) {
+		t.ExtraCAs = filepath.Join(cwd, t.ExtraCAs) // as the CLI, which runs there, reads it
+	}
 	for _, p := range providerSwitches() {
 		if v := strings.ToLower(get(p)); v != "" && v != "0" && v != "false" {
 			t.Provider, t.Shown = p, "the endpoint "+p+" selects"
@@ -73,16 +80,27 @@ func TargetOf(env []string) Target {
 	}
 	t.URL = u
 	t.Shown = shown(u)
-	names := []string{"HTTPS_PROXY", "https_proxy"}
-	if u.Scheme == "http" {
-		names = []string{"HTTP_PROXY", "http_proxy"}
-	}
-	for _, n := range names {
-		if get(n) != "" && !noProxy(get("NO_PROXY")+","+get("no_proxy"), u.Hostname()) {
+	// Any proxy variable stops the look, whatever the scheme and NO_PROXY
+	// say: the CLI's docs have HTTP_PROXY stand in for HTTPS_PROXY, and
+	// its reading of NO_PROXY differs between versions. A look that went
+	// direct where the CLI goes through a proxy could find a refusal the
+	// CLI never meets, and end a run that would have worked.
+	for _, n := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
+		if get(n) != "" {
 			t.Proxy = n
+			break
 		}
 	}
 	return t
+}
+
+// ShownWithProxy is Shown, and the proxy variable the CLI may have gone
+// through: a refusal the CLI reports can be the proxy's.
+func (t Target) ShownWithProxy() string {
+	if t.Proxy == "" {
+		return t.Shown
+	}
+	return t.Shown + " (through the proxy in " + t.Proxy + ")"
 }
 
 // shown is u without what can hold a secret (user, password, query,
@@ -90,37 +108,16 @@ func TargetOf(env []string) Target {
 func shown(u *url.URL) string {
 	s := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 	var b strings.Builder
-	for i := 0; i < len(s) && b.Len() < maxShownBytes; i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f {
+	i := 0
+	for ; i < len(s) && b.Len() < maxShownBytes; i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
 			fmt.Fprintf(&b, "%%%02X", c)
-			continue
+		} else {
+			b.WriteByte(c)
 		}
-		b.WriteByte(c)
 	}
-	if b.Len() >= maxShownBytes {
-		return b.String()[:maxShownBytes] + "…"
+	if i < len(s) || b.Len() > maxShownBytes { // something was left out
+		return b.String()[:maxShownBytes-3] + "..." // printable ASCII, within the cap
 	}
 	return b.String()
-}
-
-// noProxy reports whether list (NO_PROXY: comma-separated hosts, domain
-// suffixes, "*") exempts host from the proxy. Ports and CIDR ranges are
-// not read: an entry malarun cannot read leaves the proxy in place, and
-// with a proxy malarun does not look (the CLI's retries apply).
-func noProxy(list, host string) bool {
-	host = strings.ToLower(host)
-	for _, e := range strings.Split(list, ",") {
-		e = strings.ToLower(strings.TrimSpace(e))
-		switch {
-		case e == "":
-		case e == "*":
-			return true
-		case host == strings.TrimPrefix(e, "."):
-			return true
-		case strings.HasSuffix(host, "."+strings.TrimPrefix(e, ".")):
-			return true
-		}
-	}
-	return false
 }

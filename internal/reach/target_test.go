@@ -1,6 +1,9 @@
 package reach
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestTargetOf(t *testing.T) {
 	cases := []struct {
@@ -19,15 +22,18 @@ func TestTargetOf(t *testing.T) {
 		{"no host", []string{"ANTHROPIC_BASE_URL=http:///x"}, "ANTHROPIC_BASE_URL (not an http or https URL)", "", false},
 		{"other scheme", []string{"ANTHROPIC_BASE_URL=ftp://h.invalid"}, "ANTHROPIC_BASE_URL (not an http or https URL)", "", false},
 		{"https proxy", []string{"HTTPS_PROXY=http://proxy:3128"}, "https://api.anthropic.com", "HTTPS_PROXY", true},
-		{"http proxy does not apply to https", []string{"http_proxy=http://proxy:3128"}, "https://api.anthropic.com", "", true},
-		{"no_proxy exempts", []string{"HTTPS_PROXY=http://proxy:3128", "NO_PROXY=localhost,.anthropic.com"}, "https://api.anthropic.com", "", true},
+		// The CLI's docs have HTTP_PROXY stand in when HTTPS_PROXY is not set.
+		{"http proxy for https", []string{"http_proxy=http://proxy:3128"}, "https://api.anthropic.com", "http_proxy", true},
+		{"all_proxy", []string{"ALL_PROXY=socks5://proxy:1080"}, "https://api.anthropic.com", "ALL_PROXY", true},
+		// Versions read NO_PROXY differently: a proxy variable always stops the look.
+		{"no_proxy is not trusted", []string{"HTTPS_PROXY=http://proxy:3128", "NO_PROXY=localhost,.anthropic.com"}, "https://api.anthropic.com", "HTTPS_PROXY", true},
 		{"another provider", []string{"ANTHROPIC_BASE_URL=http://h.invalid", "CLAUDE_CODE_USE_BEDROCK=1"}, "the endpoint CLAUDE_CODE_USE_BEDROCK selects", "", false},
 		{"a provider switched off", []string{"ANTHROPIC_BASE_URL=http://h.invalid", "CLAUDE_CODE_USE_VERTEX=0"}, "http://h.invalid", "", true},
-		{"no_proxy star", []string{"https_proxy=http://proxy:3128", "no_proxy=*"}, "https://api.anthropic.com", "", true},
+		{"no_proxy star", []string{"https_proxy=http://proxy:3128", "no_proxy=*"}, "https://api.anthropic.com", "https_proxy", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tg := TargetOf(c.env)
+			tg := TargetOf(c.env, "/work")
 			if tg.Shown != c.shown || tg.Proxy != c.proxy || (tg.URL != nil) != c.probeable {
 				t.Errorf("TargetOf(%q) = shown %q proxy %q url %v; want %q %q probeable %v", c.env, tg.Shown, tg.Proxy, tg.URL, c.shown, c.proxy, c.probeable)
 			}
@@ -40,8 +46,37 @@ func TestShownIsCapped(t *testing.T) {
 	for len(long) < 1000 {
 		long += "abcdefghij"
 	}
-	tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + long})
-	if len(tg.Shown) > maxShownBytes+len("…") {
-		t.Errorf("shown address is %d bytes, want at most %d", len(tg.Shown), maxShownBytes)
+	tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + long}, "/work")
+	if len(tg.Shown) != maxShownBytes || !strings.HasSuffix(tg.Shown, "...") {
+		t.Errorf("shown address %q is %d bytes, want %d ending in ...", tg.Shown, len(tg.Shown), maxShownBytes)
+	}
+	// One that fits exactly is not marked as cut.
+	exact := "http://h.invalid/" + strings.Repeat("a", maxShownBytes-len("http://h.invalid/"))
+	if tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + exact}, "/work"); tg.Shown != exact {
+		t.Errorf("an address of %d bytes is shown as %q", maxShownBytes, tg.Shown)
+	}
+	// Escapes that push past the cap are cut too, in printable ASCII.
+	wide := "http://h.invalid/" + strings.Repeat("\u00e9", 100)
+	if tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + wide}, "/work"); len(tg.Shown) > maxShownBytes || strings.ContainsFunc(tg.Shown, func(r rune) bool { return r < ' ' || r > '~' }) {
+		t.Errorf("shown %q (%d bytes)", tg.Shown, len(tg.Shown))
+	}
+}
+
+func TestExtraCAsAreTheCLIsPath(t *testing.T) {
+	if got := TargetOf([]string{"NODE_EXTRA_CA_CERTS=certs/ca.pem"}, "/work/repo").ExtraCAs; got != "/work/repo/certs/ca.pem" {
+		t.Errorf("a relative NODE_EXTRA_CA_CERTS reads as %q, want it in the CLI's directory", got)
+	}
+	if got := TargetOf([]string{"NODE_EXTRA_CA_CERTS=/etc/ca.pem"}, "/work/repo").ExtraCAs; got != "/etc/ca.pem" {
+		t.Errorf("an absolute one reads as %q", got)
+	}
+}
+
+func TestShownWithProxyNamesTheProxy(t *testing.T) {
+	tg := TargetOf([]string{"ANTHROPIC_BASE_URL=http://gw.example.com", "HTTP_PROXY=http://user:pw@proxy:3128"}, "/work")
+	if got := tg.ShownWithProxy(); got != "http://gw.example.com (through the proxy in HTTP_PROXY)" {
+		t.Errorf("shown %q", got)
+	}
+	if got := TargetOf(nil, "/work").ShownWithProxy(); got != "https://api.anthropic.com" {
+		t.Errorf("shown without a proxy %q", got)
 	}
 }

@@ -204,7 +204,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			res.cliLimit = m.Limit()
 			log.Warn().Time("retry_at", res.cliLimit.RetryAt).Str("why", res.cliLimit.Reason).Msg("claude would wait out a usage limit longer than limit_wait allows")
 		case attempt.Unreachable:
-			res.unreachable, res.apiAt = m.Unreachable(), r.target.Shown
+			res.unreachable, res.apiAt = m.Unreachable(), r.target.ShownWithProxy()
 			log.Warn().Str("api", res.apiAt).Str("code", res.unreachable.Code).Msg("the API cannot be reached and never was in this run: stopping")
 		case attempt.Pressure:
 			log.Info().Int64("occupancy", r.monitor.Occupancy()).Int64("window", r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")

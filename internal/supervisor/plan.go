@@ -134,7 +134,6 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 	if p.rec.PromptSHA256 == "" {
 		p.rec.PromptSHA256 = recordedPromptHash(rec) // a record older than version 4
 	}
-	cut := 0
 	if rec.Status == journal.Processing {
 		// The lock was free: the malarun that wrote "processing" died.
 		p.reclaimed = true
@@ -143,8 +142,9 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 		// The attempt it was running when it died happened: the run's count
 		// says so. It was cut by malarun's death, not by claude, so it
 		// uses none of max_attempts (max_reclaims bounds deaths).
-		cut = max(0, startedAttempts(rec.RunDir)-rec.Attempts)
+		cut := max(0, startedAttempts(rec.RunDir)-rec.Attempts)
 		p.rec.Attempts += cut
+		p.rec.KilledAttempts += cut
 		// Counted before anything else happens: a malarun that dies while
 		// reclaiming is one more death.
 		if err := j.Save(p.rec); err != nil {
@@ -163,7 +163,7 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 	p.state = retry.State{
 		Attempts: p.rec.Attempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations,
-		HasCheckpoint: rec.Checkpoint != "", AttemptsAtStart: cut,
+		HasCheckpoint: rec.Checkpoint != "", AttemptsAtStart: p.rec.KilledAttempts,
 	}
 	if rec.Status == journal.Stopped || rec.Status == journal.Waiting {
 		// It stopped on this invocation's limits: the next gets its own.

@@ -220,3 +220,32 @@ func TestReclaimKeepsTheRunsCounts(t *testing.T) {
 		t.Errorf("record: attempts %d, run_reclaims %d, reclaims %d", r.Attempts, r.RunReclaims, r.Reclaims)
 	}
 }
+
+// Two malaruns died on the run, each with an attempt running: both
+// attempts count, and neither uses max_attempts.
+func TestTwoReclaimsChargeNoKilledAttempt(t *testing.T) {
+	h := newHarness(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
+	h.cfg.IdleTimeout = time.Hour
+	go func() {
+		waitForTranscriptLine(t, h.cfg.StateDir, `"name":"Bash"`)
+		h.signals <- syscall.SIGINT
+	}()
+	h.run()
+	rec := recordOf(t, h)
+	// What the first reclaim recorded (attempt 1 killed), then a second
+	// malarun killed during attempt 2.
+	editRecord(t, h, map[string]any{"status": "processing", "attempts": 1, "killed_attempts": 1, "run_reclaims": 1, "reclaims": 1})
+	if err := os.WriteFile(filepath.Join(rec.RunDir, "attempt-2.jsonl"), []byte(testchild.InitLine+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args, testchild.EnvExit+"=1",
+		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine))
+	rep, err, _ := h.run()
+	wantKind(t, err, outcome.RetriesExhausted, "1 attempts, the most max_attempts allows")
+	r := recordOf(t, h)
+	if rep.Attempts != 3 || r.Attempts != 3 || r.KilledAttempts != 2 || r.RunReclaims != 2 || rep.Reclaims != 2 {
+		t.Errorf("after two reclaims: report attempts %d reclaims %d; record attempts %d killed %d run_reclaims %d",
+			rep.Attempts, rep.Reclaims, r.Attempts, r.KilledAttempts, r.RunReclaims)
+	}
+}

@@ -136,7 +136,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	r.cfg.Env = withEnv(r.cfg.Env, "HOME", r.rec.Home)
 	r.cfg.Env = withEnv(r.cfg.Env, markerEnv, r.rec.Marker)
 	r.checkpoint = r.rec.Checkpoint
-	r.target = reach.TargetOf(r.cfg.Env)
+	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd)
 	r.talked = talkedInRecord(r.rec)
 	if err := r.save(); err != nil {
 		return Report{}, err
