@@ -59,7 +59,7 @@ func TestExitCodeContract(t *testing.T) {
 		{5, "context_exhausted"}: {"never", "starts_over"}, {6, "poisoned"}: {"never", "refused"},
 		{7, "busy"}: {"never", "unchanged"}, {8, "auth"}: {"never", "starts_over"},
 		{9, "budget"}: {"never", "starts_over"}, {10, "api_unreachable"}: {"never", "starts_over"},
-		{75, "rate_limit"}: {"after_retry_at", "resumes"},
+		{75, "rate_limit"}:       {"after_retry_at", "resumes"},
 		{124, "session_timeout"}: {"now", "resumes"}, {127, "start_failed"}: {"never", "starts_over"},
 		{129, "interrupted"}: {"now", "resumes"}, {130, "interrupted"}: {"now", "resumes"},
 		{131, "interrupted"}: {"now", "resumes"}, {143, "interrupted"}: {"now", "resumes"},
