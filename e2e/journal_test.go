@@ -291,6 +291,17 @@ func TestRealCLIKilledMalarunIsResumed(t *testing.T) {
 	if r.stdout != "Resumed by a new malarun.\n" {
 		t.Errorf("stdout %q", r.stdout)
 	}
+	// The counts are the run's: the killed attempt and the takeover stay.
+	var rec struct {
+		Attempts       int `json:"attempts"`
+		KilledAttempts int `json:"killed_attempts"`
+		Reclaims       int `json:"reclaims"`
+		RunReclaims    int `json:"run_reclaims"`
+	}
+	b, _ := os.ReadFile(filepath.Join(e.home, "state", "issue-e2e", "record.json"))
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Attempts != 2 || rec.KilledAttempts != 1 || rec.Reclaims != 0 || rec.RunReclaims != 1 {
+		t.Errorf("record after the takeover (%v): %+v", err, rec)
+	}
 	reqs := e.api.ConversationRequests()
 	last := reqs[len(reqs)-1]
 	if last.SessionID != reqs[0].SessionID || !last.HasToolUse("toolu_1") || !last.HasToolResult("toolu_1") ||
