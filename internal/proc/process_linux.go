@@ -112,7 +112,7 @@ func (p *Process) members() []procStat {
 			live = append(live, s)
 		}
 	}
-	return live
+	return ancestorsFirst(live)
 }
 
 // pollEvery is how often a stop re-walks the tree; it only runs while a
