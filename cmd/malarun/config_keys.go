@@ -90,7 +90,7 @@ func configKeys() []keySpec {
 		stringKey("prompts_dir", "folder whose resume.md, checkpoint.md, continuation.md, fallback.md replace the built-in prompts", "",
 			func(s *settings) *string { return &s.cfg.PromptsDir }),
 		enumKey("prompt_change", []string{supervisor.PromptChangeRefuse, supervisor.PromptChangeResume, supervisor.PromptChangeStartOver},
-			"a rerun whose prompt differs from the resumable recorded run's: refuse (exit 2), resume that run with its own prompt, or start_over with this one",
+			"what a rerun does when its prompt is not the one the resumable recorded run began with (refuse exits 2; resume keeps that run's task; start_over starts this one)",
 			func(s *settings) *string { return &s.cfg.PromptChange }),
 		enumKey("log_format", []string{"auto", "console", "json"}, "log format on stderr; auto: console on a terminal, JSON otherwise",
 			func(s *settings) *string { return &s.logFormat }),
