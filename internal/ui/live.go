@@ -99,4 +99,4 @@ func (l *Live) show() (int, bool) {
 // Sync waits, at most limit, until the events queued so far are shown.
 func (l *Live) Sync(limit time.Duration) { syncWith(l.syncs, l.done, limit) }
 
-func (l *Live) draw() { l.term.SetStatus(l.status.Line(l.now())) }
+func (l *Live) draw() { l.term.SetStatus(l.status.LineWithin(l.now(), l.term.StatusWidth())) }

@@ -107,65 +107,123 @@ func (s *Status) Attempt() int { return s.attempt }
 //
 //	issue-123 · attempt 2/10 · session 5fcbbccf · 4m12s · 38 msgs · running Bash · 63% of 200k · $0.4210 · hang in 25s
 //
-// It is not cut to the terminal's width; "" when nothing is running.
-func (s *Status) Line(now time.Time) string {
+// It is not cut to the terminal's width (LineWithin is); "" when nothing
+// is running.
+func (s *Status) Line(now time.Time) string { return s.LineWithin(now, 0) }
+
+// LineWithin is Line for a terminal of width columns (0: any width). When
+// the whole line does not fit, the parts that matter least go first (the
+// session id, the message count, the task list, the cost, ...), never
+// what is about to happen ("hang in 25s", "resume in 5s", "stopping"):
+// cutting the end of the line, as a terminal does, would cut exactly that.
+func (s *Status) LineWithin(now time.Time, width int) string {
 	if !s.Visible() {
 		return ""
 	}
-	parts := []string{s.issue}
+	parts := s.parts(now)
+	line := joinParts(parts)
+	for width > 0 && Width(line) > width {
+		drop, rank := -1, 0
+		for k, p := range parts {
+			if p.rank > rank {
+				drop, rank = k, p.rank
+			}
+		}
+		if drop < 0 {
+			break // only what must stay is left: the terminal cuts it
+		}
+		parts = append(parts[:drop], parts[drop+1:]...)
+		line = joinParts(parts)
+	}
+	return line
+}
+
+// statusPart is a part of the status line and how soon it goes when the
+// line is too long: the highest rank first, rank 0 never.
+type statusPart struct {
+	text string
+	rank int
+}
+
+// The ranks, in the order parts go when space is short.
+const (
+	keepAlways = iota
+	rankIssue
+	rankTool
+	rankAttempt
+	rankElapsed
+	rankOccupancy
+	rankCost
+	rankTasks
+	rankMessages
+	rankSession
+)
+
+func joinParts(parts []statusPart) string {
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.text
+	}
+	// Cleaned whole, whoever set each part: the line must stay one line
+	// of text for the terminal to redraw it in place.
+	return Clean(strings.Join(texts, " · "), 0)
+}
+
+// parts are the status line's parts at now, in the order they are shown.
+func (s *Status) parts(now time.Time) []statusPart {
+	parts := []statusPart{{s.issue, rankIssue}}
+	add := func(text string, rank int) { parts = append(parts, statusPart{text, rank}) }
 	if s.attempt > 0 {
 		a := fmt.Sprintf("attempt %d", s.attempt)
 		if s.maxAttempts > 0 {
 			a += fmt.Sprintf("/%d", s.maxAttempts)
 		}
-		parts = append(parts, a)
+		add(a, rankAttempt)
 	}
 	if s.session != "" {
-		parts = append(parts, "session "+ShortSession(s.session))
+		add("session "+ShortSession(s.session), rankSession)
 	}
 	if !s.started.IsZero() {
-		parts = append(parts, Duration(now.Sub(s.started).Truncate(time.Second)))
+		add(Duration(now.Sub(s.started).Truncate(time.Second)), rankElapsed)
 	}
 	switch s.phase {
 	case phaseStarting:
-		parts = append(parts, "starting claude")
+		add("starting claude", keepAlways)
 	case phaseRunning:
-		parts = append(parts, plural(s.messages, "msg"))
+		add(plural(s.messages, "msg"), rankMessages)
 		if len(s.tools) > 0 {
-			parts = append(parts, "running "+Clean(strings.Join(s.tools, ", "), 40))
+			add("running "+Clean(strings.Join(s.tools, ", "), 40), rankTool)
 		}
 		if len(s.tasks) > 0 {
-			parts = append(parts, plural(len(s.tasks), "background task")+": "+Clean(strings.Join(s.tasks, ", "), 60))
+			add(plural(len(s.tasks), "background task")+": "+Clean(strings.Join(s.tasks, ", "), 60), rankTasks)
 		}
 	case phaseStopping:
-		parts = append(parts, "stopping ("+s.stopReason+")")
+		add("stopping ("+s.stopReason+")", keepAlways)
 	case phaseLimit:
 		w := "usage limit"
 		if s.limitType != "" {
 			w += " (" + Clean(s.limitType, 40) + ")" // the CLI's word
 		}
-		parts = append(parts, w+": resuming in "+Duration(max(0, s.nextAt.Sub(now)).Round(time.Second)))
+		add(w+": resuming in "+Duration(max(0, s.nextAt.Sub(now)).Round(time.Second)), keepAlways)
 	case phaseWaiting:
 		if s.next != "" && s.next != "fail" && s.next != "done" {
 			w := s.next
 			if left := s.nextAt.Sub(now); left > 0 {
 				w += " in " + Duration(left.Round(time.Second))
 			}
-			parts = append(parts, w)
+			add(w, keepAlways)
 		}
 	}
 	if s.occupancy > 0 {
-		parts = append(parts, Occupancy(s.occupancy, s.window))
+		add(Occupancy(s.occupancy, s.window), rankOccupancy)
 	}
 	if s.cost > 0 {
-		parts = append(parts, Cost(s.cost))
+		add(Cost(s.cost), rankCost)
 	}
 	if c := s.countdown(now); c != "" {
-		parts = append(parts, c)
+		add(c, keepAlways)
 	}
-	// Cleaned whole, whoever set each part: the line must stay one line
-	// of text for the terminal to redraw it in place.
-	return Clean(strings.Join(parts, " · "), 0)
+	return parts
 }
 
 // countdown is "hang in 25s" once the idle limit is close.

@@ -135,3 +135,36 @@ func TestLimitEventLines(t *testing.T) {
 		t.Errorf("finished:\n got %q\nwant %q", got, want)
 	}
 }
+
+// In a narrow terminal what is about to happen stays; the session id, the
+// message count and the cost go first.
+func TestStatusLineKeepsTheCountdownWhenNarrow(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	s := NewStatus("issue-123", 10)
+	s.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
+	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: t0.Add(time.Second), Attempt: 2, Session: session})
+	s.Apply(supervisor.Event{Kind: supervisor.EvProgress, Time: t0.Add(4 * time.Minute), Attempt: 2, Session: session,
+		Messages: 38, Occupancy: 126_000, Window: 200_000, CostUSD: 0.421, IdleDeadline: t0.Add(5 * time.Minute)})
+	full := s.Line(t0.Add(4*time.Minute + 35*time.Second))
+	if !strings.HasSuffix(full, " · hang in 25s") || !strings.Contains(full, "session ") {
+		t.Fatalf("the full line: %q", full)
+	}
+	for _, width := range []int{Width(full) - 1, 60, 40, 30} {
+		got := s.LineWithin(t0.Add(4*time.Minute+35*time.Second), width)
+		if Width(got) > width && width >= Width("issue-123 · hang in 25s") {
+			t.Errorf("width %d: %q is %d columns", width, got, Width(got))
+		}
+		if !strings.Contains(got, "hang in 25s") {
+			t.Errorf("width %d: the countdown is cut: %q", width, got)
+		}
+		if strings.Contains(got, "session") {
+			t.Errorf("width %d: the session id stayed while other parts went: %q", width, got)
+		}
+	}
+	if got := s.LineWithin(t0.Add(4*time.Minute+35*time.Second), 30); !strings.HasPrefix(got, "issue-123") {
+		t.Errorf("the issue went before the less useful parts: %q", got)
+	}
+	if got := s.LineWithin(t0.Add(4*time.Minute+35*time.Second), 0); got != full {
+		t.Errorf("width 0 (any): %q, want the whole line", got)
+	}
+}

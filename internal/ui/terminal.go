@@ -35,7 +35,7 @@ func (t *Terminal) SetStatus(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s != "" {
-		s = Fit(s, t.width()-1)
+		s = Fit(s, t.StatusWidth())
 	}
 	if s == t.status {
 		return
@@ -43,6 +43,9 @@ func (t *Terminal) SetStatus(s string) {
 	t.status = s
 	io.WriteString(t.w, clearLine+s)
 }
+
+// StatusWidth is the columns a status line may take now (see SetStatus).
+func (t *Terminal) StatusWidth() int { return t.width() - 1 }
 
 // Println prints a permanent line above the status line.
 func (t *Terminal) Println(line string) {
