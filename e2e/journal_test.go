@@ -280,10 +280,7 @@ func TestRealCLIKilledMalarunIsResumed(t *testing.T) {
 	e := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed by a new malarun."))
 	started := time.Now()
 	cmd, stdout, stderr := e.start("--idle-timeout", "1m")
-	e.waitStall(1)
-	// The CLI writes its session file in the background: kill only once the
-	// tool result is on disk, or the resumed history may lack it.
-	e.waitSessionFile(e.api.ConversationRequests()[0].SessionID, `"tool_use_id":"toolu_1"`)
+	e.waitToolResultSaved()
 	cmd.Process.Signal(syscall.SIGKILL)
 	e.wait(cmd, stdout, stderr, started)
 	r := e.run("--idle-timeout", "1m")
@@ -310,6 +307,19 @@ func TestRealCLIKilledMalarunIsResumed(t *testing.T) {
 			last.SessionID == reqs[0].SessionID, last.HasToolUse("toolu_1"), last.HasToolResult("toolu_1"), strings.Contains(last.AllText(), e.task))
 		dumpRequests(t, e)
 	}
+}
+
+// waitToolResultSaved waits until the first session's request after its
+// Bash call (toolu_1) is held by the fake API and the tool result is in
+// the CLI's session file, and returns that session. The CLI writes the file
+// in the background: stop it only then, or the resumed history may lack
+// the result.
+func (e *env) waitToolResultSaved() string {
+	e.t.Helper()
+	e.waitStall(1)
+	session := e.api.ConversationRequests()[0].SessionID
+	e.waitSessionFile(session, `"tool_use_id":"toolu_1"`)
+	return session
 }
 
 // waitSessionFile waits until the CLI's session file holds s.

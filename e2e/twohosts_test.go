@@ -44,9 +44,7 @@ func TestTwoHostsOneVolume(t *testing.T) {
 		}
 	})
 	// A's CLI ran the Bash call and its next request is held.
-	e.waitStall(1)
-	session := e.api.ConversationRequests()[0].SessionID
-	e.waitSessionFile(session, `"tool_use_id":"toolu_1"`)
+	session := e.waitToolResultSaved()
 	aPid := childOf(t, a.Process.Pid)
 	if ns := nsPids(t, aPid); len(ns) != 2 || ns[1] != "1" {
 		t.Fatalf("host A's malarun (pid %d) is not PID 1 of a namespace of its own: NSpid %q", aPid, ns)

@@ -51,6 +51,11 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 	}
 	var change *journal.PromptChange
 	if exists && resumable(old.Status) && !old.Poisoned && !r.cfg.Reset {
+		if old.PromptSHA256 == "" {
+			// A record older than version 4: its run folder's prompt.md,
+			// hashed once here for the comparison and the record.
+			old.PromptSHA256 = recordedPromptHash(old)
+		}
 		// Before anything changes: a refusal leaves the record, and what a
 		// dead malarun left running, as they are.
 		if change, err = r.promptChange(old, started); err != nil {
@@ -130,9 +135,6 @@ func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, erro
 	p := &plan{rec: rec, resumed: true, prompt: filepath.Join(rec.RunDir, "prompt.md")}
 	if err := r.restorePrompt(rec, p.prompt); err != nil {
 		return nil, err
-	}
-	if p.rec.PromptSHA256 == "" {
-		p.rec.PromptSHA256 = recordedPromptHash(rec) // a record older than version 4
 	}
 	if rec.Status == journal.Processing {
 		// The lock was free: the malarun that wrote "processing" died.

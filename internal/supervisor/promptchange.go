@@ -27,13 +27,10 @@ func promptHash(prompt []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// recordedPromptHash is the hash of the prompt the recorded run began
-// with: the record's, or (a record older than version 4) that of the run
-// folder's prompt.md; "" when neither can be known.
+// recordedPromptHash is the hash of the run folder's prompt.md, for a
+// record older than version 4, which does not keep it; "" when it cannot
+// be read.
 func recordedPromptHash(rec journal.Record) string {
-	if rec.PromptSHA256 != "" {
-		return rec.PromptSHA256
-	}
 	b, err := os.ReadFile(filepath.Join(rec.RunDir, "prompt.md"))
 	if err != nil {
 		return ""
@@ -47,7 +44,7 @@ func recordedPromptHash(rec journal.Record) string {
 // when the configuration says what to do, and a usage error (exit 2, the
 // record untouched) when it does not.
 func (r *runner) promptChange(rec journal.Record, now time.Time) (*journal.PromptChange, error) {
-	recorded, given := recordedPromptHash(rec), promptHash(r.cfg.Prompt)
+	recorded, given := rec.PromptSHA256, promptHash(r.cfg.Prompt)
 	if recorded == "" {
 		r.log.Warn().Str("run_dir", rec.RunDir).Msg("the recorded run's prompt is gone, so this prompt cannot be compared with it; continuing the recorded run")
 		return nil, nil

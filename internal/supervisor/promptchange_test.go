@@ -86,13 +86,11 @@ func TestPromptChangeResumeContinuesTheRecordedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := h.attempts()
-	flag, id := sessionFlag(t, at[1])
-	_, first := sessionFlag(t, at[0])
+	flag, id, first, prompt := secondAttempt(t, h)
 	// The resume prompt goes on with the session's own task, and never
 	// mentions the other one.
-	if flag != "--resume" || id != first || strings.Contains(at[1], "release notes") {
-		t.Errorf("second attempt: --%s %s (first %s), prompt:\n%s", flag, id, first, at[1])
+	if flag != "--resume" || id != first || strings.Contains(prompt, "release notes") {
+		t.Errorf("second attempt: %s %s (first %s), prompt:\n%s", flag, id, first, prompt)
 	}
 	r := recordOf(t, h)
 	if len(r.PromptChanges) != 1 || r.PromptSHA256 != hashOf("Fix the bug.") || r.RunID != filepath.Base(rep.RunDir) {
@@ -118,11 +116,9 @@ func TestPromptChangeStartOverStartsTheNewTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := h.attempts()
-	flag, id := sessionFlag(t, at[1])
-	_, first := sessionFlag(t, at[0])
-	if flag != "--session-id" || id == first || !strings.Contains(at[1], "Write the release notes.") {
-		t.Errorf("second attempt: --%s %s (first %s), prompt:\n%s", flag, id, first, at[1])
+	flag, id, first, prompt := secondAttempt(t, h)
+	if flag != "--session-id" || id == first || !strings.Contains(prompt, "Write the release notes.") {
+		t.Errorf("second attempt: %s %s (first %s), prompt:\n%s", flag, id, first, prompt)
 	}
 	r := recordOf(t, h)
 	if r.RunID == old.RunID || len(r.Runs) != 2 || r.Attempts != 1 || r.PromptSHA256 != hashOf("Write the release notes.") ||
@@ -163,8 +159,20 @@ func TestRemovedPromptIsSavedAgainFromTheSamePrompt(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(rec.RunDir, "prompt.md")); string(b) != "Fix the bug." {
 		t.Errorf("prompt.md is %q", b)
 	}
-	at := h.attempts()
-	if flag, _ := sessionFlag(t, at[1]); flag != "--resume" {
+	if flag, _, _, _ := secondAttempt(t, h); flag != "--resume" {
 		t.Errorf("second attempt started with --%s", flag)
 	}
+}
+
+// secondAttempt is how the fake child saw the run's second attempt: its
+// session flag and id, the first attempt's session id, and what it read.
+func secondAttempt(t *testing.T, h *harness) (flag, id, first, seen string) {
+	t.Helper()
+	at := h.attempts()
+	if len(at) != 2 {
+		t.Fatalf("%d attempts, want 2", len(at))
+	}
+	flag, id = sessionFlag(t, at[1])
+	_, first = sessionFlag(t, at[0])
+	return flag, id, first, at[1]
 }
