@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/timeline"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -57,14 +58,14 @@ func TestQuiet(t *testing.T) {
 	}
 }
 
-func readEvents(t *testing.T, s string) []ui.EventJSON {
+func readEvents(t *testing.T, s string) []timeline.Entry {
 	t.Helper()
-	var events []ui.EventJSON
+	var events []timeline.Entry
 	sc := bufio.NewScanner(strings.NewReader(s))
 	for sc.Scan() {
 		dec := json.NewDecoder(strings.NewReader(sc.Text()))
 		dec.DisallowUnknownFields()
-		var e ui.EventJSON
+		var e timeline.Entry
 		if err := dec.Decode(&e); err != nil {
 			t.Fatalf("events line %q: %v", sc.Text(), err)
 		}

@@ -230,6 +230,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 				apply(m.Step(attempt.Input{Kind: attempt.StreamEnd}, time.Now()))
 				continue
 			}
+			r.timelineLine(spec.n, &ev, time.Now())
 			other := res.log.otherSession
 			res.log.observe(ev)
 			if other == "" && res.log.otherSession != "" {
@@ -345,9 +346,6 @@ func (r *runner) windowTokens() int64 {
 // emitLine tells the observer what a line changed: always the live
 // numbers, and tools starting and finishing, and the CLI's own retries.
 func (r *runner) emitLine(spec attemptSpec, res *attemptResult, m *attempt.State, ev stream.Event) {
-	if r.observe == nil {
-		return
-	}
 	base := Event{Attempt: spec.n, Session: res.log.sessionID}
 	for _, tu := range ev.ToolUses {
 		e := base
@@ -369,6 +367,9 @@ func (r *runner) emitLine(spec attemptSpec, res *attemptResult, m *attempt.State
 		// At most stream.MaxRetryDelayMS (a year): the product fits a Duration.
 		e.Backoff = time.Duration(ev.RetryDelayMS * float64(time.Millisecond))
 		r.emit(e)
+	}
+	if r.observe == nil {
+		return // progress is for observers only: the timeline has the line's time
 	}
 	e := base
 	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = EvProgress, res.log.assistants, m.ToolsRunning(), m.Wake()

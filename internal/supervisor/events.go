@@ -31,7 +31,7 @@ const (
 )
 
 // Event is one thing malarun did or saw. Fields that do not apply to a
-// kind are zero. Its JSON form is ui.EventJSON (the --events schema).
+// kind are zero. Its JSON form is Entry (the --events schema).
 type Event struct {
 	Time    time.Time
 	Kind    EventKind
@@ -78,17 +78,18 @@ type Event struct {
 	CheckpointBytes int
 }
 
-// emit sends an event to the observer, if there is one. The observer runs
-// on the supervisor's goroutine: it must be quick and must not block.
+// emit records an event in the run folder's timeline and sends it to the
+// observer, if there is one. The observer runs on the supervisor's
+// goroutine: it must be quick and must not block.
 func (r *runner) emit(e Event) {
-	if r.observe == nil {
-		return
-	}
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
 	e.Issue = r.cfg.IssueID
-	r.observe(e)
+	r.timelineEvent(e)
+	if r.observe != nil {
+		r.observe(e)
+	}
 }
 
 // taskLabel names a background task for people: its description, else the

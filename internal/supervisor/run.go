@@ -164,6 +164,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		fin.Reason = err.Error()
 	}
 	r.emit(fin)
+	r.timeline.Close()
 	return rep, err
 }
 

@@ -48,6 +48,7 @@ func (r *runner) ensureRunDir() error {
 	if err := os.MkdirAll(r.runDir, 0o700); err != nil {
 		return fmt.Errorf("make the removed run folder again: %w", err)
 	}
+	r.timeline.Reopen() // its file went with the folder
 	files := map[string][]byte{filepath.Join(r.runDir, "prompt.md"): r.task}
 	maps.Copy(files, r.prompts)
 	for path, text := range files {

@@ -14,6 +14,7 @@ import (
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/timeline"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -57,6 +58,11 @@ type runner struct {
 	after func(time.Duration) <-chan time.Time
 
 	versionWarned bool // the CLI's version was outside the tested range: said once per run
+
+	// timeline is the run folder's record of decisions and receive times,
+	// for malarun show (timeline.go); timelineWarned: its failure was logged.
+	timeline       *timeline.Writer
+	timelineWarned bool
 
 	// target is the API address of the CLI's environment; probe looks at
 	// it (Deps.Probe); talked: the run has had an answer from the API, so

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/timeline"
 )
 
 // countingWriter records each Write: a follower must see whole lines.
@@ -51,7 +52,7 @@ func TestEventLog(t *testing.T) {
 		NewEventLog(&buf).Event(supervisor.Event{Kind: k, Time: t0, ToolInput: "a\nb", Until: t0, RetryAt: t0, LimitType: "five_hour"})
 		dec := json.NewDecoder(strings.NewReader(buf.String()))
 		dec.DisallowUnknownFields()
-		var e EventJSON
+		var e timeline.Entry
 		if err := dec.Decode(&e); err != nil || e.Event != string(k) || strings.Count(buf.String(), "\n") != 1 {
 			t.Errorf("%s: %q: %v", k, buf.String(), err)
 		}
@@ -64,7 +65,7 @@ func TestEventLogIsInert(t *testing.T) {
 	var buf bytes.Buffer
 	NewEventLog(&buf).Event(supervisor.Event{Kind: supervisor.EvToolStarted, Tool: "Bash", ToolInput: input})
 	checkInert(t, input, buf.String(), true)
-	var e EventJSON
+	var e timeline.Entry
 	if err := json.Unmarshal(buf.Bytes(), &e); err != nil || e.ToolInput != input {
 		t.Errorf("decodes to %q, %v; want %q", e.ToolInput, err, input)
 	}

@@ -1,0 +1,67 @@
+// Package timeline is the run folder's record of what malarun saw and did,
+// for `malarun show`: its decisions (the lines of --events) and a receive
+// time for each whole message the CLI printed. The CLI's transcript has no
+// times of its own, so without this file a replay cannot tell how long a
+// tool ran or where a silence was (docs/design.md §D20).
+package timeline
+
+import "time"
+
+// FileName is the file in each run folder: one Entry per line, appended by
+// every malarun that runs the run, 0600.
+const FileName = "timeline.jsonl"
+
+// EventLine is the event of an Entry that gives a transcript line's receive
+// time; every other event is one of malarun's decisions (the --events kinds).
+const EventLine = "line"
+
+// Entry is one line of the timeline and of --events (which never has line
+// entries). Fields that do not apply are left out; durations are in
+// milliseconds. New fields may be added; none is renamed or removed without
+// a new report version.
+type Entry struct {
+	Time    time.Time `json:"time"`
+	Event   string    `json:"event"`
+	Issue   string    `json:"issue"`
+	Attempt int       `json:"attempt,omitempty"`
+	Session string    `json:"session,omitempty"`
+
+	RunDir    string `json:"run_dir,omitempty"`
+	Continued bool   `json:"continued,omitempty"`
+	Pid       int    `json:"pid,omitempty"`
+	Resume    bool   `json:"resume,omitempty"`
+	Purpose   string `json:"purpose,omitempty"`
+
+	Tool      string `json:"tool,omitempty"`
+	ToolInput string `json:"tool_input,omitempty"`
+	Task      string `json:"task,omitempty"` // a background task's id
+
+	Outcome   string `json:"outcome,omitempty"`
+	Action    string `json:"action,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	BackoffMS int64  `json:"backoff_ms,omitempty"`
+	LimitMS   int64  `json:"limit_ms,omitempty"`
+	GraceMS   int64  `json:"grace_ms,omitempty"`
+	TookMS    int64  `json:"took_ms,omitempty"`
+	Termed    int    `json:"termed,omitempty"`
+	Killed    int    `json:"killed,omitempty"`
+	// ExitCode is claude's (attempt_ended) or malarun's (finished); always
+	// present on those two, 0 included.
+	ExitCode *int `json:"exit_code,omitempty"`
+
+	ToolsRunning    []string `json:"tools_running,omitempty"`
+	Occupancy       int64    `json:"occupancy,omitempty"`
+	Window          int64    `json:"window,omitempty"`
+	CostUSD         *float64 `json:"cost_usd,omitempty"` // on finished: the run's cost
+	Continuation    int      `json:"continuation,omitempty"`
+	CheckpointBytes int      `json:"checkpoint_bytes,omitempty"`
+	// limit_wait (and finished with exit 75): when malarun resumes, when the
+	// limit resets, and its kind.
+	Until     time.Time `json:"until,omitzero"`
+	RetryAt   time.Time `json:"retry_at,omitzero"`
+	LimitType string    `json:"limit_type,omitempty"`
+
+	// Line entries (the timeline only): the transcript line of Attempt that
+	// begins at Offset (a pointer: the first line's is 0) was read at Time.
+	Offset *int64 `json:"offset,omitempty"`
+}

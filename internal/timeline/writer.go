@@ -1,0 +1,68 @@
+package timeline
+
+import (
+	"encoding/json"
+	"os"
+	"syscall"
+)
+
+// Writer appends entries to a run folder's timeline. It never stops a run:
+// the first error is kept (Err) and later entries are dropped, as for
+// malarun's other outputs (docs/design.md §D15).
+type Writer struct {
+	path string
+	f    *os.File
+	err  error
+}
+
+// NewWriter appends to path, which is opened at the first entry.
+func NewWriter(path string) *Writer { return &Writer{path: path} }
+
+// Append writes e as one JSON line in one write, so that a reader following
+// the file (malarun show --follow) sees whole lines.
+func (w *Writer) Append(e Entry) {
+	if w == nil || w.err != nil {
+		return
+	}
+	if w.f == nil {
+		f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			w.err = err
+			return
+		}
+		w.f = f
+	}
+	b, err := json.Marshal(e)
+	if err == nil {
+		_, err = w.f.Write(append(b, '\n'))
+	}
+	w.err = err
+}
+
+// Reopen closes the file, so that the next entry opens the path again: the
+// run folder was made again after it was removed.
+func (w *Writer) Reopen() {
+	if w == nil || w.f == nil {
+		return
+	}
+	w.f.Close()
+	w.f = nil
+}
+
+// Close closes the file; entries appended later open it again.
+func (w *Writer) Close() error {
+	if w == nil || w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+// Err is the first error, after which entries were dropped.
+func (w *Writer) Err() error {
+	if w == nil {
+		return nil
+	}
+	return w.err
+}
