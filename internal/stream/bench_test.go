@@ -94,6 +94,32 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeKeepToolResults is BenchmarkDecode with the details of
+// tool results kept (malarun show): each huge line's content goes through
+// the counting, head and tail of toolresult.go instead of being skipped.
+func BenchmarkDecodeKeepToolResults(b *testing.B) {
+	for _, in := range benchInputs {
+		b.Run(in.name, func(b *testing.B) {
+			data := in.bytes(b)
+			checkBenchInput(b, in.name, data)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				d := NewDecoder(bytes.NewReader(data))
+				d.KeepToolResults()
+				for {
+					if _, err := d.Next(); err != nil {
+						if err != io.EOF {
+							b.Fatal(err)
+						}
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkJSONBaseline decodes the same lines with encoding/json into a
 // map, the obvious alternative, given lines already in memory (which is
 // what the decoder avoids having to hold).

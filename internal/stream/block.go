@@ -32,6 +32,9 @@ func (d *Decoder) endBlock() {
 	case "tool_result":
 		if len(ev.ToolResults) < MaxListItems {
 			ev.ToolResults = append(ev.ToolResults, b.toolUseID)
+			if d.tr != nil {
+				ev.ToolResultDetails = append(ev.ToolResultDetails, d.tr.detail(b.toolUseID))
+			}
 		}
 	}
 }

@@ -22,6 +22,7 @@ type capBuf struct {
 	w   io.Writer // set by spillTo
 	n   int64     // bytes written to w
 	err error     // the first error of w; later bytes are dropped
+	fix []byte    // a spilled chunk with U+FFFD for its invalid bytes, reused
 }
 
 func (c *capBuf) reset(max int) {
@@ -112,7 +113,10 @@ func (c *capBuf) spill(final bool) {
 	}
 	out := c.b[:len(c.b)-keep]
 	if !utf8.Valid(out) {
-		out = replaceInvalid(out)
+		// Reused: a long text full of invalid bytes must not cost a
+		// new chunk each time.
+		c.fix = replaceInvalid(c.fix[:0], out)
+		out = c.fix
 	}
 	if c.err == nil && len(out) > 0 {
 		var n int
@@ -131,7 +135,7 @@ func (c *capBuf) text() string {
 		b = trimPartialRune(b)
 	}
 	if !utf8.Valid(b) {
-		b = replaceInvalid(b)
+		b = replaceInvalid(make([]byte, 0, len(b)+8), b)
 		if len(b) > c.max {
 			b = cutAtRune(b, c.max)
 			c.trunc = true
@@ -157,8 +161,8 @@ func trimPartialRune(b []byte) []byte {
 	return b
 }
 
-func replaceInvalid(b []byte) []byte {
-	out := make([]byte, 0, len(b)+8)
+// replaceInvalid appends b to out with each invalid byte replaced by U+FFFD.
+func replaceInvalid(out, b []byte) []byte {
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
 		if r == utf8.RuneError && size == 1 {

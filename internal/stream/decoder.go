@@ -45,6 +45,9 @@ type Decoder struct {
 	// blk.input, as compact JSON, until the stack is back to capBase.
 	capturing bool
 	capBase   int
+
+	// tr is nil unless KeepToolResults was called (toolresult.go).
+	tr *toolResults
 }
 
 type frame struct {

@@ -96,6 +96,10 @@ type Event struct {
 	ToolUses []ToolUse
 	// ToolResults are the tool_use_ids of the tool_result blocks of a user message.
 	ToolResults []string
+	// ToolResultDetails are those blocks' ids, is_error and content text
+	// (toolresult.go), one for each of ToolResults, so at most MaxListItems;
+	// nil unless Decoder.KeepToolResults was called.
+	ToolResultDetails []ToolResult
 	// Texts are the text blocks of an assistant message, each cut to MaxTextBytes.
 	Texts []string
 

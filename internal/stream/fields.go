@@ -8,20 +8,22 @@ type ctx uint8
 const (
 	ctxSkip ctx = iota
 	ctxTop
-	ctxMessage    // .message
-	ctxUsage      // .usage, .message.usage
-	ctxContent    // .message.content
-	ctxBlock      // .message.content[i]
-	ctxModelUsage // .modelUsage
-	ctxModelEntry // .modelUsage.<model>
-	ctxErrors     // .errors
-	ctxRateLimit  // .rate_limit_info
-	ctxEvent      // .event
-	ctxTasks      // .tasks
-	ctxTask       // .tasks[i]
-	ctxPatch      // .patch
-	ctxOrigin     // .origin
-	ctxInput      // .message.content[i].input, when an object
+	ctxMessage       // .message
+	ctxUsage         // .usage, .message.usage
+	ctxContent       // .message.content
+	ctxBlock         // .message.content[i]
+	ctxModelUsage    // .modelUsage
+	ctxModelEntry    // .modelUsage.<model>
+	ctxErrors        // .errors
+	ctxRateLimit     // .rate_limit_info
+	ctxEvent         // .event
+	ctxTasks         // .tasks
+	ctxTask          // .tasks[i]
+	ctxPatch         // .patch
+	ctxOrigin        // .origin
+	ctxInput         // .message.content[i].input, when an object
+	ctxResultContent // .message.content[i].content, when an array (KeepToolResults only)
+	ctxResultPart    // .message.content[i].content[j]
 )
 
 // field names the value about to be parsed.
@@ -89,6 +91,11 @@ const (
 	fOrigin
 	fOriginKind
 	fRLErrorCode
+	fResultIsError // a content block's is_error (KeepToolResults only, toolresult.go)
+	fResultContent // a content block's content
+	fResultPart    // an element of it
+	fPartType
+	fPartText
 )
 
 func keyField(c ctx, key []byte) field {
@@ -249,6 +256,8 @@ func elemField(c ctx) field {
 		return fErrorItem
 	case ctxTasks:
 		return fTask
+	case ctxResultContent:
+		return fResultPart
 	}
 	return fNone
 }
@@ -265,6 +274,8 @@ func childCtx(f field, arr bool) ctx {
 			return ctxErrors
 		case fTasks:
 			return ctxTasks
+		case fResultContent:
+			return ctxResultContent
 		}
 		return ctxSkip
 	}
@@ -291,6 +302,8 @@ func childCtx(f field, arr bool) ctx {
 		return ctxOrigin
 	case fBlockInput:
 		return ctxInput
+	case fResultPart:
+		return ctxResultPart
 	}
 	return ctxSkip
 }
@@ -319,7 +332,7 @@ func (d *Decoder) stringCap(f field) int {
 		return MaxInputBytes
 	case fType, fSubtype, fSessionID, fParentToolUseID, fModel, fTerminalReason, fError,
 		fRLStatus, fRLType, fRLErrorCode, fEventType, fBlockType, fBlockID, fBlockName, fBlockToolUseID,
-		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind:
+		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind, fPartType:
 		return MaxShortBytes
 	}
 	return 0
@@ -390,6 +403,8 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 		b.text = s
 	case fBlockToolUseID:
 		b.toolUseID = s
+	case fPartType:
+		d.tr.partType = s
 	}
 }
 
@@ -401,6 +416,8 @@ func (d *Decoder) setBool(f field, v bool) {
 		d.ev.Backgrounded = v
 	case fBackground:
 		d.blk.background = v
+	case fResultIsError:
+		d.tr.isError = v
 	}
 }
 
@@ -410,6 +427,9 @@ func (d *Decoder) opened(c ctx) {
 		d.ev.HasUsage = true
 	case ctxBlock:
 		d.blk.reset()
+		if d.tr != nil {
+			d.tr.startBlock()
+		}
 	case ctxTasks:
 		// A snapshot: a repeated key replaces it, as encoding/json would.
 		d.ev.Tasks, d.ev.HasTasks = nil, true
@@ -422,6 +442,8 @@ func (d *Decoder) closed(c ctx) {
 	switch c {
 	case ctxBlock:
 		d.endBlock()
+	case ctxResultPart:
+		d.tr.endPart()
 	case ctxTask:
 		if len(d.ev.Tasks) < MaxListItems {
 			d.ev.Tasks = append(d.ev.Tasks, d.task)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -42,11 +43,15 @@ func addTranscriptSeeds(f *testing.F) {
 // no error from an in-memory reader, one event per non-empty line with its
 // number, length and offset, a kind that agrees with encoding/json on
 // whether the line is one JSON object, and every kept number finite and in
-// its range.
+// its range. A second decoder, with KeepToolResults, must return the same
+// events but for their ToolResultDetails, and those as encoding/json reads
+// the line.
 func FuzzDecode(f *testing.F) {
 	addTranscriptSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := NewDecoder(bytes.NewReader(data))
+		keep := NewDecoder(bytes.NewReader(data))
+		keep.KeepToolResults()
 		lines := bytes.Split(data, []byte("\n"))
 		var offset int64
 		for i, line := range lines {
@@ -74,9 +79,92 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("line %d %q: kind %v, want %v", i+1, line, ev.Kind, want)
 			}
 			checkNumbers(t, line, ev)
+			kev, err := keep.Next()
+			if err != nil {
+				t.Fatalf("line %d: Next with KeepToolResults: %v", i+1, err)
+			}
+			checkSameEvents(t, []Event{kev}, []Event{ev})
+			if ev.Kind == KindJSON {
+				checkToolResults(t, line, kev)
+			}
 		}
 		if ev, err := d.Next(); err != io.EOF {
 			t.Fatalf("after the last line: %+v, %v; want io.EOF", ev, err)
+		}
+		if ev, err := keep.Next(); err != io.EOF {
+			t.Fatalf("after the last line, with KeepToolResults: %+v, %v; want io.EOF", ev, err)
+		}
+	})
+}
+
+// checkToolResults fails t unless ev's ToolResultDetails are what
+// encoding/json reads in line. The decoder keeps the last string of a
+// block's type and tool_use_id where encoding/json keeps the last value of
+// any kind, and it reads every repeated message and content where
+// encoding/json reads the last: lines where the two find other blocks (the
+// ids differ) are held to the details' own rules only.
+func checkToolResults(t *testing.T, line []byte, ev Event) {
+	t.Helper()
+	want, ok := jsonToolResults(line)
+	if !ok {
+		t.Fatalf("line %q: a JSON event, but encoding/json cannot read it", line)
+	}
+	ids := make([]string, len(want))
+	for i, tr := range want {
+		ids[i] = tr.ToolUseID
+	}
+	if len(ids) == len(ev.ToolResults) && (len(ids) == 0 || reflect.DeepEqual(ids, ev.ToolResults)) {
+		if !reflect.DeepEqual(ev.ToolResultDetails, want) {
+			t.Fatalf("line %q:\n got %s\nwant %s", line, summary(ev.ToolResultDetails), summary(want))
+		}
+		return
+	}
+	for _, tr := range ev.ToolResultDetails {
+		if !utf8.ValidString(tr.Head) || !utf8.ValidString(tr.Tail) || len(tr.Head) > MaxToolResultHeadBytes ||
+			len(tr.Tail) > MaxToolResultTailBytes || int64(len(tr.Head)+len(tr.Tail)) > tr.Bytes ||
+			tr.Tail != "" && int64(len(tr.Head)) == tr.Bytes || tr.Images < 0 {
+			t.Fatalf("line %q: a detail breaks its rules: %+v", line, tr)
+		}
+	}
+}
+
+// FuzzToolResult checks the details of tool results against encoding/json:
+// value is any content, and body, repeated to about rep bytes, is the
+// string content of a second block, long enough for its head and tail to
+// be cut anywhere.
+func FuzzToolResult(f *testing.F) {
+	for _, s := range []struct {
+		value, body string
+		rep         uint16
+	}{
+		{`"plain"`, `x`, 0},
+		{`[{"type":"text","text":"a\nb"},{"type":"image","source":{"data":"AAAA"}},{"text":"c","type":"text"}]`, `ab\n`, 4096},
+		{`[{"type":"tool_reference","tool_name":"Monitor"}]`, `\u00e9`, 8190},
+		{`null`, `\ud83d\ude00`, 8200},
+		{`[[{"type":"text","text":"x"}],{"type":"text"},"s",1]`, "\xff\xc3é€", 9000},
+		{`{"type":"text","text":"x"}`, `a\"b\\`, 4097},
+	} {
+		f.Add(s.value, s.body, s.rep)
+	}
+	f.Fuzz(func(t *testing.T, value, body string, rep uint16) {
+		n := 1
+		if len(body) > 0 {
+			n += int(rep) % (3 * MaxToolResultHeadBytes) / len(body)
+		}
+		line := []byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":` + value +
+			`,"is_error":true},{"content":"` + strings.Repeat(body, n) + `","type":"tool_result","tool_use_id":"b"}]},` +
+			`"tool_use_result":{"content":` + value + `}}`)
+		// value must be one value on its own: `1,"type":"x"` would make a valid line too.
+		if !json.Valid([]byte(value)) || !json.Valid(line) || bytes.IndexByte(line, '\n') >= 0 || depth(line) > maxDepth {
+			return
+		}
+		evs := decodeKeep(t, bytes.NewReader(line))
+		if len(evs) != 1 || evs[0].Kind != KindJSON {
+			t.Fatalf("valid line %q decoded as %s", line, render(evs))
+		}
+		checkToolResults(t, line, evs[0])
+		if len(evs[0].ToolResultDetails) != 2 {
+			t.Fatalf("line %q: got %+v, want two tool results", line, evs[0].ToolResultDetails)
 		}
 	})
 }

@@ -181,7 +181,11 @@ func (d *Decoder) objectKey() (field, bool) {
 	if d.key.trunc {
 		return fNone, true
 	}
-	return keyField(top, d.key.b), true
+	f := keyField(top, d.key.b)
+	if f == fNone && d.tr != nil {
+		f = d.toolResultKey(top, d.key.b)
+	}
+	return f, true
 }
 
 // inputKey reads a key of a tool input object into the captured input and,
@@ -215,6 +219,9 @@ func (d *Decoder) stringValue(f field) bool {
 	}
 	n := d.stringCap(f)
 	if n == 0 {
+		if d.tr != nil && (f == fResultContent || f == fPartText) {
+			return d.toolResultString(f)
+		}
 		return d.scanString(nil, false)
 	}
 	at := d.n
