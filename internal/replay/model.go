@@ -152,7 +152,7 @@ type Attempt struct {
 
 // Header is what is known before the story.
 type Header struct {
-	Version int    `json:"version"`
+	Version int    `json:"-"` // the JSON form has it once, at its top
 	Issue   string `json:"issue"`
 	RunID   string `json:"run_id"`
 	RunDir  string `json:"run_dir"`

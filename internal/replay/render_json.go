@@ -1,0 +1,72 @@
+package replay
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+
+	"github.com/malarun/malarun/internal/ui"
+)
+
+// jsonRenderer writes the story as one JSON object (docs/show.schema.json):
+// {"version", "header", "items": [...], "summary"}, an item per line, as the
+// story is told, so a reader of a pipe sees items as they come.
+type jsonRenderer struct {
+	w      *bufio.Writer
+	items  int
+	follow bool // flush each item: a follower reads them as they come
+}
+
+// NewJSON writes the story to w as JSON. What a terminal would act on is
+// written as \u escapes (ui.InertJSON): the same values to a program.
+func NewJSON(w io.Writer) Renderer { return &jsonRenderer{w: bufio.NewWriter(w)} }
+
+func (j *jsonRenderer) Begin(h Header) error {
+	j.follow = h.Following
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	j.w.WriteString(`{"version":`)
+	j.w.Write(json.RawMessage(itoa(Version)))
+	j.w.WriteString(`,"header":`)
+	j.w.Write(ui.InertJSON(b))
+	j.w.WriteString(",\n\"items\":[")
+	return j.w.Flush()
+}
+
+func (j *jsonRenderer) Item(it *Item) error {
+	b, err := json.Marshal(it)
+	if err != nil {
+		return err
+	}
+	if j.items > 0 {
+		j.w.WriteByte(',')
+	}
+	j.items++
+	j.w.WriteByte('\n')
+	j.w.Write(ui.InertJSON(b))
+	if j.follow {
+		return j.w.Flush()
+	}
+	return nil // bufio writes a long story in chunks; End flushes and reports
+}
+
+func (j *jsonRenderer) End(s Summary) error {
+	if s.Attempts == nil {
+		s.Attempts = []Attempt{}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	j.w.WriteString("\n],\n\"summary\":")
+	j.w.Write(ui.InertJSON(b))
+	j.w.WriteString("}\n")
+	return j.w.Flush()
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,114 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+)
+
+// transcriptName matches the CLI's stdout of one attempt in a run folder.
+var transcriptName = regexp.MustCompile(`^attempt-([1-9][0-9]{0,5})\.jsonl$`)
+
+// attemptNumbers lists the attempts of a run folder that have a transcript, in order.
+func attemptNumbers(runDir string) ([]int, error) {
+	entries, err := os.ReadDir(runDir)
+	if err != nil {
+		return nil, err
+	}
+	var ns []int
+	for _, e := range entries {
+		if m := transcriptName.FindStringSubmatch(e.Name()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			ns = append(ns, n)
+		}
+	}
+	slices.Sort(ns)
+	return ns, nil
+}
+
+// openRegular opens a file of the run folder for reading: a regular file
+// only (a FIFO or a device planted there cannot hold show), never through a
+// symbolic link.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
+}
+
+// promptLines is how much of a prompt the story shows.
+const (
+	promptLines = 6
+	promptBytes = 4 << 10
+)
+
+// promptOf reads the first lines of attempt n's prompt: attempt-N.prompt.md
+// when malarun wrote one (resume, checkpoint, continuation), else the run's
+// prompt.md. Its size is the file's.
+func promptOf(runDir string, n int) (name, text string, size int64, err error) {
+	name = fmt.Sprintf("attempt-%d.prompt.md", n)
+	f, err := openRegular(filepath.Join(runDir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		name = "prompt.md"
+		f, err = openRegular(filepath.Join(runDir, name))
+	}
+	if err != nil {
+		return name, "", 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return name, "", 0, err
+	}
+	buf := make([]byte, promptBytes)
+	k, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return name, "", 0, err
+	}
+	return name, firstLines(validUTF8(buf[:k]), promptLines), fi.Size(), nil
+}
+
+// firstLines keeps the first n lines of s.
+func firstLines(s string, n int) string {
+	at := 0
+	for range n {
+		i := strings.IndexByte(s[at:], '\n')
+		if i < 0 {
+			return strings.TrimRight(s, "\n")
+		}
+		at += i + 1
+	}
+	return strings.TrimRight(s[:at], "\n")
+}
+
+// validUTF8 makes b a string: a rune cut at its end (the read stopped in
+// it) is dropped, any other invalid byte replaced.
+func validUTF8(b []byte) string {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				b = b[:i]
+			}
+			break
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
