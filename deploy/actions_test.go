@@ -115,7 +115,7 @@ func checkActions(wf *actionlint.Workflow, cli string) (p problems) {
 	}
 
 	// The steps: restore, run, then keep everything whatever happened.
-	var restore, save, upload, run *actionlint.Step
+	var restore, save, upload, run, replay *actionlint.Step
 	runAt := -1
 	for i, st := range job.Steps {
 		switch e := st.Exec.(type) {
@@ -134,7 +134,9 @@ func checkActions(wf *actionlint.Workflow, cli string) (p problems) {
 			if strings.Contains(e.Run.Value, "matrix.issue") {
 				p.add("step %q puts ${{ matrix.issue }} into a script: pass it in the environment", stepName(st))
 			}
-			if regexp.MustCompile(`(?m)^\s*malarun\s`).MatchString(e.Run.Value) {
+			if regexp.MustCompile(`(?m)^\s*malarun\s+show\s.*--format html\s*>\s*\S*show\.html`).MatchString(e.Run.Value) {
+				replay = st
+			} else if regexp.MustCompile(`(?m)^\s*malarun\s`).MatchString(e.Run.Value) {
 				run, runAt = st, i
 			} else if runAt >= 0 && strings.Contains(e.Run.Value, "git push") && !always(st) {
 				p.add("step %q keeps the work but runs only on success", stepName(st))
@@ -179,6 +181,9 @@ func checkActions(wf *actionlint.Workflow, cli string) (p problems) {
 	}
 	if upload == nil || !always(upload) || !strings.Contains(inputs(upload, "path"), "report.json") || !strings.Contains(inputs(upload, "path"), "events.jsonl") {
 		p.add("the report and events are not uploaded always()")
+	}
+	if replay == nil || !always(replay) || !strings.Contains(inputs(upload, "path"), "show.html") {
+		p.add("the replay (malarun show --format html > show.html, always()) is not uploaded")
 	}
 
 	// Timeouts: malarun's session_timeout ends the run first (exit 124, the
@@ -304,6 +309,8 @@ func TestActionsChecksCatch(t *testing.T) {
 		{"slow stop", "MALARUN_SHUTDOWN_GRACE: 5s", "MALARUN_SHUTDOWN_GRACE: 30s", "7.5 s after SIGINT"},
 		{"another CLI", "CLAUDE_CODE_VERSION: 2.1.330", "CLAUDE_CODE_VERSION: 2.1.100", "current version is 2.1.330"},
 		{"no report", `--json --events "$RUNNER_TEMP/events.jsonl"`, `--events "$RUNNER_TEMP/events.jsonl"`, "without --json"},
+		{"replay on success only", "      - name: Replay the run\n        if: always()\n", "      - name: Replay the run\n", "replay"},
+		{"replay not uploaded", "            ${{ runner.temp }}/show.html\n", "", "replay"},
 		{"issue in a script", `malarun "$ISSUE" --prompt`, `malarun "${{ matrix.issue }}" --prompt`, "puts ${{ matrix.issue }} into a script"},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,7 @@ import (
 // suite holds what TestMain prepared.
 type suite struct {
 	malarun string // the built binary
+	root    string // the repository
 	claude  string // the real CLI, "" when missing
 	wanted  string // where the real CLI was looked for
 	// claudeVersion is what `claude --version` printed, e.g. "2.1.330".
@@ -43,7 +44,7 @@ func setup() (suite, func(), error) {
 		return suite{}, nil, err
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
-	s := suite{malarun: filepath.Join(tmp, "malarun")}
+	s := suite{malarun: filepath.Join(tmp, "malarun"), root: root}
 	build := exec.Command("go", "build", "-o", s.malarun, "./cmd/malarun")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {

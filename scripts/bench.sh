@@ -3,7 +3,8 @@
 # limits (issue 8), and print the results as Markdown tables.
 #
 #   1. the stream decoder's Go benchmarks against encoding/json in the same
-#      go test run (internal/stream/bench_test.go);
+#      go test run (internal/stream/bench_test.go), and malarun show on a
+#      100 MB transcript (internal/replay/bench_test.go);
 #   2. tools/bench (a Go module of its own, so that the product's ./...
 #      leaves it out): the built malarun binary against the fake CLI of
 #      internal/testchild and against the real CLI (installed by
@@ -61,6 +62,13 @@ for ((round = 1; round <= count; round++)); do
 	done
 done
 
+# malarun show on a run with a 100 MB transcript (issue 21: at least
+# 50 MB/s, in memory that does not grow with the transcript), each format.
+echo "bench: malarun show on a 100 MB transcript ($count rounds)..." >&2
+go test -c -o "$work/replay.test" ./internal/replay/
+(cd internal/replay && "$work/replay.test" -test.run '^$' -test.benchmem -test.benchtime 1x \
+	-test.count "$count" -test.bench '^BenchmarkShow$') >"$work/show.txt"
+
 echo "bench: malarun scenarios..." >&2
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 "$work/malarun-bench" -malarun "$work/malarun" -decoder "$work/decoder.txt" \
@@ -83,6 +91,21 @@ fi
 	echo "- command: make bench${BENCH_QUICK:+ (BENCH_QUICK=1)}${BENCH_ARGS:+ BENCH_ARGS=\"$BENCH_ARGS\"}; took $(($(date +%s) - start)) s"
 	echo
 	cat "$work/tables.md"
+	echo
+	echo "### malarun show on a 100 MB transcript (go test -bench BenchmarkShow, $count rounds)"
+	echo
+	echo "| format | MB/s (median) | peak heap MB (max) | B/op (median) |"
+	echo "| --- | ---: | ---: | ---: |"
+	# col F UNIT: the values before UNIT on format F's lines, sorted.
+	col() { grep "^BenchmarkShow/$1-" "$work/show.txt" | awk -v u="$2" '{for (i = 2; i < NF; i++) if ($(i+1) == u) print $i}' | sort -g; }
+	median() { awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+	for f in $(sed -n 's/^BenchmarkShow\/\([a-z]*\)-.*/\1/p' "$work/show.txt" | awk '!seen[$0]++'); do
+		printf '| %s | %s | %s | %s |\n' "$f" "$(col "$f" MB/s | median)" "$(col "$f" peak-heap-MB | tail -1)" "$(col "$f" B/op | median)"
+	done
+	echo
+	echo '```'
+	grep -E '^BenchmarkShow' "$work/show.txt"
+	echo '```'
 	echo
 	echo "### Decoder benchmark output (go test -bench, $count rounds)"
 	echo

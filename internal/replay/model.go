@@ -55,7 +55,7 @@ type Item struct {
 	Seq     int       `json:"seq"` // 1-based position in the story: the HTML anchor is item-<seq>
 	Kind    Kind      `json:"kind"`
 	Attempt int       `json:"attempt,omitempty"`
-	Time    time.Time `json:"time,omitzero"` // when malarun read or decided it; zero when not recorded
+	Time    time.Time `json:"time,omitzero"`  // when malarun read or decided it; zero when not recorded
 	Line    int64     `json:"line,omitempty"` // the transcript line it came from (1-based)
 	// Agent is the tool call id of the sub-agent that wrote it; empty for the main agent.
 	Agent string `json:"agent,omitempty"`
@@ -170,17 +170,17 @@ type Header struct {
 
 // Summary is what the story added up to.
 type Summary struct {
-	Outcome    string    `json:"outcome,omitempty"` // the run's, from the last finished item; empty if none
-	ExitCode   *int      `json:"exit_code,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Started    time.Time `json:"started,omitzero"`
-	Ended      time.Time `json:"ended,omitzero"`
-	CostUSD    float64   `json:"cost_usd"`
-	Tokens     Tokens    `json:"tokens"`
-	Attempts   []Attempt `json:"attempts"`
-	ToolCalls  int       `json:"tool_calls"`
-	Results    int       `json:"results"`
-	Items      int       `json:"items"`
+	Outcome   string    `json:"outcome,omitempty"` // the run's, from the last finished item; empty if none
+	ExitCode  *int      `json:"exit_code,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Started   time.Time `json:"started,omitzero"`
+	Ended     time.Time `json:"ended,omitzero"`
+	CostUSD   float64   `json:"cost_usd"`
+	Tokens    Tokens    `json:"tokens"`
+	Attempts  []Attempt `json:"attempts"`
+	ToolCalls int       `json:"tool_calls"`
+	Results   int       `json:"results"`
+	Items     int       `json:"items"`
 	// DamagedTimeline counts timeline lines that were not entries.
 	DamagedTimeline int `json:"damaged_timeline_lines,omitempty"`
 	// Stopped says why --follow stopped ("the run ended", "the run's

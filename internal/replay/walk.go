@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/malarun/malarun/internal/timeline"
@@ -42,6 +43,15 @@ func Tell(src Source, r Renderer) (Summary, error) {
 	if _, err := os.Stat(src.RunDir); err != nil {
 		return Summary{}, err
 	}
+	if src.Attempt != 0 {
+		ns, err := attemptNumbers(src.RunDir)
+		if err != nil {
+			return Summary{}, err
+		}
+		if !slices.Contains(ns, src.Attempt) && src.Follow == nil {
+			return Summary{}, fmt.Errorf("run %s has no attempt %d (its attempts: %v)", filepath.Base(src.RunDir), src.Attempt, ns)
+		}
+	}
 	h := Header{Version: Version, Issue: src.Issue, RunID: filepath.Base(src.RunDir), RunDir: src.RunDir, Status: src.Status,
 		Timed: w.tl != nil, Following: src.Follow != nil, Attempt: src.Attempt}
 	if err := r.Begin(h); err != nil {
@@ -63,7 +73,14 @@ func Tell(src Source, r Renderer) (Summary, error) {
 		w.sum.DamagedTimeline = w.tl.Damaged
 	}
 	for _, n := range w.order {
-		w.sum.Attempts = append(w.sum.Attempts, w.attempts[n].info)
+		if a := w.attempts[n].info; src.Attempt == 0 || n == src.Attempt {
+			w.sum.Attempts = append(w.sum.Attempts, a)
+		}
+	}
+	if src.Attempt != 0 && len(w.sum.Attempts) == 1 {
+		// The run's outcome stays (it is why one looks at an attempt); cost
+		// and tokens are the attempt's.
+		w.sum.CostUSD, w.sum.Tokens = w.sum.Attempts[0].CostUSD, w.sum.Attempts[0].Tokens
 	}
 	return w.sum, r.End(w.sum)
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// showFolder makes a run folder of issue-1 under a state dir, from a
+// recorded transcript, without a record or a timeline: show finds the
+// newest run folder and tells it without times.
+func showFolder(t *testing.T, c *cli) (state, runDir string) {
+	t.Helper()
+	state = t.TempDir()
+	runDir = filepath.Join(state, "issue-1", "runs", "20261122T120401Z-3f9a1c")
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(repoPath("testdata/transcripts/tool-use-success.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(runDir, "attempt-1.jsonl"), b, 0o600)
+	os.WriteFile(filepath.Join(runDir, "prompt.md"), []byte("Fix \x1b]0;pwned\x07the bug.\n"), 0o600)
+	// An older run, and a folder that is not a run: neither is shown.
+	os.MkdirAll(filepath.Join(state, "issue-1", "runs", "20261121T000000Z-000000"), 0o700)
+	os.MkdirAll(filepath.Join(state, "issue-1", "runs", "zzz"), 0o700)
+	return state, runDir
+}
+
+func TestShowFormats(t *testing.T) {
+	c := newCLI(t)
+	state, _ := showFolder(t, c)
+	c.env["MALARUN_STATE_DIR"] = state
+	o := c.run("show", "issue-1", "--format", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	var story struct {
+		Header struct {
+			RunID string `json:"run_id"`
+			Timed bool
+		}
+		Summary struct{ ToolCalls int `json:"tool_calls"` }
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &story); err != nil || story.Header.RunID != "20261122T120401Z-3f9a1c" || story.Header.Timed || story.Summary.ToolCalls != 1 {
+		t.Errorf("json: %+v, %v\n%s", story, err, o.stdout)
+	}
+	for _, f := range []string{"text", "md", "html"} {
+		o := c.run("show", "issue-1", "--format", f)
+		if o.code != 0 || !strings.Contains(o.stdout, "echo hello-from-tool") {
+			t.Errorf("--format %s: exit %d, no tool call:\n%s\n%s", f, o.code, o.stdout, o.stderr)
+		}
+		if strings.ContainsAny(o.stdout, "\x1b\x07") {
+			t.Errorf("--format %s: a terminal control from the prompt is in the output: %q", f, o.stdout)
+		}
+	}
+	if o := c.run("show", "issue-1", "--attempt", "1", "--format", "json"); o.code != 0 || !strings.Contains(o.stdout, `"kind":"tool_call"`) {
+		t.Errorf("--attempt 1: exit %d\n%s", o.code, o.stdout)
+	}
+	if o := c.run("show", "issue-1", "--attempt", "2"); o.code != exitFailure || !strings.Contains(o.stderr, "has no attempt 2 (its attempts: [1])") {
+		t.Errorf("--attempt 2 of a run of one: exit %d\n%s", o.code, o.stderr)
+	}
+}
+
+func TestShowMistakes(t *testing.T) {
+	c := newCLI(t)
+	state, _ := showFolder(t, c)
+	c.env["MALARUN_STATE_DIR"] = state
+	c.run("show").wantUsage(t, "accepts 1 arg")
+	c.run("show", "../x").wantUsage(t, `"../x"`)
+	c.run("show", "issue-1", "--format", "pdf").wantUsage(t, `--format "pdf": one of text, md, json, html`)
+	c.run("show", "issue-1", "--run", "../../etc").wantUsage(t, `--run "../../etc" is not a run id`)
+	c.run("show", "issue-1", "--attempt", "-1").wantUsage(t, "--attempt -1")
+	if o := c.run("show", "issue-1", "--run", "20261120T000000Z-000000"); o.code != exitFailure || !strings.Contains(o.stderr, "has no run 20261120T000000Z-000000") {
+		t.Errorf("a run that is not there: exit %d, %s", o.code, o.stderr)
+	}
+	if o := c.run("show", "issue-2"); o.code != exitFailure || !strings.Contains(o.stderr, "issue issue-2 has no runs in "+state) {
+		t.Errorf("an issue with no runs: exit %d, %s", o.code, o.stderr)
+	}
+	// A run folder without a timeline cannot be followed: it was recorded
+	// before malarun kept one, so it is over.
+	if o := c.run("show", "issue-1", "--follow"); o.code != exitFailure || !strings.Contains(o.stderr, "cannot be followed") {
+		t.Errorf("--follow without a timeline: exit %d, %s", o.code, o.stderr)
+	}
+}
+
+func TestPagerCommand(t *testing.T) {
+	for _, tt := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "less"},
+		{[]string{"PAGER=more"}, "more"},
+		{[]string{"PAGER=more", "MALARUN_PAGER=most -s"}, "most -s"},
+		{[]string{"PAGER="}, ""},
+		{[]string{"PAGER=less", "PAGER=cat"}, "cat"},
+		{[]string{"MALARUN_PAGER=", "PAGER=less"}, ""},
+	} {
+		if got := pagerCommand(tt.env); got != tt.want {
+			t.Errorf("pagerCommand(%q) = %q, want %q", tt.env, got, tt.want)
+		}
+	}
+}
+
+// Under GitHub Actions the runner reads stdout for workflow commands: the
+// model's "::error::" or "##[" stays text there.
+func TestShowDefusesWorkflowCommands(t *testing.T) {
+	c := newCLI(t)
+	state, runDir := showFolder(t, c)
+	c.env["MALARUN_STATE_DIR"] = state
+	c.env["GITHUB_ACTIONS"] = "true"
+	os.WriteFile(filepath.Join(runDir, "prompt.md"), []byte("::error::planted\n##[error]planted\n"), 0o600)
+	for _, f := range []string{"text", "md", "json"} {
+		o := c.run("show", "issue-1", "--format", f)
+		for _, l := range strings.Split(o.stdout, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "::") || strings.Contains(l, "##[") {
+				t.Errorf("--format %s: a workflow command reaches the runner: %q", f, l)
+			}
+		}
+		if o.code != 0 || !strings.Contains(o.stdout, "planted") {
+			t.Errorf("--format %s: exit %d\n%s", f, o.code, o.stdout)
+		}
+	}
+}

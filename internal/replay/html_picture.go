@@ -1,0 +1,262 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/ui"
+)
+
+// The picture keeps a bounded summary of the story: at most maxShapes
+// shapes and maxPoints points per chart, so a run of any size draws in
+// the same memory. Shapes beyond the cap are counted and said.
+const (
+	maxShapes  = 5000
+	maxPoints  = 2000
+	labelRunes = 80
+)
+
+// Geometry of the SVG (its viewBox; the page scales it).
+const (
+	svgWidth   = 1000.0
+	plotLeft   = 80.0
+	plotRight  = 955.0
+	laneTop    = 24.0
+	laneHeight = 26.0
+	chartH     = 40.0
+)
+
+// shape is one thing drawn on an attempt's lane.
+type shape struct {
+	seq      int
+	attempt  int
+	from, to time.Time // a point when to is zero
+	class    string    // bar, bar err, bar task, silence, wait, mark, mark bad, mark good
+	label    string
+}
+
+type point struct {
+	at time.Time
+	v  float64
+}
+
+type picture struct {
+	timed   bool
+	shapes  []shape
+	dropped int
+	lanes   []int                // attempts, in order
+	spans   map[int][2]time.Time // an attempt's start and end
+	calls   map[string]shape     // tool calls waiting for their result
+	tasks   map[string]shape     // background tasks running
+	occ     []point              // context occupancy, as a share of the window
+	cost    []point              // the run's cost
+	window  int64
+}
+
+func (p *picture) shape(s shape) {
+	if len(p.shapes) >= maxShapes {
+		p.dropped++
+		return
+	}
+	s.label = ui.Clean(s.label, labelRunes)
+	p.shapes = append(p.shapes, s)
+}
+
+func addPoint(ps []point, pt point) []point {
+	if len(ps) >= maxPoints { // keep every other one: the line's shape stays
+		half := ps[:0]
+		for i := 0; i < len(ps); i += 2 {
+			half = append(half, ps[i])
+		}
+		ps = half
+	}
+	return append(ps, pt)
+}
+
+// add takes what the picture needs from an item.
+func (p *picture) add(it *Item) {
+	if it.Time.IsZero() {
+		return
+	}
+	if p.spans == nil {
+		p.spans, p.calls, p.tasks = map[int][2]time.Time{}, map[string]shape{}, map[string]shape{}
+	}
+	n, at := it.Attempt, it.Time
+	if n > 0 {
+		sp, ok := p.spans[n]
+		if !ok {
+			p.lanes = append(p.lanes, n)
+			sp[0] = at
+		}
+		sp[1] = at
+		p.spans[n] = sp
+	}
+	if it.Window > 0 {
+		p.window = it.Window
+	}
+	if it.Occupancy > 0 {
+		w := float64(max(p.window, 200_000))
+		p.occ = addPoint(p.occ, point{at, min(1, float64(it.Occupancy)/w)})
+	}
+	if it.RunCostUSD > 0 {
+		p.cost = addPoint(p.cost, point{at, it.RunCostUSD})
+	}
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	switch it.Kind {
+	case KindToolCall:
+		if len(p.calls) < maxShapes {
+			p.calls[it.ToolID] = shape{seq: it.Seq, attempt: n, from: at, class: "bar", label: it.Tool + ": " + firstNonEmpty(it.Summary, it.Input)}
+		}
+	case KindToolResult:
+		if s, ok := p.calls[it.ToolID]; ok {
+			delete(p.calls, it.ToolID)
+			s.to = at
+			if it.IsError {
+				s.class = "bar err"
+			}
+			p.shape(s)
+		}
+	case KindTaskStarted:
+		if len(p.tasks) < maxShapes {
+			p.tasks[it.Task] = shape{seq: it.Seq, attempt: n, from: at, class: "bar task", label: "background: " + it.Summary}
+		}
+	case KindTaskFinished:
+		if s, ok := p.tasks[it.Task]; ok {
+			delete(p.tasks, it.Task)
+			s.to = at
+			p.shape(s)
+		}
+	case KindHang:
+		p.shape(shape{seq: it.Seq, attempt: n, from: at.Add(-ms(it.SilenceMS)), to: at, class: "silence", label: decision(it)})
+	case KindKill, KindTreeGone:
+		p.shape(shape{seq: it.Seq, attempt: n, from: at, class: "mark bad", label: decision(it)})
+	case KindRetry:
+		if it.BackoffMS > 0 {
+			p.shape(shape{seq: it.Seq, attempt: n, from: at, to: at.Add(ms(it.BackoffMS)), class: "wait", label: decision(it)})
+		}
+	case KindLimitWait:
+		p.shape(shape{seq: it.Seq, attempt: n, from: at, to: it.Until, class: "wait", label: decision(it)})
+	case KindCheckpoint, KindRestart, KindAPIRetry:
+		p.shape(shape{seq: it.Seq, attempt: n, from: at, class: "mark", label: decision(it)})
+	case KindResult:
+		class := "mark good"
+		if it.IsError || it.Subtype != "success" {
+			class = "mark bad"
+		}
+		p.shape(shape{seq: it.Seq, attempt: n, from: at, class: class, label: "result " + it.Subtype})
+	}
+}
+
+// draw writes the SVG: a lane per attempt on a shared time axis, then the
+// occupancy and cost charts on the same axis.
+func (p *picture) draw(w io.Writer) {
+	if !p.timed || len(p.lanes) == 0 {
+		io.WriteString(w, `<p class="note">No timeline picture: this run was recorded before malarun kept a timeline, so its items have no times.</p>`+"\n")
+		return
+	}
+	// Still open at the end (the run goes on, or its malarun died): drawn to the last time seen.
+	var t0, t1 time.Time
+	for _, n := range p.lanes {
+		sp := p.spans[n]
+		if t0.IsZero() || sp[0].Before(t0) {
+			t0 = sp[0]
+		}
+		t1 = maxTime(t1, sp[1])
+	}
+	for _, s := range p.shapes {
+		t1 = maxTime(t1, s.to)
+	}
+	for _, open := range [](map[string]shape){p.calls, p.tasks} {
+		keys := make([]string, 0, len(open))
+		for k := range open {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			s := open[k]
+			s.to, s.label = t1, s.label+" (no end recorded)"
+			p.shape(s)
+		}
+	}
+	span := max(t1.Sub(t0), time.Second)
+	x := func(t time.Time) float64 {
+		return plotLeft + (plotRight-plotLeft)*float64(t.Sub(t0))/float64(span)
+	}
+	lanesBottom := laneTop + laneHeight*float64(len(p.lanes))
+	height := lanesBottom + 2*(chartH+16) + 10
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-label="timeline of the run">`+"\n", svgWidth, height)
+	io.WriteString(w, `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line class="hatchline" x1="0" y1="0" x2="0" y2="6"/></pattern></defs>`+"\n")
+	// The axis: six ticks with wall-clock times (UTC).
+	for i := 0; i <= 5; i++ {
+		t := t0.Add(span * time.Duration(i) / 5)
+		fmt.Fprintf(w, `<line class="axis" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f"/><text x="%.1f" y="14" text-anchor="middle">%s</text>`+"\n",
+			x(t), laneTop-4, x(t), height-6, x(t), t.UTC().Format("15:04:05"))
+	}
+	laneY := map[int]float64{}
+	for i, n := range p.lanes {
+		y := laneTop + laneHeight*float64(i)
+		laneY[n] = y
+		sp := p.spans[n]
+		fmt.Fprintf(w, `<g class="lane-group" data-attempt="%d"><text x="4" y="%.1f">attempt %d</text><rect class="lane" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></g>`+"\n",
+			n, y+laneHeight/2+4, n, x(sp[0]), y+3, max(1, x(sp[1])-x(sp[0])), laneHeight-6)
+	}
+	for _, s := range p.shapes {
+		y, ok := laneY[s.attempt]
+		if !ok {
+			continue
+		}
+		label := esc(s.label)
+		if s.to.IsZero() {
+			fmt.Fprintf(w, `<rect class="%s" x="%.1f" y="%.1f" width="3" height="%.1f" data-seq="%d" tabindex="0"><title>%s</title></rect>`+"\n",
+				s.class, x(s.from)-1.5, y+2, laneHeight-4, s.seq, label)
+			continue
+		}
+		top, hgt := y+6, laneHeight-12
+		if s.class == "silence" || s.class == "wait" {
+			top, hgt = y+3, laneHeight-6
+		}
+		fmt.Fprintf(w, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" data-seq="%d" tabindex="0"><title>%s</title></rect>`+"\n",
+			s.class, x(s.from), top, max(1.5, x(s.to)-x(s.from)), hgt, s.seq, label)
+	}
+	top := lanesBottom + 16
+	p.chart(w, "context occupancy (share of the window)", "chart", p.occ, 1, top, x)
+	maxCost := 0.0
+	for _, pt := range p.cost {
+		maxCost = max(maxCost, pt.v)
+	}
+	p.chart(w, "cost "+ui.Cost(maxCost), "chart cost", p.cost, maxCost, top+chartH+16, x)
+	io.WriteString(w, "</svg>\n")
+	if p.dropped > 0 {
+		fmt.Fprintf(w, `<p class="note">%d more items are not drawn (the picture keeps %d); the story below has them all.</p>`+"\n", p.dropped, maxShapes)
+	}
+}
+
+// chart draws points as a step line from 0 to top of its band.
+func (p *picture) chart(w io.Writer, title, class string, pts []point, top, y0 float64, x func(time.Time) float64) {
+	fmt.Fprintf(w, `<text x="4" y="%.1f">%s</text><line class="axis" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f"/>`+"\n",
+		y0+10, esc(title), plotLeft, y0+chartH, plotRight, y0+chartH)
+	if len(pts) == 0 || top <= 0 {
+		return
+	}
+	var b strings.Builder
+	prev := y0 + chartH
+	for i, pt := range pts {
+		y := y0 + chartH - chartH*pt.v/top
+		if i > 0 {
+			fmt.Fprintf(&b, "%.1f,%.1f ", x(pt.at), prev)
+		}
+		fmt.Fprintf(&b, "%.1f,%.1f ", x(pt.at), y)
+		prev = y
+	}
+	fmt.Fprintf(w, `<polyline class="%s" points="%s"/>`+"\n", class, strings.TrimSpace(b.String()))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,194 @@
+package replay
+
+import (
+	"bufio"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/ui"
+)
+
+// The page's own style and script, inline (the page is one file that works
+// offline) and allowed by their hashes alone (docs/design.md §D20).
+var (
+	//go:embed assets/show.css
+	pageCSS string
+	//go:embed assets/show.js
+	pageJS string
+)
+
+// cspHash is the Content-Security-Policy source of an inline element.
+func cspHash(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// contentSecurityPolicy allows nothing but the page's own style and script:
+// no network, no other script, no inline handler or style attribute.
+func contentSecurityPolicy() string {
+	return "default-src 'none'; style-src " + cspHash(pageCSS) + "; script-src " + cspHash(pageJS) +
+		"; img-src 'none'; base-uri 'none'; form-action 'none'"
+}
+
+// htmlRenderer writes one self-contained page: the story as it is told,
+// then the timeline picture, which CSS shows above it. Text from outside is
+// escaped everywhere (html.EscapeString) and never reaches the style, the
+// script or a URL.
+type htmlRenderer struct {
+	w       *bufio.Writer
+	header  Header
+	picture picture
+}
+
+// NewHTML writes the story as one HTML page to w.
+func NewHTML(w io.Writer) Renderer { return &htmlRenderer{w: bufio.NewWriter(w)} }
+
+// esc makes outside text safe in the page: controls and bidirectional
+// overrides shown as ui.Inert shows them on a terminal (so the file is safe
+// to cat, and no text displays other than it reads), then HTML-escaped.
+func esc(s string) string { return html.EscapeString(ui.Inert(s)) }
+
+func (h *htmlRenderer) Begin(hd Header) error {
+	h.header = hd
+	h.picture.timed = hd.Timed
+	fmt.Fprintf(h.w, `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="%s">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>malarun show %s, run %s</title>
+<style>%s</style>
+</head><body><main>
+<section id="story">
+`, esc(contentSecurityPolicy()), esc(hd.Issue), esc(hd.RunID), pageCSS)
+	return nil
+}
+
+func (h *htmlRenderer) Item(it *Item) error {
+	h.picture.add(it)
+	class := "item k-" + string(it.Kind)
+	if it.Kind.Malarun() && it.Kind != KindAttemptStarted {
+		class += " malarun"
+	}
+	at := ""
+	if !it.Time.IsZero() {
+		at = `<span class="t">` + it.Time.UTC().Format("15:04:05") + `</span>`
+	}
+	switch it.Kind {
+	case KindAttemptStarted:
+		a := it.Info
+		fmt.Fprintf(h.w, `<h2 class="%s" id="item-%d">%sAttempt %d: %s`, class, it.Seq, at, it.Attempt, esc(beganText(a.Began)))
+		if a.Session != "" {
+			fmt.Fprintf(h.w, `, session <code>%s</code>`, esc(ui.ShortSession(a.Session)))
+		}
+		if a.Pid != 0 {
+			fmt.Fprintf(h.w, `, pid %d`, a.Pid)
+		}
+		h.w.WriteString("</h2>\n")
+		return nil
+	}
+	fmt.Fprintf(h.w, `<div class="%s" id="item-%d">%s`, class, it.Seq, at)
+	switch it.Kind {
+	case KindPrompt:
+		fmt.Fprintf(h.w, `prompt <code>%s</code> (%s)`, esc(it.Path), bytesText(it.Bytes))
+		h.pre(it.Text, 0)
+	case KindText:
+		h.w.WriteString(`assistant`)
+		if it.Agent != "" {
+			fmt.Fprintf(h.w, ` (sub-agent <code>%s</code>)`, esc(it.Agent))
+		}
+		h.pre(it.Text, 0)
+	case KindToolCall:
+		fmt.Fprintf(h.w, `<span class="tool">%s</span> <code>%s</code>`, esc(it.Tool), esc(firstNonEmpty(it.Summary, it.Input)))
+		if it.Background {
+			h.w.WriteString(` (background)`)
+		}
+	case KindToolResult:
+		status := `<span class="ok">ok</span>`
+		if it.IsError {
+			status = `<span class="err">error</span>`
+		}
+		fmt.Fprintf(h.w, `↳ %s <code>%s</code>, %s`, status, esc(it.Tool), bytesText(it.Bytes))
+		if it.TookMS > 0 {
+			fmt.Fprintf(h.w, `, %s`, ui.Duration(time.Duration(it.TookMS)*time.Millisecond))
+		}
+		out := it.Head
+		if it.Tail != "" {
+			out += "\n…\n" + it.Tail
+		}
+		h.pre(out, 6)
+	case KindResult:
+		if it.IsError || it.Subtype != "success" {
+			fmt.Fprintf(h.w, `<span class="err">error result <code>%s</code></span>`, esc(it.Subtype))
+		} else {
+			h.w.WriteString(`<span class="ok">result</span>`)
+		}
+		fmt.Fprintf(h.w, `, %s`, ui.Cost(it.CostUSD))
+		h.pre(it.Text, 12)
+	case KindAttemptEnded:
+		a := it.Info
+		fmt.Fprintf(h.w, `<span class="what">attempt %d ended: %s</span>`, it.Attempt, esc(firstNonEmpty(a.Outcome, "no recorded end")))
+		if a.DurationMS > 0 {
+			fmt.Fprintf(h.w, ` after %s`, ui.Duration(time.Duration(a.DurationMS)*time.Millisecond))
+		}
+		fmt.Fprintf(h.w, `, %s, %s in / %s out, %d tool calls`, ui.Cost(a.CostUSD), ui.Tokens(a.Tokens.Input), ui.Tokens(a.Tokens.Output), a.ToolCalls)
+		if a.CLIVersion != "" {
+			fmt.Fprintf(h.w, `, claude %s`, esc(a.CLIVersion))
+		}
+		if a.Outcome != "success" {
+			h.pre(a.Reason, 0)
+		}
+	case KindNote:
+		fmt.Fprintf(h.w, `<span class="note">note: %s</span>`, esc(it.Text))
+	default:
+		fmt.Fprintf(h.w, `<span class="what">malarun</span> %s`, esc(decision(it)))
+	}
+	h.w.WriteString("</div>\n")
+	return nil
+}
+
+// pre writes text as a preformatted block, folded into <details> when it
+// has more than fold lines (0: never).
+func (h *htmlRenderer) pre(text string, fold int) {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return
+	}
+	n := strings.Count(text, "\n") + 1
+	if fold > 0 && n > fold {
+		fmt.Fprintf(h.w, `<details><summary>%d lines</summary><pre>%s</pre></details>`, n, esc(text))
+		return
+	}
+	fmt.Fprintf(h.w, `<pre>%s</pre>`, esc(text))
+}
+
+func (h *htmlRenderer) End(s Summary) error {
+	h.w.WriteString("</section>\n<section id=\"picture\">\n")
+	outcome := "no recorded end"
+	if s.Outcome != "" {
+		outcome = s.Outcome
+	}
+	fmt.Fprintf(h.w, `<h1>malarun show %s, run %s</h1>`+"\n", esc(h.header.Issue), esc(h.header.RunID))
+	fmt.Fprintf(h.w, `<p class="facts"><b>%s</b>`, esc(outcome))
+	if s.ExitCode != nil {
+		fmt.Fprintf(h.w, ` (exit %d)`, *s.ExitCode)
+	}
+	fmt.Fprintf(h.w, ` · %d attempts · %s`, len(s.Attempts), ui.Cost(s.CostUSD))
+	if !s.Started.IsZero() && !s.Ended.IsZero() {
+		fmt.Fprintf(h.w, ` · %s`, ui.Duration(s.Ended.Sub(s.Started)))
+	}
+	fmt.Fprintf(h.w, ` · %d tool calls · %s in, %s out, %s cache read</p>`+"\n", s.ToolCalls,
+		ui.Tokens(s.Tokens.Input), ui.Tokens(s.Tokens.Output), ui.Tokens(s.Tokens.CacheRead))
+	if s.Reason != "" {
+		fmt.Fprintf(h.w, "<pre>%s</pre>\n", esc(s.Reason))
+	}
+	h.picture.draw(h.w)
+	fmt.Fprintf(h.w, "</section>\n</main>\n<script>%s</script>\n</body></html>\n", pageJS)
+	return h.w.Flush()
+}

@@ -1,0 +1,182 @@
+package replay
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/ui"
+)
+
+// mdLongLines is where an output folds into <details>.
+const mdLongLines = 5
+
+// mdRenderer writes the story as GitHub-flavoured Markdown, for a pull
+// request comment or $GITHUB_STEP_SUMMARY. Text from outside is hostile
+// there too: every multi-line text goes in a fenced block longer than any
+// run of backticks in it, and every one-line text in a code span, so no
+// HTML, link, @mention, #reference or emphasis in it is ever rendered.
+type mdRenderer struct {
+	w *bufio.Writer
+}
+
+// NewMarkdown writes the story as Markdown to w.
+func NewMarkdown(w io.Writer) Renderer { return &mdRenderer{w: bufio.NewWriter(w)} }
+
+func (m *mdRenderer) Begin(h Header) error {
+	fmt.Fprintf(m.w, "### malarun show %s, run %s\n\n", mdCode(h.Issue), mdCode(h.RunID))
+	if h.Status != "" {
+		fmt.Fprintf(m.w, "Status: %s. ", mdCode(h.Status))
+	}
+	if !h.Timed {
+		m.w.WriteString("_No times: this run was recorded before malarun kept a timeline, so only its transcripts are shown._")
+	}
+	m.w.WriteString("\n\n")
+	return m.flushIf(h.Following)
+}
+
+func (m *mdRenderer) Item(it *Item) error {
+	at := ""
+	if !it.Time.IsZero() {
+		at = it.Time.UTC().Format("15:04:05") + " "
+	}
+	switch it.Kind {
+	case KindAttemptStarted:
+		a := it.Info
+		fmt.Fprintf(m.w, "\n#### Attempt %d: %s", it.Attempt, beganText(a.Began))
+		if a.Session != "" {
+			fmt.Fprintf(m.w, ", session %s", mdCode(ui.ShortSession(a.Session)))
+		}
+		m.w.WriteString("\n\n")
+	case KindAttemptEnded:
+		fmt.Fprintf(m.w, "- %s**attempt %d ended: %s**", at, it.Attempt, mdCode(firstNonEmpty(it.Info.Outcome, "no recorded end")))
+		if it.Info.DurationMS > 0 {
+			fmt.Fprintf(m.w, " after %s", ui.Duration(time.Duration(it.Info.DurationMS)*time.Millisecond))
+		}
+		fmt.Fprintf(m.w, ", %s, %d tool calls\n", ui.Cost(it.Info.CostUSD), it.Info.ToolCalls)
+		if it.Info.Reason != "" && it.Info.Outcome != "success" {
+			m.block("  ", "", it.Info.Reason)
+		}
+	case KindPrompt:
+		fmt.Fprintf(m.w, "- %sprompt %s (%s)\n", at, mdCode(it.Path), bytesText(it.Bytes))
+		m.block("  ", "", it.Text)
+	case KindText:
+		fmt.Fprintf(m.w, "- %sassistant\n", at)
+		m.block("  ", "", it.Text)
+	case KindToolCall:
+		gist := firstNonEmpty(it.Summary, it.Input)
+		fmt.Fprintf(m.w, "- %s%s %s\n", at, mdCode(it.Tool), mdCode(gist))
+	case KindToolResult:
+		status := "ok"
+		if it.IsError {
+			status = "**error**"
+		}
+		head := fmt.Sprintf("%s%s, %s", at, status, bytesText(it.Bytes))
+		if it.TookMS > 0 {
+			head += ", " + ui.Duration(time.Duration(it.TookMS)*time.Millisecond)
+		}
+		out := it.Head
+		if it.Tail != "" {
+			out += "\n…\n" + it.Tail
+		}
+		fmt.Fprintf(m.w, "  - %s\n", head)
+		if out != "" {
+			m.block("    ", "output", out)
+		}
+	case KindResult:
+		state := "result"
+		if it.IsError || it.Subtype != "success" {
+			state = "**error result** " + mdCode(it.Subtype)
+		}
+		fmt.Fprintf(m.w, "- %s%s, %s\n", at, state, ui.Cost(it.CostUSD))
+		m.block("  ", "", it.Text)
+	case KindNote:
+		fmt.Fprintf(m.w, "- %s_note:_ %s\n", at, mdCode(it.Text))
+	default:
+		fmt.Fprintf(m.w, "- %s**malarun** %s\n", at, mdCode(decision(it)))
+	}
+	return nil
+}
+
+func (m *mdRenderer) End(s Summary) error {
+	mark, word := "✅", "succeeded"
+	if s.Outcome != "success" {
+		mark, word = "❌", "failed: "+mdCode(firstNonEmpty(s.Outcome, "no recorded end"))
+	}
+	fmt.Fprintf(m.w, "\n%s **%s**", mark, word)
+	if s.ExitCode != nil {
+		fmt.Fprintf(m.w, " (exit %d)", *s.ExitCode)
+	}
+	fmt.Fprintf(m.w, ": %d attempts, %s, %d tool calls, %d results\n\n", len(s.Attempts), ui.Cost(s.CostUSD), s.ToolCalls, s.Results)
+	m.w.WriteString("| attempt | began | session | took | ended | cost |\n| ---: | --- | --- | ---: | --- | ---: |\n")
+	for _, a := range s.Attempts {
+		fmt.Fprintf(m.w, "| %d | %s | %s | %s | %s | %s |\n", a.N, beganText(a.Began), mdCode(ui.ShortSession(a.Session)),
+			ui.Duration(time.Duration(a.DurationMS)*time.Millisecond), mdCode(firstNonEmpty(a.Outcome, "no recorded end")), ui.Cost(a.CostUSD))
+	}
+	if s.Stopped != "" {
+		fmt.Fprintf(m.w, "\nStopped following: %s\n", mdCode(s.Stopped))
+	}
+	return m.w.Flush()
+}
+
+func (m *mdRenderer) flushIf(now bool) error {
+	if now {
+		return m.w.Flush()
+	}
+	return nil
+}
+
+// block writes text as a fenced block indented by indent, folded into
+// <details> (its summary the given word) when it is long.
+func (m *mdRenderer) block(indent, fold, text string) {
+	text = strings.TrimRight(ui.Inert(text), "\n")
+	if text == "" {
+		return
+	}
+	lines := strings.Split(text, "\n")
+	long := len(lines) > mdLongLines
+	if long {
+		fmt.Fprintf(m.w, "\n%s<details><summary>%s, %d lines</summary>\n\n", indent, firstNonEmpty(fold, "text"), len(lines))
+	}
+	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
+	m.w.WriteString(indent + fence + "text\n")
+	for _, l := range lines {
+		m.w.WriteString(indent + l + "\n")
+	}
+	m.w.WriteString(indent + fence + "\n")
+	if long {
+		m.w.WriteString(indent + "</details>\n\n")
+	}
+}
+
+// mdCode is s as one inline code span: cleaned to one line, with a
+// backtick fence longer than any run of backticks in it (padded with a
+// space when it begins or ends with one, as CommonMark asks). A code span
+// renders its content literally: no HTML, link, mention or emphasis.
+func mdCode(s string) string {
+	s = ui.Clean(s, 300)
+	if s == "" {
+		return "` `"
+	}
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
+}
