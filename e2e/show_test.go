@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/headless"
 	"github.com/malarun/malarun/internal/replay"
 	"github.com/malarun/malarun/internal/schemacheck"
 )
@@ -191,9 +193,72 @@ func TestRealCLIShowTellsAStalledResumedRun(t *testing.T) {
 		if c := (transcriptCounts{n(f.attempt), n(f.call), n(f.toolResult), n(f.result)}); c != want {
 			t.Errorf("--format %s counts %+v, the transcripts %+v", f.format, c, want)
 		}
-		if f.format == "html" && strings.Contains(out, "<script>document.title") {
-			t.Errorf("--format html: the model's <script> is not escaped")
+		if f.format == "html" {
+			if strings.Contains(out, "<script>document.title") {
+				t.Errorf("--format html: the model's <script> is not escaped")
+			}
+			openShowPage(t, out, want.attempts)
 		}
+	}
+}
+
+// openShowPage opens a show page in a real browser: no console error, no
+// request but the file, a lane per attempt, the model's script not run, and
+// a click on a bar shows its item. With MALARUN_SCREENSHOT=FILE it saves a
+// PNG of the page there (the README's picture is made so).
+func openShowPage(t *testing.T, page string, attempts int) {
+	t.Helper()
+	path := headless.Require(t)
+	file := filepath.Join(t.TempDir(), "show.html")
+	if err := os.WriteFile(file, []byte(page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := headless.Start(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p, err := b.Open(ctx, "file://"+file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts struct {
+		Title string
+		Lanes int
+	}
+	if err := p.Eval(ctx, `({title: document.title, lanes: document.querySelectorAll("svg g.lane-group").length})`, &facts); err != nil {
+		t.Fatal(err)
+	}
+	if facts.Lanes != attempts || strings.Contains(facts.Title, "pwned") {
+		t.Errorf("the page: %d lanes for %d attempts, title %q", facts.Lanes, attempts, facts.Title)
+	}
+	if errs := p.ConsoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+	if reqs := p.Requests(); len(reqs) != 1 || reqs[0] != "file://"+file {
+		t.Errorf("requests %q, want the page's own file only", reqs)
+	}
+	if shot := os.Getenv("MALARUN_SCREENSHOT"); shot != "" {
+		png, err := p.Screenshot(ctx, 1200, 820)
+		if err == nil {
+			err = os.WriteFile(shot, png, 0o644)
+		}
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+	}
+	var seq string
+	if err := p.Eval(ctx, `document.querySelector("svg rect.bar[data-seq]").dataset.seq`, &seq); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Click(ctx, `svg rect.bar[data-seq]`); err != nil {
+		t.Fatal(err)
+	}
+	var selected string
+	if err := p.Eval(ctx, `document.querySelector(".item.sel")?.id ?? ""`, &selected); err != nil || selected != "item-"+seq {
+		t.Errorf("after a click on the bar of item %s, the story shows %q (%v)", seq, selected, err)
 	}
 }
 
