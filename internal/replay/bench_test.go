@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -96,10 +97,11 @@ type peakHeap struct {
 }
 
 func (p *peakHeap) Item(it *Item) error {
-	if p.n++; p.n%4096 == 0 {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		p.peak = max(p.peak, m.HeapAlloc)
+	if p.n++; p.n%256 == 0 {
+		// runtime/metrics does not stop the world, as ReadMemStats does.
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		p.peak = max(p.peak, s[0].Value.Uint64())
 	}
 	return p.Renderer.Item(it)
 }
