@@ -1,20 +1,24 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 )
 
 // newLogger writes to w (stderr, or the status line's terminal writer):
 // human-readable when tty (stderr is a terminal), JSON lines otherwise (CI
 // logs, files), unless log_format says which. floor raises the level: the
-// status line replaces info logs, --quiet keeps only errors.
-func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level, getenv func(string) string) (zerolog.Logger, error) {
+// status line replaces info logs, --quiet keeps only errors. lines: w also
+// shows the run's event lines, so the records an event reports are left
+// out (see withoutEvented).
+func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level, lines bool, getenv func(string) string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil {
 		return zerolog.Nop(), fmt.Errorf("log_level %q: %w", level, err)
@@ -36,7 +40,38 @@ func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level,
 		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: getenv("NO_COLOR") != "" || !tty,
 			FormatPrepare: inertLogEvent}
 	}
+	if lines {
+		out = withoutEvented{out}
+	}
 	return zerolog.New(out).Level(max(lvl, floor)).With().Timestamp().Logger(), nil
+}
+
+// withoutEvented leaves out the log records that an event also reports:
+// on a terminal the event's line says it (a hang, claude retrying an API
+// request, a usage-limit wait, the cause of a stop that the attempt's end
+// gives), and each fact is printed once (docs/design.md §D15). Everywhere
+// else (JSON logs in CI, a file, a pipe, GitHub Actions, TERM=dumb) there
+// are no event lines and the records stay.
+//
+// A record is recognised by the field the supervisor adds to it
+// (supervisor.AlsoEventField), not by its message: a message is worded for
+// people and may change, the field is the supervisor's statement that an
+// event says the same, made where it emits both, and JSON logs keep it to
+// join a record to its --events line. The supervisor only marks; whether
+// an output leaves such records out is decided here, by the output that
+// draws the event lines. A zerolog hook cannot see a record's fields, so
+// this is a writer: zerolog writes each record as one JSON object in one
+// Write, before the console writer formats it.
+type withoutEvented struct{ next io.Writer }
+
+func (w withoutEvented) Write(p []byte) (int, error) {
+	var rec map[string]json.RawMessage
+	if json.Unmarshal(p, &rec) == nil {
+		if _, ok := rec[supervisor.AlsoEventField]; ok {
+			return len(p), nil
+		}
+	}
+	return w.next.Write(p)
 }
 
 // inertLogEvent makes a decoded log event safe for the console writer,

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/malarun/malarun/internal/supervisor"
 )
 
 // The console logs carry text from the model in fields (tool names, the
@@ -27,7 +29,7 @@ func TestConsoleLogIsInert(t *testing.T) {
 			}
 			return ""
 		}
-		log, err := newLogger(&buf, true, "auto", "debug", zerolog.TraceLevel, getenv)
+		log, err := newLogger(&buf, true, "auto", "debug", zerolog.TraceLevel, false, getenv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,6 +45,34 @@ func TestConsoleLogIsInert(t *testing.T) {
 		// What was there still shows, in caret notation or quoted.
 		if !strings.Contains(out, "title^G") || !strings.Contains(out, "message x ]0;title") {
 			t.Errorf("NO_COLOR=%q: the text is gone:\n%q", noColor, out)
+		}
+	}
+}
+
+// Where the event lines are drawn (lines), a record that an event also
+// reports (it carries supervisor.AlsoEventField) is left out, in either
+// format; other records stay, and without lines every record stays.
+func TestRecordsAnEventSaysAreLeftOutBesideEventLines(t *testing.T) {
+	for _, format := range []string{"console", "json"} {
+		for _, lines := range []bool{true, false} {
+			var buf bytes.Buffer
+			log, err := newLogger(&buf, true, format, "info", zerolog.WarnLevel, lines, func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			log.Warn().Str(supervisor.AlsoEventField, string(supervisor.EvHangDetected)).Msg("hang detected: no output within the limit")
+			log.Warn().Msg("stopping the run; a second signal kills it at once")
+			log.Error().Str(supervisor.AlsoEventField, string(supervisor.EvAttemptEnded)).Msg("an error an event says")
+			out := buf.String()
+			if got, want := strings.Contains(out, "hang detected"), !lines; got != want {
+				t.Errorf("%s, lines %v: the hang's record shown %v, want %v:\n%s", format, lines, got, want, out)
+			}
+			if got, want := strings.Contains(out, "an error an event says"), !lines; got != want {
+				t.Errorf("%s, lines %v: the error an event says shown %v, want %v:\n%s", format, lines, got, want, out)
+			}
+			if !strings.Contains(out, "a second signal kills it at once") {
+				t.Errorf("%s, lines %v: a record no event says is missing:\n%s", format, lines, out)
+			}
 		}
 	}
 }

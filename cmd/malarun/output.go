@@ -78,7 +78,10 @@ func (o *runOutput) newLogger(format, level string) (zerolog.Logger, error) {
 	if err == nil && lvl == zerolog.DebugLevel && !o.opts.quiet {
 		floor = zerolog.TraceLevel
 	}
-	log, err := newLogger(o.stderr, o.tty, format, level, floor, o.d.getenv)
+	// Where the event lines are drawn, a record an event line says is left
+	// out; --log-level debug shows everything (docs/design.md §D15).
+	lines := o.live != nil && floor > zerolog.DebugLevel
+	log, err := newLogger(o.stderr, o.tty, format, level, floor, lines, o.d.getenv)
 	if err == nil {
 		o.log = log
 	}

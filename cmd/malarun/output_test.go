@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +40,13 @@ func TestNoTerminalNoEscapes(t *testing.T) {
 			}
 			if !strings.Contains(stderr, `"message":"run succeeded"`) {
 				t.Errorf("stderr lacks the info logs:\n%s", stderr)
+			}
+			// With no event lines, the warning of a hang stays, naming the
+			// event that also reports it (a terminal leaves it out:
+			// TestAHangIsPrintedOnceOnATerminal).
+			hang := regexp.MustCompile(`"level":"warn".*"also_event":"hang_detected".*"message":"hang detected: no output within the limit"`)
+			if got, want := len(hang.FindAllString(stderr, -1)), map[string]int{"success": 0, "hang resumed": 1}[name]; got != want {
+				t.Errorf("%d warnings of a hang, want %d:\n%s", got, want, stderr)
 			}
 		})
 	}

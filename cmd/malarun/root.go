@@ -140,7 +140,9 @@ the running tool, background tasks, context occupancy, cost, and a
 countdown when a hang is near or while a usage limit is waited out) and
 one line per event that matters (tool started, hang, kill, resume,
 checkpoint, restart, limit wait); warnings and errors are logged above
-it, info logs are left to the event lines (--log-level debug shows them).
+it, each fact once: a record an event line already says (a hang, claude
+retrying an API request, a limit wait) is left out, and so are info logs
+(--log-level debug shows them all).
 Not a terminal: no status line, no control characters, logs as log_format
 says. --quiet: errors only. --events FILE appends malarun's decisions
 (every event but progress) as JSON lines, one write per line.

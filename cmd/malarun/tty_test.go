@@ -228,6 +228,70 @@ func TestResultOnATerminal(t *testing.T) {
 	})
 }
 
+// A hang that is resumed is printed once on a terminal: its event line
+// says it, and the warning the supervisor logs for it (which a log off a
+// terminal keeps: TestNoTerminalNoEscapes) is left out; the stop's line
+// names it as its reason, and no other line mentions it. --log-level debug
+// shows every record, that warning too (docs/design.md §D15).
+func TestAHangIsPrintedOnceOnATerminal(t *testing.T) {
+	t.Parallel()
+	const (
+		line    = "attempt 1: hang detected: no output for 1s while Bash ran"
+		stop    = "attempt 1: stopping claude's process tree (hang); SIGKILL after "
+		warning = "WRN hang detected: no output within the limit"
+	)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		logged bool
+	}{{"default", nil, false}, {"debug", []string{"--log-level", "debug"}, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := scenarioHangResumed(t).proc(t, "issue-once", tc.args...)
+			r := startTTY(t, p)
+			if code := r.wait(); code != 0 {
+				t.Fatalf("exit %d; screen:\n%s", code, r.screen)
+			}
+			r.checkClean("issue-once · ")
+			if !lineWith(r.screen.Lines(), "attempt 2: resuming session ") {
+				t.Fatalf("the hang was not resumed; screen:\n%s", r.screen)
+			}
+			// Everything the terminal received, status line redraws
+			// included: counted where no line wraps.
+			raw := r.raw.String()
+			want := 1
+			if tc.logged {
+				want = 2
+			}
+			if n := strings.Count(raw, "hang detected"); n != want {
+				t.Errorf("the terminal got %q %d times, want %d; screen:\n%s", "hang detected", n, want, r.screen)
+			}
+			if got := strings.Contains(r.screen.String(), warning); got != tc.logged {
+				t.Errorf("the warning %q shown: %v, want %v; screen:\n%s", warning, got, tc.logged, r.screen)
+			}
+			if tc.logged {
+				return
+			}
+			// On the screen (its scrollback included): the hang's line and
+			// the stop's, each once, and no other line mentions the hang.
+			var said, stopped int
+			for _, l := range r.screen.Lines() {
+				switch {
+				case timePrefix.MatchString(l) && strings.HasSuffix(l, line):
+					said++
+				case timePrefix.MatchString(l) && strings.Contains(l, stop):
+					stopped++
+				case strings.Contains(l, "hang"):
+					t.Errorf("another line mentions the hang: %q", l)
+				}
+			}
+			if said != 1 || stopped != 1 {
+				t.Errorf("%d lines %q and %d lines %q, want one each; screen:\n%s", said, line, stopped, stop, r.screen)
+			}
+		})
+	}
+}
+
 // A status line never wraps, even on a narrow terminal: the parts that
 // matter least (the session id first) give way.
 func TestStatusLineOnANarrowTerminal(t *testing.T) {

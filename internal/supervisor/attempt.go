@@ -193,7 +193,8 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		switch why {
 		case attempt.Hang:
 			res.hangLimit, res.hangTools = m.Hang()
-			log.Warn().Stringer("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Msg("hang detected: no output within the limit")
+			log.Warn().Stringer("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Str(AlsoEventField, string(EvHangDetected)).
+				Msg("hang detected: no output within the limit")
 			r.emit(Event{Kind: EvHangDetected, Attempt: spec.n, Session: res.log.sessionID, Limit: res.hangLimit, ToolsRunning: res.hangTools,
 				Reason: fmt.Sprintf("no output for %s", res.hangLimit)})
 		case attempt.Lingered:
@@ -202,10 +203,12 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			log.Warn().Stringer("background_timeout", r.cfg.BackgroundTimeout).Strs("tasks", taskIDs(res.cutTasks)).Msg("background tasks still running after background_timeout")
 		case attempt.UsageLimit:
 			res.cliLimit = m.Limit()
-			log.Warn().Time("retry_at", res.cliLimit.RetryAt).Str("why", res.cliLimit.Reason).Msg("claude would wait out a usage limit longer than limit_wait allows")
+			log.Warn().Time("retry_at", res.cliLimit.RetryAt).Str("why", res.cliLimit.Reason).Str(AlsoEventField, string(EvAttemptEnded)).
+				Msg("claude would wait out a usage limit longer than limit_wait allows")
 		case attempt.Unreachable:
 			res.unreachable, res.apiAt = m.Unreachable(), r.target.ShownWithProxy()
-			log.Warn().Str("api", res.apiAt).Str("code", res.unreachable.Code).Msg("the API cannot be reached and never was in this run: stopping")
+			log.Warn().Str("api", res.apiAt).Str("code", res.unreachable.Code).Str(AlsoEventField, string(EvAttemptEnded)).
+				Msg("the API cannot be reached and never was in this run: stopping")
 		case attempt.Pressure:
 			log.Info().Int64("occupancy", r.monitor.Occupancy()).Int64("window", r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
 		}
@@ -237,9 +240,9 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 				log.Warn().Str("claude_session", res.log.otherSession).Msg("claude named another session than the one malarun gave it; malarun keeps its own")
 			}
 			res.log.warnRejected(log, ev)
-			r.logLine(log, ev)
-			pressure := r.observeContext(log, ev)
 			stopping := m.Ending() != attempt.None
+			r.logLine(log, ev, !stopping)
+			pressure := r.observeContext(log, ev)
 			eff := m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, time.Now())
 			if !stopping {
 				// What the line did comes before what malarun does about it.
@@ -379,8 +382,9 @@ func (r *runner) emitLine(spec attemptSpec, res *attemptResult, m *attempt.State
 	r.emit(e)
 }
 
-// logLine logs the lines that matter at info, the rest at debug.
-func (r *runner) logLine(log zerolog.Logger, ev stream.Event) {
+// logLine logs the lines that matter at info, the rest at debug; evented:
+// emitLine reports the line's events (not while the tree is stopped).
+func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
 	switch {
 	case ev.Kind != stream.KindJSON:
 		log.Warn().Int64("line", ev.Line).Int64("bytes", ev.Bytes).Str("kind", ev.Kind.String()).Msg("undecodable line in the stream")
@@ -393,7 +397,11 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event) {
 			log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Str("note", note).Msg("claude's version is outside the tested range")
 		}
 	case ev.Type == "system" && ev.Subtype == "api_retry":
-		log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS).Msg("claude is retrying an API request")
+		l := log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS)
+		if evented {
+			l = l.Str(AlsoEventField, string(EvAPIRetry))
+		}
+		l.Msg("claude is retrying an API request")
 	case ev.Type == "rate_limit_event":
 		// allowed_warning only says how much of a window is used: logged, not acted on.
 		log.Info().Str("status", ev.RateLimitStatus).Str("limit_type", ev.RateLimitType).Int64("resets_at", ev.ResetsAt).

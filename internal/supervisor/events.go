@@ -30,6 +30,18 @@ const (
 	EvRunFinished    EventKind = "finished"        // Outcome ("success" or the error kind), Reason, CostUSD
 )
 
+// AlsoEventField is the log field of a record that an event also reports;
+// its value is that event's kind. An output that shows the events to a
+// person can leave these records out, so that each fact is printed there
+// once; logs read without the events (JSON lines in CI, a log file) keep
+// them (docs/design.md §D15). A record is marked so only where the event is
+// sure to follow: the hang, the limit wait and a retry of claude's that are
+// emitted with it, and the cause of a stop (an API that cannot be reached,
+// a usage limit claude would wait out), which the attempt_ended after the
+// stop gives as its reason (unless a signal while stopping makes the
+// attempt an interruption).
+const AlsoEventField = "also_event"
+
 // Event is one thing malarun did or saw. Fields that do not apply to a
 // kind are zero. Its JSON form is Entry (the --events schema).
 type Event struct {

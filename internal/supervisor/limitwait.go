@@ -135,7 +135,7 @@ func (r *runner) onLimit(l usagelimit.Limit, why string, deadline time.Time) err
 	}
 	r.waiting = true
 	r.log.Warn().Time("retry_at", d.RetryAt).Time("until", d.Until).Str("limit_type", l.Type).Stringer("limit_wait_left", r.budget.Left()).
-		Msg("usage limit: waiting for the reset, then resuming the session")
+		Str(AlsoEventField, string(EvLimitWait)).Msg("usage limit: waiting for the reset, then resuming the session")
 	r.emit(Event{Kind: EvLimitWait, Until: d.Until, RetryAt: d.RetryAt, LimitType: l.Type, Reason: d.Reason})
 	wait := time.Until(d.Until)
 	if err := r.pause(wait, deadline, "for a usage limit to reset"); err != nil {

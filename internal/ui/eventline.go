@@ -18,7 +18,10 @@ const maxInput = 160
 // with the local time: "12:04:05 attempt 1: Bash: go test ./...".
 func EventLine(e supervisor.Event, st *Status) (string, bool) {
 	var s string
-	at := fmt.Sprintf("attempt %d: ", e.Attempt)
+	at := ""
+	if e.Attempt > 0 { // limit_wait names none: a wait comes between attempts, or before the first
+		at = fmt.Sprintf("attempt %d: ", e.Attempt)
+	}
 	switch e.Kind {
 	case supervisor.EvRunStarted:
 		s = "run started; transcripts in " + e.RunDir
@@ -60,13 +63,12 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 	case supervisor.EvTreeGone:
 		s = fmt.Sprintf("%sprocess tree gone in %s (%d terminated, %d killed)", at, Duration(e.Took), e.Termed, e.Killed)
 	case supervisor.EvAttemptEnded:
-		switch e.Outcome {
-		case "success", "hang", "interrupted": // a hang and an interruption have their own lines
+		if !endedLine(e.Outcome) {
 			return "", false
 		}
 		s = at + "ended: " + e.Outcome + ": " + Clean(e.Reason, maxInput)
 	case supervisor.EvRetryDecided:
-		s = retryLine(e)
+		s = retryLine(e, st)
 		if s == "" {
 			return "", false
 		}
@@ -97,7 +99,17 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 	return e.Time.Local().Format(time.TimeOnly) + " " + Clean(s, 0), true
 }
 
-func retryLine(e supervisor.Event) string {
+// endedLine reports whether an attempt that ended so has a line: not one
+// that went well, and not a hang or an interruption, which have their own.
+func endedLine(outcome string) bool {
+	switch outcome {
+	case "success", "hang", "interrupted":
+		return false
+	}
+	return true
+}
+
+func retryLine(e supervisor.Event, st *Status) string {
 	in := ""
 	if e.Backoff > 0 {
 		in = " in " + Duration(e.Backoff)
@@ -112,6 +124,11 @@ func retryLine(e supervisor.Event) string {
 	case "continue", "fallback":
 		return "will continue in a new session" + in
 	case "fail":
+		if st != nil && e.Reason != "" && e.Reason == st.endedReason {
+			// What is never retried (auth, an unreachable API, ...): the
+			// "ended" line above gave this very reason.
+			return "giving up"
+		}
 		return "giving up: " + Clean(e.Reason, maxInput)
 	}
 	return ""

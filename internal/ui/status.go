@@ -37,6 +37,10 @@ type Status struct {
 	next       string    // the retry decision, while waiting for the next attempt
 	nextAt     time.Time // when the next attempt starts (after a backoff or a limit wait)
 	limitType  string    // while waiting for a usage limit to reset
+	// endedReason is the reason the last attempt's "ended" event line gave
+	// ("" when that attempt had no such line): a decision to give up for
+	// the same reason does not repeat it.
+	endedReason string
 }
 
 type phase int
@@ -67,6 +71,7 @@ func (s *Status) Apply(e supervisor.Event) {
 		s.attempt, s.session = e.Attempt, e.Session
 		s.phase = phaseStarting
 		s.messages, s.tools, s.lastLine, s.deadline, s.stopReason, s.next = 0, nil, time.Time{}, time.Time{}, "", ""
+		s.endedReason = ""
 	case supervisor.EvProgress:
 		if s.phase == phaseStarting {
 			s.phase = phaseRunning
@@ -79,6 +84,10 @@ func (s *Status) Apply(e supervisor.Event) {
 		s.phase, s.stopReason = phaseStopping, e.Reason
 	case supervisor.EvAttemptEnded:
 		s.phase, s.tools, s.tasks = phaseWaiting, nil, nil
+		s.endedReason = ""
+		if endedLine(e.Outcome) {
+			s.endedReason = e.Reason
+		}
 	case supervisor.EvRetryDecided:
 		s.phase, s.next, s.nextAt = phaseWaiting, e.Action, e.Time.Add(e.Backoff)
 	case supervisor.EvLimitWait:

@@ -105,6 +105,53 @@ func TestEventLines(t *testing.T) {
 	}
 }
 
+// Giving up for the reason the attempt's "ended" line just gave says it
+// once; a decision with a reason of its own, or after an ending that has
+// no line (an interruption), gives its reason.
+func TestGivingUpSaysTheReasonOnce(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
+	const why = "the API answered 401 authentication_failed (claude retry 4 of 10); check ANTHROPIC_API_KEY or the CLI's login"
+	tests := []struct {
+		name  string
+		ended supervisor.Event
+		fail  string // the decision's reason
+		want  string
+	}{
+		{"same reason", supervisor.Event{Outcome: "auth", Reason: why}, why, "attempt 1: giving up"},
+		{"a reason of its own", supervisor.Event{Outcome: "crash", Reason: "claude exited 1"},
+			"1 attempts, the most max_attempts allows; last: claude exited 1",
+			"attempt 1: giving up: 1 attempts, the most max_attempts allows; last: claude exited 1"},
+		{"after an ending without a line", supervisor.Event{Outcome: "interrupted", Reason: "malarun was asked to stop"},
+			"malarun was asked to stop", "attempt 1: giving up: malarun was asked to stop"},
+	}
+	for _, tt := range tests {
+		st := NewStatus("issue-1", 3)
+		var lines []string
+		for _, e := range []supervisor.Event{
+			{Kind: supervisor.EvRunStarted},
+			{Kind: supervisor.EvAttemptStarted, Attempt: 1, Session: session},
+			{Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: tt.ended.Outcome, Reason: tt.ended.Reason},
+			{Kind: supervisor.EvRetryDecided, Attempt: 1, Action: "fail", Reason: tt.fail},
+		} {
+			e.Time = t0
+			st.Apply(e) // as Live does: the status first, then the line
+			if l, ok := EventLine(e, st); ok {
+				lines = append(lines, strings.TrimPrefix(l, "12:00:00 "))
+			}
+		}
+		if got := lines[len(lines)-1]; got != tt.want {
+			t.Errorf("%s: got %q, want %q; lines %q", tt.name, got, tt.want, lines)
+		}
+		if n := strings.Count(strings.Join(lines, "\n"), why); tt.fail == why && n != 1 {
+			t.Errorf("%s: the reason is printed %d times: %q", tt.name, n, lines)
+		}
+	}
+	// Without a status (no context), the reason is always given.
+	if got, _ := EventLine(supervisor.Event{Kind: supervisor.EvRetryDecided, Time: t0, Attempt: 1, Action: "fail", Reason: why}, nil); got != "12:00:00 attempt 1: giving up: "+why {
+		t.Errorf("without a status: %q", got)
+	}
+}
+
 // A limit wait counts down to the resume, with no process and no hang countdown.
 func TestStatusLineDuringALimitWait(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
@@ -128,6 +175,12 @@ func TestLimitEventLines(t *testing.T) {
 	got, ok := EventLine(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0, Attempt: 1, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
 	if want := "12:00:00 attempt 1: usage limit (five_hour): waiting until 12:05:00, then resuming the session"; !ok || got != want {
 		t.Errorf("limit_wait:\n got %q\nwant %q", got, want)
+	}
+	// A wait between attempts, or for a limit the record names before any
+	// attempt: no "attempt 0".
+	got, _ = EventLine(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
+	if want := "12:00:00 usage limit (five_hour): waiting until 12:05:00, then resuming the session"; got != want {
+		t.Errorf("limit_wait without an attempt:\n got %q\nwant %q", got, want)
 	}
 	got, _ = EventLine(supervisor.Event{Kind: supervisor.EvRunFinished, Time: t0, Issue: "i", Outcome: "rate or usage limit reached", ExitCode: 75,
 		RetryAt: t0.Add(5 * time.Hour)}, nil)
