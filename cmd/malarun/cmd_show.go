@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/replay"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
@@ -104,6 +105,43 @@ lock is free: it died; the next malarun on the issue takes the run over).`,
 }
 
 func runShow(ctx context.Context, opts showOptions, d *deps) error {
+	// A shutdown signal (Ctrl-C, a CI step cancelled) ends the story where
+	// it is: main catches the signals for the supervisor, so they come on
+	// d.signals and end this context.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	signalled := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case sig := <-d.signals:
+			signalled <- sig
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := showRun(ctx, opts, d)
+	select {
+	case sig := <-signalled:
+		return &supervisor.RunError{Kind: outcome.Interrupted, Signal: sig, Detail: "while showing the run"}
+	default:
+		return err
+	}
+}
+
+// interruptibleRenderer stops the story once ctx ends.
+type interruptibleRenderer struct {
+	replay.Renderer
+	ctx context.Context
+}
+
+func (r interruptibleRenderer) Item(it *replay.Item) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	return r.Renderer.Item(it)
+}
+
+func showRun(ctx context.Context, opts showOptions, d *deps) error {
 	stateDir := opts.config.settings.cfg.StateDir
 	src, warn, err := showSource(stateDir, opts)
 	if err != nil {
@@ -127,7 +165,7 @@ func runShow(ctx context.Context, opts showOptions, d *deps) error {
 		actions = ui.NewActionsLog(out)
 		out = actions
 	}
-	_, err = replay.Tell(src, newRenderer(opts.format, out, d))
+	_, err = replay.Tell(src, interruptibleRenderer{newRenderer(opts.format, out, d), ctx})
 	if actions != nil {
 		actions.Flush()
 	}

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/testchild"
 )
 
 // showFolder makes a run folder of issue-1 under a state dir, from a
@@ -123,5 +129,66 @@ func TestShowDefusesWorkflowCommands(t *testing.T) {
 		if o.code != 0 || !strings.Contains(o.stdout, "planted") {
 			t.Errorf("--format %s: exit %d\n%s", f, o.code, o.stdout)
 		}
+	}
+}
+
+// --follow on a run that goes on ends at a Ctrl-C (exit 130), and, without
+// one, when the run's malarun exits.
+func TestShowFollowEndsOnASignalAndWithTheRun(t *testing.T) {
+	p := newProc(t, "issue-follow", testchild.Hang, []string{testchild.EnvLines + "=1"})
+	p.start(nil, nil)
+	p.claudePid() // the attempt runs
+	follow := func() (*exec.Cmd, *bufio.Scanner) {
+		show := exec.Command(os.Args[0], "show", p.issue, "--follow", "--state-dir", p.stateDir)
+		show.Env = p.cmd.Env
+		out, err := show.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := show.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { show.Process.Kill(); show.Wait() })
+		lines := bufio.NewScanner(out)
+		for lines.Scan() { // the running attempt is shown
+			if strings.Contains(lines.Text(), "attempt 1 ·") {
+				return show, lines
+			}
+		}
+		t.Fatal("show --follow ended before the running attempt")
+		return nil, nil
+	}
+	show, _ := follow()
+	show.Process.Signal(syscall.SIGINT)
+	if code := exitCode(t, waitLimit(t, show)); code != 130 {
+		t.Errorf("show --follow after SIGINT: exit %d, want 130", code)
+	}
+	show, lines := follow()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(); code != 143 {
+		t.Fatalf("the run: exit %d", code)
+	}
+	var rest strings.Builder
+	for lines.Scan() {
+		rest.WriteString(lines.Text() + "\n")
+	}
+	if code := exitCode(t, waitLimit(t, show)); code != 0 || !strings.Contains(rest.String(), "run finished: interrupted") ||
+		!strings.Contains(rest.String(), "stopped following: the run is not going on: interrupted") {
+		t.Errorf("show --follow after the run ended: exit %d\n%s", code, rest.String())
+	}
+}
+
+// waitLimit waits for cmd, at most exitLimit (a hang is a failure).
+func waitLimit(t *testing.T, cmd *exec.Cmd) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(exitLimit):
+		cmd.Process.Kill()
+		t.Fatalf("%v did not exit within %v", cmd.Args, exitLimit)
+		return nil
 	}
 }
