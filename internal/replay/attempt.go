@@ -158,10 +158,10 @@ func (w *walk) line(a *attemptReader, ev *stream.Event, at time.Time) error {
 	n := a.info.N
 	base := Item{Attempt: n, Time: at, Line: ev.Line, Agent: ev.ParentToolUseID}
 	if ev.Kind != stream.KindJSON {
-		a.info.Damaged++
 		if ev.Kind == stream.KindCutShort && !a.ended {
 			return nil // being written, or cut by a crash: the attempt's end says which
 		}
+		a.info.Damaged++
 		return w.note(n, "line %d of attempt %d is %s (%d bytes)", ev.Line, n, ev.Kind, ev.Bytes)
 	}
 	switch ev.Type {
