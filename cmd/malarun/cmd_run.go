@@ -13,13 +13,14 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	iproc "github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/supervisor"
 )
 
 // reservedNames can never be issue ids: commands, today's and planned ones,
 // so that `malarun status` keeps meaning the same thing once it exists.
 func reservedNames() []string {
-	return []string{"version", "status", "show", "exit-codes", "help", "completion"}
+	return []string{"version", "status", "show", "exit-codes", "help", "completion", iproc.GuardCommand}
 }
 
 // runOptions is everything a run needs from the command line.
@@ -118,7 +119,7 @@ func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput
 		return supervisor.Report{}, err
 	}
 	logConfig(log, opts, cfg)
-	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Signals: d.signals,
+	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Signals: d.signals, Guard: guardCommand(),
 		ExitCode: exitCodeFor, Observer: out.observer(), OutputFailures: d.sinks.failures, FlushOutputs: out.flush})
 	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
 		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).

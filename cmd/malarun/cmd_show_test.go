@@ -49,7 +49,9 @@ func TestShowFormats(t *testing.T) {
 			RunID string `json:"run_id"`
 			Timed bool
 		}
-		Summary struct{ ToolCalls int `json:"tool_calls"` }
+		Summary struct {
+			ToolCalls int `json:"tool_calls"`
+		}
 	}
 	if err := json.Unmarshal([]byte(o.stdout), &story); err != nil || story.Header.RunID != "20261122T120401Z-3f9a1c" || story.Header.Timed || story.Summary.ToolCalls != 1 {
 		t.Errorf("json: %+v, %v\n%s", story, err, o.stdout)

@@ -192,7 +192,7 @@ command. The status line is off there.`,
 	fl.BoolVar(&opts.output.json, "json", false, "print a JSON report on stdout at the end instead of the result text (schema: docs/report.schema.json)")
 	fl.StringVar(&opts.output.eventsPath, "events", "", "append malarun's decisions to `FILE` as JSON lines as they happen; - writes them to stderr")
 	addKeyFlags(fl, configKeys())
-	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newShowCmd(a), newExitCodesCmd(a))
+	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newShowCmd(a), newExitCodesCmd(a), newGuardCmd())
 
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {

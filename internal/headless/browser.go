@@ -19,6 +19,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	// Builds only for the kernels malarun supports, with one clear error elsewhere.
+	_ "github.com/malarun/malarun/internal/platform"
 )
 
 // Find is the browser to run: $MALARUN_CHROMIUM, else chromium or
@@ -100,7 +103,7 @@ func Start(path string) (*Browser, error) {
 		"--disable-extensions", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "about:blank")
 	cmd.ExtraFiles = []*os.File{inR, outW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = browserAttr()
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	// Builds only for the kernels malarun supports, with one clear error elsewhere.
+	_ "github.com/malarun/malarun/internal/platform"
 )
 
 // keepEvery is how often a held lock's file is checked for removal. A lock

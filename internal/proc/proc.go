@@ -1,15 +1,26 @@
 // Package proc starts the CLI in its own process group with files (never
 // pipes) for its standard streams, and ends its whole process tree: the
-// group, every descendant found in /proc, and whatever re-parents to malarun
-// as a child subreaper, including tool processes that called setsid (the
-// Bash tool does; docs/design.md §F9). Orphans that re-parent to malarun (as
-// subreaper, or as PID 1 in a container) are reaped as they die, without
-// ever taking the exit status that the CLI's own wait needs.
+// group, every descendant found in the process table, and whatever
+// re-parents to malarun as a child subreaper, including tool processes that
+// called setsid (the Bash tool does; docs/design.md §F9). Orphans that
+// re-parent to malarun (as subreaper, or as PID 1 in a container) are
+// reaped as they die, without ever taking the exit status that the CLI's
+// own wait needs.
+//
+// The decisions are made over a process table (table.go) by code shared by
+// every kernel; each kernel supplies only the seam: the table, a process's
+// environment, the child's spawn attributes, orphan handling and the boot's
+// identity (os_linux.go, os_darwin.go). Where the kernel has no subreaper
+// and no parent-death signal (darwin), the run's marker and a guard process
+// stand in for them (guard.go, docs/design.md §D21).
 package proc
 
 import (
 	"os"
 	"time"
+
+	// Builds only for the kernels malarun supports, with one clear error elsewhere.
+	_ "github.com/malarun/malarun/internal/platform"
 )
 
 // Spec describes one child process.
@@ -25,6 +36,11 @@ type Spec struct {
 	// Stdout and Stderr must be regular files: the real CLI drops output
 	// still pending in a pipe when it exits (docs/design.md §F13).
 	Stdout, Stderr *os.File
+	// Marker is an environment entry (NAME=value) that Env holds and every
+	// process of the tree inherits. Where orphans do not re-parent to
+	// malarun (no subreaper: darwin), it finds the tree's setsid escapees,
+	// and a guard uses it to end the tree if malarun dies. "" if none.
+	Marker string
 }
 
 // Exit is how the direct child ended.

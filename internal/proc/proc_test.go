@@ -20,32 +20,68 @@ import (
 
 // envSpawner makes the test binary act as a miniature malarun: it starts a
 // hanging fake child through proc and prints the child's pid. A test kills
-// it outright to check that the child does not outlive it.
-const envSpawner = "PROC_TEST_SPAWNER"
+// it outright to check that the child does not outlive it. Its value says
+// how: spawnerPdeathsig (the kernel's parent-death signal, Linux) or
+// spawnerGuarded (a guard process and no parent-death signal, as on darwin).
+const (
+	envSpawner       = "PROC_TEST_SPAWNER"
+	spawnerPdeathsig = "pdeathsig"
+	spawnerGuarded   = "guarded"
+	envMark          = "PROC_TEST_MARK" // the guarded spawner's marker entry
+)
 
 func TestMain(m *testing.M) {
 	testchild.MaybeRun()
-	if os.Getenv(envSpawner) != "" {
-		runSpawner()
+	if len(os.Args) > 1 && os.Args[1] == proc.GuardCommand {
+		proc.RunGuard(os.Stdin) // the guarded spawner's guard, as cmd/malarun wires it
+		os.Exit(0)
 	}
-	if dir := os.Getenv(envPid1); dir != "" {
-		os.Exit(runPid1(dir))
+	if mode := os.Getenv(envSpawner); mode != "" {
+		runSpawner(mode)
+	}
+	if code, ok := runKernelHelper(); ok {
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
 
-func runSpawner() {
-	sp := proc.NewSpawner()
+// runSpawner starts the fake child that ignores SIGTERM and leaves a setsid
+// grandchild that ignores it too, prints "<child pid> <grandchild pid>",
+// and blocks until it is killed.
+func runSpawner(mode string) {
+	var sp *proc.Spawner
+	marker := envMark + "=" + strconv.Itoa(os.Getpid())
+	switch mode {
+	case spawnerPdeathsig:
+		sp = proc.NewSpawner()
+	case spawnerGuarded:
+		sp = proc.NewSpawner()
+		proc.GuardWithoutPdeathsig(sp, os.Args[0], proc.GuardCommand)
+	default:
+		fmt.Println("error: unknown spawner mode", mode)
+		os.Exit(1)
+	}
 	out, _ := os.CreateTemp("", "spawner-out")
+	defer os.Remove(out.Name())
 	p, err := sp.Start(proc.Spec{
-		Path: os.Args[0], Env: testchild.Env(testchild.IgnoreTerm, envSpawner+"="),
-		Stdout: out, Stderr: out,
+		Path: os.Args[0], Env: testchild.Env(testchild.Grandchild, envSpawner+"=", marker),
+		Stdout: out, Stderr: out, Marker: marker,
 	})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println(p.Pid)
+	line, err := waitForLine(out.Name(), `{"type":"system","subtype":"fake_grandchild"`, p.Done())
+	if err != nil || sp.GuardError() != nil {
+		fmt.Println("error", err, sp.GuardError())
+		os.Exit(1)
+	}
+	gpid, err := numberAfter(line, "pid")
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(p.Pid, gpid)
 	select {}
 }
 
@@ -247,36 +283,6 @@ func TestStopAfterChildExitEndsLeftovers(t *testing.T) {
 	}
 	p.Stop(100*time.Millisecond, nil)
 	assertGone(t, gpid)
-}
-
-// A child must not outlive its malarun when malarun is killed outright.
-func TestChildDiesWithItsSpawner(t *testing.T) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), envSpawner+"=1")
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	child, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatalf("spawner said %q", line)
-	}
-	// A pidfd becomes readable when the process exits: wait on it instead
-	// of polling.
-	pidfd, err := unix.PidfdOpen(child, 0)
-	if err != nil {
-		t.Fatalf("pidfd_open(%d): %v", child, err)
-	}
-	defer unix.Close(pidfd)
-	cmd.Process.Kill()
-	cmd.Wait()
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 5000)
-	if n != 1 || proc.Alive(child, 0) {
-		unix.Kill(child, unix.SIGKILL)
-		t.Fatalf("child %d outlived its killed spawner (poll %d, %v)", child, n, err)
-	}
 }
 
 // The fake child reproduces docs/design.md §F13 through a pipe (output lost,

@@ -10,11 +10,11 @@ import (
 func TestSignalledPicksEachProcessOnce(t *testing.T) {
 	const group = 100
 	child := procStat{Pid: 100, Pgid: group, StartTime: 5}
-	forked := procStat{Pid: 101, Pgid: group, StartTime: 6}       // in the group, seen with the child
-	tool := procStat{Pid: 200, Pgid: 200, Sid: 200, StartTime: 7} // setsid: outside the group
-	late := procStat{Pid: 300, Pgid: 300, Sid: 300, StartTime: 9} // setsid, started during the grace
-	lateInGroup := procStat{Pid: 102, Pgid: group, StartTime: 9}  // forked into the group after its signal
-	reused := procStat{Pid: 200, Pgid: 200, Sid: 200, StartTime: 50}
+	forked := procStat{Pid: 101, Pgid: group, StartTime: 6}      // in the group, seen with the child
+	tool := procStat{Pid: 200, Pgid: 200, StartTime: 7}          // setsid: outside the group
+	late := procStat{Pid: 300, Pgid: 300, StartTime: 9}          // setsid, started during the grace
+	lateInGroup := procStat{Pid: 102, Pgid: group, StartTime: 9} // forked into the group after its signal
+	reused := procStat{Pid: 200, Pgid: 200, StartTime: 50}
 
 	type walk struct {
 		members []procStat

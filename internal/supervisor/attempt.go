@@ -115,7 +115,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 
 	p, err := r.spawner.Start(proc.Spec{
 		Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd, Env: r.cfg.Env,
-		StdinPath: spec.promptPath, Stdout: stdout, Stderr: stderr,
+		StdinPath: spec.promptPath, Stdout: stdout, Stderr: stderr, Marker: markerEnv + "=" + r.rec.Marker,
 	})
 	if err != nil {
 		close(exited)

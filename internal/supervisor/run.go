@@ -34,8 +34,13 @@ type Deps struct {
 	// kills the tree at once.
 	Signals <-chan os.Signal
 	// Spawner starts the CLI; nil makes one (which makes this process a
-	// child subreaper).
+	// child subreaper, where the kernel has one).
 	Spawner *proc.Spawner
+	// Guard is the command line that runs proc.RunGuard (malarun and its
+	// hidden proc.GuardCommand): on a kernel with no parent-death signal
+	// (darwin), that process ends the CLI's tree if malarun is killed. Used
+	// only when Spawner is nil; nil: no guard.
+	Guard []string
 	// ExitCode maps a run's error to the exit code the command line will
 	// use, so the journal can record it; nil records 0 or 1.
 	ExitCode func(error) int
@@ -119,7 +124,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		r.records = deps.Records(r.journal)
 	}
 	if r.spawner == nil {
-		r.spawner = proc.NewSpawner()
+		r.spawner = proc.NewSpawner(proc.WithGuard(deps.Guard...))
 	}
 	r.warnings()
 
@@ -376,8 +381,10 @@ func (r *runner) writePrompt(t *template.Template, data promptData, n int) (stri
 
 // warnings logs what in the environment or configuration can hurt a run.
 func (r *runner) warnings() {
-	if !r.spawner.Subreaper() {
-		r.log.Warn().Msg("could not become a child subreaper: tool processes whose parent dies may escape the kill")
+	if !r.spawner.Subreaper() && proc.CanSubreap {
+		// Without it they are still found by the run's marker, as on darwin,
+		// but a process that clears its environment is not.
+		r.log.Warn().Msg("could not become a child subreaper: tool processes whose parent dies are found only by the run's marker")
 	}
 	if envValue(r.cfg.Env, "DISABLE_AUTO_COMPACT") != "" {
 		r.log.Warn().Msg("DISABLE_AUTO_COMPACT is set: the CLI refuses requests at 90% of its window, so checkpoint requests may fail; malarun falls back to a fresh session with the original task")

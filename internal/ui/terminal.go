@@ -6,6 +6,9 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	// Builds only for the kernels malarun supports, with one clear error elsewhere.
+	_ "github.com/malarun/malarun/internal/platform"
 )
 
 // clearLine returns the cursor to the start of the line and erases it.
@@ -102,7 +105,7 @@ func TerminalFd(w io.Writer) (int, bool) {
 		return -1, false
 	}
 	fd := int(f.Fd())
-	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+	if _, err := unix.IoctlGetTermios(fd, getTermios); err != nil {
 		return -1, false
 	}
 	return fd, true

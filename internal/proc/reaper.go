@@ -92,5 +92,5 @@ func (s *Spawner) adopted(p procStat) bool {
 }
 
 func (s *Spawner) adoptedLocked(p procStat) bool {
-	return p.PPid == s.self && p.Pgid != s.pgid && s.live[p.Pid] == nil
+	return p.PPid == s.self && p.Pgid != s.pgid && s.live[p.Pid] == nil && (s.guard == nil || p.Pid != s.guard.pid)
 }

@@ -19,25 +19,59 @@ type Spawner struct {
 	self      int
 	pgid      int // malarun's own process group, where plain os/exec children live
 	subreaper bool
+	guardArgv []string                    // the guard's command line; nil: no guard (see guard.go)
+	attr      func() *syscall.SysProcAttr // the child's: childAttr, but for a test of the guard
 
 	mu   sync.Mutex
 	live map[int]*Process // children started here and not yet waited for
 	// stopReaping ends the reaper that runs while live is not empty.
 	stopReaping chan struct{}
+	guard       *guardLink // started with the first child; nil until then, or if it failed
+	guardErr    error
 }
 
-// NewSpawner makes the calling process a child subreaper, so that
-// descendants whose parent dies re-parent to it instead of init and can
-// still be found, ended and reaped. Subreaper status is process-wide, and
-// so is the set of children: create one Spawner per process, as a second
-// one would take the first one's children for orphans and reap them.
-func NewSpawner() *Spawner {
-	err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	return &Spawner{self: os.Getpid(), pgid: unix.Getpgrp(), subreaper: err == nil, live: map[int]*Process{}}
+// Option changes what NewSpawner makes.
+type Option func(*Spawner)
+
+// WithGuard names the command that runs RunGuard (malarun and
+// GuardCommand), for kernels with no parent-death signal: there a guard
+// process ends the CLI's tree if malarun dies. Where the kernel kills the
+// CLI itself (Linux's Pdeathsig) it is not started.
+func WithGuard(argv ...string) Option {
+	return func(s *Spawner) {
+		if !hasParentDeathSignal && len(argv) > 0 {
+			s.guardArgv = argv
+		}
+	}
 }
 
-// Subreaper reports whether the process could become a child subreaper.
+// NewSpawner makes the calling process a child subreaper where the kernel
+// has one (Linux), so that descendants whose parent dies re-parent to it
+// instead of init and can still be found, ended and reaped; elsewhere a
+// tree's orphans are found by the marker its Spec names. Subreaper status
+// is process-wide, and so is the set of children: create one Spawner per
+// process, as a second one would take the first one's children for
+// orphans and reap them.
+func NewSpawner(opts ...Option) *Spawner {
+	s := &Spawner{self: os.Getpid(), pgid: unix.Getpgrp(), subreaper: becomeSubreaper(),
+		attr: childAttr, live: map[int]*Process{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Subreaper reports whether orphans of a tree re-parent to this process.
 func (s *Spawner) Subreaper() bool { return s.subreaper }
+
+// GuardError is why the guard could not be started (nil if it was, or is
+// not needed): the tree then outlives a malarun that is killed outright
+// until the next invocation of the run reclaims it.
+func (s *Spawner) GuardError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.guardErr
+}
 
 // StartError means the program could not be started at all (not found, not
 // executable, bad directory).
@@ -49,10 +83,11 @@ type StartError struct {
 func (e *StartError) Error() string { return fmt.Sprintf("start %s: %v", e.Path, e.Err) }
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Start spawns spec in a new process group. The child gets SIGKILL if
-// malarun dies (Pdeathsig); that signal fires when the spawning OS thread
-// exits (golang/go#27505), so the spawning goroutine stays locked to its
-// thread until the child has been waited for.
+// Start spawns spec in a new process group. On Linux the child gets
+// SIGKILL if malarun dies (Pdeathsig); that signal fires when the spawning
+// OS thread exits (golang/go#27505), so the spawning goroutine stays locked
+// to its thread until the child has been waited for. Elsewhere the guard
+// (WithGuard) is told to watch the tree.
 //
 // While any child started here runs, orphans that re-parent to malarun are
 // reaped as they die (see reapWhileRunning): as PID 1 in a container, or as
@@ -76,9 +111,14 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 	cmd.Stdin = stdin
 	cmd.Stdout = spec.Stdout
 	cmd.Stderr = spec.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = s.attr()
 
 	p := &Process{spawner: s, done: make(chan struct{}), seen: map[int]uint64{}}
+	if !s.subreaper && spec.Marker != "" {
+		// Orphans go to init or launchd, not here: find them by the marker.
+		p.marked = func(ps procStat) bool { return carries(ps.Pid, spec.Marker) }
+		p.markedSeen = map[Ref]bool{}
+	}
 	started := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread must outlive the child (Pdeathsig).
@@ -86,6 +126,9 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 		// The fork and the record of its pid happen under one lock, so a
 		// reaper (which holds it) never sees this child untracked.
 		s.mu.Lock()
+		if s.guardArgv != nil && s.guard == nil && s.guardErr == nil && spec.Marker != "" {
+			s.guard, s.guardErr = s.startGuard()
+		}
 		err := cmd.Start()
 		if err == nil {
 			s.track(cmd.Process.Pid, p)
@@ -98,6 +141,7 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 		}
 		p.Pid = cmd.Process.Pid
 		p.StartTime, _ = StartTime(p.Pid)
+		s.tellGuard(guardNote{Op: "watch", Pgid: p.Pid, Start: p.StartTime, Marker: spec.Marker})
 		started <- nil
 
 		werr := cmd.Wait()
@@ -130,7 +174,9 @@ func exitOf(st *os.ProcessState, err error) Exit {
 // with s.mu held.
 func (s *Spawner) track(pid int, p *Process) {
 	s.live[pid] = p
-	if len(s.live) == 1 {
+	// Orphans re-parent to malarun only as the subreaper or as PID 1;
+	// otherwise there is nothing to reap (darwin, always).
+	if len(s.live) == 1 && (s.subreaper || s.self == 1) {
 		s.stopReaping = make(chan struct{})
 		go s.reapWhileRunning(s.stopReaping)
 	}
@@ -146,7 +192,15 @@ func (s *Spawner) untrack(p *Process) {
 		return
 	}
 	delete(s.live, p.Pid)
-	if len(s.live) == 0 {
+	if len(s.live) == 0 && s.stopReaping != nil {
 		close(s.stopReaping)
+		s.stopReaping = nil
 	}
+}
+
+// tellGuard sends the guard a note, if there is a guard.
+func (s *Spawner) tellGuard(n guardNote) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.guard.tell(n)
 }

@@ -10,11 +10,17 @@ import (
 // Process is one started child and the tree it grows.
 type Process struct {
 	Pid       int
-	StartTime uint64 // clock ticks since boot, to tell a reused pid apart
+	StartTime uint64 // in the kernel's unit (see procStat), to tell a reused pid apart
 
 	spawner *Spawner
 	done    chan struct{}
 	exit    Exit
+
+	// marked finds the tree's orphans among init's children by its
+	// marker, where they do not re-parent to malarun (nil where they do).
+	marked     func(procStat) bool
+	markedSeen map[Ref]bool // what marked said of each process, under p.mu
+	withdraw   sync.Once    // tells the guard, once, that the tree is gone
 
 	mu   sync.Mutex
 	seen map[int]uint64 // every tree member ever seen: pid -> start time
@@ -47,72 +53,34 @@ func (p *Process) Tree() []int {
 	return pids
 }
 
-// members returns the live members of the child's tree: the child, its
-// descendants by parent pid, anything in its process group, orphans that
-// re-parented to malarun (Spawner.adopted), and any earlier member still alive under its
-// original start time (in case it re-parented elsewhere). Zombies are not
-// members: they are dead, and are reaped here when they are malarun's; one
-// of malarun's that cannot be reaped yet still counts, so that a stop does
-// not end with a zombie left over.
+// members returns the live members of the child's tree (see liveMembers),
+// reaping on the way the adopted zombies that malarun can reap.
 func (p *Process) members() []procStat {
 	procs, err := snapshot()
 	if err != nil {
 		return nil
 	}
 	unreaped := p.spawner.reapAdopted(procs)
-
-	byPid := make(map[int]procStat, len(procs))
-	children := make(map[int][]int, len(procs))
-	for _, s := range procs {
-		byPid[s.Pid] = s
-		children[s.PPid] = append(children[s.PPid], s.Pid)
-	}
-
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	in := map[int]bool{}
-	var queue []int
-	add := func(pid int) {
-		if pid == p.spawner.self || in[pid] {
-			return
-		}
-		in[pid] = true
-		queue = append(queue, pid)
+	q := treeQuery{
+		root: Ref{Pid: p.Pid, StartTime: p.StartTime}, self: p.spawner.self, seen: p.seen,
+		adopted: p.spawner.adopted, unreaped: unreaped,
 	}
-	if s, ok := byPid[p.Pid]; ok && s.StartTime == p.StartTime {
-		add(p.Pid)
-	}
-	for _, s := range procs {
-		if s.Pgid == p.Pid || p.spawner.adopted(s) {
-			add(s.Pid)
-		}
-		if st, ok := p.seen[s.Pid]; ok && st == s.StartTime {
-			add(s.Pid)
+	if p.marked != nil {
+		// launchd has hundreds of children: each one's environment is read
+		// once per process (pid and start time), not on every walk.
+		q.marked = func(s procStat) bool {
+			r := refOf(s)
+			v, ok := p.markedSeen[r]
+			if !ok {
+				v = p.marked(s)
+				p.markedSeen[r] = v
+			}
+			return v
 		}
 	}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range children[pid] {
-			add(c)
-		}
-	}
-
-	var live []procStat
-	for pid := range in {
-		s := byPid[pid]
-		p.seen[pid] = s.StartTime
-		// A zombie is dead, but still there until its parent waits for it.
-		// One whose parent is another member of the tree is re-parented to
-		// malarun when that parent dies, and reaped by a later walk: until
-		// then it counts, or a stop could end with it still in the process
-		// table (seen under load: the parent was killed in the same pass).
-		orphanToBe := in[s.PPid] && s.PPid != p.spawner.self
-		if !s.zombie() || unreaped[pid] || orphanToBe {
-			live = append(live, s)
-		}
-	}
-	return ancestorsFirst(live)
+	return liveMembers(procs, q)
 }
 
 // pollEvery is how often a stop re-walks the tree; it only runs while a
@@ -149,6 +117,7 @@ func (p *Process) Stop(grace time.Duration, hurry <-chan struct{}) StopReport {
 	if done {
 		return rep
 	}
+
 	if !p.exited() {
 		// The child has not been waited for, so its pid still names its
 		// group. One signal reaches every member at once, those being forked
@@ -225,5 +194,10 @@ termWait:
 // (the child waited for and no member alive).
 func (p *Process) gone() ([]procStat, bool) {
 	m := p.members()
-	return m, len(m) == 0 && p.exited()
+	done := len(m) == 0 && p.exited()
+	if done {
+		// Nothing of the tree is left for a guard to end.
+		p.withdraw.Do(func() { p.spawner.tellGuard(guardNote{Op: "done", Pgid: p.Pid}) })
+	}
+	return m, done
 }

@@ -230,3 +230,12 @@ func needUnshare(t *testing.T) string {
 	t.Skip(msg)
 	return ""
 }
+
+// runKernelHelper runs the test binary as one of this kernel's helper
+// programs, when the environment asks for one (see TestMain).
+func runKernelHelper() (int, bool) {
+	if dir := os.Getenv(envPid1); dir != "" {
+		return runPid1(dir), true
+	}
+	return 0, false
+}

@@ -1,9 +1,7 @@
 package proc
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,41 +17,48 @@ type Ref struct {
 // FindMarked lists the live processes whose environment holds env (such as
 // "MALARUN_RUN=issue-1/2026..."). Every process a run starts inherits the
 // marker, including tool processes that called setsid and re-parented to
-// init when their malarun died, which no parent-child walk can find.
+// init (or launchd) when their malarun died, which no parent-child walk can find.
 func FindMarked(env string) []Ref {
-	want := []byte(env + "\x00")
-	entries, err := os.ReadDir("/proc")
+	procs, err := snapshot()
 	if err != nil {
 		return nil
 	}
 	self := os.Getpid()
 	var out []Ref
-	for _, d := range entries {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || pid == self {
+	for _, s := range procs {
+		if s.Pid == self || s.zombie() || !carries(s.Pid, env) {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/environ")
-		if err != nil || !bytes.HasPrefix(b, want) && !bytes.Contains(b, append([]byte{0}, want...)) {
-			continue
-		}
-		s, err := readStat(pid)
-		if err != nil || s.zombie() {
-			continue
-		}
-		out = append(out, Ref{Pid: pid, StartTime: s.StartTime})
+		out = append(out, Ref{Pid: s.Pid, StartTime: s.StartTime})
 	}
 	return out
+}
+
+// carries reports whether pid's environment holds the entry env. A process
+// whose environment cannot be read (another user's, or gone) does not.
+func carries(pid int, env string) bool {
+	b, err := environOf(pid)
+	return err == nil && hasEntry(b, env)
 }
 
 // EndMarked ends every process carrying env, looking again until none is
 // left (a leftover can fork while it is being ended) or maxKillTime has
 // passed, plus refs. It returns what it found in all.
 func EndMarked(env string, refs []Ref, grace time.Duration) (found int, left []Ref) {
+	return endMarked(env, refs, grace, func(Ref) bool { return true })
+}
+
+// endMarked is EndMarked for the marked processes that pass take.
+func endMarked(env string, refs []Ref, grace time.Duration, take func(Ref) bool) (found int, left []Ref) {
 	until := time.Now().Add(grace + maxKillTime)
 	for {
 		var batch []Ref
-		for _, r := range append(FindMarked(env), refs...) {
+		for _, r := range FindMarked(env) {
+			if take(r) {
+				batch = append(batch, r)
+			}
+		}
+		for _, r := range refs {
 			if Alive(r.Pid, r.StartTime) {
 				batch = append(batch, r)
 			}

@@ -1,0 +1,61 @@
+package proc_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/testchild"
+	"golang.org/x/sys/unix"
+)
+
+// startSpawner runs the test binary as a miniature malarun in mode (see
+// runSpawner) and returns the pids of its child and of the child's setsid
+// grandchild, both ignoring SIGTERM. killSpawner kills it outright.
+func startSpawner(t *testing.T, mode string) (spawner *exec.Cmd, child, grandchild int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envSpawner+"="+mode)
+	cmd.Stderr = os.Stderr
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if _, err := fmt.Sscan(line, &child, &grandchild); err != nil {
+		t.Fatalf("spawner said %q", strings.TrimSpace(line))
+	}
+	return cmd, child, grandchild
+}
+
+func killSpawner(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+}
+
+// Where the kernel has no parent-death signal (darwin), the guard is what
+// keeps a killed malarun's tree from living on: run here without the
+// signal, the guard alone must end the child and its setsid grandchild
+// (both ignore SIGTERM, so it takes the guard's grace and SIGKILL).
+func TestGuardEndsTheTreeOfAKilledSpawner(t *testing.T) {
+	spawner, child, grandchild := startSpawner(t, spawnerGuarded)
+	t.Cleanup(func() { unix.Kill(child, unix.SIGKILL); unix.Kill(grandchild, unix.SIGKILL) })
+	if !proc.Alive(child, 0) || !proc.Alive(grandchild, 0) {
+		t.Fatalf("child %d or grandchild %d not running before the spawner is killed", child, grandchild)
+	}
+	killSpawner(t, spawner)
+	gone := func() bool { return !proc.Alive(child, 0) && !proc.Alive(grandchild, 0) }
+	if !testchild.WaitUntil(15*time.Second, nil, gone) {
+		t.Fatalf("child %d (alive %v) or grandchild %d (alive %v) outlived the killed spawner and its guard",
+			child, proc.Alive(child, 0), grandchild, proc.Alive(grandchild, 0))
+	}
+}
