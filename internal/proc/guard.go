@@ -51,7 +51,7 @@ func RunGuard(r io.Reader) int {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		var n guardNote
-		if json.Unmarshal(sc.Bytes(), &n) != nil || n.Pgid <= initPid {
+		if json.Unmarshal(sc.Bytes(), &n) != nil || n.Pgid <= 1 { // never kill(-1) (everything) or kill(0) (the guard's own group)
 			continue
 		}
 		switch {

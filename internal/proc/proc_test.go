@@ -101,6 +101,16 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) start(behaviour string, env ...string) *proc.Process {
 	f.t.Helper()
+	return f.startMarked(behaviour, "", env...)
+}
+
+// startMarked starts the fake child with marker (an entry also put in its
+// environment; "" for none) as its Spec.Marker.
+func (f *fixture) startMarked(behaviour, marker string, env ...string) *proc.Process {
+	f.t.Helper()
+	if marker != "" {
+		env = append(env, marker)
+	}
 	out, err := os.Create(f.stdout)
 	if err != nil {
 		f.t.Fatal(err)
@@ -112,7 +122,7 @@ func (f *fixture) start(behaviour string, env ...string) *proc.Process {
 	}
 	defer errf.Close()
 	env = testchild.Env(behaviour, env...)
-	p, err := f.sp.Start(proc.Spec{Path: os.Args[0], Env: env, Stdout: out, Stderr: errf})
+	p, err := f.sp.Start(proc.Spec{Path: os.Args[0], Env: env, Stdout: out, Stderr: errf, Marker: marker})
 	if err != nil {
 		f.t.Fatal(err)
 	}

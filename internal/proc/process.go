@@ -16,8 +16,8 @@ type Process struct {
 	done    chan struct{}
 	exit    Exit
 
-	// marked finds the tree's orphans among init's children by its
-	// marker, where they do not re-parent to malarun (nil where they do).
+	// marked finds the tree's orphans by its marker, where they do not
+	// re-parent to malarun (nil where they do).
 	marked     func(procStat) bool
 	markedSeen map[Ref]bool // what marked said of each process, under p.mu
 	withdraw   sync.Once    // tells the guard, once, that the tree is gone
@@ -68,8 +68,9 @@ func (p *Process) members() []procStat {
 		adopted: p.spawner.adopted, unreaped: unreaped,
 	}
 	if p.marked != nil {
-		// launchd has hundreds of children: each one's environment is read
-		// once per process (pid and start time), not on every walk.
+		// Every process outside the tree is a candidate (launchd has
+		// hundreds of children): each one's environment is read once per
+		// process (pid and start time), not on every walk.
 		q.marked = func(s procStat) bool {
 			r := refOf(s)
 			v, ok := p.markedSeen[r]

@@ -2,8 +2,10 @@ package proc_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/testchild"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,5 +30,28 @@ func TestChildDiesWithItsSpawner(t *testing.T) {
 	if n != 1 || proc.Alive(child, 0) {
 		unix.Kill(child, unix.SIGKILL)
 		t.Fatalf("child %d outlived its killed spawner (poll %d, %v)", child, n, err)
+	}
+}
+
+// Without a subreaper (as on darwin) a setsid tool whose parent died
+// re-parents to init or some other subreaper, out of reach of a walk from
+// the CLI: the stop finds it by the run's marker.
+func TestStopFindsAnEscapeeByItsMarkerWithoutASubreaper(t *testing.T) {
+	f := newFixture(t) // (its own Spawner makes this process a subreaper: first)
+	sp, restore := proc.SpawnerWithoutSubreaper()
+	defer restore()
+	f.sp = sp
+	marker := envMark + "=" + t.Name()
+	p := f.startMarked(testchild.Grandchild, marker)
+	gpid := pidFrom(t, f.waitForLine(p, `{"type":"system","subtype":"fake_grandchild"`))
+	t.Cleanup(func() { unix.Kill(gpid, unix.SIGKILL) })
+	unix.Kill(p.Pid, unix.SIGKILL) // the grandchild is orphaned, and not malarun's
+	<-p.Done()
+	rep := p.Stop(100*time.Millisecond, nil)
+	if rep.Killed != 1 || len(rep.Left) != 0 {
+		t.Errorf("report %+v: want the escapee found and killed after the grace", rep)
+	}
+	if proc.Alive(gpid, 0) {
+		t.Errorf("escapee %d outlived the stop", gpid)
 	}
 }

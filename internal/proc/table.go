@@ -49,9 +49,9 @@ type treeQuery struct {
 	seen map[int]uint64
 	// adopted: an orphan that re-parented to malarun (as subreaper or PID 1).
 	adopted func(procStat) bool
-	// marked, where orphans re-parent to init or launchd instead of
-	// malarun (no subreaper), finds the tree's processes among init's
-	// children by the run's marker. nil: not needed, and not paid for.
+	// marked, where orphans do not re-parent to malarun (no subreaper),
+	// finds the tree's processes that the walk from the child cannot reach
+	// by the run's marker. nil: not needed, and not paid for.
 	marked func(procStat) bool
 	// unreaped: adopted zombies that could not be waited for yet.
 	unreaped map[int]bool
@@ -98,19 +98,26 @@ func liveMembers(procs []procStat, q treeQuery) []procStat {
 			add(s.Pid)
 		}
 	}
-	if q.marked != nil {
-		for _, s := range procs {
-			if s.PPid == initPid && !in[s.Pid] && !s.zombie() && q.marked(s) {
-				add(s.Pid)
+	descend := func() {
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
+			for _, c := range children[pid] {
+				add(c)
 			}
 		}
 	}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range children[pid] {
-			add(c)
+	descend()
+	if q.marked != nil {
+		// The orphans went wherever the kernel sent them (launchd; init or
+		// the nearest subreaper on Linux): any process not found yet may be
+		// one. Descendants are found above without reading anything.
+		for _, s := range procs {
+			if !in[s.Pid] && s.Pid != q.self && !s.zombie() && q.marked(s) {
+				add(s.Pid)
+			}
 		}
+		descend()
 	}
 
 	var live []procStat
@@ -126,7 +133,3 @@ func liveMembers(procs []procStat, q treeQuery) []procStat {
 	}
 	return ancestorsFirst(live)
 }
-
-// initPid is init on Linux and launchd on darwin: orphans re-parent to it
-// when no subreaper takes them.
-const initPid = 1

@@ -1,0 +1,16 @@
+package proc
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// SpawnerWithoutSubreaper is a Spawner as where the kernel has no child
+// subreaper (darwin): orphans of its trees go elsewhere, and are found by
+// the marker. It makes this process stop being a subreaper until restore.
+func SpawnerWithoutSubreaper() (s *Spawner, restore func()) {
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	s = &Spawner{self: os.Getpid(), pgid: unix.Getpgrp(), attr: childAttr, live: map[int]*Process{}}
+	return s, func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
+}
