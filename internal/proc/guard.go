@@ -44,23 +44,9 @@ type guardNote struct {
 }
 
 // RunGuard reads notes from r until EOF, then ends every tree still
-// watched. It returns how many processes it found to end. Lines it cannot
-// read (it only ever gets malarun's) are skipped, never acted on.
+// watched. It returns how many processes it found to end.
 func RunGuard(r io.Reader) int {
-	watched := map[int]guardNote{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		var n guardNote
-		if json.Unmarshal(sc.Bytes(), &n) != nil || n.Pgid <= 1 { // never kill(-1) (everything) or kill(0) (the guard's own group)
-			continue
-		}
-		switch {
-		case n.Op == "watch" && strings.Contains(n.Marker, "=") && n.Start != 0:
-			watched[n.Pgid] = n
-		case n.Op == "done":
-			delete(watched, n.Pgid)
-		}
-	}
+	watched := readNotes(r)
 	// Only processes already running now were malarun's: a later malarun
 	// of the same run (same marker) may start its CLI any moment from now.
 	cutoff := startTimeNow()
@@ -75,6 +61,29 @@ func RunGuard(r io.Reader) int {
 		found += k
 	}
 	return found
+}
+
+// readNotes reads notes until EOF and returns the trees still watched.
+// Lines it cannot act on (it only ever gets malarun's, but a pipe is
+// outside input) are skipped: not JSON, no marker entry, no start time, or
+// a group of 1 or less (kill(-1) signals every process, kill(0) the
+// guard's own group).
+func readNotes(r io.Reader) map[int]guardNote {
+	watched := map[int]guardNote{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var n guardNote
+		if json.Unmarshal(sc.Bytes(), &n) != nil || n.Pgid <= 1 {
+			continue
+		}
+		switch {
+		case n.Op == "watch" && strings.Contains(n.Marker, "=") && n.Start != 0:
+			watched[n.Pgid] = n
+		case n.Op == "done":
+			delete(watched, n.Pgid)
+		}
+	}
+	return watched
 }
 
 // guardLink is malarun's end of its guard.
