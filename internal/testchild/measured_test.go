@@ -16,9 +16,21 @@ import (
 	"github.com/malarun/malarun/internal/testchild"
 )
 
+// TestMain makes the test binary the fake child when it is started as
+// one, before any test runs. A child a fake child starts itself (ObeyTree's
+// setsid grandchild) is started with no -test.run: without this it would
+// run the tests, in file order, and a test that starts ObeyTree before
+// TestHelperChild is reached makes each grandchild start another (seen:
+// over a thousand processes when TestObeyTreeDiesOfSIGTERMAlone moved to
+// measured_linux_test.go, which sorts first).
+func TestMain(m *testing.M) {
+	testchild.MaybeRun()
+	os.Exit(m.Run())
+}
+
 // TestHelperChild is not a test: the tests below re-execute this test
-// binary with -test.run selecting it, and it becomes the fake child (the
-// os/exec TestHelperProcess pattern, which needs no TestMain).
+// binary with -test.run selecting it, and TestMain makes it the fake child
+// (the os/exec TestHelperProcess pattern).
 func TestHelperChild(t *testing.T) {
 	b := os.Getenv(testchild.EnvBehaviour)
 	if b == "" {
