@@ -28,6 +28,7 @@ type runOptions struct {
 	promptPath string
 	extraArgs  []string
 	reset      bool
+	version    bool
 	output     outputOptions
 	config     loadedConfig
 }
