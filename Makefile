@@ -22,6 +22,27 @@ claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
 
+.PHONY: man install
+
+# The manual page, made by the binary from its own command tree (the
+# hidden `malarun man`), so it says what --help says. Generated, not
+# committed (git-ignored): it would drift with every help text.
+man: build
+	@mkdir -p man
+	bin/malarun man > man/malarun.1.tmp && mv man/malarun.1.tmp man/malarun.1
+
+# Installs the binary and the manual page under $(DESTDIR)$(PREFIX), as
+# packagers expect: make install PREFIX=/usr DESTDIR=pkgroot. Installing
+# into /usr/local needs root; PREFIX=~/.local does not.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+
+install: build man
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1"
+	install -m 0755 bin/malarun "$(DESTDIR)$(BINDIR)/malarun"
+	install -m 0644 man/malarun.1 "$(DESTDIR)$(MANDIR)/man1/malarun.1"
+
 # The test command (README and .ci/run): everything, with the end-to-end
 # tests against the current CLI, then the end-to-end tests again against the
 # oldest supported one (tests that need a newer CLI skip there, saying so).

@@ -19,7 +19,7 @@ import (
 // reservedNames can never be issue ids: commands, today's and planned ones,
 // so that `malarun status` keeps meaning the same thing once it exists.
 func reservedNames() []string {
-	return []string{"version", "status", "show", "exit-codes", "help", "completion"}
+	return []string{"version", "status", "show", "exit-codes", "help", "completion", "man"}
 }
 
 // runOptions is everything a run needs from the command line.

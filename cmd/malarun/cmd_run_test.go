@@ -146,6 +146,8 @@ func TestIssueIDs(t *testing.T) {
 		{"command in another case", []string{"VERSION"}, []string{`unknown command "VERSION"; did you mean "version"?`}},
 		{"completion", []string{"completion", "--prompt", "P"}, []string{"unknown flag: --prompt", `"completion" is a malarun command`}},
 		{"version with --prompt", []string{"version", "--prompt", "P"}, []string{"unknown flag: --prompt", `"version" is a malarun command`}},
+		{"man (hidden) with --prompt", []string{"man", "--prompt", "P"}, []string{"unknown flag: --prompt", `"man" is a malarun command`}},
+		{"man (hidden), other case", []string{"Man", "--prompt", "P"}, []string{`"Man" is reserved`}},
 		{"typo", []string{"verion"}, []string{`unknown command "verion"; did you mean "version"?`}},
 		{"show mistyped", []string{"shwo", "issue-1"}, []string{`unknown command "shwo"; did you mean "show"?`}},
 		{"show with --prompt", []string{"show", "--prompt", "P"}, []string{"unknown flag: --prompt", `"show" is a malarun command, so it cannot be an issue id`}},

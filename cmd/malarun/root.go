@@ -199,7 +199,7 @@ command. The status line is off there.`,
 	fl.StringVar(&opts.output.eventsPath, "events", "", "append malarun's decisions to `FILE` as JSON lines as they happen; - writes them to stderr")
 	fl.BoolVar(&opts.version, "version", false, "print the version, as malarun version does (with --json, as malarun version --json)")
 	addKeyFlags(fl, configKeys())
-	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newShowCmd(a), newExitCodesCmd(a))
+	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newShowCmd(a), newExitCodesCmd(a), newManCmd(a))
 
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
