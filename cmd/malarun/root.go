@@ -167,6 +167,7 @@ command. The status line is off there.`,
 		SilenceUsage:               true,
 		SilenceErrors:              true,
 		SuggestionsMinimumDistance: 2,
+		ValidArgsFunction:          completeIssueID(a, cobra.ShellCompDirectiveDefault),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.version {
 				// As `malarun version`; like cobra's own --version, it wins
@@ -199,6 +200,7 @@ command. The status line is off there.`,
 	fl.StringVar(&opts.output.eventsPath, "events", "", "append malarun's decisions to `FILE` as JSON lines as they happen; - writes them to stderr")
 	fl.BoolVar(&opts.version, "version", false, "print the version, as malarun version does (with --json, as malarun version --json)")
 	addKeyFlags(fl, configKeys())
+	completeFlagValues(root, configKeys(), nil)
 	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newShowCmd(a), newExitCodesCmd(a), newManCmd(a))
 
 	defaultHelp := root.HelpFunc()
