@@ -79,7 +79,8 @@ func readVersion(opts versionOptions) buildVersion {
 	if !ok {
 		return v
 	}
-	// `go install module@vX` records the module version; a plain build says (devel).
+	// `go install module@vX` records the module version, and since Go 1.24
+	// a build in a git clone the tag or a pseudo-version; else (devel).
 	if v.Version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		v.Version = info.Main.Version
 	}
