@@ -22,6 +22,48 @@ claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
 
+.PHONY: man install
+
+# The manual page, made by the binary from its own command tree (the
+# hidden `malarun man`), so it says what --help says. Generated, not
+# committed (git-ignored): it would drift with every help text.
+man: build
+	@mkdir -p man
+	bin/malarun man > man/malarun.1.tmp && mv man/malarun.1.tmp man/malarun.1
+
+# Installs the binary and the manual page under $(DESTDIR)$(PREFIX), as
+# packagers expect: make install PREFIX=/usr DESTDIR=pkgroot. Installing
+# into /usr/local needs root; PREFIX=$HOME/.local does not.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+
+install: build man
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1"
+	install -m 0755 bin/malarun "$(DESTDIR)$(BINDIR)/malarun"
+	install -m 0644 man/malarun.1 "$(DESTDIR)$(MANDIR)/man1/malarun.1"
+
+.PHONY: release
+
+# Release binaries: static (CGO_ENABLED=0), without local paths (-trimpath)
+# or symbol tables (-s -w), stamped with VERSION, one per platform in dist/
+# as malarun-<version>-<os>-<arch>, and dist/SHA256SUMS for them
+# (sha256sum -c reads it). dist/ is made afresh: no stale binary of another
+# version is listed. One platform: make release RELEASE_PLATFORMS=linux/arm64.
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64 darwin/amd64
+
+release:
+	rm -rf dist && mkdir -p dist
+	@set -e; for p in $(RELEASE_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; out=dist/malarun-$(VERSION)-$$os-$$arch; \
+		echo "$$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath \
+			-ldflags "-s -w -X main.version=$(VERSION)" -o "$$out" ./cmd/malarun; \
+	done
+	cd dist && if command -v sha256sum >/dev/null; then sha256sum malarun-*; \
+		else shasum -a 256 malarun-*; fi > SHA256SUMS
+	@cat dist/SHA256SUMS
+
 # The test command (README and .ci/run): everything, with the end-to-end
 # tests against the current CLI, then the end-to-end tests again against the
 # oldest supported one (tests that need a newer CLI skip there, saying so).

@@ -20,7 +20,7 @@ import (
 // reservedNames can never be issue ids: commands, today's and planned ones,
 // so that `malarun status` keeps meaning the same thing once it exists.
 func reservedNames() []string {
-	return []string{"version", "status", "show", "exit-codes", "help", "completion", iproc.GuardCommand}
+	return []string{"version", "status", "show", "exit-codes", "help", "completion", "man", iproc.GuardCommand}
 }
 
 // runOptions is everything a run needs from the command line.
@@ -29,6 +29,7 @@ type runOptions struct {
 	promptPath string
 	extraArgs  []string
 	reset      bool
+	version    bool
 	output     outputOptions
 	config     loadedConfig
 }

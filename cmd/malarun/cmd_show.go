@@ -70,7 +70,8 @@ lock is free: it died; the next malarun on the issue takes the run over).`,
   malarun show issue-123 --format html > issue-123.html
   malarun show issue-123 --format md >> "$GITHUB_STEP_SUMMARY"
   malarun show issue-123 --follow`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeIssueID(a, cobra.ShellCompDirectiveNoFileComp),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := supervisor.ValidateIssueID(args[0]); err != nil {
 				return usage(err)
@@ -101,6 +102,7 @@ lock is free: it died; the next malarun on the issue takes the run over).`,
 	fl.BoolVar(&opts.noPager, "no-pager", false, "do not page the text on a terminal")
 	addConfigFlag(fl, "config `FILE` (YAML), for state_dir")
 	addKeyFlags(fl, []keySpec{stateDirKey()})
+	completeFlagValues(cmd, nil, map[string][]string{"format": showFormats()})
 	return cmd
 }
 

@@ -34,7 +34,8 @@ every issue in state_dir. --json prints the records as JSON (see README).`,
 		Example: `  malarun status
   malarun status issue-123
   malarun status issue-123 --json | jq .reason`,
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeIssueID(a, cobra.ShellCompDirectiveNoFileComp),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				if err := supervisor.ValidateIssueID(args[0]); err != nil {

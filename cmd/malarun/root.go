@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -166,7 +167,13 @@ command. The status line is off there.`,
 		SilenceUsage:               true,
 		SilenceErrors:              true,
 		SuggestionsMinimumDistance: 2,
+		ValidArgsFunction:          completeIssueID(a, cobra.ShellCompDirectiveDefault),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.version {
+				// As `malarun version`; like cobra's own --version, it wins
+				// over any other argument, so it never starts a run.
+				return runVersion(cmd.Context(), versionOptions{version: version, buildInfo: debug.ReadBuildInfo, json: opts.output.json}, a.deps)
+			}
 			if len(args) == 0 && cmd.Flags().NFlag() == 0 {
 				cmd.SetOut(a.deps.stderr)
 				_ = cmd.Help()
@@ -191,8 +198,10 @@ command. The status line is off there.`,
 	fl.BoolVarP(&opts.output.quiet, "quiet", "q", false, "no status line and no event lines; only errors on stderr")
 	fl.BoolVar(&opts.output.json, "json", false, "print a JSON report on stdout at the end instead of the result text (schema: docs/report.schema.json)")
 	fl.StringVar(&opts.output.eventsPath, "events", "", "append malarun's decisions to `FILE` as JSON lines as they happen; - writes them to stderr")
+	fl.BoolVar(&opts.version, "version", false, "print the version, as malarun version does (with --json, as malarun version --json)")
 	addKeyFlags(fl, configKeys())
-	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newShowCmd(a), newExitCodesCmd(a), newGuardCmd())
+	completeFlagValues(root, configKeys(), nil)
+	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newShowCmd(a), newExitCodesCmd(a), newManCmd(a), newGuardCmd())
 
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
