@@ -23,6 +23,9 @@ func newGuardCmd() *cobra.Command {
 			// A closed terminal or a Ctrl-C is for malarun, which stops its
 			// tree itself; the guard's work starts only when malarun is gone.
 			signal.Ignore(os.Interrupt, syscall.SIGHUP)
+			// main catches SIGTERM and SIGQUIT for a run; the guard takes
+			// their default action (a user may end it).
+			signal.Reset(syscall.SIGTERM, syscall.SIGQUIT)
 			iproc.RunGuard(os.Stdin)
 			return nil
 		},

@@ -204,13 +204,19 @@ func checkOwner(o Owner, bad func(string, ...any)) {
 	if len(o.Host) > 255 || strings.ContainsFunc(o.Host, func(r rune) bool { return !unicode.IsPrint(r) }) {
 		bad("owner host %q is not a host name", o.Host)
 	}
-	if len(o.BootID) > 64 || strings.ContainsFunc(o.BootID, func(r rune) bool { return !(r == '-' || isLowerHex(string(r))) }) {
+	// Linux writes its boot id and a namespace's inode number; darwin
+	// "darwin:" and its boot session's id, and "darwin" (proc.Identity).
+	bootID := strings.TrimPrefix(o.BootID, darwinView+":")
+	if len(bootID) > 64 || strings.ContainsFunc(bootID, func(r rune) bool { return !(r == '-' || isLowerHex(string(r))) }) {
 		bad("owner boot_id %q is not a boot id", o.BootID)
 	}
-	if len(o.PidNS) > 20 || strings.ContainsFunc(o.PidNS, func(r rune) bool { return r < '0' || r > '9' }) {
+	if o.PidNS != darwinView && (len(o.PidNS) > 20 || strings.ContainsFunc(o.PidNS, func(r rune) bool { return r < '0' || r > '9' })) {
 		bad("owner pid_ns %q is not a namespace number", o.PidNS)
 	}
 }
+
+// darwinView marks the owner fields a malarun on darwin writes.
+const darwinView = "darwin"
 
 // isPath: an absolute path without NUL (it becomes the CLI's working
 // directory or HOME), or "" where empty is allowed.

@@ -35,6 +35,8 @@ func plantedRecords() map[string]func(*Record) {
 		"owner host escape":       func(r *Record) { r.Owner.Host = "h\x1b]0;pwned\x07" },
 		"owner boot id":           func(r *Record) { r.Owner.BootID = "not a boot id" },
 		"owner pid ns":            func(r *Record) { r.Owner.PidNS = "pid:[1]" },
+		"owner boot id darwin+":   func(r *Record) { r.Owner.BootID = "darwin:darwin:1" },
+		"owner pid ns darwin2":    func(r *Record) { r.Owner.PidNS = "darwin2" },
 		"negative attempts":       func(r *Record) { r.Attempts = -1 },
 		"reclaims near overflow":  func(r *Record) { r.Reclaims = math.MaxInt },
 		"negative side effects":   func(r *Record) { r.SideEffects = map[string]int{"Bash": -3} },
@@ -86,6 +88,12 @@ func TestPlantedRecordsAreDamaged(t *testing.T) {
 	}
 	if _, err := Decode(mustEncode(t, sample())); err != nil {
 		t.Fatalf("the unedited sample is refused: %v", err)
+	}
+	// What a malarun on darwin writes (proc.Identity there) is a record too.
+	mac := sample()
+	mac.Owner.BootID, mac.Owner.PidNS = "darwin:6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b", "darwin"
+	if _, err := Decode(mustEncode(t, mac)); err != nil {
+		t.Fatalf("a record written on darwin is refused: %v", err)
 	}
 	full := sample()
 	full.PromptSHA256, full.RunReclaims = strings.Repeat("0", 64), 2

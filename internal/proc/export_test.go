@@ -6,6 +6,16 @@ import "syscall"
 // the kernel has no parent-death signal, and start children without one,
 // as there: on Linux this is the only way to see the guard alone keep a
 // killed malarun's tree from living on.
+// GuardPid is the pid of s's guard, 0 if none was started.
+func GuardPid(s *Spawner) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.guard == nil {
+		return 0
+	}
+	return s.guard.pid
+}
+
 func GuardWithoutPdeathsig(s *Spawner, argv ...string) {
 	s.guardArgv = argv
 	s.attr = func() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

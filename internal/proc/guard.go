@@ -8,10 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A guard stands in for Linux's parent-death signal where the kernel has
@@ -47,20 +46,14 @@ type guardNote struct {
 // watched. It returns how many processes it found to end.
 func RunGuard(r io.Reader) int {
 	watched := readNotes(r)
-	// Only processes already running now were malarun's: a later malarun
-	// of the same run (same marker) may start its CLI any moment from now.
-	cutoff := startTimeNow()
-	found := 0
-	for _, n := range watched {
-		leader := Ref{Pid: n.Pgid, StartTime: n.Start}
-		if Alive(leader.Pid, leader.StartTime) {
-			_ = unix.Kill(-n.Pgid, unix.SIGTERM)
-			_ = unix.Kill(-n.Pgid, unix.SIGCONT)
-		}
-		k, _ := endMarked(n.Marker, []Ref{leader}, guardGrace, func(r Ref) bool { return r.StartTime <= cutoff })
-		found += k
+	if len(watched) == 0 {
+		return 0
 	}
-	return found
+	// Only processes already running now, and what they fork, were
+	// malarun's: a later malarun of the same run (same marker) may start
+	// its CLI any moment from now.
+	g := &guardEnd{watched: watched, cutoff: startTimeNow(), taken: map[int]uint64{}, marks: map[Ref]bool{}}
+	return g.end(guardGrace)
 }
 
 // readNotes reads notes until EOF and returns the trees still watched.
@@ -89,6 +82,7 @@ func readNotes(r io.Reader) map[int]guardNote {
 // guardLink is malarun's end of its guard.
 type guardLink struct {
 	pid int
+	mu  sync.Mutex // one note at a time on the pipe
 	w   *os.File
 	enc *json.Encoder
 }
@@ -119,10 +113,18 @@ func (s *Spawner) startGuard() (*guardLink, error) {
 	return g, nil
 }
 
-// tell sends the guard a note; a guard that died costs only its service
-// (malarun's next invocation still reclaims by marker).
+// guardWriteLimit bounds a note's write: a guard that is stopped (SIGSTOP)
+// with its pipe full must not hold up malarun.
+const guardWriteLimit = 100 * time.Millisecond
+
+// tell sends the guard a note; a guard that died or is stuck costs only
+// its service (malarun's next invocation still reclaims by marker).
 func (g *guardLink) tell(n guardNote) {
-	if g != nil {
-		_ = g.enc.Encode(n)
+	if g == nil {
+		return
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_ = g.w.SetWriteDeadline(time.Now().Add(guardWriteLimit))
+	_ = g.enc.Encode(n)
 }

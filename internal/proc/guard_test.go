@@ -16,8 +16,9 @@ import (
 
 // startSpawner runs the test binary as a miniature malarun in mode (see
 // runSpawner) and returns the pids of its child and of the child's setsid
-// grandchild, both ignoring SIGTERM. killSpawner kills it outright.
-func startSpawner(t *testing.T, mode string) (spawner *exec.Cmd, child, grandchild int) {
+// grandchild, both ignoring SIGTERM, and of its guard (0: none).
+// killSpawner kills it outright.
+func startSpawner(t *testing.T, mode string) (spawner *exec.Cmd, child, grandchild, guard int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), envSpawner+"="+mode)
@@ -28,10 +29,10 @@ func startSpawner(t *testing.T, mode string) (spawner *exec.Cmd, child, grandchi
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	if _, err := fmt.Sscan(line, &child, &grandchild); err != nil {
+	if _, err := fmt.Sscan(line, &child, &grandchild, &guard); err != nil {
 		t.Fatalf("spawner said %q", strings.TrimSpace(line))
 	}
-	return cmd, child, grandchild
+	return cmd, child, grandchild, guard
 }
 
 func killSpawner(t *testing.T, cmd *exec.Cmd) {
@@ -47,7 +48,10 @@ func killSpawner(t *testing.T, cmd *exec.Cmd) {
 // signal, the guard alone must end the child and its setsid grandchild
 // (both ignore SIGTERM, so it takes the guard's grace and SIGKILL).
 func TestGuardEndsTheTreeOfAKilledSpawner(t *testing.T) {
-	spawner, child, grandchild := startSpawner(t, spawnerGuarded)
+	spawner, child, grandchild, guard := startSpawner(t, spawnerGuarded)
+	if guard == 0 {
+		t.Fatal("the spawner started no guard")
+	}
 	t.Cleanup(func() { unix.Kill(child, unix.SIGKILL); unix.Kill(grandchild, unix.SIGKILL) })
 	if !proc.Alive(child, 0) || !proc.Alive(grandchild, 0) {
 		t.Fatalf("child %d or grandchild %d not running before the spawner is killed", child, grandchild)
@@ -58,4 +62,13 @@ func TestGuardEndsTheTreeOfAKilledSpawner(t *testing.T) {
 		t.Fatalf("child %d (alive %v) or grandchild %d (alive %v) outlived the killed spawner and its guard",
 			child, proc.Alive(child, 0), grandchild, proc.Alive(grandchild, 0))
 	}
+	// The guard exits once its work is done. It re-parented to this
+	// process (a subreaper once any test made a Spawner): reap it, or a
+	// later test's tree would count it as an adopted orphan.
+	if !testchild.WaitUntil(15*time.Second, nil, func() bool { return !proc.Alive(guard, 0) }) {
+		unix.Kill(guard, unix.SIGKILL)
+		t.Errorf("the guard %d did not exit after ending the tree", guard)
+	}
+	var ws unix.WaitStatus
+	unix.Wait4(guard, &ws, 0, nil) // ECHILD if it went to init instead
 }

@@ -14,7 +14,7 @@ type Identity struct {
 	// BootID names this boot of this kernel. Linux: the kernel's random
 	// boot id (/proc/sys/kernel/random/boot_id), shared by every container
 	// on the machine, new at every reboot. darwin: "darwin:" and
-	// kern.boottime. The two forms never equal each other, so a record
+	// kern.bootsessionuuid. The two forms never equal each other, so a record
 	// written on one kernel never lets another match a pid (or compare a
 	// start time in the other's unit). "" when unreadable.
 	BootID string

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -46,7 +47,7 @@ func readStat(pid int) (procStat, error) {
 	if err != nil {
 		return procStat{}, err
 	}
-	if int(k.Proc.P_pid) != pid { // a pid with no process gives an empty record
+	if int(k.Proc.P_pid) != pid { // (x/sys says EIO for a pid with no process; this is a second guard)
 		return procStat{}, fmt.Errorf("kern.proc.pid.%d: no such process", pid)
 	}
 	return rowOf(k), nil
@@ -85,15 +86,18 @@ func startTimeNow() uint64 {
 	return uint64(tv.Sec)*1_000_000 + uint64(tv.Usec)
 }
 
-// bootID names this boot by kern.boottime. Its "darwin:" form can never
-// equal a Linux boot id (a UUID), so a record written on the other kernel
-// never counts as the same view (Identity.SameView).
+// bootID names this boot by kern.bootsessionuuid, new at every boot.
+// (kern.boottime is not stable: macOS recomputes it as now minus uptime
+// when the clock is corrected.) Its "darwin:" form can never equal a
+// Linux boot id (a bare UUID), so a record written on the other kernel
+// never counts as the same view (Identity.SameView). The journal checks
+// this form (journal.checkOwner).
 func bootID() string {
-	tv, err := unix.SysctlTimeval("kern.boottime")
-	if err != nil {
+	id, err := unix.Sysctl("kern.bootsessionuuid")
+	if err != nil || id == "" {
 		return ""
 	}
-	return fmt.Sprintf("darwin:%d.%06d", tv.Sec, tv.Usec)
+	return "darwin:" + strings.ToLower(id)
 }
 
 // pidNamespace: darwin has one pid space per boot.

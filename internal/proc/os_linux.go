@@ -112,11 +112,19 @@ func startTimeNow() uint64 {
 		return 0
 	}
 	up, _, _ := strings.Cut(string(b), " ")
-	secs, err := strconv.ParseFloat(up, 64)
-	if err != nil || secs < 0 {
+	return ticksOf(up)
+}
+
+// ticksOf reads /proc/uptime's "12345.67" as 1234567 hundredths, exactly
+// (a float would make "0.29" 28); 0 when it is not that.
+func ticksOf(up string) uint64 {
+	whole, frac, ok := strings.Cut(up, ".")
+	secs, err1 := strconv.ParseUint(whole, 10, 64)
+	hundredths, err2 := strconv.ParseUint(frac, 10, 64)
+	if !ok || len(frac) != 2 || err1 != nil || err2 != nil || secs > 1<<50 {
 		return 0
 	}
-	return uint64(secs * 100)
+	return secs*100 + hundredths
 }
 
 // bootID is the kernel's random id of this boot

@@ -46,8 +46,8 @@ func TestMain(m *testing.M) {
 }
 
 // runSpawner starts the fake child that ignores SIGTERM and leaves a setsid
-// grandchild that ignores it too, prints "<child pid> <grandchild pid>",
-// and blocks until it is killed.
+// grandchild that ignores it too, prints "<child pid> <grandchild pid>
+// <guard pid or 0>", and blocks until it is killed.
 func runSpawner(mode string) {
 	var sp *proc.Spawner
 	marker := envMark + "=" + strconv.Itoa(os.Getpid())
@@ -81,7 +81,7 @@ func runSpawner(mode string) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println(p.Pid, gpid)
+	fmt.Println(p.Pid, gpid, proc.GuardPid(sp))
 	select {}
 }
 

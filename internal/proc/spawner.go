@@ -198,9 +198,11 @@ func (s *Spawner) untrack(p *Process) {
 	}
 }
 
-// tellGuard sends the guard a note, if there is a guard.
+// tellGuard sends the guard a note, if there is a guard; the write is
+// made outside s.mu, which the reaper needs.
 func (s *Spawner) tellGuard(n guardNote) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.guard.tell(n)
+	g := s.guard
+	s.mu.Unlock()
+	g.tell(n)
 }

@@ -15,7 +15,7 @@ import (
 // reclaims it by its marker (or, where there is one, the guard ends it:
 // TestGuardEndsTheTreeOfAKilledSpawner).
 func TestChildDiesWithItsSpawner(t *testing.T) {
-	spawner, child, grandchild := startSpawner(t, spawnerPdeathsig)
+	spawner, child, grandchild, _ := startSpawner(t, spawnerPdeathsig)
 	t.Cleanup(func() { unix.Kill(grandchild, unix.SIGKILL) })
 	// A pidfd becomes readable when the process exits: wait on it instead
 	// of polling.

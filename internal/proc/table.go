@@ -85,9 +85,10 @@ func liveMembers(procs []procStat, q treeQuery) []procStat {
 	// pid that still names a group. So a stranger under that pid means the
 	// child's group is gone, and the stranger's own group (setsid) is not it.
 	root, ok := byPid[q.root.Pid]
-	// (A start time unread at spawn, 0, cannot tell: the group is kept.)
+	// (A start time unread at spawn, 0, cannot tell: the group is kept,
+	// and the root is a member only as the group's.)
 	ourGroup := !ok || q.root.StartTime == 0 || root.StartTime == q.root.StartTime
-	if ok && ourGroup {
+	if ok && root.StartTime == q.root.StartTime {
 		add(q.root.Pid)
 	}
 	for _, s := range procs {

@@ -121,6 +121,10 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 		close(exited)
 		return nil, err
 	}
+	if err := r.spawner.GuardError(); err != nil && !r.guardWarned {
+		r.guardWarned = true
+		r.log.Warn().Err(err).Msg("could not start the guard that ends claude's process tree if malarun is killed outright: such a tree lives on until the next malarun of this issue ends it")
+	}
 	go func() {
 		<-p.Done()
 		close(exited)

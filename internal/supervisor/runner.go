@@ -23,10 +23,12 @@ type runner struct {
 	cfg     Config
 	log     zerolog.Logger
 	spawner *proc.Spawner
-	runDir  string
-	signals <-chan os.Signal
-	ctxDone <-chan struct{}
-	monitor *ctxpressure.Monitor
+	// guardWarned: the guard's failure to start (darwin) is logged once.
+	guardWarned bool
+	runDir      string
+	signals     <-chan os.Signal
+	ctxDone     <-chan struct{}
+	monitor     *ctxpressure.Monitor
 
 	// self is this malarun's process identity, recorded as the run's
 	// owner and compared with a recorded owner's.
