@@ -29,7 +29,10 @@ func hasEntry(block []byte, env string) bool {
 // after them, the kernel's own "apple" strings, which hasEntry's exact
 // match never takes for a marker). It lives here, not in os_darwin.go, so
 // that its tests run on every kernel. A buffer too short for what argc
-// promises gives no environment rather than arguments read as one.
+// promises gives no environment rather than arguments read as one. An
+// empty argv[0] cannot be told from the padding: its process's first
+// environment entry is then read as an argument, so such a process can be
+// missed, never a stranger taken.
 func procArgsEnv(buf []byte) []byte {
 	if len(buf) < 4 {
 		return nil
