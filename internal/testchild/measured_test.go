@@ -4,25 +4,34 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/malarun/malarun/internal/qemutest"
 	"github.com/malarun/malarun/internal/synth"
 	"github.com/malarun/malarun/internal/testchild"
 )
 
+// TestMain makes the test binary the fake child when it is started as
+// one, before any test runs. A child a fake child starts itself (ObeyTree's
+// setsid grandchild) is started with no -test.run: without this it would
+// run the tests, in file order, and a test that starts ObeyTree before
+// TestHelperChild is reached makes each grandchild start another (seen:
+// over a thousand processes when TestObeyTreeDiesOfSIGTERMAlone moved to
+// measured_linux_test.go, which sorts first).
+func TestMain(m *testing.M) {
+	testchild.MaybeRun()
+	os.Exit(m.Run())
+}
+
 // TestHelperChild is not a test: the tests below re-execute this test
-// binary with -test.run selecting it, and it becomes the fake child (the
-// os/exec TestHelperProcess pattern, which needs no TestMain).
+// binary with -test.run selecting it, and TestMain makes it the fake child
+// (the os/exec TestHelperProcess pattern).
 func TestHelperChild(t *testing.T) {
 	b := os.Getenv(testchild.EnvBehaviour)
 	if b == "" {
@@ -38,6 +47,7 @@ const session = "0b5c8c43-3f4e-4d43-9a0f-6f1d5e0c2a77"
 // "--", where the test binary's flag parsing stops) and the report in dir.
 func child(t *testing.T, behaviour, report string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
+	qemutest.SkipReexec(t)
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperChild$", "--"}, args...)...)
 	cmd.Env = testchild.Env(behaviour, append(env, testchild.EnvReport+"="+report)...)
 	cmd.Stderr = os.Stderr
@@ -229,46 +239,5 @@ func TestTimedHangReportsLastLineAndSIGTERM(t *testing.T) {
 	r := readReport(t, report)
 	if r.ExitCode != 143 || r.LastLineNs == 0 || r.TermNs < sent || r.TermNs < r.LastLineNs {
 		t.Errorf("report %+v: want exit 143, the last line, then SIGTERM after %d", r, sent)
-	}
-}
-
-func TestObeyTreeDiesOfSIGTERMAlone(t *testing.T) {
-	cmd := child(t, testchild.ObeyTree, "", nil)
-	printed := startReading(t, cmd, 2)
-	var gc struct{ Pid, Parent int }
-	if err := json.Unmarshal([]byte(printed[1]), &gc); err != nil || gc.Pid == 0 {
-		t.Fatalf("grandchild line %q: %v", printed[1], err)
-	}
-	t.Cleanup(func() { unix.Kill(gc.Pid, unix.SIGKILL) })
-	if gc.Parent != cmd.Process.Pid || !strings.Contains(printed[0], `"subtype":"init"`) {
-		t.Errorf("lines %q: want init, then the grandchild with the child as its parent", printed)
-	}
-	if sid, err := unix.Getsid(gc.Pid); err != nil || sid != gc.Pid {
-		t.Errorf("grandchild session %d (err %v), want its own (%d), as the Bash tool does", sid, err, gc.Pid)
-	}
-	pidfd, err := unix.PidfdOpen(gc.Pid, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
-
-	for _, pid := range []int{cmd.Process.Pid, gc.Pid} {
-		if err := unix.Kill(pid, unix.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-	}
-	checkDiedOfTERM(t, cmd)
-	// A pidfd polls readable once its process has exited; the grandchild is
-	// not this test's child, so this is how to see it go.
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 10_000)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n != 1 {
-			t.Fatalf("grandchild still alive 10 s after SIGTERM (poll %d, %v)", n, err)
-		}
-		break
 	}
 }
