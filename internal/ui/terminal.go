@@ -102,7 +102,7 @@ func TerminalFd(w io.Writer) (int, bool) {
 		return -1, false
 	}
 	fd := int(f.Fd())
-	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+	if _, err := unix.IoctlGetTermios(fd, ioctlReadTermios); err != nil {
 		return -1, false
 	}
 	return fd, true
