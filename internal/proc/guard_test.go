@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/qemutest"
 	"github.com/malarun/malarun/internal/testchild"
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,7 @@ import (
 // killSpawner kills it outright.
 func startSpawner(t *testing.T, mode string) (spawner *exec.Cmd, child, grandchild, guard int) {
 	t.Helper()
+	qemutest.SkipReexec(t)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), envSpawner+"="+mode)
 	cmd.Stderr = os.Stderr

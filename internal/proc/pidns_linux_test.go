@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/qemutest"
 	"github.com/malarun/malarun/internal/testchild"
 	"golang.org/x/sys/unix"
 )
@@ -35,6 +36,7 @@ var unshareArgs = []string{"--pid", "--fork", "--mount-proc", "--kill-child"}
 // (what `docker stop` sends) stop the tree and exit 143, the code the
 // supervisor gives an interrupted run.
 func TestPid1ReapsOrphansAndStopsTreeOnSigterm(t *testing.T) {
+	qemutest.SkipReexec(t)
 	unshare := needUnshare(t)
 	cmd := exec.Command(unshare, append(unshareArgs, os.Args[0])...)
 	dir := t.TempDir()

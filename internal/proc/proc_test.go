@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/qemutest"
 	"github.com/malarun/malarun/internal/testchild"
 	"golang.org/x/sys/unix"
 )
@@ -108,6 +109,7 @@ func (f *fixture) start(behaviour string, env ...string) *proc.Process {
 // environment; "" for none) as its Spec.Marker.
 func (f *fixture) startMarked(behaviour, marker string, env ...string) *proc.Process {
 	f.t.Helper()
+	qemutest.SkipReexec(f.t)
 	if marker != "" {
 		env = append(env, marker)
 	}
@@ -179,6 +181,7 @@ func assertGone(t *testing.T, pids ...int) {
 }
 
 func TestStartRunsChildWithPromptOnStdinAndOutputInFile(t *testing.T) {
+	qemutest.SkipReexec(t)
 	f := newFixture(t)
 	prompt := filepath.Join(f.dir, "prompt.md")
 	os.WriteFile(prompt, []byte("do the thing"), 0o600)
@@ -298,6 +301,7 @@ func TestStopAfterChildExitEndsLeftovers(t *testing.T) {
 // The fake child reproduces docs/design.md §F13 through a pipe (output lost,
 // exit 0); through a file, as proc always sets it up, nothing is lost.
 func TestNonBlockingChildLosesOutputToPipeNotToFile(t *testing.T) {
+	qemutest.SkipReexec(t)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = testchild.Env(testchild.NonBlocking)
 	r, w, _ := os.Pipe()

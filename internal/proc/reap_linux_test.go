@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/qemutest"
 	"github.com/malarun/malarun/internal/testchild"
 )
 
@@ -14,6 +15,7 @@ import (
 // must not stay a zombie until the tree is stopped: as PID 1 in a container
 // nothing else would ever reap it.
 func TestAdoptedZombieIsReapedWhileChildRuns(t *testing.T) {
+	qemutest.SkipUnderQEMU(t, qemutest.NoSubreaper)
 	f := newFixture(t)
 	if !f.sp.Subreaper() {
 		t.Fatal("the test process could not become a child subreaper: the orphan would go to init")

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/malarun/malarun/internal/qemutest"
 )
 
 // reapAdopted must take only orphans' exit statuses: never one that
@@ -14,6 +16,7 @@ import (
 // in malarun's own process group) is waiting for. Each case holds a real
 // zombie, so the outcome does not depend on who wins a race.
 func TestReapAdoptedTakesOnlyOrphans(t *testing.T) {
+	qemutest.SkipReexec(t)
 	tests := []struct {
 		name       string
 		ownGroup   bool // started with Setpgid, as the spawner and setsid tools do

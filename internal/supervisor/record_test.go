@@ -14,6 +14,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/qemutest"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
 )
@@ -129,6 +130,7 @@ func TestReusedOwnerPidIsReclaimedAndLeftAlone(t *testing.T) {
 // startSleeper starts a process that lives until the test ends.
 func startSleeper(t *testing.T) *exec.Cmd {
 	t.Helper()
+	qemutest.SkipReexec(t)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = testchild.Env(testchild.IgnoreTerm)
 	out, err := cmd.StdoutPipe()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/qemutest"
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
@@ -57,6 +58,7 @@ type harness struct {
 var spawner = proc.NewSpawner()
 
 func newHarness(t *testing.T, behaviour string, env ...string) *harness {
+	qemutest.SkipReexec(t)
 	h := &harness{t: t, signals: make(chan os.Signal, 2)}
 	h.args = filepath.Join(t.TempDir(), "args.txt")
 	h.cfg = supervisor.DefaultConfig()

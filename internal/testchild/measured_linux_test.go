@@ -6,10 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/testchild"
 	"golang.org/x/sys/unix"
+
+	"github.com/malarun/malarun/internal/testchild"
 )
 
+// Linux only: the test watches a grandchild that is not its child go
+// through a pidfd (unix.PidfdOpen), which macOS does not have.
 func TestObeyTreeDiesOfSIGTERMAlone(t *testing.T) {
 	cmd := child(t, testchild.ObeyTree, "", nil)
 	printed := startReading(t, cmd, 2)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/qemutest"
 	"github.com/malarun/malarun/internal/synth"
 	"github.com/malarun/malarun/internal/testchild"
 )
@@ -46,6 +47,7 @@ const session = "0b5c8c43-3f4e-4d43-9a0f-6f1d5e0c2a77"
 // "--", where the test binary's flag parsing stops) and the report in dir.
 func child(t *testing.T, behaviour, report string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
+	qemutest.SkipReexec(t)
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperChild$", "--"}, args...)...)
 	cmd.Env = testchild.Env(behaviour, append(env, testchild.EnvReport+"="+report)...)
 	cmd.Stderr = os.Stderr
