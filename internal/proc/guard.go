@@ -19,9 +19,10 @@ import (
 // stdin is a pipe whose only write end malarun holds. Each tree started is
 // announced on it ("watch"), and each tree seen gone is withdrawn ("done").
 // When malarun dies, however it dies (kill -9 included), the kernel closes
-// the write end: the guard reads EOF and ends every tree still watched,
-// by the run's marker (which finds setsid escapees re-parented to launchd
-// too) and by the group while its leader lives under its start time.
+// the write end: the guard reads EOF and ends every tree still watched:
+// its group while the group is still the tree's, and the processes that
+// carry the run's marker (setsid escapees re-parented to launchd too),
+// started before the EOF or forked since by one it took (guard_end.go).
 // When malarun exits normally, nothing is watched any more and the guard
 // just exits. The next malarun of the run reclaims by the same marker
 // whatever the guard could not end (the journal's reclaim).
