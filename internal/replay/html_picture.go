@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"container/heap"
 	"fmt"
 	"io"
 	"slices"
@@ -10,11 +11,13 @@ import (
 	"github.com/malarun/malarun/internal/ui"
 )
 
-// The picture keeps a bounded summary of the story: at most maxShapes
-// shapes and maxPoints points per chart, so a run of any size draws in
-// the same memory. Shapes beyond the cap are counted and said.
+// The picture keeps a bounded summary of the story: at most maxBars tool
+// bars, maxMarks of malarun's decisions and maxPoints points per chart, so
+// a run of any size draws in the same memory. What is not drawn is
+// counted and said.
 const (
-	maxShapes  = 5000
+	maxBars    = 4000
+	maxMarks   = 1000
 	maxPoints  = 2000
 	labelRunes = 80
 )
@@ -44,25 +47,69 @@ type point struct {
 }
 
 type picture struct {
-	timed   bool
-	shapes  []shape
-	dropped int
-	lanes   []int                // attempts, in order
-	spans   map[int][2]time.Time // an attempt's start and end
-	calls   map[string]shape     // tool calls waiting for their result
-	tasks   map[string]shape     // background tasks running
-	occ     []point              // context occupancy, as a share of the window
-	cost    []point              // the run's cost
-	window  int64
+	timed     bool
+	bars      byLength // tool calls and background tasks, at most maxBars
+	marks     []shape  // malarun's decisions and results, at most maxMarks
+	marksRing int      // where the next decision past the budget goes
+	dropped   int
+	lanes     []int                // attempts, in order
+	spans     map[int][2]time.Time // an attempt's start and end
+	calls     map[string]shape     // tool calls waiting for their result
+	tasks     map[string]shape     // background tasks running
+	occ       []point              // context occupancy, as a share of the window
+	cost      []point              // the run's cost
+	window    int64
 }
 
+// shape keeps s for the picture. Tool bars and malarun's decisions have
+// budgets of their own, so that thousands of tool calls never crowd out
+// the hang, kill or result that ends a long run. Past its budget a bar
+// replaces the shortest bar kept, if it is longer (the long ones are what
+// the picture is for); a decision replaces the oldest of the later half
+// (the first ones and the latest ones stay).
 func (p *picture) shape(s shape) {
-	if len(p.shapes) >= maxShapes {
+	s.label = ui.Clean(s.label, labelRunes)
+	if strings.HasPrefix(s.class, "bar") {
+		switch {
+		case len(p.bars) < maxBars:
+			heap.Push(&p.bars, s)
+			return
+		case s.to.Sub(s.from) > p.bars[0].to.Sub(p.bars[0].from):
+			p.bars[0] = s
+			heap.Fix(&p.bars, 0)
+		}
 		p.dropped++
 		return
 	}
-	s.label = ui.Clean(s.label, labelRunes)
-	p.shapes = append(p.shapes, s)
+	if len(p.marks) < maxMarks {
+		p.marks = append(p.marks, s)
+		return
+	}
+	half := maxMarks / 2
+	p.marks[half+p.marksRing%(maxMarks-half)] = s
+	p.marksRing++
+	p.dropped++
+}
+
+// shapes is what is drawn, in story order.
+func (p *picture) shapes() []shape {
+	out := append(slices.Clone([]shape(p.bars)), p.marks...)
+	slices.SortFunc(out, func(a, b shape) int { return a.seq - b.seq })
+	return out
+}
+
+// byLength is a min-heap of bars by duration.
+type byLength []shape
+
+func (h byLength) Len() int           { return len(h) }
+func (h byLength) Less(i, j int) bool { return h[i].to.Sub(h[i].from) < h[j].to.Sub(h[j].from) }
+func (h byLength) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *byLength) Push(x any)        { *h = append(*h, x.(shape)) }
+func (h *byLength) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return s
 }
 
 func addPoint(ps []point, pt point) []point {
@@ -107,7 +154,7 @@ func (p *picture) add(it *Item) {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 	switch it.Kind {
 	case KindToolCall:
-		if len(p.calls) < maxShapes {
+		if len(p.calls) < maxBars {
 			p.calls[it.ToolID] = shape{seq: it.Seq, attempt: n, from: at, class: "bar", label: it.Tool + ": " + firstNonEmpty(it.Summary, it.Input)}
 		}
 	case KindToolResult:
@@ -120,7 +167,7 @@ func (p *picture) add(it *Item) {
 			p.shape(s)
 		}
 	case KindTaskStarted:
-		if len(p.tasks) < maxShapes {
+		if len(p.tasks) < maxBars {
 			p.tasks[it.Task] = shape{seq: it.Seq, attempt: n, from: at, class: "bar task", label: "background: " + it.Summary}
 		}
 	case KindTaskFinished:
@@ -166,7 +213,7 @@ func (p *picture) draw(w io.Writer) {
 		}
 		t1 = maxTime(t1, sp[1])
 	}
-	for _, s := range p.shapes {
+	for _, s := range p.shapes() {
 		t1 = maxTime(t1, s.to)
 	}
 	for _, open := range [](map[string]shape){p.calls, p.tasks} {
@@ -203,7 +250,7 @@ func (p *picture) draw(w io.Writer) {
 		fmt.Fprintf(w, `<g class="lane-group" data-attempt="%d"><text x="4" y="%.1f">attempt %d</text><rect class="lane" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></g>`+"\n",
 			n, y+laneHeight/2+4, n, x(sp[0]), y+3, max(1, x(sp[1])-x(sp[0])), laneHeight-6)
 	}
-	for _, s := range p.shapes {
+	for _, s := range p.shapes() {
 		y, ok := laneY[s.attempt]
 		if !ok {
 			continue
@@ -230,7 +277,7 @@ func (p *picture) draw(w io.Writer) {
 	p.chart(w, "cost "+ui.Cost(maxCost), "chart cost", p.cost, maxCost, top+chartH+16, x)
 	io.WriteString(w, "</svg>\n")
 	if p.dropped > 0 {
-		fmt.Fprintf(w, `<p class="note">%d more items are not drawn (the picture keeps %d); the story below has them all.</p>`+"\n", p.dropped, maxShapes)
+		fmt.Fprintf(w, `<p class="note">%d more items are not drawn (the picture keeps the %d longest tool calls and %d of malarun's decisions); the story below has them all.</p>`+"\n", p.dropped, maxBars, maxMarks)
 	}
 }
 

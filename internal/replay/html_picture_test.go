@@ -1,0 +1,64 @@
+package replay
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A long run: thousands of short tool calls, one long one among them, and
+// at the end the hang and the kill that ended it. The picture keeps the
+// long call and malarun's decisions whatever the number of short calls.
+func TestPictureKeepsTheLongCallsAndTheEndOfALongRun(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	p := &picture{timed: true}
+	seq := 0
+	next := func(it Item) *Item { seq++; it.Seq = seq; it.Attempt = 1; return &it }
+	at := t0
+	call := func(id string, d time.Duration) {
+		p.add(next(Item{Kind: KindToolCall, ToolID: id, Tool: "Bash", Time: at}))
+		at = at.Add(d)
+		p.add(next(Item{Kind: KindToolResult, ToolID: id, Time: at}))
+	}
+	for i := range 3 * maxBars {
+		if i == maxBars/2 {
+			call("long-one", 10*time.Minute)
+			continue
+		}
+		call("short-"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+time.Duration(i).String(), time.Second)
+	}
+	p.add(next(Item{Kind: KindHang, Time: at.Add(5 * time.Minute), SilenceMS: 300_000}))
+	p.add(next(Item{Kind: KindKill, Time: at.Add(5*time.Minute + time.Second)}))
+
+	if len(p.bars) != maxBars {
+		t.Fatalf("%d bars kept, want the budget %d", len(p.bars), maxBars)
+	}
+	var long, silence, kill bool
+	for _, s := range p.shapes() {
+		long = long || s.to.Sub(s.from) == 10*time.Minute
+		silence = silence || s.class == "silence"
+		kill = kill || s.class == "mark bad"
+	}
+	if !long || !silence || !kill {
+		t.Errorf("kept: the 10-minute call %v, the hang's silence %v, the kill %v; want all three", long, silence, kill)
+	}
+	var b bytes.Buffer
+	p.draw(&b)
+	if !strings.Contains(b.String(), `class="silence"`) || !strings.Contains(b.String(), "more items are not drawn") {
+		t.Errorf("the drawing lacks the silence or the note on what is not drawn")
+	}
+}
+
+// Past its budget, the decisions keep the first half and the latest ones.
+func TestPictureKeepsTheFirstAndLatestDecisions(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	p := &picture{timed: true}
+	for i := range 3 * maxMarks {
+		p.add(&Item{Seq: i + 1, Attempt: 1, Kind: KindAPIRetry, Time: t0.Add(time.Duration(i) * time.Second)})
+	}
+	got := p.shapes()
+	if len(got) != maxMarks || got[0].seq != 1 || got[len(got)-1].seq != 3*maxMarks {
+		t.Errorf("%d decisions kept, first %d, last %d; want %d, 1 and %d", len(got), got[0].seq, got[len(got)-1].seq, maxMarks, 3*maxMarks)
+	}
+}
