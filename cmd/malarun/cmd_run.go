@@ -23,6 +23,11 @@ func reservedNames() []string {
 	return []string{"version", "status", "show", "exit-codes", "help", "completion", "man", iproc.GuardCommand}
 }
 
+// isReservedName reports whether id is a command's name, in any case.
+func isReservedName(id string) bool {
+	return slices.ContainsFunc(reservedNames(), func(r string) bool { return strings.EqualFold(id, r) })
+}
+
 // runOptions is everything a run needs from the command line.
 type runOptions struct {
 	issueID    string
@@ -46,7 +51,7 @@ func (o *runOptions) complete(cmd *cobra.Command, args []string, d *deps) error 
 		return usagef("missing ISSUE_ID: usage: malarun ISSUE_ID --prompt FILE [-- extra claude args]")
 	}
 	id := positional[0]
-	reserved := slices.ContainsFunc(reservedNames(), func(r string) bool { return strings.EqualFold(id, r) })
+	reserved := isReservedName(id)
 	if !promptSet {
 		// Without --prompt this cannot be a run: most likely a mistyped command.
 		if s := cmd.SuggestionsFor(id); len(s) > 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,10 +47,7 @@ func issueIDsIn(stateDir, prefix string) []cobra.Completion {
 	var out []cobra.Completion
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || !strings.HasPrefix(name, prefix) || supervisor.ValidateIssueID(name) != nil {
-			continue
-		}
-		if slices.ContainsFunc(reservedNames(), func(r string) bool { return strings.EqualFold(name, r) }) {
+		if !e.IsDir() || !strings.HasPrefix(name, prefix) || supervisor.ValidateIssueID(name) != nil || isReservedName(name) {
 			continue
 		}
 		out = append(out, name)
