@@ -53,7 +53,7 @@ func RunGuard(r io.Reader) int {
 	// Only processes already running now, and what they fork, were
 	// malarun's: a later malarun of the same run (same marker) may start
 	// its CLI any moment from now.
-	g := &guardEnd{watched: watched, cutoff: startTimeNow(), taken: map[int]uint64{}, marks: map[Ref]bool{}}
+	g := &guardEnd{watched: watched, cutoff: startTimeNow(), taken: map[int]uint64{}, marks: markMemo{}}
 	return g.end(guardGrace)
 }
 

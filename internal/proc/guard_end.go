@@ -16,7 +16,7 @@ type guardEnd struct {
 	// until it is ended).
 	cutoff uint64
 	taken  map[int]uint64 // every process taken so far: pid -> start time
-	marks  map[Ref]bool   // whether a process carries its tree's marker, read once
+	marks  markMemo       // whether a process carries a watched marker
 }
 
 // targets returns the live processes of the watched trees in table: the
@@ -62,19 +62,14 @@ func (g *guardEnd) marked(s procStat, byPid map[int]procStat, carries func(int, 
 	if s.StartTime > g.cutoff && !fromTaken {
 		return false
 	}
-	r := refOf(s)
-	if v, ok := g.marks[r]; ok {
-		return v
-	}
-	v := false
-	for _, n := range g.watched {
-		if carries(s.Pid, n.Marker) {
-			v = true
-			break
+	return g.marks.carries(s, func(pid int) bool {
+		for _, n := range g.watched {
+			if carries(pid, n.Marker) {
+				return true
+			}
 		}
-	}
-	g.marks[r] = v
-	return v
+		return false
+	})
 }
 
 // end signals the targets until none is left: one SIGTERM (and SIGCONT)

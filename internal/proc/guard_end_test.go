@@ -64,7 +64,7 @@ func TestGuardTargetsOnlyTheDeadRunsTrees(t *testing.T) {
 				marks[p] = m
 			}
 			carries := func(pid int, marker string) bool { return marks[pid] == marker }
-			g := &guardEnd{watched: watch, cutoff: cutoff, taken: map[int]uint64{}, marks: map[Ref]bool{}}
+			g := &guardEnd{watched: watch, cutoff: cutoff, taken: map[int]uint64{}, marks: markMemo{}}
 			if tt.first != nil {
 				g.targets(tt.first, carries)
 			}

@@ -41,23 +41,29 @@ func carries(pid int, env string) bool {
 	return err == nil && hasEntry(b, env)
 }
 
+// markMemo remembers, per process (pid and start time), whether it carries
+// a marker: walks during a stop, or the guard's passes, look at every
+// process again and again (launchd has hundreds of children), and a
+// process's environment is read once.
+type markMemo map[Ref]bool
+
+func (m markMemo) carries(s procStat, read func(pid int) bool) bool {
+	r := refOf(s)
+	v, ok := m[r]
+	if !ok {
+		v = read(s.Pid)
+		m[r] = v
+	}
+	return v
+}
+
 // EndMarked ends every process carrying env, looking again until none is
 // left (a leftover can fork while it is being ended) or maxKillTime has
 // passed, plus refs. It returns what it found in all.
 func EndMarked(env string, refs []Ref, grace time.Duration) (found int, left []Ref) {
-	return endMarked(env, refs, grace, func(Ref) bool { return true })
-}
-
-// endMarked is EndMarked for the marked processes that pass take.
-func endMarked(env string, refs []Ref, grace time.Duration, take func(Ref) bool) (found int, left []Ref) {
 	until := time.Now().Add(grace + maxKillTime)
 	for {
-		var batch []Ref
-		for _, r := range FindMarked(env) {
-			if take(r) {
-				batch = append(batch, r)
-			}
-		}
+		batch := FindMarked(env)
 		for _, r := range refs {
 			if Alive(r.Pid, r.StartTime) {
 				batch = append(batch, r)

@@ -16,11 +16,11 @@ type Process struct {
 	done    chan struct{}
 	exit    Exit
 
-	// marked finds the tree's orphans by its marker, where they do not
-	// re-parent to malarun (nil where they do).
-	marked     func(procStat) bool
-	markedSeen map[Ref]bool // what marked said of each process, under p.mu
-	withdraw   sync.Once    // tells the guard, once, that the tree is gone
+	// marker finds the tree's orphans, where they do not re-parent to
+	// malarun ("" where they do); marks remembers what it found, under p.mu.
+	marker   string
+	marks    markMemo
+	withdraw sync.Once // tells the guard, once, that the tree is gone
 
 	mu   sync.Mutex
 	seen map[int]uint64 // every tree member ever seen: pid -> start time
@@ -67,19 +67,9 @@ func (p *Process) members() []procStat {
 		root: Ref{Pid: p.Pid, StartTime: p.StartTime}, self: p.spawner.self, seen: p.seen,
 		adopted: p.spawner.adopted, unreaped: unreaped,
 	}
-	if p.marked != nil {
-		// Every process outside the tree is a candidate (launchd has
-		// hundreds of children): each one's environment is read once per
-		// process (pid and start time), not on every walk.
-		q.marked = func(s procStat) bool {
-			r := refOf(s)
-			v, ok := p.markedSeen[r]
-			if !ok {
-				v = p.marked(s)
-				p.markedSeen[r] = v
-			}
-			return v
-		}
+	if p.marker != "" {
+		read := func(pid int) bool { return carries(pid, p.marker) }
+		q.marked = func(s procStat) bool { return p.marks.carries(s, read) }
 	}
 	return liveMembers(procs, q)
 }

@@ -116,8 +116,7 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 	p := &Process{spawner: s, done: make(chan struct{}), seen: map[int]uint64{}}
 	if !s.subreaper && spec.Marker != "" {
 		// Orphans go to init or launchd, not here: find them by the marker.
-		p.marked = func(ps procStat) bool { return carries(ps.Pid, spec.Marker) }
-		p.markedSeen = map[Ref]bool{}
+		p.marker, p.marks = spec.Marker, markMemo{}
 	}
 	started := make(chan error, 1)
 	go func() {
