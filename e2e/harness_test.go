@@ -111,6 +111,9 @@ type env struct {
 	args []string
 	// extraEnv is added to malarun's environment (and so the CLI's).
 	extraEnv []string
+	// claudeBin, when set, is given as --claude-bin instead of the real
+	// CLI (a wrapper that records something and execs it).
+	claudeBin string
 }
 
 func newEnv(t *testing.T, steps ...fakeapi.Step) *env {
@@ -173,7 +176,11 @@ func (e *env) command(flags ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer)
 	if err := os.WriteFile(prompt, []byte(e.task), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
-	args := append([]string{"issue-e2e", "--prompt", prompt, "--claude-bin", e2e.claude, "--cwd", e.work}, flags...)
+	bin := e2e.claude
+	if e.claudeBin != "" {
+		bin = e.claudeBin
+	}
+	args := append([]string{"issue-e2e", "--prompt", prompt, "--claude-bin", bin, "--cwd", e.work}, flags...)
 	args = append(append(args, "--", "--allowedTools", "Bash"), e.args...)
 	cmd := exec.Command(e2e.malarun, args...)
 	cmd.Env = e.environ()

@@ -15,6 +15,7 @@ import (
 
 	iproc "github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/telemetry"
 )
 
 // reservedNames can never be issue ids: commands, today's and planned ones,
@@ -95,19 +96,22 @@ func (o *runOptions) complete(cmd *cobra.Command, args []string, d *deps) error 
 // reports how the run ended.
 func runRun(ctx context.Context, opts runOptions, d *deps) error {
 	out := newRunOutput(opts.output, opts.issueID, opts.config.settings.cfg.MaxAttempts, d)
-	report, err := runSupervised(ctx, opts, d, out)
+	report, tel, err := runSupervised(ctx, opts, d, out)
+	// The last spans and the metrics leave after the result is shown,
+	// within telemetry.FlushLimit.
+	defer tel.Shutdown()
 	return out.finish(report, err)
 }
 
-func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput) (supervisor.Report, error) {
+func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput) (supervisor.Report, *telemetry.Run, error) {
 	prompt, source, err := readPrompt(ctx, opts.promptPath, d)
 	if err != nil {
-		return supervisor.Report{}, err
+		return supervisor.Report{}, nil, err
 	}
 	s := opts.config.settings
 	log, err := out.newLogger(s.logFormat, s.logLevel)
 	if err != nil {
-		return supervisor.Report{}, usage(err)
+		return supervisor.Report{}, nil, usage(err)
 	}
 	cfg := s.cfg
 	cfg.IssueID = opts.issueID
@@ -119,18 +123,22 @@ func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput
 	// never logged.
 	cfg.Env = d.environ()
 	if err := cfg.Validate(); err != nil {
-		return supervisor.Report{}, usage(err)
+		return supervisor.Report{}, nil, usage(err)
 	}
 	if err := out.openEvents(ctx); err != nil {
-		return supervisor.Report{}, err
+		return supervisor.Report{}, nil, err
 	}
 	logConfig(log, opts, cfg)
-	report, err := d.runSupervisor(ctx, cfg, supervisor.Deps{Log: log, Signals: d.signals, Guard: guardCommand(),
-		ExitCode: exitCodeFor, Observer: out.observer(), OutputFailures: d.sinks.failures, FlushOutputs: out.flush})
+	sd := supervisor.Deps{Log: log, Signals: d.signals, Guard: guardCommand(),
+		ExitCode: exitCodeFor, Observer: out.observer(), OutputFailures: d.sinks.failures, FlushOutputs: out.flush}
+	tel := startTelemetry(d, cfg.IssueID, log)
+	withTelemetry(tel, &cfg, &sd)
+	report, err := d.runSupervisor(ctx, cfg, sd)
+	finishTelemetry(tel, report, err)
 	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
 		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).
 		Int("exit_code", exitCodeFor(err)).Msg("run ended")
-	return report, err
+	return report, tel, err
 }
 
 func logConfig(log zerolog.Logger, opts runOptions, cfg supervisor.Config) {

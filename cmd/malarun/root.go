@@ -156,13 +156,21 @@ attempt and an ::error:: annotation on failure; a Markdown summary
 (outcome, attempts, cost, duration, transcripts) is appended to
 $GITHUB_STEP_SUMMARY; the model's text (the result, reasons that quote
 it) is wrapped in ::stop-commands:: or defused so it runs no workflow
-command. The status line is off there.`,
+command. The status line is off there.
+
+Telemetry: with OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal endpoint) set,
+malarun exports OpenTelemetry traces (a span per run and per attempt, its
+decisions as span events) and metrics (runs, attempts, hangs, limit waits,
+durations, cost, tokens) over OTLP/HTTP protobuf; each attempt's claude gets
+TRACEPARENT naming its span. Off otherwise. A collector that fails costs one
+warning and at most 2 s at exit, never the exit code (README: Telemetry).`,
 		Example: `  malarun issue-123 --prompt task.md
   cat task.md | malarun issue-123 --prompt -
   malarun issue-123 --prompt task.md -- --model sonnet --allowedTools Bash
   malarun issue-123 --prompt task.md --json > report.json
   malarun issue-123 --prompt task.md --quiet --events events.jsonl
-  tail -f events.jsonl | jq -r '.event + " " + (.reason // "")'`,
+  tail -f events.jsonl | jq -r '.event + " " + (.reason // "")'
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318 malarun issue-123 --prompt task.md`,
 		Args:                       cobra.ArbitraryArgs,
 		SilenceUsage:               true,
 		SilenceErrors:              true,

@@ -105,12 +105,14 @@ type State struct {
 	grace     Grace
 	signalled bool // malarun was asked to stop, perhaps while stopping for another reason
 	hangLimit time.Duration
-	hangTools []string
-	limit     usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
-	cause     reach.Finding       // for Unreachable: why the API cannot be reached
-	cliWaits  usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
-	cutTools  []stream.ToolUse
-	cutTasks  []Task
+	// hangSilence is how long claude had been silent when the hang was found.
+	hangSilence time.Duration
+	hangTools   []string
+	limit       usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
+	cause       reach.Finding       // for Unreachable: why the API cannot be reached
+	cliWaits    usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
+	cutTools    []stream.ToolUse
+	cutTasks    []Task
 }
 
 // New starts the machine for an attempt whose process started at now.
@@ -276,6 +278,9 @@ func (s *State) wake(now time.Time) Effects {
 		}
 	case !now.Before(s.live.deadline):
 		s.hangLimit, s.hangTools = s.live.limit(), s.live.toolsRunning()
+		// The last sign of life was a limit before the deadline; a wake-up
+		// that came late makes the silence longer than the limit.
+		s.hangSilence = now.Sub(s.live.deadline) + s.hangLimit
 		return s.stop(Hang, KillGrace)
 	}
 	return Effects{}
@@ -351,6 +356,10 @@ func (s *State) Running() []Task { return s.tasks.running }
 // Hang is the silence that was allowed and the tools that ran when a hang
 // was detected.
 func (s *State) Hang() (time.Duration, []string) { return s.hangLimit, s.hangTools }
+
+// HangSilence is how long claude had been silent when the hang was found
+// (at least the limit Hang returns).
+func (s *State) HangSilence() time.Duration { return s.hangSilence }
 
 // Limit is, for UsageLimit, the CLI's announced wait that was judged too
 // long: RetryAt is when its retry would have been sent.

@@ -111,6 +111,9 @@ func check(r Record) error {
 	if want := markerOf(r.Issue, r.RunID); r.Marker != want {
 		bad("marker %q is not %q", r.Marker, want)
 	}
+	if !r.Trace.IsZero() && !r.Trace.Valid() {
+		bad("trace %q/%q is not a W3C trace id and span id", r.Trace.TraceID, r.Trace.SpanID)
+	}
 	if r.SessionID != "" && !ValidSessionID(r.SessionID) {
 		bad("session_id %q is not a session id", r.SessionID)
 	}

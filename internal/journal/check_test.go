@@ -16,7 +16,17 @@ import (
 // damaged, never followed.
 func plantedRecords() map[string]func(*Record) {
 	return map[string]func(*Record){
-		"session id is a flag":    func(r *Record) { r.SessionID = "--dangerously-skip-permissions" },
+		"session id is a flag": func(r *Record) { r.SessionID = "--dangerously-skip-permissions" },
+		"trace id upper case": func(r *Record) {
+			r.Trace = TraceRef{TraceID: "4BF92F3577B34DA6A3CE929D0E0E4736", SpanID: "00f067aa0ba902b7"}
+		},
+		"trace id all zero": func(r *Record) {
+			r.Trace = TraceRef{TraceID: strings.Repeat("0", 32), SpanID: "00f067aa0ba902b7"}
+		},
+		"span id missing": func(r *Record) { r.Trace = TraceRef{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"} },
+		"trace id holds escapes": func(r *Record) {
+			r.Trace = TraceRef{TraceID: "\x1b[31m4bf92f3577b34da6a3ce929d0e0", SpanID: "00f067aa0ba902b7"}
+		},
 		"session id upper case":   func(r *Record) { r.SessionID = strings.ToUpper(testSession) },
 		"session list":            func(r *Record) { r.Sessions = []string{testSession, "../../etc"} },
 		"run id a path":           func(r *Record) { r.RunID, r.Runs = "../../..", []string{"../../.."} },
@@ -100,6 +110,26 @@ func TestPlantedRecordsAreDamaged(t *testing.T) {
 	full.PromptChanges = []PromptChange{goodPromptChange(PromptResume), goodPromptChange(PromptStartOver)}
 	if _, err := Decode(mustEncode(t, full)); err != nil {
 		t.Fatalf("a sample with version 4's fields is refused: %v", err)
+	}
+	traced := sample()
+	traced.Trace = TraceRef{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"}
+	if r, err := Decode(mustEncode(t, traced)); err != nil || r.Trace != traced.Trace {
+		t.Fatalf("a sample with version 5's trace reads as %+v, %v", r.Trace, err)
+	}
+	// A version 4 record cannot name a trace: version 5 added it.
+	var m map[string]any
+	if err := json.Unmarshal(mustEncode(t, traced), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["version"] = 4
+	v4, _ := json.Marshal(m)
+	if _, err := Decode(v4); err == nil || !strings.Contains(err.Error(), "version 5 added") {
+		t.Errorf("a trace in a version 4 record: err = %v", err)
+	}
+	delete(m, "trace")
+	v4, _ = json.Marshal(m)
+	if r, err := Decode(v4); err != nil || !r.Trace.IsZero() || r.Version != recordVersion {
+		t.Errorf("a version 4 record without a trace reads as %+v, %v", r.Trace, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -44,8 +45,8 @@ const (
 // LimitType and Tasks. Version 3 added the owner's identity (start_time,
 // boot_id, pid_ns) and OutputFailures. Version 4 added PromptSHA256,
 // PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
-// attempt cut short by malarun's death too.
-const recordVersion = 4
+// attempt cut short by malarun's death too. Version 5 added Trace.
+const recordVersion = 5
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
 // fields added since are zero in it, which is what they mean there.
@@ -202,6 +203,30 @@ type Record struct {
 	// Both since version 4.
 	PromptSHA256  string         `json:"prompt_sha256,omitempty"`
 	PromptChanges []PromptChange `json:"prompt_changes,omitempty"`
+
+	// Trace is the run span of the last malarun that ran the issue with
+	// OpenTelemetry traces exported: a malarun that continues the run
+	// links its trace to it (since version 5).
+	Trace TraceRef `json:"trace,omitzero"`
+}
+
+// TraceRef names an OpenTelemetry span: the W3C trace id and span id, in
+// lower-case hex.
+type TraceRef struct {
+	TraceID string `json:"trace_id"`
+	SpanID  string `json:"span_id"`
+}
+
+// IsZero reports whether t names no span.
+func (t TraceRef) IsZero() bool { return t == TraceRef{} }
+
+// Valid reports whether t names a span as W3C Trace Context spells one:
+// 32 and 16 lower-case hex digits, neither all zero.
+func (t TraceRef) Valid() bool {
+	nonZeroHex := func(s string, n int) bool {
+		return len(s) == n && isLowerHex(s) && strings.Trim(s, "0") != ""
+	}
+	return nonZeroHex(t.TraceID, 32) && nonZeroHex(t.SpanID, 16)
 }
 
 // DecodeError says a record cannot be read, naming the file.
@@ -246,6 +271,9 @@ func Decode(data []byte) (Record, error) {
 	}
 	if r.Version < 4 && (r.RunReclaims != 0 || r.KilledAttempts != 0 || r.PromptSHA256 != "" || len(r.PromptChanges) > 0) {
 		return Record{}, fmt.Errorf("a version %d record cannot have run_reclaims, killed_attempts, prompt_sha256 or prompt_changes (version 4 added them)", r.Version)
+	}
+	if r.Version < 5 && !r.Trace.IsZero() {
+		return Record{}, fmt.Errorf("a version %d record cannot have trace (version 5 added it)", r.Version)
 	}
 	r.Version = recordVersion
 	if err := check(r); err != nil {

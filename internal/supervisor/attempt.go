@@ -114,7 +114,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 	defer follower.Close()
 
 	p, err := r.spawner.Start(proc.Spec{
-		Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd, Env: r.cfg.Env,
+		Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd, Env: r.attemptEnv(spec.n),
 		StdinPath: spec.promptPath, Stdout: stdout, Stderr: stderr, Marker: markerEnv + "=" + r.rec.Marker,
 	})
 	if err != nil {
@@ -199,7 +199,7 @@ func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
 			res.hangLimit, res.hangTools = m.Hang()
 			log.Warn().Stringer("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Str(AlsoEventField, string(EvHangDetected)).
 				Msg("hang detected: no output within the limit")
-			r.emit(Event{Kind: EvHangDetected, Attempt: spec.n, Session: res.log.sessionID, Limit: res.hangLimit, ToolsRunning: res.hangTools,
+			r.emit(Event{Kind: EvHangDetected, Attempt: spec.n, Session: res.log.sessionID, Limit: res.hangLimit, Silence: m.HangSilence(), ToolsRunning: res.hangTools,
 				Reason: fmt.Sprintf("no output for %s", res.hangLimit)})
 		case attempt.Lingered:
 			log.Warn().Stringer("after", r.cfg.ResultExitTimeout).Msg("claude still alive after its result line")

@@ -27,6 +27,9 @@ type Config struct {
 	Cwd string
 	// Env is the CLI's environment (usually os.Environ()).
 	Env []string
+	// Trace names this malarun's run span when traces are exported, for
+	// the record (zero: none).
+	Trace journal.TraceRef
 	// StateDir holds <issue>/runs/<run-id>/attempt-N.jsonl and friends.
 	StateDir string
 

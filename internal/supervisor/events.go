@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/journal"
 )
 
 // EventKind names what happened.
@@ -11,7 +12,7 @@ type EventKind string
 
 // The events a run emits, in the order they usually come.
 const (
-	EvRunStarted     EventKind = "run_started"     // Issue, RunDir, Continued
+	EvRunStarted     EventKind = "run_started"     // Issue, RunDir, Continued, PreviousTrace
 	EvAttemptStarted EventKind = "attempt_started" // Attempt, Session, Pid, Resume, Purpose
 	EvProgress       EventKind = "progress"        // after every line: the live numbers (not written to --events)
 	EvToolStarted    EventKind = "tool_started"    // Tool, ToolInput
@@ -19,10 +20,10 @@ const (
 	EvTaskStarted    EventKind = "task_started"    // a background task: Task (its id), Reason (what it runs)
 	EvTaskFinished   EventKind = "task_finished"   // Task, Reason
 	EvAPIRetry       EventKind = "api_retry"       // Reason (status, error), Backoff (the CLI's wait)
-	EvHangDetected   EventKind = "hang_detected"   // Reason, Limit
+	EvHangDetected   EventKind = "hang_detected"   // Reason, Limit, Silence
 	EvKillSent       EventKind = "kill_sent"       // Reason (why the tree is stopped), Pid, Grace
 	EvTreeGone       EventKind = "tree_gone"       // Termed, Killed, Took
-	EvAttemptEnded   EventKind = "attempt_ended"   // Outcome, Reason, ExitCode of claude
+	EvAttemptEnded   EventKind = "attempt_ended"   // Outcome, Ending, Reason, ExitCode of claude, ClaudeCodeVersion
 	EvRetryDecided   EventKind = "retry_decided"   // Action, Reason, Backoff, Session
 	EvCheckpoint     EventKind = "checkpoint"      // the session is asked for a checkpoint: Occupancy, Window
 	EvRestart        EventKind = "restart"         // a new session after the context filled: Continuation, Occupancy, Window, CheckpointBytes
@@ -53,25 +54,35 @@ type Event struct {
 
 	RunDir    string
 	Continued bool // a recorded run taken over or resumed
-	Pid       int
-	Resume    bool
-	Purpose   string // "work", "checkpoint"
+	// PreviousTrace (run_started of a continued run) is the trace of the
+	// malarun that ran it before, from the record (zero: none kept).
+	PreviousTrace journal.TraceRef
+	Pid           int
+	Resume        bool
+	Purpose       string // "work", "checkpoint"
 
 	Tool      string
 	Task      string
 	ToolInput string
 
 	Outcome string
+	// Ending (attempt_ended) is how the attempt ended, as AttemptReport.Ended.
+	Ending  string
 	Action  string
 	Reason  string
 	Backoff time.Duration
 	Limit   time.Duration
+	// Silence (hang_detected) is how long claude had been silent: the
+	// limit, and the time it took to notice.
+	Silence time.Duration
 	Grace   time.Duration
 	Took    time.Duration
 	Termed  int
 	Killed  int
 
 	ExitCode int
+	// ClaudeCodeVersion (attempt_ended) is the CLI's version from its init line.
+	ClaudeCodeVersion string
 
 	// Live numbers (progress, and some others).
 	Messages     int // assistant messages in this attempt

@@ -245,17 +245,36 @@ func (r *runner) exitCode(err error) int {
 	return 1
 }
 
+// attemptEnv is claude's environment for attempt n: the run's, with the
+// TRACEPARENT of the attempt's span when traces are exported.
+func (r *runner) attemptEnv(n int) []string {
+	if r.traceparent == nil {
+		return r.cfg.Env
+	}
+	tp, ts := r.traceparent(n)
+	if tp == "" {
+		return r.cfg.Env
+	}
+	env := withoutEnv(r.cfg.Env, "TRACESTATE")
+	return withEnv(withEnv(env, "TRACEPARENT", tp), "TRACESTATE", ts)
+}
+
+// withoutEnv is env without name.
+func withoutEnv(env []string, name string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // withEnv sets name=value in env, replacing an earlier value; an empty
 // value leaves env as it is.
 func withEnv(env []string, name, value string) []string {
 	if value == "" {
 		return env
 	}
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, name+"="+value)
+	return append(withoutEnv(env, name), name+"="+value)
 }

@@ -63,6 +63,11 @@ type Deps struct {
 	// once in the record at its next save (nil: none are watched). It must
 	// be safe to call from the supervisor's goroutine at any time.
 	OutputFailures func() []journal.OutputFailure
+	// Traceparent is called just before attempt n's claude starts; what it
+	// returns replaces TRACEPARENT and TRACESTATE in claude's environment,
+	// so that claude's own telemetry joins the attempt's span ("": claude
+	// gets malarun's environment unchanged). nil: none.
+	Traceparent func(attempt int) (traceparent, tracestate string)
 	// FlushOutputs waits, within a bound, until what malarun wrote to its
 	// outputs so far is written or has failed: called once, before the
 	// record's last save, so that the record knows every failure of the
@@ -99,7 +104,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		monitor:        ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold),
 		sideEffectFree: cfg.retryPolicy().SideEffectFree,
 		budget:         usagelimit.Budget{Total: cfg.LimitWait}, rnd: deps.Rand, after: deps.After,
-		self: proc.Self(), outputFailures: deps.OutputFailures, flushOutputs: deps.FlushOutputs,
+		self: proc.Self(), outputFailures: deps.OutputFailures, flushOutputs: deps.FlushOutputs, traceparent: deps.Traceparent,
 		probe: deps.Probe,
 	}
 	if r.probe == nil {
@@ -133,6 +138,16 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		return Report{}, err
 	}
 	r.rec = pl.rec
+	// The record names the trace of the malarun that last ran the issue
+	// with traces on; a continued run links to it, and this one's takes
+	// its place.
+	var previousTrace journal.TraceRef
+	if pl.resumed {
+		previousTrace = r.rec.Trace
+	}
+	if !cfg.Trace.IsZero() {
+		r.rec.Trace = cfg.Trace
+	}
 	r.rec.Owner = journal.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
 		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}
 	r.rec.Status, r.rec.ExitCode, r.rec.Reason = journal.Processing, 0, ""
@@ -147,7 +162,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		return Report{}, err
 	}
 	r.log.Info().Str("run_dir", r.runDir).Str("prompt", cfg.PromptSource).Bool("continued", pl.resumed).Msg("run started")
-	r.emit(Event{Kind: EvRunStarted, RunDir: r.runDir, Continued: pl.resumed, Session: r.rec.SessionID})
+	r.emit(Event{Kind: EvRunStarted, RunDir: r.runDir, Continued: pl.resumed, Session: r.rec.SessionID, PreviousTrace: previousTrace})
 
 	rep, err := r.loop(pl, tmpl, deps, started)
 	if r.shutdownTimer != nil {
@@ -260,7 +275,8 @@ func (r *runner) loop(pl *plan, tmpl prompts, deps Deps, started time.Time) (Rep
 		if res.log.cliVersion != "" {
 			rep.ClaudeCodeVersion = res.log.cliVersion
 		}
-		r.emit(Event{Kind: EvAttemptEnded, Attempt: spec.n, Session: outcome.SessionID, Outcome: outcome.Kind.String(), Reason: outcome.Reason, ExitCode: res.exit.Code})
+		r.emit(Event{Kind: EvAttemptEnded, Attempt: spec.n, Session: outcome.SessionID, Outcome: outcome.Kind.String(), Ending: res.ending.String(),
+			Reason: outcome.Reason, ExitCode: res.exit.Code, ClaudeCodeVersion: res.log.cliVersion})
 		limited := outcome.Kind == retry.RateLimit && action.Kind == retry.Fail
 		if !limited {
 			// A usage limit is decided below: limit_wait or finished says what came of it.

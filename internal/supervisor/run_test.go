@@ -52,6 +52,8 @@ type harness struct {
 	after func(time.Duration) <-chan time.Time
 	// probe, when set, looks at the API's address instead of reach.Probe.
 	probe func(context.Context, reach.Target) reach.Finding
+	// traceparent, when set, names each attempt's span (Deps.Traceparent).
+	traceparent func(int) (string, string)
 }
 
 // One spawner for the whole test process: subreaper status is process-wide.
@@ -106,7 +108,8 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, After: h.after, Probe: h.probe})
+	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, After: h.after, Probe: h.probe,
+		Traceparent: h.traceparent})
 	if err == nil {
 		h.stdout.WriteString(rep.Result + "\n") // what the command line prints
 	}

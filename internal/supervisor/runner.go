@@ -77,6 +77,7 @@ type runner struct {
 	// notedOutputs, those already in the record.
 	outputFailures func() []journal.OutputFailure
 	flushOutputs   func()
+	traceparent    func(attempt int) (traceparent, tracestate string)
 	notedOutputs   map[string]bool
 
 	// lockLost is closed once another malarun took the issue over (its

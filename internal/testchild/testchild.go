@@ -146,6 +146,7 @@ func MaybeRun() {
 func run(behaviour string) int {
 	stdin, _ := io.ReadAll(os.Stdin)
 	recordArgs(stdin)
+	recordTrace()
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
 	// Like the real CLI, run in the session the flags name.
 	session := firstNonEmpty(argAfter("--session-id"), argAfter("--resume"))
@@ -326,6 +327,29 @@ func hasArg(a string) bool {
 		}
 	}
 	return false
+}
+
+// EnvTraceFile is where the child appends, one line per attempt, the
+// TRACEPARENT and TRACESTATE it was started with ("-" for one not set).
+const EnvTraceFile = "MALARUN_FAKE_TRACE_FILE"
+
+func recordTrace() {
+	path := os.Getenv(EnvTraceFile)
+	if path == "" {
+		return
+	}
+	value := func(name string) string {
+		if v, ok := os.LookupEnv(name); ok {
+			return v
+		}
+		return "-"
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s %s\n", value("TRACEPARENT"), value("TRACESTATE"))
+	f.Close()
 }
 
 // AttemptSeparator ends each attempt's record in the args file.

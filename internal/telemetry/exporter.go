@@ -1,0 +1,152 @@
+package telemetry
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// maxResponseBytes bounds what is read of a collector's answer.
+const maxResponseBytes = 64 << 10
+
+// poster sends OTLP/HTTP requests to one destination. It tries each body
+// once: the SDK batches again, and the exit's flush is bounded, so a
+// collector that is down costs a run one warning, never a wait.
+type poster struct {
+	dest   Destination
+	client *http.Client
+	// failed is called with each export that fails (the run warns once).
+	failed func(error)
+}
+
+func newPoster(dest Destination, failed func(error)) (*poster, error) {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if dest.CAFile != "" {
+		pem, err := os.ReadFile(dest.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the collector's certificate: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("the collector's certificate file %s holds no PEM certificate", dest.CAFile)
+		}
+		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	// Proxies apply as for any HTTP client of the machine (HTTPS_PROXY...).
+	return &poster{dest: dest, client: &http.Client{Transport: transport}, failed: failed}, nil
+}
+
+// post sends one protobuf body within the destination's timeout.
+func (p *poster) post(ctx context.Context, body []byte) error {
+	err := p.send(ctx, body)
+	if err != nil {
+		p.failed(err)
+	}
+	return err
+}
+
+func (p *poster) send(ctx context.Context, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, p.dest.Timeout)
+	defer cancel()
+	if p.dest.Gzip {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write(body) // a bytes.Buffer does not fail
+		_ = zw.Close()
+		body = buf.Bytes()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.dest.URL, bytes.NewReader(body))
+	if err != nil {
+		return errors.New("the endpoint is not a URL HTTP can use")
+	}
+	for k, v := range p.dest.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if p.dest.Gzip {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		// url.Error repeats the URL, which may carry a password; the
+		// warning names the endpoint without it.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("the collector answered HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// spanExporter is the SDK's span exporter over OTLP/HTTP protobuf.
+type spanExporter struct{ p *poster }
+
+func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	return e.p.post(ctx, encodeTraces(spans))
+}
+
+func (e *spanExporter) Shutdown(context.Context) error { return nil }
+
+// metricExporter is the SDK's metric exporter over OTLP/HTTP protobuf.
+type metricExporter struct {
+	p     *poster
+	delta bool
+}
+
+// Temporality: cumulative by default; with delta asked for, counters and
+// histograms are deltas (the spec's "delta" preference; up-down counters,
+// which malarun has none of, stay cumulative).
+func (e *metricExporter) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
+	if e.delta {
+		switch k {
+		case sdkmetric.InstrumentKindCounter, sdkmetric.InstrumentKindHistogram, sdkmetric.InstrumentKindObservableCounter:
+			return metricdata.DeltaTemporality
+		}
+	}
+	return metricdata.CumulativeTemporality
+}
+
+func (e *metricExporter) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
+	return sdkmetric.DefaultAggregationSelector(k)
+}
+
+func (e *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	if len(rm.ScopeMetrics) == 0 {
+		return nil
+	}
+	return e.p.post(ctx, encodeMetrics(rm))
+}
+
+func (e *metricExporter) ForceFlush(context.Context) error { return nil }
+
+func (e *metricExporter) Shutdown(context.Context) error { return nil }
+
+// shownURL is an endpoint for a warning: scheme, host and path, without
+// a password or a query that may carry a key.
+func shownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(not a URL)"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}

@@ -1,0 +1,242 @@
+package telemetry
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The protocols of OTEL_EXPORTER_OTLP_PROTOCOL.
+const (
+	ProtocolHTTPProtobuf = "http/protobuf"
+	ProtocolGRPC         = "grpc"
+	ProtocolHTTPJSON     = "http/json"
+)
+
+// DefaultServiceName is service.name when neither OTEL_SERVICE_NAME nor
+// OTEL_RESOURCE_ATTRIBUTES names one.
+const DefaultServiceName = "malarun"
+
+// defaultExportTimeout is OTEL_EXPORTER_OTLP_TIMEOUT's default (the spec's).
+const defaultExportTimeout = 10 * time.Second
+
+// Destination is where one signal (traces or metrics) goes.
+type Destination struct {
+	// URL is the full URL of the signal's endpoint ("" = not exported).
+	URL      string
+	Protocol string
+	// Headers are sent with every export (an API key, say): never logged.
+	Headers map[string]string
+	Gzip    bool
+	Timeout time.Duration
+	// CAFile, if set, is the PEM file of the certificates that verify an
+	// https collector (OTEL_EXPORTER_OTLP_CERTIFICATE).
+	CAFile string
+}
+
+// On reports whether the signal is exported.
+func (d Destination) On() bool { return d.URL != "" }
+
+// Settings are what the OTEL_* variables ask of malarun's telemetry.
+type Settings struct {
+	Traces  Destination
+	Metrics Destination
+	// Delta asks for delta temporality on counters and histograms
+	// (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta or lowmemory).
+	Delta bool
+	// Resource holds OTEL_RESOURCE_ATTRIBUTES, then service.name.
+	Resource []KeyValue
+}
+
+// KeyValue is one resource attribute, as the variables give it.
+type KeyValue struct{ Key, Value string }
+
+// On reports whether anything is exported.
+func (s Settings) On() bool { return s.Traces.On() || s.Metrics.On() }
+
+// Problem is a variable malarun cannot use as set; the message names the
+// variable and never its value when that may be a secret (headers).
+type Problem struct {
+	Variable string
+	Message  string
+}
+
+func (p Problem) Error() string { return p.Variable + ": " + p.Message }
+
+// FromEnv reads the OpenTelemetry SDK's variables. Telemetry is off unless
+// an OTLP endpoint is set. A variable that cannot be used turns off what
+// it applies to and is returned as a problem, for one warning each:
+// telemetry never stops a run.
+func FromEnv(getenv func(string) string) (Settings, []Problem) {
+	var s Settings
+	var problems []Problem
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return s, nil
+	}
+	s.Traces, problems = destination(getenv, "TRACES", "traces", problems)
+	s.Metrics, problems = destination(getenv, "METRICS", "metrics", problems)
+	if !s.On() {
+		return s, problems
+	}
+	switch v := strings.ToLower(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"))); v {
+	case "", "cumulative":
+	case "delta", "lowmemory":
+		s.Delta = true
+	default:
+		problems = append(problems, Problem{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+			fmt.Sprintf("%q is none of cumulative, delta, lowmemory: cumulative is used", v)})
+	}
+	attrs, err := parseKeyValues(getenv("OTEL_RESOURCE_ATTRIBUTES"))
+	if err != nil {
+		problems = append(problems, Problem{"OTEL_RESOURCE_ATTRIBUTES", err.Error() + ": the resource attributes are left out"})
+		attrs = nil
+	}
+	name := strings.TrimSpace(getenv("OTEL_SERVICE_NAME"))
+	if name == "" {
+		name = DefaultServiceName
+		for _, kv := range attrs {
+			if kv.Key == "service.name" && kv.Value != "" {
+				name = kv.Value
+			}
+		}
+	}
+	s.Resource = append(attrs, KeyValue{"service.name", name})
+	return s, problems
+}
+
+// destination reads one signal's variables: the signal's own, else the
+// general OTEL_EXPORTER_OTLP_* ones, as the spec orders them.
+func destination(getenv func(string) string, signal, path string, problems []Problem) (Destination, []Problem) {
+	lookup := func(suffix string) (string, string) {
+		specific := "OTEL_EXPORTER_OTLP_" + signal + "_" + suffix
+		if v := strings.TrimSpace(getenv(specific)); v != "" {
+			return v, specific
+		}
+		general := "OTEL_EXPORTER_OTLP_" + suffix
+		return strings.TrimSpace(getenv(general)), general
+	}
+	exporterVar := "OTEL_" + signal + "_EXPORTER"
+	switch v := strings.ToLower(strings.TrimSpace(getenv(exporterVar))); v {
+	case "", "otlp":
+	case "none":
+		return Destination{}, problems
+	default:
+		return Destination{}, append(problems, Problem{exporterVar, fmt.Sprintf("%q is not an exporter malarun has (otlp, none): %s are not exported", v, path)})
+	}
+	var d Destination
+	endpointVar := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
+	raw := strings.TrimSpace(getenv(endpointVar))
+	if raw == "" {
+		endpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
+		base := strings.TrimSpace(getenv(endpointVar))
+		if base == "" {
+			return Destination{}, problems
+		}
+		// The general endpoint is a base: the signal's path is appended.
+		raw = strings.TrimRight(base, "/") + "/v1/" + path
+	}
+	if err := checkEndpoint(raw); err != nil {
+		return Destination{}, append(problems, Problem{endpointVar, err.Error() + ": " + path + " are not exported"})
+	}
+	d.URL = raw
+	protocol, protocolVar := lookup("PROTOCOL")
+	switch protocol {
+	case "", ProtocolHTTPProtobuf:
+		d.Protocol = ProtocolHTTPProtobuf
+	case ProtocolGRPC, ProtocolHTTPJSON:
+		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
+			"%s is not built into malarun, which exports OTLP as http/protobuf: point the endpoint at the collector's OTLP/HTTP port (4318 by default) and set the protocol to http/protobuf; %s are not exported",
+			protocol, path)})
+	default:
+		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf("%q is not an OTLP protocol (http/protobuf, grpc, http/json): %s are not exported", protocol, path)})
+	}
+	headers, headersVar := lookup("HEADERS")
+	h, err := parseKeyValues(headers)
+	if err != nil {
+		// The value may hold a key: the message names the variable only.
+		return Destination{}, append(problems, Problem{headersVar, err.Error() + ": " + path + " are not exported"})
+	}
+	d.Headers = map[string]string{}
+	for _, kv := range h {
+		if !validHeaderName(kv.Key) || strings.ContainsAny(kv.Value, "\r\n\x00") {
+			return Destination{}, append(problems, Problem{headersVar, "holds a header name or value HTTP cannot carry: " + path + " are not exported"})
+		}
+		d.Headers[kv.Key] = kv.Value
+	}
+	switch c, compressionVar := lookup("COMPRESSION"); strings.ToLower(c) {
+	case "", "none":
+	case "gzip":
+		d.Gzip = true
+	default:
+		problems = append(problems, Problem{compressionVar, fmt.Sprintf("%q is neither gzip nor none: not compressed", c)})
+	}
+	d.Timeout = defaultExportTimeout
+	if t, timeoutVar := lookup("TIMEOUT"); t != "" {
+		ms, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || ms <= 0 || ms > int64(time.Hour/time.Millisecond) {
+			problems = append(problems, Problem{timeoutVar, fmt.Sprintf("%q is not a number of milliseconds between 1 and 3600000: %s is used", t, defaultExportTimeout)})
+		} else {
+			d.Timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	d.CAFile, _ = lookup("CERTIFICATE")
+	if key, keyVar := lookup("CLIENT_KEY"); key != "" {
+		problems = append(problems, Problem{keyVar, "client certificates are not supported by malarun: " + path + " are sent without one"})
+	}
+	return d, problems
+}
+
+// checkEndpoint accepts an http or https URL with a host. The URL's text
+// is never repeated in the message: it may carry a password.
+func checkEndpoint(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("is not a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("is not an http:// or https:// URL")
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return fmt.Errorf("has no host")
+	}
+	return nil
+}
+
+// parseKeyValues reads the W3C-Baggage-like lists of the OTEL_* variables
+// (key1=value1,key2=value2, values percent-encoded). An empty list is nil.
+func parseKeyValues(s string) ([]KeyValue, error) {
+	var out []KeyValue
+	for i, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(item, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("entry %d is not key=value", i+1)
+		}
+		dv, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("entry %d (%q) has a bad percent-encoding", i+1, k)
+		}
+		out = append(out, KeyValue{k, dv})
+	}
+	return out, nil
+}
+
+// validHeaderName reports whether name is an HTTP token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,220 @@
+// Package telemetry exports what a run did as OpenTelemetry traces and
+// metrics over OTLP/HTTP (docs/design.md §D22): one trace per malarun,
+// with a span for the run and one per attempt, the supervisor's decisions
+// as span events, and counters and histograms across runs. It is off
+// unless the standard OTEL_EXPORTER_OTLP_* variables name a collector, and
+// it never stops, slows or changes a run: exports are asynchronous, a
+// failure is one warning, and the flush at exit is bounded by FlushLimit.
+package telemetry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/malarun/malarun/internal/journal"
+)
+
+// FlushLimit bounds the export of what is left at exit (the last spans
+// and the metrics): a collector that does not answer delays malarun's
+// exit by at most this much.
+const FlushLimit = 2 * time.Second
+
+// scopeName is the instrumentation scope of malarun's spans and metrics.
+const scopeName = "github.com/malarun/malarun"
+
+// Info is what the run's telemetry needs to know before the run starts.
+type Info struct {
+	Issue string
+	// Version is malarun's version (service.version).
+	Version string
+	// Traceparent and Tracestate are malarun's own TRACEPARENT and
+	// TRACESTATE: the trace of whatever started malarun, if any.
+	Traceparent string
+	Tracestate  string
+}
+
+// Run is the telemetry of one malarun invocation. A nil *Run is telemetry
+// turned off: every method does nothing.
+type Run struct {
+	log    zerolog.Logger
+	tp     *sdktrace.TracerProvider // nil: traces off
+	mp     *sdkmetric.MeterProvider // nil: metrics off
+	tracer trace.Tracer
+	inst   instruments
+
+	mu       sync.Mutex
+	root     trace.Span
+	rootCtx  context.Context
+	attempts map[int]trace.Span
+	current  int       // the attempt whose span gets the attempt's events
+	waitFrom time.Time // a usage-limit wait under way since then
+	waitType string
+	finished bool
+
+	// warnOnce makes a collector that fails one warning for the whole
+	// run, whichever signal or SDK part notices first.
+	warnOnce sync.Once
+}
+
+// Start turns telemetry on as s says, or returns nil when s exports
+// nothing. What cannot be used is reported through log, once; the run
+// goes on either way.
+func Start(s Settings, info Info, log zerolog.Logger) *Run {
+	if !s.On() {
+		return nil
+	}
+	t := &Run{log: log, attempts: map[int]trace.Span{}}
+	// The SDK reports its own errors (an export that failed among them)
+	// through OpenTelemetry's process-wide handler, whose default prints
+	// to stderr in its own format: they go to malarun's log instead.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		t.warnOnce.Do(func() {
+			log.Warn().Str("error", err.Error()).Msg("telemetry: OpenTelemetry reported a problem; the run goes on")
+		})
+	}))
+	res := resource.NewSchemaless(resourceAttrs(s, info)...)
+	if s.Traces.On() {
+		if exp, err := t.exporterFor(s.Traces, "traces"); err == nil {
+			t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(&spanExporter{p: exp}), sdktrace.WithResource(res))
+		}
+	}
+	if s.Metrics.On() {
+		if exp, err := t.exporterFor(s.Metrics, "metrics"); err == nil {
+			reader := sdkmetric.NewPeriodicReader(&metricExporter{p: exp, delta: s.Delta})
+			t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
+			t.inst = newInstruments(t.mp.Meter(scopeName, metric.WithInstrumentationVersion(info.Version)))
+		}
+	}
+	if t.tp == nil && t.mp == nil {
+		return nil
+	}
+	if t.tp != nil {
+		t.tracer = t.tp.Tracer(scopeName, trace.WithInstrumentationVersion(info.Version))
+	} else {
+		t.tracer = noop.NewTracerProvider().Tracer(scopeName)
+	}
+	parent := context.Background()
+	if info.Traceparent != "" {
+		carrier := propagation.MapCarrier{"traceparent": info.Traceparent, "tracestate": info.Tracestate}
+		parent = propagation.TraceContext{}.Extract(parent, carrier)
+		if !trace.SpanContextFromContext(parent).IsValid() {
+			log.Warn().Str("variable", "TRACEPARENT").Msg("telemetry: TRACEPARENT is not a W3C traceparent; the run starts a trace of its own")
+		}
+	}
+	t.rootCtx, t.root = t.tracer.Start(parent, "malarun.run", trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("malarun.issue", info.Issue)))
+	return t
+}
+
+// exporterFor makes the poster of one signal; a certificate it cannot
+// read turns the signal off with one warning.
+func (t *Run) exporterFor(d Destination, signal string) (*poster, error) {
+	p, err := newPoster(d, func(err error) {
+		t.warnOnce.Do(func() {
+			t.log.Warn().Str("signal", signal).Str("endpoint", shownURL(d.URL)).Str("error", err.Error()).
+				Msg("telemetry: the collector did not take an export; the run goes on without it")
+		})
+	})
+	if err != nil {
+		t.log.Warn().Str("signal", signal).Str("error", err.Error()).Msg("telemetry: not exported")
+	}
+	return p, err
+}
+
+// resourceAttrs: malarun's own, then OTEL_RESOURCE_ATTRIBUTES, then
+// service.name (later ones win). Each invocation is its own
+// service.instance.id, so that a backend keeps the cumulative series of
+// hundreds of short-lived malaruns apart (README: Telemetry).
+func resourceAttrs(s Settings, info Info) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		attribute.String("service.instance.id", newInstanceID()),
+		attribute.String("service.version", info.Version),
+	}
+	for _, kv := range s.Resource {
+		attrs = append(attrs, attribute.String(kv.Key, kv.Value))
+	}
+	return attrs
+}
+
+func newInstanceID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Trace names the run's span, for the record: a later malarun that
+// continues the run links its trace to this one. Zero when no trace is
+// exported.
+func (t *Run) Trace() journal.TraceRef {
+	if t == nil || t.tp == nil {
+		return journal.TraceRef{}
+	}
+	sc := t.root.SpanContext()
+	if !sc.IsSampled() {
+		return journal.TraceRef{}
+	}
+	return journal.TraceRef{TraceID: sc.TraceID().String(), SpanID: sc.SpanID().String()}
+}
+
+// Traceparent starts attempt n's span (when claude is about to start) and
+// returns the TRACEPARENT and TRACESTATE that name it, for claude's
+// environment: a CLI with its own telemetry on puts its spans under it.
+func (t *Run) Traceparent(n int) (traceparent, tracestate string) {
+	if t == nil {
+		return "", ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	span := t.attemptSpan(n, time.Now())
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(trace.ContextWithSpan(t.rootCtx, span), carrier)
+	return carrier["traceparent"], carrier["tracestate"]
+}
+
+// attemptSpan returns attempt n's span, starting it at now if need be;
+// a usage-limit wait before it ends here. t.mu is held.
+func (t *Run) attemptSpan(n int, now time.Time) trace.Span {
+	t.endLimitWait(now)
+	t.current = n
+	if span, ok := t.attempts[n]; ok {
+		return span
+	}
+	_, span := t.tracer.Start(t.rootCtx, "malarun.attempt", trace.WithTimestamp(now),
+		trace.WithAttributes(attribute.Int("malarun.attempt.number", n)))
+	t.attempts[n] = span
+	return span
+}
+
+// Shutdown exports what is left, within FlushLimit, and stops.
+func (t *Run) Shutdown() {
+	if t == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), FlushLimit)
+	defer cancel()
+	var wg sync.WaitGroup
+	if t.tp != nil {
+		wg.Go(func() { _ = t.tp.Shutdown(ctx) })
+	}
+	if t.mp != nil {
+		wg.Go(func() { _ = t.mp.Shutdown(ctx) })
+	}
+	wg.Wait()
+}
