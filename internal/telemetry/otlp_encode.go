@@ -6,7 +6,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // malarun writes OTLP's protobuf messages by hand, field by field, rather
@@ -17,43 +16,43 @@ import (
 // here with the official generated types.
 
 // appendMessage appends field num holding the message that fill writes.
-func appendMessage(b []byte, num protowire.Number, fill func([]byte) []byte) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, fill(nil))
+func appendMessage(b []byte, num fieldNum, fill func([]byte) []byte) []byte {
+	b = appendTag(b, num, wireBytes)
+	return appendLenBytes(b, fill(nil))
 }
 
-func appendString(b []byte, num protowire.Number, s string) []byte {
+func appendString(b []byte, num fieldNum, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	b = appendTag(b, num, wireBytes)
+	return appendLenBytes(b, []byte(s))
 }
 
-func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+func appendBytes(b []byte, num fieldNum, v []byte) []byte {
+	b = appendTag(b, num, wireBytes)
+	return appendLenBytes(b, v)
 }
 
-func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
+func appendVarint(b []byte, num fieldNum, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	b = appendTag(b, num, wireVarint)
+	return appendUvarint(b, v)
 }
 
-func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
-	return protowire.AppendFixed64(b, v)
+func appendFixed64(b []byte, num fieldNum, v uint64) []byte {
+	b = appendTag(b, num, wireFixed64)
+	return appendFixed64Raw(b, v)
 }
 
-func appendDouble(b []byte, num protowire.Number, v float64) []byte {
+func appendDouble(b []byte, num fieldNum, v float64) []byte {
 	return appendFixed64(b, num, math.Float64bits(v))
 }
 
 // appendKeyValues writes attributes as repeated KeyValue field num.
-func appendKeyValues(b []byte, num protowire.Number, kvs []attribute.KeyValue) []byte {
+func appendKeyValues(b []byte, num fieldNum, kvs []attribute.KeyValue) []byte {
 	for _, kv := range kvs {
 		b = appendMessage(b, num, func(m []byte) []byte {
 			m = appendString(m, 1, string(kv.Key))
@@ -67,11 +66,11 @@ func appendKeyValues(b []byte, num protowire.Number, kvs []attribute.KeyValue) [
 func appendAnyValue(b []byte, v attribute.Value) []byte {
 	switch v.Type() {
 	case attribute.BOOL:
-		b = protowire.AppendTag(b, 2, protowire.VarintType)
-		return protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+		b = appendTag(b, 2, wireVarint)
+		return appendUvarint(b, boolVarint(v.AsBool()))
 	case attribute.INT64:
-		b = protowire.AppendTag(b, 3, protowire.VarintType)
-		return protowire.AppendVarint(b, uint64(v.AsInt64()))
+		b = appendTag(b, 3, wireVarint)
+		return appendUvarint(b, uint64(v.AsInt64()))
 	case attribute.FLOAT64:
 		return appendDouble(b, 4, v.AsFloat64())
 	case attribute.BOOLSLICE:
@@ -84,8 +83,8 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 		return appendArray(b, v.AsStringSlice(), attribute.StringValue)
 	default:
 		// A string (an empty one is still a value: field 1 is written).
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		return protowire.AppendString(b, v.Emit())
+		b = appendTag(b, 1, wireBytes)
+		return appendLenBytes(b, []byte(v.Emit()))
 	}
 }
 

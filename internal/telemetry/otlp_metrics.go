@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // encodeMetrics writes an ExportMetricsServiceRequest holding rm. Kinds of
@@ -112,14 +111,14 @@ func appendHistogram[N int64 | float64](b []byte, h metricdata.Histogram[N]) []b
 }
 
 // appendPacked writes a packed repeated fixed64 (or double) field.
-func appendPacked[T any](b []byte, num protowire.Number, vs []T, bits func(T) uint64) []byte {
+func appendPacked[T any](b []byte, num fieldNum, vs []T, bits func(T) uint64) []byte {
 	if len(vs) == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(8*len(vs)))
+	b = appendTag(b, num, wireBytes)
+	b = appendUvarint(b, uint64(8*len(vs)))
 	for _, v := range vs {
-		b = protowire.AppendFixed64(b, bits(v))
+		b = appendFixed64Raw(b, bits(v))
 	}
 	return b
 }

@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // encodeTraces writes an ExportTraceServiceRequest holding spans, grouped
@@ -120,13 +119,13 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 
 // appendFlags writes a fixed32 flags field: sc's trace flags, and whether
 // sc (a parent, or a link's target) is remote.
-func appendFlags(b []byte, num protowire.Number, sc trace.SpanContext) []byte {
+func appendFlags(b []byte, num fieldNum, sc trace.SpanContext) []byte {
 	flags := uint32(sc.TraceFlags()) | flagsHasIsRemote
 	if sc.IsRemote() {
 		flags |= flagsIsRemote
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, flags)
+	b = appendTag(b, num, wireFixed32)
+	return appendFixed32Raw(b, flags)
 }
 
 // statusCode maps the API's status codes to OTLP's, which number them
