@@ -60,6 +60,13 @@ func newCLI(t *testing.T) *cli {
 
 func (c *cli) run(args ...string) execution {
 	c.t.Helper()
+	return c.runWith(nil, args...)
+}
+
+// runWith is run with during called inside the fake supervisor, with what
+// the supervisor was given.
+func (c *cli) runWith(during func(context.Context, supervisor.Config, supervisor.Deps), args ...string) execution {
+	c.t.Helper()
 	var o execution
 	var stdout, stderr bytes.Buffer
 	d := &deps{
@@ -73,6 +80,9 @@ func (c *cli) run(args ...string) execution {
 			o.calls++
 			o.cfg, o.sdeps = cfg, sd
 			sd.Log.Info().Msg("fake run")
+			if during != nil {
+				during(ctx, cfg, sd)
+			}
 			if c.report != nil {
 				return *c.report, c.runErr
 			}

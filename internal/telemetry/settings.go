@@ -77,6 +77,7 @@ func FromEnv(getenv func(string) string) (Settings, []Problem) {
 	}
 	s.Traces, problems = destination(getenv, "TRACES", "traces", problems)
 	s.Metrics, problems = destination(getenv, "METRICS", "metrics", problems)
+	problems = mergeSignals(problems)
 	if !s.On() {
 		return s, problems
 	}
@@ -186,6 +187,21 @@ func destination(getenv func(string) string, signal, path string, problems []Pro
 		problems = append(problems, Problem{keyVar, "client certificates are not supported by malarun: " + path + " are sent without one"})
 	}
 	return d, problems
+}
+
+// mergeSignals makes one problem of a general variable that both signals
+// could not use: the same words, "traces" for "metrics".
+func mergeSignals(problems []Problem) []Problem {
+	var out []Problem
+	for _, p := range problems {
+		if n := len(out); n > 0 && out[n-1].Variable == p.Variable &&
+			strings.ReplaceAll(p.Message, "metrics", "traces") == out[n-1].Message && p.Message != out[n-1].Message {
+			out[n-1].Message = strings.ReplaceAll(out[n-1].Message, "traces", "traces and metrics")
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // checkEndpoint accepts an http or https URL with a host. The URL's text
