@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -46,7 +47,7 @@ func (t *Run) Observe(e supervisor.Event) {
 		t.attemptEvent(e.Attempt, string(e.Kind), at, seconds("malarun.backoff", e.Backoff))
 	case supervisor.EvHangDetected:
 		t.attemptEvent(e.Attempt, string(e.Kind), at, seconds("malarun.hang.silence", e.Silence), seconds("malarun.hang.limit", e.Limit),
-			attribute.StringSlice("malarun.tools_running", e.ToolsRunning))
+			attribute.StringSlice("malarun.tools_running", cutTexts(e.ToolsRunning)))
 		t.inst.hangs.Add(ctx, 1)
 		t.inst.hangSilence.Record(ctx, e.Silence.Seconds())
 	case supervisor.EvKillSent:
@@ -177,6 +178,22 @@ func linkTo(ref journal.TraceRef) (trace.Link, bool) {
 	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true})
 	return trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("malarun.link", "continues")}}, true
+}
+
+// maxTools bounds the tool names an event carries.
+const maxTools = 32
+
+// cutTexts bounds texts that come from claude (tool names): the SDK cuts
+// span attributes (spanLimits) but not those of span events.
+func cutTexts(texts []string) []string {
+	out := make([]string, 0, min(len(texts), maxTools))
+	for _, s := range texts[:min(len(texts), maxTools)] {
+		if len(s) > maxAttributeBytes {
+			s = strings.ToValidUTF8(s[:maxAttributeBytes], "")
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // seconds is a duration attribute in seconds (OpenTelemetry's unit).

@@ -372,3 +372,18 @@ func TestACollectorThatNeverAnswersCostsTheFlushBoundAndOneWarning(t *testing.T)
 		t.Errorf("the warning repeats the endpoint's password: %s", logs.String())
 	}
 }
+
+func TestALongToolNameIsCut(t *testing.T) {
+	rcv := otlptest.Start()
+	defer rcv.Close()
+	tel := Start(settingsFor(rcv.URL()), Info{Issue: "i"}, zerolog.Nop())
+	tel.Traceparent(1)
+	tel.Observe(supervisor.Event{Time: time.Now(), Kind: supervisor.EvHangDetected, Attempt: 1, ToolsRunning: []string{strings.Repeat("x", 1<<20)}})
+	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Shutdown()
+	a := findSpan(t, spansOf(rcv.ResourceSpans()), "malarun.attempt", 1)
+	tools := attrs(a.Events[0].Attributes)["malarun.tools_running"].(*commonpb.ArrayValue)
+	if n := len(tools.Values[0].GetStringValue()); n != maxAttributeBytes {
+		t.Errorf("a 1 MiB tool name went out as %d bytes, want %d", n, maxAttributeBytes)
+	}
+}

@@ -89,7 +89,8 @@ func Start(s Settings, info Info, log zerolog.Logger) *Run {
 	res := resource.NewSchemaless(resourceAttrs(s, info)...)
 	if s.Traces.On() {
 		if exp, err := t.exporterFor(s.Traces, "traces"); err == nil {
-			t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(&spanExporter{p: exp}), sdktrace.WithResource(res))
+			t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(&spanExporter{p: exp}), sdktrace.WithResource(res),
+				sdktrace.WithRawSpanLimits(spanLimits()))
 		}
 	}
 	if s.Metrics.On() {
@@ -118,6 +119,21 @@ func Start(s Settings, info Info, log zerolog.Logger) *Run {
 	t.rootCtx, t.root = t.tracer.Start(parent, "malarun.run", trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("malarun.issue", info.Issue)))
 	return t
+}
+
+// maxAttributeBytes bounds an attribute's text when
+// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT sets no bound: the few values that
+// come from claude (tool names) are short unless something is wrong.
+const maxAttributeBytes = 1024
+
+// spanLimits are the SDK's (from the OTEL_SPAN_* variables), with a
+// bound on an attribute's length where none is set.
+func spanLimits() sdktrace.SpanLimits {
+	l := sdktrace.NewSpanLimits()
+	if l.AttributeValueLengthLimit < 0 {
+		l.AttributeValueLengthLimit = maxAttributeBytes
+	}
+	return l
 }
 
 // exporterFor makes the poster of one signal; a certificate it cannot
