@@ -387,3 +387,21 @@ func TestALongToolNameIsCut(t *testing.T) {
 		t.Errorf("a 1 MiB tool name went out as %d bytes, want %d", n, maxAttributeBytes)
 	}
 }
+
+func TestTheSDKsOwnComplaintsGoToTheLogOnce(t *testing.T) {
+	rcv := otlptest.Start()
+	defer rcv.Close()
+	// The SDK reads OTEL_METRIC_EXPORT_INTERVAL itself and logs a bad
+	// value; by default that line goes to stderr as it is.
+	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "\x1b[31mnot-a-number")
+	var logs bytes.Buffer
+	tel := Start(settingsFor(rcv.URL()), Info{Issue: "i"}, zerolog.New(&logs))
+	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Shutdown()
+	if n := strings.Count(logs.String(), "OpenTelemetry reported a problem"); n != 1 {
+		t.Errorf("%d warnings from the SDK, want 1:\n%s", n, logs.String())
+	}
+	if strings.Contains(logs.String(), "\x1b") {
+		t.Errorf("the log carries the raw escape: %q", logs.String())
+	}
+}

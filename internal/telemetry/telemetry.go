@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -81,11 +82,17 @@ func Start(s Settings, info Info, log zerolog.Logger) *Run {
 	// The SDK reports its own errors (an export that failed among them)
 	// through OpenTelemetry's process-wide handler, whose default prints
 	// to stderr in its own format: they go to malarun's log instead.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+	sdkProblem := func(msg string, err error) {
 		t.warnOnce.Do(func() {
-			log.Warn().Str("error", err.Error()).Msg("telemetry: OpenTelemetry reported a problem; the run goes on")
+			ev := log.Warn().Str("what", msg)
+			if err != nil {
+				ev = ev.Str("error", err.Error())
+			}
+			ev.Msg("telemetry: OpenTelemetry reported a problem; the run goes on")
 		})
-	}))
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { sdkProblem("", err) }))
+	otel.SetLogger(logr.New(sdkLog{report: sdkProblem}))
 	res := resource.NewSchemaless(resourceAttrs(s, info)...)
 	if s.Traces.On() {
 		if exp, err := t.exporterFor(s.Traces, "traces"); err == nil {
