@@ -147,6 +147,7 @@ func checkActions(wf *actionlint.Workflow, cli string) (p problems) {
 		p.add("no step runs malarun")
 		return p
 	}
+	p = append(p, checkActionsOTel(wf, job, run)...)
 	script := run.Exec.(*actionlint.ExecRun).Run.Value
 	for _, flag := range []string{"--json", "--events"} {
 		if !strings.Contains(script, flag) {
@@ -312,6 +313,22 @@ func TestActionsChecksCatch(t *testing.T) {
 		{"replay on success only", "      - name: Replay the run\n        if: always()\n", "      - name: Replay the run\n", "replay"},
 		{"replay not uploaded", "            ${{ runner.temp }}/show.html\n", "", "replay"},
 		{"issue in a script", `malarun "$ISSUE" --prompt`, `malarun "${{ matrix.issue }}" --prompt`, "puts ${{ matrix.issue }} into a script"},
+		// Telemetry.
+		{"no endpoint", "          OTEL_EXPORTER_OTLP_ENDPOINT: ${{ vars.OTEL_EXPORTER_OTLP_ENDPOINT }}\n", "", "OTEL_EXPORTER_OTLP_ENDPOINT is not set"},
+		{"endpoint on gRPC", "${{ vars.OTEL_EXPORTER_OTLP_ENDPOINT }}", "https://otel.example.com:4317", "is on OTLP/gRPC's port, 4317"},
+		{"endpoint from an input", "${{ vars.OTEL_EXPORTER_OTLP_ENDPOINT }}", "${{ inputs.endpoint }}", "is not an http:// or https:// URL"},
+		{"a per-signal endpoint in the workflow's env on gRPC", "  MALARUN_LIMIT_WAIT: 10m\n", "  MALARUN_LIMIT_WAIT: 10m\n  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: http://localhost:4317/v1/traces\n",
+			"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT \"http://localhost:4317/v1/traces\" is on OTLP/gRPC's port"},
+		{"grpc", "OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf", "OTEL_EXPORTER_OTLP_PROTOCOL: grpc", "OTEL_EXPORTER_OTLP_PROTOCOL \"grpc\""},
+		{"headers written out", "${{ secrets.OTEL_EXPORTER_OTLP_HEADERS }}", "authorization=Bearer%20abc", "OTEL_EXPORTER_OTLP_HEADERS is written in the recipe"},
+		{"headers from a variable", "${{ secrets.OTEL_EXPORTER_OTLP_HEADERS }}", "${{ vars.OTEL_EXPORTER_OTLP_HEADERS }}", "OTEL_EXPORTER_OTLP_HEADERS is from a repository variable"},
+		{"a made-up parent", "          OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf\n",
+			"          OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf\n          TRACEPARENT: 00-${{ github.run_id }}-01\n", "TRACEPARENT is set by the recipe"},
+		{"no resource attributes", "OTEL_RESOURCE_ATTRIBUTES: ", "OTEL_RESOURCE_ATTRIBUTE: ", "OTEL_RESOURCE_ATTRIBUTES is not set"},
+		{"the issue", "cicd.pipeline.name=${{ github.workflow }}", "cicd.pipeline.name=${{ matrix.issue }}", "cicd.pipeline.name=${{ matrix.issue }} carries the issue id"},
+		{"the issue from the env", "cicd.pipeline.name=${{ github.workflow }}", "cicd.pipeline.name=${{ github.workflow }},malarun.issue=${{ env.ISSUE }}", "malarun.issue=${{ env.ISSUE }} carries the issue id"},
+		{"the job's name", "cicd.pipeline.name=${{ github.workflow }}", "cicd.pipeline.name=${{ github.workflow }},cicd.pipeline.task.name=${{ matrix.issue }}", "carries the issue id"},
+		{"the run's id", "cicd.pipeline.name=${{ github.workflow }}", "cicd.pipeline.name=${{ github.workflow }},cicd.pipeline.run.id=${{ github.run_id }}", "cicd.pipeline.run.id is not one of"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,6 +156,10 @@ func checkArgo(wt *wfv1.WorkflowTemplate, kube kubeRecipe, contract []exitCode) 
 		p.add("runAsNonRoot is not set")
 	}
 	p = append(p, checkSecret(*c)...)
+	// The issue is the step's parameter, from the workflow's item; Argo's
+	// pods carry the workflow's name as a label.
+	p = append(p, checkKubeOTel(*c, kube.configMaps, []string{"inputs.parameters.issue", "{{item"},
+		[]string{labelField("workflows.argoproj.io/workflow")})...)
 
 	p = append(p, checkArgoRetries(tmpl.RetryStrategy, contract)...)
 
@@ -336,4 +341,30 @@ func TestArgoChecksCatch(t *testing.T) {
 	wt = loadArgo(t)
 	wt.Spec.Templates[1].Container.VolumeMounts[1].SubPath = "claude"
 	wantProblem(t, checkArgo(wt, loadKube(t), deploy.contract), "(~/.claude) (/home/malarun/.claude) is not per issue")
+
+	// Telemetry: the breaks every recipe's container is checked against,
+	// then the issue put into the resource attributes the ways Argo can.
+	for _, b := range otelBreaks {
+		t.Run("telemetry: "+b.name, func(t *testing.T) {
+			wt, kube := loadArgo(t), loadKube(t)
+			b.mutate(templateNamed(wt.Spec, "malarun").Container, kube.configMaps)
+			wantProblem(t, checkArgo(wt, kube, deploy.contract), b.want)
+		})
+	}
+	for _, tt := range []struct{ name, attr, want string }{
+		{"the issue", "malarun.issue={{inputs.parameters.issue}}", "resource attribute malarun.issue={{inputs.parameters.issue}} carries the issue id"},
+		{"the issue in a standard key", "k8s.pod.name={{inputs.parameters.issue}}", "resource attribute k8s.pod.name={{inputs.parameters.issue}} carries the issue id"},
+		{"the item", "k8s.job.name={{item}}", "carries the issue id"},
+		{"a variable holding the issue", "k8s.pod.name=$(ISSUE)", "resource attribute k8s.pod.name=$(ISSUE) carries the issue id"},
+		{"a variable built from it", "k8s.pod.name=$(BRANCH)", "resource attribute k8s.pod.name=$(BRANCH) carries the issue id"},
+	} {
+		t.Run("telemetry: "+tt.name, func(t *testing.T) {
+			wt := loadArgo(t)
+			c := templateNamed(wt.Spec, "malarun").Container
+			c.Env = slices.Insert(c.Env, 0, corev1.EnvVar{Name: "ISSUE", Value: "{{inputs.parameters.issue}}"},
+				corev1.EnvVar{Name: "BRANCH", Value: "malarun/$(ISSUE)"})
+			appendAttr(c, tt.attr)
+			wantProblem(t, checkArgo(wt, loadKube(t), deploy.contract), tt.want)
+		})
+	}
 }

@@ -98,6 +98,7 @@ func checkKube(r kubeRecipe, contract []exitCode) (p problems) {
 		p.add("runAsNonRoot is not set")
 	}
 	p = append(p, checkSecret(c)...)
+	p = append(p, checkKubeOTel(c, r.configMaps, nil, jobPodFields(spec.Template))...)
 
 	vars := perIssueVars(c)
 	if len(c.Args) == 0 || !mentions(c.Args[0], vars) {
@@ -332,11 +333,12 @@ func volumeNamed(pod corev1.PodSpec, name string) (corev1.Volume, bool) {
 }
 
 // perIssueVars are the container's variables that differ per issue: those
-// holding the completion index, and those built from them.
+// holding the completion index (its annotation, or its label), and those
+// built from them.
 func perIssueVars(c corev1.Container) []string {
 	vars := []string{"JOB_COMPLETION_INDEX"}
 	for _, e := range c.Env {
-		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == indexAnnotation ||
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && strings.Contains(e.ValueFrom.FieldRef.FieldPath, "job-completion-index") ||
 			e.Value != "" && mentions(e.Value, vars) {
 			vars = append(vars, e.Name)
 		}
@@ -490,6 +492,32 @@ func TestKubernetesChecksCatch(t *testing.T) {
 			c := &r.job.Spec.Template.Spec.Containers[0]
 			c.Args[slices.Index(c.Args, "--config")+1] = "/etc/malarun/config/other.yaml"
 		}, "--config /etc/malarun/config/other.yaml is not a key"},
+	}
+	// Telemetry: the breaks every recipe's container is checked against,
+	// then the issue put into the resource attributes the ways a Job can.
+	for _, b := range otelBreaks {
+		tests = append(tests, struct {
+			name   string
+			mutate func(r *kubeRecipe)
+			want   string
+		}{"telemetry: " + b.name, func(r *kubeRecipe) { b.mutate(&r.job.Spec.Template.Spec.Containers[0], r.configMaps) }, b.want})
+	}
+	for _, tt := range []struct{ name, attr, want string }{
+		{"the issue", "malarun.issue=$(ISSUE)", "resource attribute malarun.issue=$(ISSUE) carries the issue id"},
+		{"the issue in a standard key", "k8s.pod.name=issue-$(INDEX)", "resource attribute k8s.pod.name=issue-$(INDEX) carries the issue id"},
+		{"the completion index", "k8s.job.name=$(JOB_COMPLETION_INDEX)", "carries the issue id"},
+		{"the index's label", "k8s.pod.uid=$(K8S_INDEX)", "resource attribute k8s.pod.uid=$(K8S_INDEX) carries the issue id"},
+	} {
+		tests = append(tests, struct {
+			name   string
+			mutate func(r *kubeRecipe)
+			want   string
+		}{"telemetry: " + tt.name, func(r *kubeRecipe) {
+			c := &r.job.Spec.Template.Spec.Containers[0]
+			c.Env = slices.Insert(c.Env, 0, corev1.EnvVar{Name: "K8S_INDEX", ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['batch.kubernetes.io/job-completion-index']"}}})
+			appendAttr(c, tt.attr)
+		}, tt.want})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
