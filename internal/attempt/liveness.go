@@ -15,6 +15,8 @@ type liveness struct {
 	idle, tool  time.Duration
 	outstanding []stream.ToolUse // tool calls without their result, in call order
 	deadline    time.Time
+	// last is when the last line came (the attempt's start before any).
+	last time.Time
 }
 
 // observe updates the deadline for a line that arrived at now.
@@ -29,6 +31,7 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 		}
 	}
 	l.deadline = now.Add(l.limit())
+	l.last = now
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
 		l.deadline = l.deadline.Add(usagelimit.Delay(ev.RetryDelayMS))
 	}

@@ -117,7 +117,7 @@ type State struct {
 
 // New starts the machine for an attempt whose process started at now.
 func New(lim Limits, now time.Time) *State {
-	return &State{lim: lim, talked: lim.Talked, live: liveness{idle: lim.Idle, tool: lim.Tool, deadline: now.Add(lim.Idle)}}
+	return &State{lim: lim, talked: lim.Talked, live: liveness{idle: lim.Idle, tool: lim.Tool, deadline: now.Add(lim.Idle), last: now}}
 }
 
 // Step folds in one input that happened at now.
@@ -278,9 +278,9 @@ func (s *State) wake(now time.Time) Effects {
 		}
 	case !now.Before(s.live.deadline):
 		s.hangLimit, s.hangTools = s.live.limit(), s.live.toolsRunning()
-		// The last sign of life was a limit before the deadline; a wake-up
-		// that came late makes the silence longer than the limit.
-		s.hangSilence = now.Sub(s.live.deadline) + s.hangLimit
+		// From the last line (or the start): the limit, any wait an
+		// api_retry line announced, and a wake-up that came late.
+		s.hangSilence = now.Sub(s.live.last)
 		return s.stop(Hang, KillGrace)
 	}
 	return Effects{}

@@ -421,3 +421,34 @@ func TestCLIOwnLimitWait(t *testing.T) {
 		t.Errorf("a 1e19 ms delay: stop %v wake %v, want no stop and a far deadline", eff.Stop, s.Wake())
 	}
 }
+
+// HangSilence is how long claude was silent when the hang was found: from
+// its last line, whatever pushed the deadline (an api_retry's wait) or
+// delayed the wake-up; from the start when no line came.
+func TestHangSilenceCountsFromTheLastLine(t *testing.T) {
+	lim := Limits{Idle: 10 * time.Second, Tool: time.Minute, Linger: time.Second}
+	retry := stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 30000}
+	cases := []struct {
+		name  string
+		lines []time.Duration // when lines came, from t0
+		last  stream.Event
+		wake  time.Duration // when the machine woke up and found the hang
+		want  time.Duration
+	}{
+		{"no line at all, found on time", nil, stream.Event{}, 10 * time.Second, 10 * time.Second},
+		{"a line, found 2 s late", []time.Duration{3 * time.Second}, initLine, 15 * time.Second, 12 * time.Second},
+		{"an api_retry's wait counts", []time.Duration{time.Second}, retry, 41 * time.Second, 40 * time.Second},
+	}
+	for _, c := range cases {
+		s := New(lim, t0)
+		for _, at := range c.lines {
+			s.Step(line(c.last), t0.Add(at))
+		}
+		if eff := s.Step(wakeUp, t0.Add(c.wake)); !eff.Stop || s.Ending() != Hang {
+			t.Fatalf("%s: no hang at %v", c.name, c.wake)
+		}
+		if got := s.HangSilence(); got != c.want {
+			t.Errorf("%s: silence %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ package otlptest
 
 import (
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Request is one export as received.
@@ -80,7 +82,13 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		if json {
 			return unmarshalJSON(data, m)
 		}
-		return proto.Unmarshal(data, m)
+		if err := proto.Unmarshal(data, m); err != nil {
+			return err
+		}
+		if bad := unknownFields(m.ProtoReflect()); bad != "" {
+			return fmt.Errorf("%s holds fields it does not define", bad)
+		}
+		return nil
 	}
 	switch req.URL.Path {
 	case "/v1/traces":
@@ -218,4 +226,27 @@ func (s *Silent) Close() {
 
 func unmarshalJSON(data []byte, m proto.Message) error {
 	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, m)
+}
+
+// unknownFields names the first message in m (or m itself) that holds
+// bytes its type does not define: proto.Unmarshal keeps a field with a
+// wrong number or wire type as unknown rather than failing, and a
+// hand-written encoder must not be let off that way.
+func unknownFields(m protoreflect.Message) string {
+	if len(m.GetUnknown()) > 0 {
+		return string(m.Descriptor().FullName())
+	}
+	bad := ""
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			for i := 0; i < v.List().Len() && bad == ""; i++ {
+				bad = unknownFields(v.List().Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			bad = unknownFields(v.Message())
+		}
+		return bad == ""
+	})
+	return bad
 }

@@ -14,7 +14,6 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
@@ -25,59 +24,6 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
-
-// Deps are the supervisor's connections to the outside world.
-type Deps struct {
-	Log zerolog.Logger
-	// Signals delivers the shutdown signals (SIGINT, SIGTERM, SIGHUP,
-	// SIGQUIT): the first stops the run within ShutdownGrace, a second
-	// kills the tree at once.
-	Signals <-chan os.Signal
-	// Spawner starts the CLI; nil makes one (which makes this process a
-	// child subreaper, where the kernel has one).
-	Spawner *proc.Spawner
-	// Guard is the command line that runs proc.RunGuard (malarun and its
-	// hidden proc.GuardCommand): on a kernel with no parent-death signal
-	// (darwin), that process ends the CLI's tree if malarun is killed. Used
-	// only when Spawner is nil; nil: no guard.
-	Guard []string
-	// ExitCode maps a run's error to the exit code the command line will
-	// use, so the journal can record it; nil records 0 or 1.
-	ExitCode func(error) int
-	// Observer receives every Event as it happens (nil: none). It runs on
-	// the supervisor's goroutine and must not block.
-	Observer func(Event)
-	// Records wraps where the record is written (nil: the journal
-	// itself); tests use it to make a save fail.
-	Records func(RecordWriter) RecordWriter
-	// Rand is the random source of the jitter after a usage limit resets,
-	// values in [0, 1) (nil: math/rand/v2).
-	Rand func() float64
-	// After is the timer of the waits between attempts (a backoff, a usage
-	// limit's reset; nil: real time). Tests pass one that fires at once
-	// and records how long was asked for.
-	After func(time.Duration) <-chan time.Time
-	// OutputFailures reports malarun's own outputs that could not be
-	// written so far (stderr, the --events file: a terminal that hung up, a
-	// reader that went away). The run goes on without them; each is noted
-	// once in the record at its next save (nil: none are watched). It must
-	// be safe to call from the supervisor's goroutine at any time.
-	OutputFailures func() []journal.OutputFailure
-	// Traceparent is called just before attempt n's claude starts; what it
-	// returns replaces TRACEPARENT and TRACESTATE in claude's environment,
-	// so that claude's own telemetry joins the attempt's span ("": claude
-	// gets malarun's environment unchanged). nil: none.
-	Traceparent func(attempt int) (traceparent, tracestate string)
-	// FlushOutputs waits, within a bound, until what malarun wrote to its
-	// outputs so far is written or has failed: called once, before the
-	// record's last save, so that the record knows every failure of the
-	// run (nil: nothing to wait for).
-	FlushOutputs func()
-	// Probe looks at the API's address when the CLI gets no answer from it
-	// before the run ever had one (§D17; nil: reach.Probe). Tests pass a
-	// fake so that no DNS or network is needed.
-	Probe func(context.Context, reach.Target) reach.Finding
-}
 
 // RecordWriter saves the record: Save durably (at transitions),
 // SaveQuick without fsync (progress within an attempt).

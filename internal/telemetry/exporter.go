@@ -22,7 +22,7 @@ import (
 const maxResponseBytes = 64 << 10
 
 // poster sends OTLP/HTTP requests to one destination. It tries each body
-// once: the SDK batches again, and the exit's flush is bounded, so a
+// once (a batch that fails is dropped): the exit's flush is bounded, and a
 // collector that is down costs a run one warning, never a wait.
 type poster struct {
 	dest   Destination
@@ -34,7 +34,7 @@ type poster struct {
 func newPoster(dest Destination, failed func(error)) (*poster, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	if dest.CAFile != "" {
-		pem, err := os.ReadFile(dest.CAFile)
+		pem, err := readCertificate(dest.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("reading the collector's certificate: %w", err)
 		}
@@ -45,7 +45,10 @@ func newPoster(dest Destination, failed func(error)) (*poster, error) {
 		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	// Proxies apply as for any HTTP client of the machine (HTTPS_PROXY...).
-	return &poster{dest: dest, client: &http.Client{Transport: transport}, failed: failed}, nil
+	// A redirect is not followed: it would carry the headers (an API key)
+	// to another host, or from https to http. It fails the export instead.
+	client := &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &poster{dest: dest, client: client, failed: failed}, nil
 }
 
 // post sends one protobuf body within the destination's timeout.
@@ -53,8 +56,9 @@ func (p *poster) post(ctx context.Context, body []byte) error {
 	err := p.send(ctx, body)
 	if err != nil {
 		p.failed(err)
+		return &exportError{err}
 	}
-	return err
+	return nil
 }
 
 func (p *poster) send(ctx context.Context, body []byte) error {
@@ -95,6 +99,39 @@ func (p *poster) send(ctx context.Context, body []byte) error {
 	return nil
 }
 
+// exportError is an export that failed and was warned about: the SDK
+// hands it on to OpenTelemetry's error handler, which leaves it alone.
+type exportError struct{ err error }
+
+func (e *exportError) Error() string { return e.err.Error() }
+
+func (e *exportError) Unwrap() error { return e.err }
+
+// maxCertificateBytes bounds the CA file read (a bundle is tens of KB).
+const maxCertificateBytes = 4 << 20
+
+// readCertificate reads the CA file, which must be a regular file: a FIFO
+// or a device would block malarun's start or never end.
+func readCertificate(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxCertificateBytes+1))
+	if err == nil && len(b) > maxCertificateBytes {
+		err = fmt.Errorf("%s is larger than %d MiB", path, maxCertificateBytes>>20)
+	}
+	return b, err
+}
+
 // spanExporter is the SDK's span exporter over OTLP/HTTP protobuf.
 type spanExporter struct{ p *poster }
 
@@ -109,19 +146,18 @@ func (e *spanExporter) Shutdown(context.Context) error { return nil }
 
 // metricExporter is the SDK's metric exporter over OTLP/HTTP protobuf.
 type metricExporter struct {
-	p     *poster
-	delta bool
+	p           *poster
+	temporality string
 }
 
-// Temporality: cumulative by default; with delta asked for, counters and
-// histograms are deltas (the spec's "delta" preference; up-down counters,
-// which malarun has none of, stay cumulative).
+// Temporality follows OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE:
+// cumulative for all; delta for counters (observable ones too) and
+// histograms; lowmemory for synchronous counters and histograms only.
 func (e *metricExporter) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
-	if e.delta {
-		switch k {
-		case sdkmetric.InstrumentKindCounter, sdkmetric.InstrumentKindHistogram, sdkmetric.InstrumentKindObservableCounter:
-			return metricdata.DeltaTemporality
-		}
+	switch {
+	case e.temporality == TemporalityDelta && k == sdkmetric.InstrumentKindObservableCounter,
+		e.temporality != TemporalityCumulative && (k == sdkmetric.InstrumentKindCounter || k == sdkmetric.InstrumentKindHistogram):
+		return metricdata.DeltaTemporality
 	}
 	return metricdata.CumulativeTemporality
 }

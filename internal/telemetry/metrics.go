@@ -20,7 +20,7 @@ const (
 	MetricRunSeconds       = "malarun.run.duration"
 	MetricHangSilence      = "malarun.hang.silence.duration"
 	MetricTreeStopSeconds  = "malarun.tree.stop.duration"
-	MetricCost             = "malarun.cost.usd"
+	MetricCost             = "malarun.cost"
 	MetricTokens           = "malarun.tokens"
 )
 
@@ -29,8 +29,9 @@ const (
 	attrOutcome   = "malarun.outcome"
 	attrEnding    = "malarun.attempt.ending"
 	attrLimitType = "malarun.limit.type"
-	// gen_ai.token.type is the semantic conventions' name for a token kind.
-	attrTokenType = "gen_ai.token.type"
+	// malarun's own: the semantic conventions' gen_ai.token.type has no
+	// values for cache reads and writes.
+	attrTokenType = "malarun.token.type"
 )
 
 type instruments struct {
@@ -52,7 +53,7 @@ func newInstruments(m metric.Meter) instruments {
 		c, _ := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		return c
 	}
-	seconds := func(name, desc string, bounds ...float64) metric.Float64Histogram {
+	histogram := func(name, desc string, bounds ...float64) metric.Float64Histogram {
 		h, _ := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(bounds...))
 		return h
 	}
@@ -65,13 +66,13 @@ func newInstruments(m metric.Meter) instruments {
 		limitWaits: counter(MetricLimitWaits, "{wait}", "Waits for a usage limit to reset."),
 		tokens:     counter(MetricTokens, "{token}", "Tokens claude reported, by kind."),
 		cost:       cost,
-		runSeconds: seconds(MetricRunSeconds, "How long a malarun invocation took, by outcome.",
+		runSeconds: histogram(MetricRunSeconds, "How long a malarun invocation took, by outcome.",
 			10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800),
-		limitWaitSeconds: seconds(MetricLimitWaitSeconds, "How long malarun waited for a usage limit to reset.",
+		limitWaitSeconds: histogram(MetricLimitWaitSeconds, "How long malarun waited for a usage limit to reset.",
 			60, 300, 900, 1800, 3600, 7200, 14400, 18000, 36000, 86400),
-		hangSilence: seconds(MetricHangSilence, "How long claude was silent when malarun took it for hung.",
+		hangSilence: histogram(MetricHangSilence, "How long claude was silent when malarun took it for hung.",
 			1, 5, 10, 30, 60, 120, 180, 300, 600, 900, 1800),
-		treeStop: seconds(MetricTreeStopSeconds, "How long stopping claude's process tree took.",
+		treeStop: histogram(MetricTreeStopSeconds, "How long stopping claude's process tree took.",
 			0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 	}
 }

@@ -42,7 +42,7 @@ func (t *Run) Observe(e supervisor.Event) {
 			attribute.Bool("malarun.attempt.resume", e.Resume), attribute.String("malarun.attempt.purpose", e.Purpose))
 	case supervisor.EvTaskStarted, supervisor.EvTaskFinished:
 		// The task's id only: its description and command are the agent's.
-		t.attemptEvent(e.Attempt, string(e.Kind), at, attribute.String("malarun.task.id", e.Task))
+		t.attemptEvent(e.Attempt, string(e.Kind), at, attribute.String("malarun.task.id", cutText(e.Task)))
 	case supervisor.EvAPIRetry:
 		t.attemptEvent(e.Attempt, string(e.Kind), at, seconds("malarun.backoff", e.Backoff))
 	case supervisor.EvHangDetected:
@@ -80,7 +80,8 @@ func (t *Run) Observe(e supervisor.Event) {
 			attribute.Int64("malarun.context.occupancy", e.Occupancy), attribute.Int64("malarun.context.window", e.Window),
 			attribute.Int("malarun.checkpoint.bytes", e.CheckpointBytes)))
 	case supervisor.EvLimitWait:
-		kvs := []attribute.KeyValue{attribute.String(attrLimitType, e.LimitType)}
+		kind := limitKind(e.LimitType)
+		kvs := []attribute.KeyValue{attribute.String(attrLimitType, kind)}
 		if !e.RetryAt.IsZero() {
 			kvs = append(kvs, attribute.String("malarun.limit.retry_at", e.RetryAt.UTC().Format(time.RFC3339)))
 		}
@@ -89,8 +90,8 @@ func (t *Run) Observe(e supervisor.Event) {
 		}
 		t.root.AddEvent(string(e.Kind), at, trace.WithAttributes(kvs...))
 		t.endLimitWait(e.Time)
-		t.waitFrom, t.waitType = e.Time, e.LimitType
-		t.inst.limitWaits.Add(ctx, 1, with(attribute.String(attrLimitType, e.LimitType)))
+		t.waitFrom, t.waitType = e.Time, kind
+		t.inst.limitWaits.Add(ctx, 1, with(attribute.String(attrLimitType, kind)))
 	}
 }
 
@@ -180,6 +181,27 @@ func linkTo(ref journal.TraceRef) (trace.Link, bool) {
 	return trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("malarun.link", "continues")}}, true
 }
 
+// limitKind is a usage limit's kind as a metric label: claude's word
+// (rateLimitType) when it is one malarun knows, else "other", so that a
+// CLI can never add series without bound.
+func limitKind(t string) string {
+	switch t {
+	case "five_hour", "seven_day", "seven_day_opus", "seven_day_sonnet", "seven_day_overage_included", "overage", "spend_limit":
+		return t
+	case "":
+		return "unknown"
+	}
+	return "other"
+}
+
+// cutText bounds one text that comes from claude.
+func cutText(s string) string {
+	if len(s) > maxAttributeBytes {
+		s = strings.ToValidUTF8(s[:maxAttributeBytes], "")
+	}
+	return s
+}
+
 // maxTools bounds the tool names an event carries.
 const maxTools = 32
 
@@ -188,10 +210,7 @@ const maxTools = 32
 func cutTexts(texts []string) []string {
 	out := make([]string, 0, min(len(texts), maxTools))
 	for _, s := range texts[:min(len(texts), maxTools)] {
-		if len(s) > maxAttributeBytes {
-			s = strings.ToValidUTF8(s[:maxAttributeBytes], "")
-		}
-		out = append(out, s)
+		out = append(out, cutText(s))
 	}
 	return out
 }

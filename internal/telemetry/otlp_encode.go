@@ -81,8 +81,12 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 		return appendArray(b, v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
 		return appendArray(b, v.AsStringSlice(), attribute.StringValue)
+	case attribute.EMPTY:
+		return b // an AnyValue with no value set
 	default:
 		// A string (an empty one is still a value: field 1 is written).
+		// The SDK's newer kinds (bytes, slices and maps of any value),
+		// which malarun never records, go as their text.
 		b = appendTag(b, 1, wireBytes)
 		return appendLenBytes(b, []byte(v.Emit()))
 	}

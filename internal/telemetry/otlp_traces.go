@@ -104,7 +104,7 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 			m = appendString(m, 3, l.SpanContext.TraceState().String())
 			m = appendKeyValues(m, 4, l.Attributes)
 			m = appendVarint(m, 5, uint64(max(l.DroppedAttributeCount, 0)))
-			return appendFlags(m, 6, l.SpanContext)
+			return appendFlags(m, 6, l.SpanContext.TraceFlags(), l.SpanContext)
 		})
 	}
 	b = appendVarint(b, 14, uint64(max(s.DroppedLinks(), 0)))
@@ -114,18 +114,19 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 			return appendVarint(m, 3, statusCode(st.Code))
 		})
 	}
-	return appendFlags(b, 16, s.Parent())
+	return appendFlags(b, 16, s.SpanContext().TraceFlags(), s.Parent())
 }
 
-// appendFlags writes a fixed32 flags field: sc's trace flags, and whether
-// sc (a parent, or a link's target) is remote.
-func appendFlags(b []byte, num fieldNum, sc trace.SpanContext) []byte {
-	flags := uint32(sc.TraceFlags()) | flagsHasIsRemote
-	if sc.IsRemote() {
-		flags |= flagsIsRemote
+// appendFlags writes a fixed32 flags field: the W3C trace flags of the
+// span (or of a link's target), and whether remote (the span's parent,
+// or the link's target) is remote.
+func appendFlags(b []byte, num fieldNum, flags trace.TraceFlags, remote trace.SpanContext) []byte {
+	f := uint32(flags) | flagsHasIsRemote
+	if remote.IsRemote() {
+		f |= flagsIsRemote
 	}
 	b = appendTag(b, num, wireFixed32)
-	return appendFixed32Raw(b, flags)
+	return appendFixed32Raw(b, f)
 }
 
 // statusCode maps the API's status codes to OTLP's, which number them

@@ -3,12 +3,16 @@ package telemetry
 import (
 	"bytes"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -46,7 +50,9 @@ func aHungThenResumedRun(t0 time.Time, tel *Run, previous journal.TraceRef) (sup
 	tel.Observe(supervisor.Event{Time: at(7.5), Kind: supervisor.EvAttemptStarted, Attempt: 2, Session: "s-1", Pid: 42, Resume: true, Purpose: "work"})
 	tel.Observe(supervisor.Event{Time: at(9), Kind: supervisor.EvAttemptEnded, Attempt: 2, Outcome: "success", Ending: "exited", ClaudeCodeVersion: "2.1.330"})
 	tel.Observe(supervisor.Event{Time: at(9), Kind: supervisor.EvRunFinished, Outcome: "success"})
-	return supervisor.Report{Attempts: 2, SessionID: "s-1", CostUSD: 0.25, Started: t0.Add(-10 * time.Second),
+	// The run's cost (0.4) includes what an earlier malarun spent; this
+	// invocation's attempts cost 0.25.
+	return supervisor.Report{Attempts: 2, SessionID: "s-1", CostUSD: 0.4, Started: t0.Add(-10 * time.Second),
 		History: []supervisor.AttemptReport{{N: 1, Ended: "hang", CostUSD: 0.1}, {N: 2, Ended: "exited", CostUSD: 0.15}},
 		Usage:   stream.Usage{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 7}}, tp2
 }
@@ -88,9 +94,13 @@ func TestARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 	}
 	wantAttrs(t, "run", root.Attributes, map[string]any{"malarun.issue": "issue-7", "malarun.run.id": "20261125T100000Z-abcdef",
 		"malarun.run.continued": true, "malarun.outcome": "success", "process.exit.code": int64(0), "malarun.attempts": int64(2),
-		"malarun.cost_usd": 0.25, "gen_ai.usage.input_tokens": int64(100), "session.id": "s-1"})
+		"malarun.cost_usd": 0.4, "gen_ai.usage.input_tokens": int64(100), "session.id": "s-1"})
 	if root.Status != nil && root.Status.Code == tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("a successful run's status is %v", root.Status)
+	}
+	// Flags: sampled, and whether the parent is remote (TRACEPARENT's is).
+	if root.Flags != 0x301 {
+		t.Errorf("run span flags %#x, want 0x301", root.Flags)
 	}
 	if evs := eventNames(root.Events); !slices.Equal(evs, []string{"retry_decided"}) {
 		t.Errorf("run span events %v", evs)
@@ -99,6 +109,9 @@ func TestARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 	for _, a := range []*tracepb.Span{a1, a2} {
 		if !bytes.Equal(a.ParentSpanId, root.SpanId) || !bytes.Equal(a.TraceId, root.TraceId) {
 			t.Errorf("attempt span %x is not a child of the run span", a.SpanId)
+		}
+		if a.Flags != 0x101 {
+			t.Errorf("attempt span flags %#x, want 0x101 (sampled, local parent)", a.Flags)
 		}
 	}
 	if tp2 != "00-"+hex.EncodeToString(a2.TraceId)+"-"+hex.EncodeToString(a2.SpanId)+"-01" {
@@ -131,8 +144,8 @@ func TestARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 	wantSum(t, m, MetricAttempts, map[string]string{"malarun.attempt.ending": "hang"}, 1)
 	wantSum(t, m, MetricAttempts, map[string]string{"malarun.attempt.ending": "exited"}, 1)
 	wantSum(t, m, MetricHangs, nil, 1)
-	wantSum(t, m, MetricTokens, map[string]string{"gen_ai.token.type": "input"}, 100)
-	wantSum(t, m, MetricTokens, map[string]string{"gen_ai.token.type": "cache_read"}, 7)
+	wantSum(t, m, MetricTokens, map[string]string{"malarun.token.type": "input"}, 100)
+	wantSum(t, m, MetricTokens, map[string]string{"malarun.token.type": "cache_read"}, 7)
 	wantSum(t, m, MetricCost, nil, 0.25)
 	if h := histogram(t, m, MetricHangSilence); h.GetCount() != 1 || h.GetSum() != 4.2 {
 		t.Errorf("hang silence histogram count %d sum %v, want 1 and 4.2", h.GetCount(), h.GetSum())
@@ -166,11 +179,16 @@ func TestALimitWaitIsMeasuredUntilTheNextAttempt(t *testing.T) {
 	retryAt := t0.Add(30 * time.Minute)
 	tel.Observe(supervisor.Event{Time: t0.Add(2 * time.Second), Kind: supervisor.EvLimitWait, RetryAt: retryAt, Until: retryAt, LimitType: "five_hour"})
 	tel.Traceparent(2) // now: about an hour after t0
+	// A kind no CLI has used yet is one label value, "other", however many there are.
+	for _, kind := range []string{"weird\x1b[2J", strings.Repeat("k", 5000)} {
+		tel.Observe(supervisor.Event{Time: time.Now(), Kind: supervisor.EvLimitWait, LimitType: kind})
+	}
 	tel.Finish(supervisor.Report{Started: t0}, "success", 0)
 	tel.Shutdown()
 	m := metricsOf(rcv.ResourceMetrics())
 	wantSum(t, m, MetricLimitWaits, map[string]string{"malarun.limit.type": "five_hour"}, 1)
-	if h := histogram(t, m, MetricLimitWaitSeconds); h.GetCount() != 1 || h.GetSum() < 3590 || h.GetSum() > 3700 {
+	wantSum(t, m, MetricLimitWaits, map[string]string{"malarun.limit.type": "other"}, 2)
+	if h := histogramWith(t, m, MetricLimitWaitSeconds, "five_hour"); h.GetCount() != 1 || h.GetSum() < 3590 || h.GetSum() > 3700 {
 		t.Errorf("limit wait count %d sum %v, want 1 wait of about an hour", h.GetCount(), h.GetSum())
 	}
 	root := findSpan(t, spansOf(rcv.ResourceSpans()), "malarun.run", 0)
@@ -403,5 +421,68 @@ func TestTheSDKsOwnComplaintsGoToTheLogOnce(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "\x1b") {
 		t.Errorf("the log carries the raw escape: %q", logs.String())
+	}
+}
+
+// histogramWith is the point of a histogram labelled with limit type kind.
+func histogramWith(t *testing.T, m map[string]*metricspb.Metric, name, kind string) *metricspb.HistogramDataPoint {
+	t.Helper()
+	for _, p := range m[name].GetHistogram().GetDataPoints() {
+		if attrs(p.Attributes)["malarun.limit.type"] == kind {
+			return p
+		}
+	}
+	t.Fatalf("no %s point for %q", name, kind)
+	return nil
+}
+
+func TestTracesAloneRecordNoMetricsAndDoNotFail(t *testing.T) {
+	rcv := otlptest.Start()
+	defer rcv.Close()
+	s, _ := FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rcv.URL() + "/v1/traces"}))
+	tel := Start(s, Info{Issue: "i"}, zerolog.Nop())
+	rep, _ := aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
+	tel.Observe(supervisor.Event{Time: time.Now(), Kind: supervisor.EvLimitWait, LimitType: "five_hour"})
+	tel.Finish(rep, "success", 0)
+	tel.Shutdown()
+	if len(spansOf(rcv.ResourceSpans())) != 3 || len(rcv.ResourceMetrics()) != 0 {
+		t.Errorf("%d spans and %d metric exports, want 3 and none", len(spansOf(rcv.ResourceSpans())), len(rcv.ResourceMetrics()))
+	}
+}
+
+func TestARedirectIsNotFollowed(t *testing.T) {
+	elsewhere := otlptest.Start()
+	defer elsewhere.Close()
+	redirecting := httptest.NewServer(http.RedirectHandler(elsewhere.URL()+"/v1/traces", http.StatusTemporaryRedirect))
+	defer redirecting.Close()
+	s, _ := FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": redirecting.URL + "/v1/traces",
+		"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=s3cret"}))
+	var logs bytes.Buffer
+	tel := Start(s, Info{Issue: "i"}, zerolog.New(&logs))
+	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Shutdown()
+	if n := len(elsewhere.Requests()); n != 0 {
+		t.Errorf("the export followed the redirect to another server (%d requests) with its headers", n)
+	}
+	if !strings.Contains(logs.String(), "HTTP 307") || strings.Count(logs.String(), `"level":"warn"`) != 1 {
+		t.Errorf("want one warning naming the answer:\n%s", logs.String())
+	}
+}
+
+func TestTemporalityFollowsThePreference(t *testing.T) {
+	kinds := []sdkmetric.InstrumentKind{sdkmetric.InstrumentKindCounter, sdkmetric.InstrumentKindHistogram,
+		sdkmetric.InstrumentKindObservableCounter, sdkmetric.InstrumentKindUpDownCounter}
+	d, c := metricdata.DeltaTemporality, metricdata.CumulativeTemporality
+	for pref, want := range map[string][]metricdata.Temporality{
+		TemporalityCumulative: {c, c, c, c},
+		TemporalityDelta:      {d, d, d, c},
+		TemporalityLowMemory:  {d, d, c, c},
+	} {
+		e := &metricExporter{temporality: pref}
+		for i, k := range kinds {
+			if got := e.Temporality(k); got != want[i] {
+				t.Errorf("%s: %v gets %v, want %v", pref, k, got, want[i])
+			}
+		}
 	}
 }

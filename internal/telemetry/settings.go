@@ -15,6 +15,13 @@ const (
 	ProtocolHTTPJSON     = "http/json"
 )
 
+// The values of OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE.
+const (
+	TemporalityCumulative = "cumulative"
+	TemporalityDelta      = "delta"
+	TemporalityLowMemory  = "lowmemory"
+)
+
 // DefaultServiceName is service.name when neither OTEL_SERVICE_NAME nor
 // OTEL_RESOURCE_ATTRIBUTES names one.
 const DefaultServiceName = "malarun"
@@ -43,9 +50,9 @@ func (d Destination) On() bool { return d.URL != "" }
 type Settings struct {
 	Traces  Destination
 	Metrics Destination
-	// Delta asks for delta temporality on counters and histograms
-	// (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta or lowmemory).
-	Delta bool
+	// Temporality is OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE:
+	// TemporalityCumulative, TemporalityDelta or TemporalityLowMemory.
+	Temporality string
 	// Resource holds OTEL_RESOURCE_ATTRIBUTES, then service.name.
 	Resource []KeyValue
 }
@@ -81,19 +88,19 @@ func FromEnv(getenv func(string) string) (Settings, []Problem) {
 	if !s.On() {
 		return s, problems
 	}
+	s.Temporality = TemporalityCumulative
 	switch v := strings.ToLower(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"))); v {
-	case "", "cumulative":
-	case "delta", "lowmemory":
-		s.Delta = true
+	case "", TemporalityCumulative:
+	case TemporalityDelta, TemporalityLowMemory:
+		s.Temporality = v
 	default:
 		problems = append(problems, Problem{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
 			fmt.Sprintf("%q is none of cumulative, delta, lowmemory: cumulative is used", v)})
 	}
-	attrs, err := parseKeyValues(getenv("OTEL_RESOURCE_ATTRIBUTES"))
-	if err != nil {
-		problems = append(problems, Problem{"OTEL_RESOURCE_ATTRIBUTES", err.Error() + ": the resource attributes are left out"})
-		attrs = nil
-	}
+	// The SDK also reads OTEL_RESOURCE_ATTRIBUTES (from the process's
+	// environment) and warns about what it cannot parse; here only the
+	// service name is needed from it.
+	attrs, _ := parseKeyValues(getenv("OTEL_RESOURCE_ATTRIBUTES"))
 	name := strings.TrimSpace(getenv("OTEL_SERVICE_NAME"))
 	if name == "" {
 		name = DefaultServiceName
@@ -135,8 +142,14 @@ func destination(getenv func(string) string, signal, path string, problems []Pro
 		if base == "" {
 			return Destination{}, problems
 		}
-		// The general endpoint is a base: the signal's path is appended.
-		raw = strings.TrimRight(base, "/") + "/v1/" + path
+		// The general endpoint is a base: the signal's path is appended
+		// to its path (before a query, if it has one).
+		if u, err := url.Parse(base); err == nil {
+			u.Path, u.RawPath = strings.TrimRight(u.Path, "/")+"/v1/"+path, ""
+			raw = u.String()
+		} else {
+			raw = base
+		}
 	}
 	if err := checkEndpoint(raw); err != nil {
 		return Destination{}, append(problems, Problem{endpointVar, err.Error() + ": " + path + " are not exported"})
@@ -221,7 +234,8 @@ func checkEndpoint(raw string) error {
 }
 
 // parseKeyValues reads the W3C-Baggage-like lists of the OTEL_* variables
-// (key1=value1,key2=value2, values percent-encoded). An empty list is nil.
+// (key1=value1,key2=value2, values percent-encoded). An empty list is nil;
+// on an error the entries before the bad one are returned with it.
 func parseKeyValues(s string) ([]KeyValue, error) {
 	var out []KeyValue
 	for i, item := range strings.Split(s, ",") {
@@ -232,11 +246,11 @@ func parseKeyValues(s string) ([]KeyValue, error) {
 		k, v, ok := strings.Cut(item, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("entry %d is not key=value", i+1)
+			return out, fmt.Errorf("entry %d is not key=value", i+1)
 		}
 		dv, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("entry %d (%q) has a bad percent-encoding", i+1, k)
+			return out, fmt.Errorf("entry %d (%q) has a bad percent-encoding", i+1, k)
 		}
 		out = append(out, KeyValue{k, dv})
 	}

@@ -36,6 +36,8 @@ func TestFromEnvEndpoints(t *testing.T) {
 			"http://c:4318/v1/traces", "http://c:4318/v1/metrics", nil},
 		{"a base with a path and a slash", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example/otlp/"},
 			"https://c.example/otlp/v1/traces", "https://c.example/otlp/v1/metrics", nil},
+		{"a base with a query", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example/otlp?tenant=a"},
+			"https://c.example/otlp/v1/traces?tenant=a", "https://c.example/otlp/v1/metrics?tenant=a", nil},
 		{"a signal's own endpoint is used as given", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
 			"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://t:9/custom"}, "http://t:9/custom", "http://c:4318/v1/metrics", nil},
 		{"only metrics", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://m:4318/v1/metrics"}, "", "http://m:4318/v1/metrics", nil},
@@ -106,8 +108,8 @@ func TestFromEnvTheRest(t *testing.T) {
 	if len(problems) != 1 || problems[0].Variable != "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT" {
 		t.Errorf("problems %v, want only the metrics timeout", problems)
 	}
-	if !s.Traces.Gzip || !s.Metrics.Gzip || !s.Delta {
-		t.Errorf("gzip %v/%v delta %v, want all true", s.Traces.Gzip, s.Metrics.Gzip, s.Delta)
+	if !s.Traces.Gzip || !s.Metrics.Gzip || s.Temporality != TemporalityDelta {
+		t.Errorf("gzip %v/%v temporality %q, want gzip and delta", s.Traces.Gzip, s.Metrics.Gzip, s.Temporality)
 	}
 	want := []KeyValue{{"deployment.environment.name", "ci"}, {"service.name", "from-attrs"}, {"k8s.job.name", "fix it"}, {"service.name", "from-attrs"}}
 	if !reflect.DeepEqual(s.Resource, want) {
@@ -119,7 +121,7 @@ func TestFromEnvTheRest(t *testing.T) {
 		t.Errorf("OTEL_SERVICE_NAME must win over OTEL_RESOURCE_ATTRIBUTES: %v", s.Resource)
 	}
 	s, _ = FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}))
-	if !reflect.DeepEqual(s.Resource, []KeyValue{{"service.name", DefaultServiceName}}) || s.Delta || s.Traces.Gzip {
+	if !reflect.DeepEqual(s.Resource, []KeyValue{{"service.name", DefaultServiceName}}) || s.Temporality != TemporalityCumulative || s.Traces.Gzip {
 		t.Errorf("defaults: %+v", s)
 	}
 }

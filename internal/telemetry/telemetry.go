@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"sync"
 	"time"
 
@@ -61,14 +62,14 @@ type Run struct {
 	root     trace.Span
 	rootCtx  context.Context
 	attempts map[int]trace.Span
-	current  int       // the attempt whose span gets the attempt's events
 	waitFrom time.Time // a usage-limit wait under way since then
 	waitType string
 	finished bool
 
-	// warnOnce makes a collector that fails one warning for the whole
-	// run, whichever signal or SDK part notices first.
-	warnOnce sync.Once
+	// exportOnce makes a collector that fails one warning for the whole
+	// run, whichever signal notices first; sdkOnce does the same for the
+	// SDK's own complaints (a bad OTEL_* value it reads itself).
+	exportOnce, sdkOnce sync.Once
 }
 
 // Start turns telemetry on as s says, or returns nil when s exports
@@ -78,12 +79,16 @@ func Start(s Settings, info Info, log zerolog.Logger) *Run {
 	if !s.On() {
 		return nil
 	}
-	t := &Run{log: log, attempts: map[int]trace.Span{}}
+	// Instruments record nothing until metrics are on (traces alone).
+	t := &Run{log: log, attempts: map[int]trace.Span{}, inst: newInstruments(nil)}
 	// The SDK reports its own errors (an export that failed among them)
 	// through OpenTelemetry's process-wide handler, whose default prints
 	// to stderr in its own format: they go to malarun's log instead.
 	sdkProblem := func(msg string, err error) {
-		t.warnOnce.Do(func() {
+		if _, ok := errors.AsType[*exportError](err); ok {
+			return // the exporter warned already
+		}
+		t.sdkOnce.Do(func() {
 			ev := log.Warn().Str("what", msg)
 			if err != nil {
 				ev = ev.Str("error", err.Error())
@@ -102,7 +107,7 @@ func Start(s Settings, info Info, log zerolog.Logger) *Run {
 	}
 	if s.Metrics.On() {
 		if exp, err := t.exporterFor(s.Metrics, "metrics"); err == nil {
-			reader := sdkmetric.NewPeriodicReader(&metricExporter{p: exp, delta: s.Delta})
+			reader := sdkmetric.NewPeriodicReader(&metricExporter{p: exp, temporality: s.Temporality})
 			t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
 			t.inst = newInstruments(t.mp.Meter(scopeName, metric.WithInstrumentationVersion(info.Version)))
 		}
@@ -147,7 +152,7 @@ func spanLimits() sdktrace.SpanLimits {
 // read turns the signal off with one warning.
 func (t *Run) exporterFor(d Destination, signal string) (*poster, error) {
 	p, err := newPoster(d, func(err error) {
-		t.warnOnce.Do(func() {
+		t.exportOnce.Do(func() {
 			t.log.Warn().Str("signal", signal).Str("endpoint", shownURL(d.URL)).Str("error", err.Error()).
 				Msg("telemetry: the collector did not take an export; the run goes on without it")
 		})
@@ -215,7 +220,6 @@ func (t *Run) Traceparent(n int) (traceparent, tracestate string) {
 // a usage-limit wait before it ends here. t.mu is held.
 func (t *Run) attemptSpan(n int, now time.Time) trace.Span {
 	t.endLimitWait(now)
-	t.current = n
 	if span, ok := t.attempts[n]; ok {
 		return span
 	}
@@ -225,7 +229,9 @@ func (t *Run) attemptSpan(n int, now time.Time) trace.Span {
 	return span
 }
 
-// Shutdown exports what is left, within FlushLimit, and stops.
+// Shutdown exports what is left, within FlushLimit. An export still
+// waiting on a collector then may go on in the background until its own
+// timeout; malarun exits without waiting for it.
 func (t *Run) Shutdown() {
 	if t == nil {
 		return
