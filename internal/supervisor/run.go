@@ -14,7 +14,6 @@ import (
 	"text/template"
 	"time"
 
-
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
