@@ -72,10 +72,18 @@ release:
 # CLI exported in the shell cannot stand in for the pinned ones.
 # -count=1: the e2e tests build and run the malarun binary and the real CLI,
 # which Go's test cache cannot see, so a cached result could be stale.
+# OTLP over gRPC is a build of its own (-tags otlpgrpc, README: Telemetry):
+# its vet and tests run next, then a check that the default build links no
+# gRPC (its package initialisation would cost every start; grpc_off.go).
 test:
 	go vet ./...
 	@echo "== go test ./... (end-to-end tests against claude $(CLAUDE_CODE_CURRENT), the current version)"
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) go test -race -count=1 ./...
+	@echo "== go test -tags otlpgrpc ./internal/telemetry/ (the build with OTLP over gRPC)"
+	go vet -tags otlpgrpc ./internal/telemetry/ ./cmd/malarun/
+	go test -race -count=1 -tags otlpgrpc ./internal/telemetry/
+	@deps=$$(go list -deps ./cmd/malarun) || exit 1; n=$$(printf '%s\n' "$$deps" | grep -c grpc); if [ "$$n" != 0 ]; then \
+		echo "the default build of cmd/malarun links $$n gRPC packages: OTLP over gRPC belongs behind the otlpgrpc tag" >&2; exit 1; fi
 	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version"
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) go test -race -count=1 ./e2e/
 	@$(MAKE) -s --no-print-directory e2e-check
@@ -113,6 +121,10 @@ deploy-test:
 # Cold, each target costs about 80 s on 2 cores (compiling the standard
 # library and the modules for it); warm, about 2 s.
 # tools/bench (pidfd, waitid) is Linux-only by design: linux/arm64 alone.
+# The build with -tags otlpgrpc is left out: its gRPC modules cost about
+# 45 s more per target cold (measured, darwin/arm64; 1 s warm), for one
+# file with nothing platform-specific; make test vets it on the host. By
+# hand: GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go vet -tags otlpgrpc ./internal/telemetry/ ./cmd/malarun/
 # deploy/ is left out: its modules (Kubernetes, Argo, BuildKit) cost 100 s
 # more per target cold, for tests of Linux container recipes; check it by
 # hand with: cd deploy && GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go vet ./...

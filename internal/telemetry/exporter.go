@@ -33,22 +33,36 @@ type poster struct {
 
 func newPoster(dest Destination, failed func(error)) (*poster, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	if dest.CAFile != "" {
-		pem, err := readCertificate(dest.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading the collector's certificate: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("the collector's certificate file %s holds no PEM certificate", dest.CAFile)
-		}
-		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tlsConfig, err := caTLSConfig(dest)
+	if err != nil {
+		return nil, err
+	}
+	if tlsConfig != nil {
+		transport.TLSClientConfig = tlsConfig
 	}
 	// Proxies apply as for any HTTP client of the machine (HTTPS_PROXY...).
 	// A redirect is not followed: it would carry the headers (an API key)
 	// to another host, or from https to http. It fails the export instead.
 	client := &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &poster{dest: dest, client: client, failed: failed}, nil
+}
+
+// caTLSConfig is the TLS configuration that verifies dest's collector
+// with OTEL_EXPORTER_OTLP_CERTIFICATE's certificates; nil when none is set
+// (the machine's roots). The gRPC exporters (grpc_on.go) use it too.
+func caTLSConfig(dest Destination) (*tls.Config, error) {
+	if dest.CAFile == "" {
+		return nil, nil
+	}
+	pem, err := readCertificate(dest.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the collector's certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("the collector's certificate file %s holds no PEM certificate", dest.CAFile)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
 
 // post sends one protobuf body within the destination's timeout.

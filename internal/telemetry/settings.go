@@ -31,8 +31,10 @@ const defaultExportTimeout = 10 * time.Second
 
 // Destination is where one signal (traces or metrics) goes.
 type Destination struct {
-	// URL is the full URL of the signal's endpoint ("" = not exported).
-	URL      string
+	// URL is the full URL of the signal's endpoint ("" = not exported);
+	// for grpc, the collector's as given (scheme, host and port).
+	URL string
+	// Protocol is http/protobuf or, in a build with gRPC, grpc.
 	Protocol string
 	// Headers are sent with every export (an API key, say): never logged.
 	Headers map[string]string
@@ -134,6 +136,7 @@ func destination(getenv func(string) string, signal, path string, problems []Pro
 		return Destination{}, append(problems, Problem{exporterVar, fmt.Sprintf("%q is not an exporter malarun has (otlp, none): %s are not exported", v, path)})
 	}
 	var d Destination
+	protocol, protocolVar := lookup("PROTOCOL")
 	endpointVar := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
 	raw := strings.TrimSpace(getenv(endpointVar))
 	if raw == "" {
@@ -142,24 +145,33 @@ func destination(getenv func(string) string, signal, path string, problems []Pro
 		if base == "" {
 			return Destination{}, problems
 		}
-		// The general endpoint is a base: the signal's path is appended
-		// to its path (before a query, if it has one).
-		if u, err := url.Parse(base); err == nil {
+		// For OTLP/HTTP the general endpoint is a base: the signal's path
+		// is appended to its path (before a query, if it has one). A gRPC
+		// endpoint is used as given (the spec's rule: gRPC names the
+		// service in the call, not in the URL).
+		raw = base
+		if u, err := url.Parse(base); err == nil && protocol != ProtocolGRPC {
 			u.Path, u.RawPath = strings.TrimRight(u.Path, "/")+"/v1/"+path, ""
 			raw = u.String()
-		} else {
-			raw = base
 		}
 	}
 	if err := checkEndpoint(raw); err != nil {
 		return Destination{}, append(problems, Problem{endpointVar, err.Error() + ": " + path + " are not exported"})
 	}
 	d.URL = raw
-	protocol, protocolVar := lookup("PROTOCOL")
 	switch protocol {
 	case "", ProtocolHTTPProtobuf:
 		d.Protocol = ProtocolHTTPProtobuf
-	case ProtocolGRPC, ProtocolHTTPJSON:
+	case ProtocolGRPC:
+		if !grpcBuiltIn() {
+			return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
+				"grpc is not built into this malarun, which exports OTLP as http/protobuf (go build -tags otlpgrpc makes one with gRPC): point the endpoint at the collector's OTLP/HTTP port (4318 by default) and set the protocol to http/protobuf; %s are not exported",
+				path)})
+		}
+		// The endpoint's scheme says whether the connection is secure:
+		// http is plaintext, https is TLS (grpc_on.go).
+		d.Protocol = ProtocolGRPC
+	case ProtocolHTTPJSON:
 		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
 			"%s is not built into malarun, which exports OTLP as http/protobuf: point the endpoint at the collector's OTLP/HTTP port (4318 by default) and set the protocol to http/protobuf; %s are not exported",
 			protocol, path)})

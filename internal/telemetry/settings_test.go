@@ -1,7 +1,9 @@
 package telemetry
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,10 +55,17 @@ func TestFromEnvEndpoints(t *testing.T) {
 			"", "", []string{"OTEL_EXPORTER_OTLP_PROTOCOL"}},
 		{"a signal's own protocol wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
 			"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, "http://c:4318/v1/traces", "", []string{"OTEL_EXPORTER_OTLP_PROTOCOL"}},
+		{"http/json is not built in", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json"},
+			"http://c:4318/v1/traces", "", []string{"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"}},
 		{"an unknown protocol", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "udp"},
 			"http://c:4318/v1/traces", "", []string{"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"}},
 	}
 	for _, c := range cases {
+		// A case that asks for grpc expects the default build's refusal;
+		// TestFromEnvGRPC has the build with gRPC's.
+		if grpcBuiltIn() && slices.Contains(slices.Collect(maps.Values(c.env)), ProtocolGRPC) {
+			continue
+		}
 		s, problems := FromEnv(envOf(c.env))
 		if s.Traces.URL != c.traces || s.Metrics.URL != c.metrics {
 			t.Errorf("%s: traces %q metrics %q, want %q %q", c.name, s.Traces.URL, s.Metrics.URL, c.traces, c.metrics)
@@ -123,5 +132,46 @@ func TestFromEnvTheRest(t *testing.T) {
 	s, _ = FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}))
 	if !reflect.DeepEqual(s.Resource, []KeyValue{{"service.name", DefaultServiceName}}) || s.Temporality != TemporalityCumulative || s.Traces.Gzip {
 		t.Errorf("defaults: %+v", s)
+	}
+}
+
+// TestFromEnvGRPC runs in both builds: the default one refuses grpc and
+// says how to get it; a build with -tags otlpgrpc takes the endpoints as
+// given (no /v1/... appended, per the spec), the general one and a
+// signal's own alike.
+func TestFromEnvGRPC(t *testing.T) {
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4317/", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+		"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://m:4317", "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20k",
+		"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip", "OTEL_EXPORTER_OTLP_TIMEOUT": "700", "OTEL_EXPORTER_OTLP_CERTIFICATE": "/etc/ca.pem"}
+	s, problems := FromEnv(envOf(env))
+	if !grpcBuiltIn() {
+		if s.On() || len(problems) != 1 || !strings.Contains(problems[0].Message, "traces and metrics are not exported") {
+			t.Fatalf("without gRPC: on=%v problems=%v, want both signals off and one problem saying so", s.On(), problems)
+		}
+		for _, p := range problems {
+			for _, want := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not built into this malarun", "go build -tags otlpgrpc", "4318", "http/protobuf"} {
+				if !strings.Contains(p.Error(), want) {
+					t.Errorf("problem %q does not say %q", p.Error(), want)
+				}
+			}
+		}
+		return
+	}
+	if len(problems) != 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	want := Destination{URL: "https://c.example:4317/", Protocol: ProtocolGRPC, Headers: map[string]string{"authorization": "Bearer k"},
+		Gzip: true, Timeout: 700 * time.Millisecond, CAFile: "/etc/ca.pem"}
+	if !reflect.DeepEqual(s.Traces, want) {
+		t.Errorf("traces %+v, want %+v", s.Traces, want)
+	}
+	want.URL = "http://m:4317"
+	if !reflect.DeepEqual(s.Metrics, want) {
+		t.Errorf("metrics %+v, want %+v", s.Metrics, want)
+	}
+	// A signal's own protocol still wins over the general one.
+	env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = "http/protobuf"
+	if s, _ := FromEnv(envOf(env)); s.Traces.URL != "https://c.example:4317/v1/traces" || s.Traces.Protocol != ProtocolHTTPProtobuf {
+		t.Errorf("traces %q over %s, want the base with its path over http/protobuf", s.Traces.URL, s.Traces.Protocol)
 	}
 }

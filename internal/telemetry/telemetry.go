@@ -1,7 +1,8 @@
 // Package telemetry exports what a run did as OpenTelemetry traces and
-// metrics over OTLP/HTTP (docs/design.md §D22): one trace per malarun,
-// with a span for the run and one per attempt, the supervisor's decisions
-// as span events, and counters and histograms across runs. It is off
+// metrics over OTLP/HTTP (docs/design.md §D22), or OTLP/gRPC in a build
+// with the otlpgrpc tag (grpc_on.go): one trace per malarun, with a span
+// for the run and one per attempt, the supervisor's decisions as span
+// events, and counters and histograms across runs. It is off
 // unless the standard OTEL_EXPORTER_OTLP_* variables name a collector, and
 // it never stops, slows or changes a run: exports are asynchronous, a
 // failure is one warning, and the flush at exit is bounded by FlushLimit.
@@ -97,20 +98,25 @@ func Start(s Settings, info Info, log zerolog.Logger) *Run {
 		})
 	}
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { sdkProblem("", err) }))
-	otel.SetLogger(logr.New(sdkLog{report: sdkProblem}))
-	res := resource.NewSchemaless(resourceAttrs(s, info)...)
+	// The exporters first: the official gRPC ones (grpc_on.go) silence
+	// the logger while they read the variables, which can print a header.
+	var spans sdktrace.SpanExporter
+	var metrics sdkmetric.Exporter
 	if s.Traces.On() {
-		if exp, err := t.exporterFor(s.Traces, "traces"); err == nil {
-			t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(&spanExporter{p: exp}), sdktrace.WithResource(res),
-				sdktrace.WithRawSpanLimits(spanLimits()))
-		}
+		spans = t.spanExporterFor(s.Traces)
 	}
 	if s.Metrics.On() {
-		if exp, err := t.exporterFor(s.Metrics, "metrics"); err == nil {
-			reader := sdkmetric.NewPeriodicReader(&metricExporter{p: exp, temporality: s.Temporality})
-			t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
-			t.inst = newInstruments(t.mp.Meter(scopeName, metric.WithInstrumentationVersion(info.Version)))
-		}
+		metrics = t.metricExporterFor(s.Metrics, s.Temporality)
+	}
+	otel.SetLogger(logr.New(sdkLog{report: sdkProblem}))
+	res := resource.NewSchemaless(resourceAttrs(s, info)...)
+	if spans != nil {
+		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans), sdktrace.WithResource(res),
+			sdktrace.WithRawSpanLimits(spanLimits()))
+	}
+	if metrics != nil {
+		t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metrics)), sdkmetric.WithResource(res))
+		t.inst = newInstruments(t.mp.Meter(scopeName, metric.WithInstrumentationVersion(info.Version)))
 	}
 	if t.tp == nil && t.mp == nil {
 		return nil
@@ -148,19 +154,60 @@ func spanLimits() sdktrace.SpanLimits {
 	return l
 }
 
-// exporterFor makes the poster of one signal; a certificate it cannot
-// read turns the signal off with one warning.
-func (t *Run) exporterFor(d Destination, signal string) (*poster, error) {
-	p, err := newPoster(d, func(err error) {
+// spanExporterFor makes the traces' exporter: malarun's own OTLP/HTTP
+// one, or the official gRPC one (grpc_on.go) when d says grpc. nil when
+// it cannot be made (a certificate it cannot read): traces are off, with
+// one warning.
+func (t *Run) spanExporterFor(d Destination) sdktrace.SpanExporter {
+	failed := t.failedFor(d, "traces")
+	if d.Protocol == ProtocolGRPC {
+		exp, err := grpcSpanExporter(d, failed)
+		if err != nil {
+			t.notExported("traces", err)
+			return nil
+		}
+		return exp
+	}
+	p, err := newPoster(d, failed)
+	if err != nil {
+		t.notExported("traces", err)
+		return nil
+	}
+	return &spanExporter{p: p}
+}
+
+// metricExporterFor is spanExporterFor's counterpart for the metrics.
+func (t *Run) metricExporterFor(d Destination, temporality string) sdkmetric.Exporter {
+	failed := t.failedFor(d, "metrics")
+	if d.Protocol == ProtocolGRPC {
+		exp, err := grpcMetricExporter(d, temporality, failed)
+		if err != nil {
+			t.notExported("metrics", err)
+			return nil
+		}
+		return exp
+	}
+	p, err := newPoster(d, failed)
+	if err != nil {
+		t.notExported("metrics", err)
+		return nil
+	}
+	return &metricExporter{p: p, temporality: temporality}
+}
+
+// failedFor is what the signal's exporter, HTTP or gRPC, calls with each
+// export that fails: the run warns once.
+func (t *Run) failedFor(d Destination, signal string) func(error) {
+	return func(err error) {
 		t.exportOnce.Do(func() {
 			t.log.Warn().Str("signal", signal).Str("endpoint", shownURL(d.URL)).Str("error", err.Error()).
 				Msg("telemetry: the collector did not take an export; the run goes on without it")
 		})
-	})
-	if err != nil {
-		t.log.Warn().Str("signal", signal).Str("error", err.Error()).Msg("telemetry: not exported")
 	}
-	return p, err
+}
+
+func (t *Run) notExported(signal string, err error) {
+	t.log.Warn().Str("signal", signal).Str("error", err.Error()).Msg("telemetry: not exported")
 }
 
 // resourceAttrs: malarun's own, then OTEL_RESOURCE_ATTRIBUTES, then
