@@ -16,9 +16,10 @@ import (
 
 // Observe turns one of the supervisor's events into span attributes,
 // span events and measurements. It runs on the supervisor's goroutine and
-// never blocks: the SDK queues what it exports. Only malarun's own words
-// go out (kinds, endings, counts, durations, ids): never the prompt,
-// claude's text, a tool's input or a reason that quotes them.
+// never blocks: the SDK queues what it exports. malarun's own words go
+// out (kinds, endings, counts, durations, ids) and, of claude's, only tool
+// names, task ids, its version and a limit's kind, each bounded: never the
+// prompt, the model's text, a tool's input or a reason that quotes them.
 func (t *Run) Observe(e supervisor.Event) {
 	if t == nil {
 		return
@@ -37,6 +38,7 @@ func (t *Run) Observe(e supervisor.Event) {
 			t.root.AddLink(link)
 		}
 	case supervisor.EvAttemptStarted:
+		t.endLimitWait(e.Time)
 		span := t.attemptSpan(e.Attempt, e.Time)
 		span.SetAttributes(attribute.String("session.id", e.Session), attribute.Int("process.pid", e.Pid),
 			attribute.Bool("malarun.attempt.resume", e.Resume), attribute.String("malarun.attempt.purpose", e.Purpose))

@@ -257,16 +257,17 @@ func (t *Run) Traceparent(n int) (traceparent, tracestate string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	span := t.attemptSpan(n, time.Now())
+	now := time.Now()
+	t.endLimitWait(now) // the next claude starts: a usage-limit wait is over
+	span := t.attemptSpan(n, now)
 	carrier := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(trace.ContextWithSpan(t.rootCtx, span), carrier)
 	return carrier["traceparent"], carrier["tracestate"]
 }
 
-// attemptSpan returns attempt n's span, starting it at now if need be;
-// a usage-limit wait before it ends here. t.mu is held.
+// attemptSpan returns attempt n's span, starting it at now if need be.
+// t.mu is held.
 func (t *Run) attemptSpan(n int, now time.Time) trace.Span {
-	t.endLimitWait(now)
 	if span, ok := t.attempts[n]; ok {
 		return span
 	}
