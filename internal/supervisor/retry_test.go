@@ -89,6 +89,11 @@ func TestHangDuringToolIsResumedNamingTheTool(t *testing.T) {
 func TestHangBeforeAnyReplyStartsFresh(t *testing.T) {
 	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=1")
 	h.cfg.MaxAttempts = 2
+	// The fake child records its argv once it runs: under a loaded CI
+	// (the race runtime, every package at once) its start alone took
+	// more than retrying's 300 ms once, and the attempt was a hang with
+	// nothing recorded.
+	h.cfg.IdleTimeout = 1500 * time.Millisecond
 	_, err, _ := h.run()
 	wantKind(t, err, outcome.RetriesExhausted, "2 attempts, the most max_attempts allows")
 	at := h.attempts()
