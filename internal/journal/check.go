@@ -31,6 +31,18 @@ func NewRunID(now time.Time) string {
 	return now.UTC().Format(runIDLayout) + "-" + hex.EncodeToString(b)
 }
 
+// NewUUID returns a random (version 4) UUID in lower-case hex, the form
+// ValidSessionID accepts: malarun's session ids, and each invocation's
+// telemetry instance id.
+func NewUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return strings.Join([]string{h[:8], h[8:12], h[12:16], h[16:20], h[20:]}, "-")
+}
+
 // ValidRunID reports whether id is of the form NewRunID makes.
 func ValidRunID(id string) bool {
 	stamp, suffix, ok := strings.Cut(id, "-")

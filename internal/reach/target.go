@@ -79,7 +79,7 @@ func TargetOf(env []string, cwd string) Target {
 		return t
 	}
 	t.URL = u
-	t.Shown = shown(u)
+	t.Shown = ShownURL(u)
 	// Any proxy variable stops the look, whatever the scheme and NO_PROXY
 	// say: the CLI's docs have HTTP_PROXY stand in for HTTPS_PROXY, and
 	// its reading of NO_PROXY differs between versions. A look that went
@@ -103,9 +103,10 @@ func (t Target) ShownWithProxy() string {
 	return t.Shown + " (through the proxy in " + t.Proxy + ")"
 }
 
-// shown is u without what can hold a secret (user, password, query,
-// fragment), every byte outside printable ASCII percent-encoded, capped.
-func shown(u *url.URL) string {
+// ShownURL is u without what can hold a secret (user, password, query,
+// fragment), every byte outside printable ASCII percent-encoded, capped:
+// a URL for a message (the API's here, a telemetry collector's).
+func ShownURL(u *url.URL) string {
 	s := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 	var b strings.Builder
 	i := 0

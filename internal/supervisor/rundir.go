@@ -1,8 +1,6 @@
 package supervisor
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -75,14 +73,7 @@ func writePrivate(path string, data []byte) error {
 
 // newSessionID returns a random (version 4) UUID for --session-id, so that
 // even a run that hangs before its first line has a session to resume.
-func newSessionID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return strings.Join([]string{h[:8], h[8:12], h[12:16], h[16:20], h[20:]}, "-")
-}
+func newSessionID() string { return journal.NewUUID() }
 
 // stderrTailBytes is how much of the CLI's stderr goes into errors and logs.
 const stderrTailBytes = 2048

@@ -16,6 +16,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/malarun/malarun/internal/reach"
 )
 
 // maxResponseBytes bounds what is read of a collector's answer.
@@ -191,12 +193,11 @@ func (e *metricExporter) ForceFlush(context.Context) error { return nil }
 
 func (e *metricExporter) Shutdown(context.Context) error { return nil }
 
-// shownURL is an endpoint for a warning: scheme, host and path, without
-// a password or a query that may carry a key.
+// shownURL is an endpoint for a warning, as reach shows the API's.
 func shownURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(not a URL)"
 	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	return reach.ShownURL(u)
 }

@@ -10,8 +10,6 @@ package telemetry
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"sync"
 	"time"
@@ -216,22 +214,13 @@ func (t *Run) notExported(signal string, err error) {
 // hundreds of short-lived malaruns apart (README: Telemetry).
 func resourceAttrs(s Settings, info Info) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
-		attribute.String("service.instance.id", newInstanceID()),
+		attribute.String("service.instance.id", journal.NewUUID()),
 		attribute.String("service.version", info.Version),
 	}
 	for _, kv := range s.Resource {
 		attrs = append(attrs, attribute.String(kv.Key, kv.Value))
 	}
 	return attrs
-}
-
-func newInstanceID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // Trace names the run's span, for the record: a later malarun that
