@@ -116,6 +116,9 @@ func FromEnv(getenv func(string) string) (Settings, []Problem) {
 	return s, problems
 }
 
+// useHTTPProtobuf is what a refused protocol's warning tells the user to do.
+const useHTTPProtobuf = "point the endpoint at the collector's OTLP/HTTP port (4318 by default) and set the protocol to http/protobuf"
+
 // destination reads one signal's variables: the signal's own, else the
 // general OTEL_EXPORTER_OTLP_* ones, as the spec orders them.
 func destination(getenv func(string) string, signal, path string, problems []Problem) (Destination, []Problem) {
@@ -165,16 +168,16 @@ func destination(getenv func(string) string, signal, path string, problems []Pro
 	case ProtocolGRPC:
 		if !grpcBuiltIn() {
 			return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
-				"grpc is not built into this malarun, which exports OTLP as http/protobuf (go build -tags otlpgrpc makes one with gRPC): point the endpoint at the collector's OTLP/HTTP port (4318 by default) and set the protocol to http/protobuf; %s are not exported",
-				path)})
+				"grpc is not built into this malarun, which exports OTLP as http/protobuf (go build -tags otlpgrpc makes one with gRPC): %s; %s are not exported",
+				useHTTPProtobuf, path)})
 		}
 		// The endpoint's scheme says whether the connection is secure:
 		// http is plaintext, https is TLS (grpc_on.go).
 		d.Protocol = ProtocolGRPC
 	case ProtocolHTTPJSON:
 		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
-			"%s is not built into malarun, which exports OTLP as http/protobuf: point the endpoint at the collector's OTLP/HTTP port (4318 by default) and set the protocol to http/protobuf; %s are not exported",
-			protocol, path)})
+			"%s is not built into malarun, which exports OTLP as http/protobuf: %s; %s are not exported",
+			protocol, useHTTPProtobuf, path)})
 	default:
 		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf("%q is not an OTLP protocol (http/protobuf, grpc, http/json): %s are not exported", protocol, path)})
 	}
