@@ -5,9 +5,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/malarun/malarun/internal/environ"
 )
 
 // errPagerQuit: the pager ended before the text did (the reader quit it).
@@ -15,12 +16,10 @@ var errPagerQuit = errors.New("the pager quit")
 
 // pagerCommand is the pager to run, as git picks one: $MALARUN_PAGER, then
 // $PAGER, then less. A variable set to "" or "cat" means none.
-func pagerCommand(environ []string) string {
+func pagerCommand(env []string) string {
 	for _, name := range []string{"MALARUN_PAGER", "PAGER"} {
-		for _, kv := range slices.Backward(environ) { // the last one wins, as in getenv
-			if v, ok := strings.CutPrefix(kv, name+"="); ok {
-				return strings.TrimSpace(v)
-			}
+		if v, ok := environ.Lookup(env, name); ok {
+			return strings.TrimSpace(v)
 		}
 	}
 	return "less"

@@ -1,52 +1,34 @@
 package attempt
 
-// Ending says why an attempt's process stopped.
+// Ending is how an attempt ended, as the run's decisions (internal/run) see
+// it: the one word for it. Classify decides it from the stream, the
+// StopReason and the CLI's exit; run.Next turns it into the next step, and
+// an Ending that retrying cannot fix into the run's outcome (the one
+// mapping between the two words: docs/design.md §D13). Its String is an
+// attempt's "outcome" in the --json report and the attempt_ended event.
 type Ending int
 
 const (
-	// None: the process has not been told to stop (yet).
-	None Ending = iota
-	// Exited: the CLI exited on its own; only leftovers of its tree are ended.
-	Exited
-	// Hang: silent past idle_timeout or tool_timeout; malarun killed it.
-	Hang
-	// Lingered: alive past result_exit_timeout after its final result with
-	// no background task running; killed, the result kept.
-	Lingered
-	// Auth: api_retry reported a 401; killed instead of sitting through
-	// ten retries of a request that cannot succeed.
-	Auth
-	// Interrupted: malarun got a shutdown signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) or its context ended.
-	Interrupted
-	// SessionTimeout: session_timeout elapsed.
-	SessionTimeout
-	// Pressure: the context window is nearly full; stopped at a safe point.
-	Pressure
-	// BackgroundTimeout: background tasks still ran background_timeout
-	// after the result that left them running.
-	BackgroundTimeout
-	// UsageLimit: the CLI announced (api_retry for a 429) that it would
-	// sleep longer than what is left of limit_wait before retrying; killed,
-	// and the run stops with exit 75 and the end of that sleep as retry_at.
-	UsageLimit
-	// Unreachable: before the run ever talked to the API, the CLI could not
-	// reach it for a reason retrying cannot fix (a name not found, a port
-	// closed, a certificate refused: §D17); killed at the first sign.
-	Unreachable
+	Success         Ending = iota // result success, is_error false
+	Hang                          // silent past idle_timeout or tool_timeout; tree killed
+	Crash                         // died without a result line (or with a line cut short)
+	ResumeNotFound                // --resume answered "No conversation found"
+	ErrorResult                   // an error result retrying cannot fix
+	MaxTurns                      // result error_max_turns
+	Auth                          // 401/403, or api_retry reporting authentication_failed
+	RateLimit                     // 429 after the CLI's own retries, or a rejected rate-limit event
+	EarlyExit                     // the CLI exited before its init line: bad arguments, broken install
+	SessionTimeout                // session_timeout elapsed
+	Interrupted                   // malarun got a shutdown signal
+	BudgetExceeded                // the CLI stopped at the --max-budget-usd malarun gave it
+	ContextPressure               // malarun stopped the attempt: the context window is nearly full
+	ContextFull                   // the CLI says the context is full (prompt too long, blocking limit)
+	APIError                      // a transient API or model failure the CLI gave up on (5xx, 529, aborted stream)
+	Unreachable                   // the API cannot be reached and never was in this run: a name, a port, a certificate
 )
 
-// String is the name the --json report uses for how an attempt ended
-// (schema version 1; background-timeout is new in it).
+// String is the report's spelling (schema version 1: hyphenated).
 func (e Ending) String() string {
-	return [...]string{"none", "exited", "hang", "lingered", "auth", "interrupted", "session-timeout", "context-pressure", "background-timeout", "usage-limit", "api-unreachable"}[e]
+	return [...]string{"success", "hang", "crash", "resume-not-found", "error-result", "max-turns",
+		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded", "context-pressure", "context-full", "api-error", "api-unreachable"}[e]
 }
-
-// Grace says which grace period a stop gets.
-type Grace int
-
-const (
-	// KillGrace (kill_grace): malarun decided the process must go.
-	KillGrace Grace = iota
-	// ShutdownGrace (shutdown_grace): the user asked malarun to stop.
-	ShutdownGrace
-)

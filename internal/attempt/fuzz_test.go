@@ -40,30 +40,30 @@ func FuzzMachine(f *testing.F) {
 					now = w
 				}
 			}
-			before := s.Ending()
+			before := s.StopReason()
 			eff := s.Step(in, now)
 			if eff.Stop {
 				stops++
-				if s.Ending() == None {
+				if s.StopReason() == StopNone {
 					t.Fatalf("step %d: a stop without a reason", i/2)
 				}
 			}
 			if stops > 1 {
 				t.Fatalf("step %d: a second stop", i/2)
 			}
-			if before != None && s.Ending() != before {
-				t.Fatalf("step %d: ending changed from %v to %v", i/2, before, s.Ending())
+			if before != StopNone && s.StopReason() != before {
+				t.Fatalf("step %d: ending changed from %v to %v", i/2, before, s.StopReason())
 			}
-			if s.Ending() != None && !s.Wake().IsZero() {
+			if s.StopReason() != StopNone && !s.Wake().IsZero() {
 				t.Fatalf("step %d: a timer after the stop", i/2)
 			}
-			if s.Ending() == None && s.Wake().IsZero() {
+			if s.StopReason() == StopNone && s.Wake().IsZero() {
 				t.Fatalf("step %d: nothing bounds a running attempt (the session deadline is set)", i/2)
 			}
 			if in.Kind == StreamEnd {
 				ended = true
 			}
-			if ended && (s.Ending() == None || s.Final() == None) {
+			if ended && (s.StopReason() == StopNone || s.FinalStop() == StopNone) {
 				t.Fatalf("step %d: the stream ended without an outcome", i/2)
 			}
 		}

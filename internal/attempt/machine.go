@@ -101,7 +101,7 @@ type State struct {
 	// attempt's stream showed an answer); probed: a probe was asked for.
 	talked, probed bool
 
-	ending    Ending
+	stopped    StopReason
 	grace     Grace
 	signalled bool // malarun was asked to stop, perhaps while stopping for another reason
 	hangLimit time.Duration
@@ -126,16 +126,16 @@ func (s *State) Step(in Input, now time.Time) Effects {
 	case Line:
 		return s.line(in, now)
 	case StreamEnd:
-		return s.stop(Exited, KillGrace)
+		return s.stop(StopExited, KillGrace)
 	case Wake:
 		return s.wake(now)
 	case Interrupt:
 		s.signalled = true
-		return s.stop(Interrupted, ShutdownGrace)
+		return s.stop(StopInterrupted, ShutdownGrace)
 	case Probed:
-		if s.ending == None && reach.Judge(s.talked, in.Finding) {
+		if s.stopped == StopNone && reach.Judge(s.talked, in.Finding) {
 			s.cause = in.Finding
-			return s.stop(Unreachable, KillGrace)
+			return s.stop(StopUnreachable, KillGrace)
 		}
 	}
 	return Effects{}
@@ -151,7 +151,7 @@ func (s *State) line(in Input, now time.Time) Effects {
 	if !s.talked {
 		s.talked = answered(ev)
 	}
-	if s.ending != None {
+	if s.stopped != StopNone {
 		return Effects{}
 	}
 	var eff Effects
@@ -196,7 +196,7 @@ func (s *State) line(in Input, now time.Time) Effects {
 
 	switch {
 	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
-		eff = merge(eff, s.stop(Auth, KillGrace))
+		eff = merge(eff, s.stop(StopAuth, KillGrace))
 	case ev.Type == "system" && ev.Subtype == "api_retry" && !s.probed && reach.ShouldProbe(s.talked, ev.ErrorStatus, ev.Error):
 		// No answer at all, and none yet in this run: the CLI does not say
 		// why (§F25), so malarun looks, while the CLI goes on retrying.
@@ -207,20 +207,20 @@ func (s *State) line(in Input, now time.Time) Effects {
 		// or after all its retries names the code in its text.
 		if f := reach.FromResultText(ev.Result); reach.Judge(s.talked, f) {
 			s.cause = f
-			eff = merge(eff, s.stop(Unreachable, KillGrace))
+			eff = merge(eff, s.stop(StopUnreachable, KillGrace))
 		}
 	case ev.Type == "system" && ev.Subtype == "api_retry" && ev.ErrorStatus == 429:
 		if usagelimit.Delay(ev.RetryDelayMS) > s.lim.Idle {
 			if d := s.cliWaits.Judge(now, ev.RetryDelayMS, s.lim.LimitWaitLeft, s.lim.Deadline); d.Action == usagelimit.Stop {
 				s.limit = d
-				eff = merge(eff, s.stop(UsageLimit, KillGrace))
+				eff = merge(eff, s.stop(StopUsageLimit, KillGrace))
 			}
 		}
 	case s.pressure && len(s.live.outstanding) == 0 && len(ev.ToolResults) > 0 && len(s.tasks.running) == 0:
 		// A safe point: the last tool result is in and no background task
 		// runs, so nothing is cut off, and the agent is about to send its
 		// next request. (After a text-only message the turn is ending: let it end.)
-		eff = merge(eff, s.stop(Pressure, KillGrace))
+		eff = merge(eff, s.stop(StopPressure, KillGrace))
 	}
 	return eff
 }
@@ -262,36 +262,36 @@ func beginsTurn(ev stream.Event) bool {
 }
 
 func (s *State) wake(now time.Time) Effects {
-	if s.ending != None {
+	if s.stopped != StopNone {
 		return Effects{}
 	}
 	switch {
 	case !s.lim.Deadline.IsZero() && !now.Before(s.lim.Deadline):
-		return s.stop(SessionTimeout, KillGrace)
+		return s.stop(StopSessionTimeout, KillGrace)
 	case s.afterResult && len(s.tasks.running) > 0:
 		if !s.backgroundAt.IsZero() && !now.Before(s.backgroundAt) {
-			return s.stop(BackgroundTimeout, KillGrace)
+			return s.stop(StopBackgroundTimeout, KillGrace)
 		}
 	case s.afterResult:
 		if !now.Before(s.lingerAt) {
-			return s.stop(Lingered, KillGrace)
+			return s.stop(StopLingered, KillGrace)
 		}
 	case !now.Before(s.live.deadline):
 		s.hangLimit, s.hangTools = s.live.limit(), s.live.toolsRunning()
 		// From the last line (or the start): the limit, any wait an
 		// api_retry line announced, and a wake-up that came late.
 		s.hangSilence = now.Sub(s.live.last)
-		return s.stop(Hang, KillGrace)
+		return s.stop(StopHang, KillGrace)
 	}
 	return Effects{}
 }
 
 // stop decides the ending, once: what is cut off is what runs now.
-func (s *State) stop(why Ending, g Grace) Effects {
-	if s.ending != None {
+func (s *State) stop(why StopReason, g Grace) Effects {
+	if s.stopped != StopNone {
 		return Effects{}
 	}
-	s.ending, s.grace = why, g
+	s.stopped, s.grace = why, g
 	s.cutTools = append([]stream.ToolUse(nil), s.live.outstanding...)
 	s.cutTasks = append([]Task(nil), s.tasks.running...)
 	return Effects{Stop: true, Grace: g}
@@ -305,7 +305,7 @@ func merge(a, b Effects) Effects {
 // Wake is when the driver must step the machine with Wake next; zero: no
 // timer (the process is being stopped, or nothing bounds the wait).
 func (s *State) Wake() time.Time {
-	if s.ending != None {
+	if s.stopped != StopNone {
 		return time.Time{}
 	}
 	var at time.Time
@@ -330,18 +330,18 @@ func earliest(a, b time.Time) time.Time {
 	return b
 }
 
-// Ending is why the process was told to stop (None while it runs).
-func (s *State) Ending() Ending { return s.ending }
+// StopReason is why the process was told to stop (None while it runs).
+func (s *State) StopReason() StopReason { return s.stopped }
 
-// Final is how the attempt ended, once its tree is gone: a signal that came
+// FinalStop is how the attempt ended, once its tree is gone: a signal that came
 // while the tree was being stopped for another reason makes it an
 // interruption (the user asked malarun to stop, so no retry follows),
 // unless the CLI had reported success by then.
-func (s *State) Final() Ending {
-	if s.signalled && s.ending != Interrupted && !s.lastOK {
-		return Interrupted
+func (s *State) FinalStop() StopReason {
+	if s.signalled && s.stopped != StopInterrupted && !s.lastOK {
+		return StopInterrupted
 	}
-	return s.ending
+	return s.stopped
 }
 
 // Outstanding are the tool calls without a result, in call order.

@@ -55,7 +55,7 @@ var limits = Limits{Idle: 10 * time.Second, Tool: 60 * time.Second, Background: 
 type step struct {
 	at       time.Duration
 	in       Input
-	stop     Ending // the stop this step must order (None: no stop)
+	stop     StopReason // the stop this step must order (None: no stop)
 	wake     time.Duration
 	noWake   bool
 	running  int // background tasks running after the step
@@ -75,7 +75,7 @@ type machineCase struct {
 	name   string
 	lim    Limits
 	steps  []step
-	final  Ending
+	final  StopReason
 	cut    []string // tool ids cut off
 	cutTsk []string // task ids cut off
 }
@@ -88,17 +88,17 @@ func runCase(t *testing.T, c machineCase) *State {
 	}
 	s := New(lim, t0)
 	for i, st := range c.steps {
-		before := s.Ending()
+		before := s.StopReason()
 		eff := s.Step(st.in, t0.Add(st.at))
 		switch {
-		case st.stop != None && (!eff.Stop || s.Ending() != st.stop):
-			t.Fatalf("step %d (%+v): stop=%v ending %v, want a stop for %v", i, st.in.Kind, eff.Stop, s.Ending(), st.stop)
-		case st.stop == None && eff.Stop:
-			t.Fatalf("step %d: unexpected stop for %v", i, s.Ending())
-		case before != None && s.Ending() != before:
-			t.Fatalf("step %d: the ending changed from %v to %v", i, before, s.Ending())
+		case st.stop != StopNone && (!eff.Stop || s.StopReason() != st.stop):
+			t.Fatalf("step %d (%+v): stop=%v ending %v, want a stop for %v", i, st.in.Kind, eff.Stop, s.StopReason(), st.stop)
+		case st.stop == StopNone && eff.Stop:
+			t.Fatalf("step %d: unexpected stop for %v", i, s.StopReason())
+		case before != StopNone && s.StopReason() != before:
+			t.Fatalf("step %d: the ending changed from %v to %v", i, before, s.StopReason())
 		}
-		if st.stop == None && s.Ending() == None {
+		if st.stop == StopNone && s.StopReason() == StopNone {
 			want := t0.Add(st.wake)
 			if st.noWake {
 				want = time.Time{}
@@ -114,7 +114,7 @@ func runCase(t *testing.T, c machineCase) *State {
 				i, len(s.Running()), len(eff.Started), len(eff.Finished), st.running, st.started, st.finished)
 		}
 	}
-	if got := s.Final(); got != c.final {
+	if got := s.FinalStop(); got != c.final {
 		t.Fatalf("final %v, want %v", got, c.final)
 	}
 	tools, tasks := s.CutOff()
@@ -147,64 +147,64 @@ func taskIDs(ts []Task) []string {
 // before the machine existed: they must not change.
 func TestDecisionsBeforeBackgroundTasks(t *testing.T) {
 	cases := []machineCase{
-		{name: "a normal exit is not a kill", final: Exited, steps: []step{
+		{name: "a normal exit is not a kill", final: StopExited, steps: []step{
 			{at: 1 * time.Second, in: line(initLine), wake: 11 * time.Second},
 			{at: 2 * time.Second, in: line(textLine), wake: 12 * time.Second},
 			{at: 3 * time.Second, in: line(okResult), wake: 8 * time.Second},
-			{at: 4 * time.Second, in: streamEnd, stop: Exited},
+			{at: 4 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "silence is a hang at idle_timeout", final: Hang, steps: []step{
+		{name: "silence is a hang at idle_timeout", final: StopHang, steps: []step{
 			{at: 1 * time.Second, in: line(initLine), wake: 11 * time.Second},
 			{at: 10 * time.Second, in: wakeUp, wake: 11 * time.Second},
-			{at: 11 * time.Second, in: wakeUp, stop: Hang},
+			{at: 11 * time.Second, in: wakeUp, stop: StopHang},
 			{at: 12 * time.Second, in: streamEnd},
 		}},
-		{name: "a running tool gets tool_timeout, and is cut off", final: Hang, cut: []string{"t1"}, steps: []step{
+		{name: "a running tool gets tool_timeout, and is cut off", final: StopHang, cut: []string{"t1"}, steps: []step{
 			{at: 1 * time.Second, in: line(toolCall("t1", "Bash")), wake: 61 * time.Second},
 			{at: 30 * time.Second, in: wakeUp},
-			{at: 61 * time.Second, in: wakeUp, stop: Hang},
+			{at: 61 * time.Second, in: wakeUp, stop: StopHang},
 		}},
-		{name: "the auth check comes before the pressure check", final: Auth, steps: []step{
-			{at: 1 * time.Second, in: Input{Kind: Line, Event: authRetry, Pressure: true}, stop: Auth},
+		{name: "the auth check comes before the pressure check", final: StopAuth, steps: []step{
+			{at: 1 * time.Second, in: Input{Kind: Line, Event: authRetry, Pressure: true}, stop: StopAuth},
 		}},
-		{name: "a safe point stops for the checkpoint", final: Pressure, steps: []step{
+		{name: "a safe point stops for the checkpoint", final: StopPressure, steps: []step{
 			{at: 1 * time.Second, in: Input{Kind: Line, Event: toolCall("t1", "Read"), Pressure: true}},
-			{at: 2 * time.Second, in: line(toolResult("t1")), stop: Pressure},
+			{at: 2 * time.Second, in: line(toolResult("t1")), stop: StopPressure},
 		}},
 		{name: "no safe point in a checkpoint attempt", lim: Limits{Idle: 10 * time.Second, Tool: 60 * time.Second, Linger: 5 * time.Second, Checkpoint: true},
-			final: Exited, steps: []step{
+			final: StopExited, steps: []step{
 				{at: 1 * time.Second, in: Input{Kind: Line, Event: toolCall("t1", "Read"), Pressure: true}},
 				{at: 2 * time.Second, in: line(toolResult("t1"))},
-				{at: 3 * time.Second, in: streamEnd, stop: Exited},
+				{at: 3 * time.Second, in: streamEnd, stop: StopExited},
 			}},
-		{name: "after a text-only message the turn ends: no stop", final: Exited, steps: []step{
+		{name: "after a text-only message the turn ends: no stop", final: StopExited, steps: []step{
 			{at: 1 * time.Second, in: Input{Kind: Line, Event: textLine, Pressure: true}},
-			{at: 2 * time.Second, in: streamEnd, stop: Exited},
+			{at: 2 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "alive past result_exit_timeout after the result", final: Lingered, steps: []step{
+		{name: "alive past result_exit_timeout after the result", final: StopLingered, steps: []step{
 			{at: 1 * time.Second, in: line(okResult), wake: 6 * time.Second},
-			{at: 6 * time.Second, in: wakeUp, stop: Lingered},
+			{at: 6 * time.Second, in: wakeUp, stop: StopLingered},
 			{at: 7 * time.Second, in: interrupt}, // a late signal after success changes nothing
 		}},
-		{name: "a late signal after a failure is an interruption", final: Interrupted, steps: []step{
+		{name: "a late signal after a failure is an interruption", final: StopInterrupted, steps: []step{
 			{at: 1 * time.Second, in: line(initLine)},
-			{at: 11 * time.Second, in: wakeUp, stop: Hang},
+			{at: 11 * time.Second, in: wakeUp, stop: StopHang},
 			{at: 12 * time.Second, in: interrupt},
 		}},
-		{name: "a signal stops with shutdown_grace", final: Interrupted, cut: []string{"t1"}, steps: []step{
+		{name: "a signal stops with shutdown_grace", final: StopInterrupted, cut: []string{"t1"}, steps: []step{
 			{at: 1 * time.Second, in: line(toolCall("t1", "Bash"))},
-			{at: 2 * time.Second, in: interrupt, stop: Interrupted},
+			{at: 2 * time.Second, in: interrupt, stop: StopInterrupted},
 			{at: 3 * time.Second, in: streamEnd},
 		}},
 		{name: "session_timeout bounds everything", lim: Limits{Idle: time.Hour, Tool: time.Hour, Linger: time.Second, Deadline: t0.Add(30 * time.Second)},
-			final: SessionTimeout, steps: []step{
+			final: StopSessionTimeout, steps: []step{
 				{at: 1 * time.Second, in: line(initLine), wake: 30 * time.Second},
-				{at: 30 * time.Second, in: wakeUp, stop: SessionTimeout},
+				{at: 30 * time.Second, in: wakeUp, stop: StopSessionTimeout},
 			}},
-		{name: "an api_retry adds its delay", final: Exited, steps: []step{
+		{name: "an api_retry adds its delay", final: StopExited, steps: []step{
 			{at: 1 * time.Second, in: line(stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 30000}), wake: 41 * time.Second},
 			{at: 20 * time.Second, in: wakeUp},
-			{at: 30 * time.Second, in: streamEnd, stop: Exited},
+			{at: 30 * time.Second, in: streamEnd, stop: StopExited},
 		}},
 	}
 	for _, c := range cases {
@@ -221,7 +221,7 @@ func TestDecisionsBeforeBackgroundTasks(t *testing.T) {
 
 // The sequence of background-task-2.1.330.jsonl (docs/design.md §F17).
 func TestBackgroundTaskOutlivesTheFirstResult(t *testing.T) {
-	runCase(t, machineCase{final: Exited, steps: []step{
+	runCase(t, machineCase{final: StopExited, steps: []step{
 		{at: 0, in: line(initLine)},
 		{at: 1 * time.Second, in: line(bgCall("toolu_1", "python3 build.py"))},
 		{at: 1 * time.Second, in: line(snapshot("b1")), running: 1, started: 1},
@@ -239,17 +239,17 @@ func TestBackgroundTaskOutlivesTheFirstResult(t *testing.T) {
 		{at: 12 * time.Second, in: line(statusLine)},
 		{at: 13 * time.Second, in: line(textLine)},
 		{at: 13 * time.Second, in: line(stream.Event{Type: "result", Subtype: "success", OriginKind: "task-notification"}), wake: 18 * time.Second},
-		{at: 14 * time.Second, in: streamEnd, stop: Exited},
+		{at: 14 * time.Second, in: streamEnd, stop: StopExited},
 	}})
 }
 
 func TestBackgroundTimeoutCutsTheTaskOff(t *testing.T) {
-	s := runCase(t, machineCase{final: BackgroundTimeout, cutTsk: []string{"b1"}, steps: []step{
+	s := runCase(t, machineCase{final: StopBackgroundTimeout, cutTsk: []string{"b1"}, steps: []step{
 		{at: 1 * time.Second, in: line(bgCall("toolu_1", "python3 slow.py"))},
 		{at: 1 * time.Second, in: line(taskStarted("b1", "toolu_1")), running: 1, started: 1},
 		{at: 1 * time.Second, in: line(toolResult("toolu_1")), running: 1},
 		{at: 2 * time.Second, in: line(okResult), running: 1, wake: 2*time.Second + 20*time.Minute},
-		{at: 2*time.Second + 20*time.Minute, in: wakeUp, running: 1, stop: BackgroundTimeout},
+		{at: 2*time.Second + 20*time.Minute, in: wakeUp, running: 1, stop: StopBackgroundTimeout},
 		{at: 2*time.Second + 20*time.Minute, in: streamEnd, running: 1},
 	}})
 	_, tasks := s.CutOff()
@@ -261,54 +261,54 @@ func TestBackgroundTimeoutCutsTheTaskOff(t *testing.T) {
 
 func TestTasks(t *testing.T) {
 	cases := []machineCase{
-		{name: "a later line cancels a pending linger and counts it again", final: Lingered, steps: []step{
+		{name: "a later line cancels a pending linger and counts it again", final: StopLingered, steps: []step{
 			{at: 1 * time.Second, in: line(okResult), wake: 6 * time.Second},
 			{at: 4 * time.Second, in: line(shutdown), wake: 9 * time.Second},
 			{at: 6 * time.Second, in: wakeUp},
-			{at: 9 * time.Second, in: wakeUp, stop: Lingered},
+			{at: 9 * time.Second, in: wakeUp, stop: StopLingered},
 		}},
-		{name: "a foreground task is a tool call, not a background task", final: Lingered, steps: []step{
+		{name: "a foreground task is a tool call, not a background task", final: StopLingered, steps: []step{
 			{at: 1 * time.Second, in: line(toolCall("t1", "Bash"))},
 			{at: 1 * time.Second, in: line(stream.Event{Type: "system", Subtype: "task_started", TaskID: "f1", ToolUseID: "t1"})},
 			{at: 2 * time.Second, in: line(toolResult("t1"))},
 			{at: 3 * time.Second, in: line(okResult), wake: 8 * time.Second},
-			{at: 8 * time.Second, in: wakeUp, stop: Lingered},
+			{at: 8 * time.Second, in: wakeUp, stop: StopLingered},
 		}},
-		{name: "the snapshot is authoritative; an ended task never comes back", final: Lingered, steps: []step{
+		{name: "the snapshot is authoritative; an ended task never comes back", final: StopLingered, steps: []step{
 			{at: 1 * time.Second, in: line(snapshot("a", "b")), running: 2, started: 2},
 			{at: 1 * time.Second, in: line(taskNotification("a", "stopped")), running: 1, finished: 1},
 			{at: 1 * time.Second, in: line(taskNotification("a", "stopped")), running: 1}, // stopped can come twice
 			{at: 2 * time.Second, in: line(snapshot("a", "b")), running: 1},
 			{at: 3 * time.Second, in: line(snapshot()), finished: 1},
 			{at: 4 * time.Second, in: line(okResult), wake: 9 * time.Second},
-			{at: 9 * time.Second, in: wakeUp, stop: Lingered},
+			{at: 9 * time.Second, in: wakeUp, stop: StopLingered},
 		}},
-		{name: "task_updated ends a task only with a terminal status", final: Lingered, steps: []step{
+		{name: "task_updated ends a task only with a terminal status", final: StopLingered, steps: []step{
 			{at: 1 * time.Second, in: line(taskStarted("b1", "x")), running: 1, started: 1},
 			{at: 2 * time.Second, in: line(stream.Event{Type: "system", Subtype: "task_updated", TaskID: "b1", Status: "running"}), running: 1},
 			{at: 3 * time.Second, in: line(okResult), running: 1},
 			{at: 9 * time.Second, in: wakeUp, running: 1},
 			{at: 10 * time.Second, in: line(stream.Event{Type: "system", Subtype: "task_updated", TaskID: "b1", Status: "failed"}), finished: 1, wake: 15 * time.Second},
-			{at: 15 * time.Second, in: wakeUp, stop: Lingered},
+			{at: 15 * time.Second, in: wakeUp, stop: StopLingered},
 		}},
-		{name: "no safe point while a background task runs", final: Pressure, steps: []step{
+		{name: "no safe point while a background task runs", final: StopPressure, steps: []step{
 			{at: 1 * time.Second, in: Input{Kind: Line, Event: bgCall("t1", "make"), Pressure: true}},
 			{at: 1 * time.Second, in: line(taskStarted("b1", "t1")), running: 1, started: 1},
 			{at: 1 * time.Second, in: line(toolResult("t1")), running: 1},
 			{at: 2 * time.Second, in: line(toolCall("t2", "Read")), running: 1},
 			{at: 3 * time.Second, in: line(taskNotification("b1", "completed")), finished: 1},
-			{at: 4 * time.Second, in: line(toolResult("t2")), stop: Pressure},
+			{at: 4 * time.Second, in: line(toolResult("t2")), stop: StopPressure},
 		}},
-		{name: "a crash cuts off the running tasks", final: Exited, cutTsk: []string{"b1"}, cut: []string{"t2"}, steps: []step{
+		{name: "a crash cuts off the running tasks", final: StopExited, cutTsk: []string{"b1"}, cut: []string{"t2"}, steps: []step{
 			{at: 1 * time.Second, in: line(taskStarted("b1", "t1")), running: 1, started: 1},
 			{at: 2 * time.Second, in: line(toolCall("t2", "Bash")), running: 1},
-			{at: 3 * time.Second, in: streamEnd, stop: Exited, running: 1},
+			{at: 3 * time.Second, in: streamEnd, stop: StopExited, running: 1},
 		}},
 		{name: "no background_timeout: only the session deadline bounds the wait", lim: Limits{Idle: time.Second, Tool: time.Second, Linger: time.Second},
-			final: Exited, cutTsk: []string{"b1"}, steps: []step{
+			final: StopExited, cutTsk: []string{"b1"}, steps: []step{
 				{at: 1 * time.Second, in: line(taskStarted("b1", "t1")), running: 1, started: 1},
 				{at: 2 * time.Second, in: line(okResult), running: 1, noWake: true},
-				{at: 3 * time.Hour, in: streamEnd, running: 1, stop: Exited},
+				{at: 3 * time.Hour, in: streamEnd, running: 1, stop: StopExited},
 			}},
 	}
 	for _, c := range cases {
@@ -323,8 +323,8 @@ func TestTheLastResultDecides(t *testing.T) {
 	s.Step(line(errResult), t0)
 	s.Step(wakeUp, t0.Add(time.Minute))
 	s.Step(interrupt, t0.Add(time.Minute))
-	if s.Final() != Interrupted {
-		t.Errorf("a signal after a later error result: %v, want interrupted", s.Final())
+	if s.FinalStop() != StopInterrupted {
+		t.Errorf("a signal after a later error result: %v, want interrupted", s.FinalStop())
 	}
 }
 
@@ -343,40 +343,40 @@ func TestCLIOwnLimitWait(t *testing.T) {
 		return l
 	}
 	cases := []machineCase{
-		{name: "a short backoff within idle_timeout runs even with limit_wait 0", lim: withBudget(0), final: Exited, steps: []step{
+		{name: "a short backoff within idle_timeout runs even with limit_wait 0", lim: withBudget(0), final: StopExited, steps: []step{
 			{at: 1 * time.Second, in: line(retry429(5 * time.Second)), wake: 16 * time.Second},
-			{at: 3 * time.Second, in: streamEnd, stop: Exited},
+			{at: 3 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "a wait beyond limit_wait and idle_timeout stops the attempt", lim: withBudget(time.Minute), final: UsageLimit, steps: []step{
+		{name: "a wait beyond limit_wait and idle_timeout stops the attempt", lim: withBudget(time.Minute), final: StopUsageLimit, steps: []step{
 			{at: 1 * time.Second, in: line(initLine)},
-			{at: 2 * time.Second, in: line(retry429(10 * time.Minute)), stop: UsageLimit},
+			{at: 2 * time.Second, in: line(retry429(10 * time.Minute)), stop: StopUsageLimit},
 			{at: 3 * time.Second, in: streamEnd},
 		}},
-		{name: "a long wait within limit_wait is the CLI's to make", lim: withBudget(time.Hour), final: Hang, steps: []step{
+		{name: "a long wait within limit_wait is the CLI's to make", lim: withBudget(time.Hour), final: StopHang, steps: []step{
 			{at: 1 * time.Second, in: line(retry429(10 * time.Minute)), wake: 1*time.Second + 10*time.Minute + 10*time.Second},
-			{at: 1*time.Second + 10*time.Minute + 10*time.Second, in: wakeUp, stop: Hang},
+			{at: 1*time.Second + 10*time.Minute + 10*time.Second, in: wakeUp, stop: StopHang},
 		}},
-		{name: "the CLI's long waits draw on one limit_wait", lim: withBudget(25 * time.Minute), final: UsageLimit, steps: []step{
+		{name: "the CLI's long waits draw on one limit_wait", lim: withBudget(25 * time.Minute), final: StopUsageLimit, steps: []step{
 			{at: 1 * time.Second, in: line(retry429(10 * time.Minute)), wake: 1*time.Second + 10*time.Minute + 10*time.Second},
 			{at: 10 * time.Minute, in: line(retry429(10 * time.Minute)), wake: 20*time.Minute + 10*time.Second},
-			{at: 20 * time.Minute, in: line(retry429(10 * time.Minute)), stop: UsageLimit}, // 5m1s left
+			{at: 20 * time.Minute, in: line(retry429(10 * time.Minute)), stop: StopUsageLimit}, // 5m1s left
 			{at: 20*time.Minute + time.Second, in: streamEnd},
 		}},
-		{name: "a sleep the CLI announces again every 30 s counts once", lim: withBudget(2 * time.Minute), final: Exited, steps: []step{
+		{name: "a sleep the CLI announces again every 30 s counts once", lim: withBudget(2 * time.Minute), final: StopExited, steps: []step{
 			{at: 1 * time.Second, in: line(retry429(117 * time.Second)), wake: 128 * time.Second},
 			{at: 31 * time.Second, in: line(retry429(87 * time.Second)), wake: 128 * time.Second},
 			{at: 61 * time.Second, in: line(retry429(57 * time.Second)), wake: 128 * time.Second},
-			{at: 120 * time.Second, in: streamEnd, stop: Exited},
+			{at: 120 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "short backoffs are free", lim: withBudget(0), final: Exited, steps: []step{
+		{name: "short backoffs are free", lim: withBudget(0), final: StopExited, steps: []step{
 			{at: 1 * time.Second, in: line(retry429(5 * time.Second)), wake: 16 * time.Second},
 			{at: 10 * time.Second, in: line(retry429(5 * time.Second)), wake: 25 * time.Second},
 			{at: 20 * time.Second, in: line(retry429(5 * time.Second)), wake: 35 * time.Second},
-			{at: 25 * time.Second, in: streamEnd, stop: Exited},
+			{at: 25 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "a 529 is not a usage limit", lim: withBudget(0), final: Exited, steps: []step{
+		{name: "a 529 is not a usage limit", lim: withBudget(0), final: StopExited, steps: []step{
 			{at: 1 * time.Second, in: line(stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 600000})},
-			{at: 2 * time.Second, in: streamEnd, stop: Exited},
+			{at: 2 * time.Second, in: streamEnd, stop: StopExited},
 		}},
 	}
 	for _, c := range cases {
@@ -406,8 +406,8 @@ func TestCLIOwnLimitWait(t *testing.T) {
 	l := withBudget(time.Hour)
 	l.Deadline = t0.Add(5 * time.Minute)
 	s = New(l, t0)
-	if eff := s.Step(line(retry429(10*time.Minute)), t0.Add(time.Second)); !eff.Stop || s.Ending() != UsageLimit {
-		t.Errorf("a sleep past the session deadline: stop %v ending %v, want usage-limit", eff.Stop, s.Ending())
+	if eff := s.Step(line(retry429(10*time.Minute)), t0.Add(time.Second)); !eff.Stop || s.StopReason() != StopUsageLimit {
+		t.Errorf("a sleep past the session deadline: stop %v ending %v, want usage-limit", eff.Stop, s.StopReason())
 	}
 	if !strings.Contains(s.Limit().Reason, "session_timeout") {
 		t.Errorf("reason %q does not name session_timeout", s.Limit().Reason)
@@ -444,7 +444,7 @@ func TestHangSilenceCountsFromTheLastLine(t *testing.T) {
 		for _, at := range c.lines {
 			s.Step(line(c.last), t0.Add(at))
 		}
-		if eff := s.Step(wakeUp, t0.Add(c.wake)); !eff.Stop || s.Ending() != Hang {
+		if eff := s.Step(wakeUp, t0.Add(c.wake)); !eff.Stop || s.StopReason() != StopHang {
 			t.Fatalf("%s: no hang at %v", c.name, c.wake)
 		}
 		if got := s.HangSilence(); got != c.want {

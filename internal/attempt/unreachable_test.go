@@ -31,60 +31,60 @@ func TestUnreachableAPI(t *testing.T) {
 	talkedBefore := limits
 	talkedBefore.Talked = true
 	cases := []machineCase{
-		{name: "the first retry without an answer asks for a probe; a cause stops", final: Unreachable, steps: []step{
+		{name: "the first retry without an answer asks for a probe; a cause stops", final: StopUnreachable, steps: []step{
 			{at: 1 * time.Second, in: line(initLine)},
 			{at: 2 * time.Second, in: line(unknownRetry)},
-			{at: 2100 * time.Millisecond, in: probed(notFound), stop: Unreachable},
+			{at: 2100 * time.Millisecond, in: probed(notFound), stop: StopUnreachable},
 			{at: 3 * time.Second, in: streamEnd},
 		}},
-		{name: "a probe that finds the host answering leaves the CLI to retry", final: Exited, steps: []step{
+		{name: "a probe that finds the host answering leaves the CLI to retry", final: StopExited, steps: []step{
 			{at: 2 * time.Second, in: line(unknownRetry)},
 			{at: 2100 * time.Millisecond, in: probed(reached)},
 			{at: 3 * time.Second, in: line(unknownRetry)},
 			{at: 4 * time.Second, in: line(textLine)},
 			{at: 5 * time.Second, in: line(okResult)},
-			{at: 6 * time.Second, in: streamEnd, stop: Exited},
+			{at: 6 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "an earlier attempt talked: the network went away, retry", lim: talkedBefore, final: Exited, steps: []step{
+		{name: "an earlier attempt talked: the network went away, retry", lim: talkedBefore, final: StopExited, steps: []step{
 			{at: 2 * time.Second, in: line(unknownRetry)},
 			{at: 3 * time.Second, in: probed(notFound)}, // even a probe that comes anyway does not stop
-			{at: 4 * time.Second, in: streamEnd, stop: Exited},
+			{at: 4 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "this attempt talked before the failure", final: Exited, steps: []step{
+		{name: "this attempt talked before the failure", final: StopExited, steps: []step{
 			{at: 1 * time.Second, in: line(streamStart)},
 			{at: 2 * time.Second, in: line(unknownRetry)},
 			{at: 3 * time.Second, in: probed(notFound)},
-			{at: 4 * time.Second, in: streamEnd, stop: Exited},
+			{at: 4 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "the probe came back after the CLI made progress", final: Exited, steps: []step{
+		{name: "the probe came back after the CLI made progress", final: StopExited, steps: []step{
 			{at: 2 * time.Second, in: line(unknownRetry)},
 			{at: 3 * time.Second, in: line(textLine)},
 			{at: 4 * time.Second, in: probed(notFound)},
-			{at: 5 * time.Second, in: streamEnd, stop: Exited},
+			{at: 5 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "the CLI's synthetic error message is no answer", final: Unreachable, steps: []step{
+		{name: "the CLI's synthetic error message is no answer", final: StopUnreachable, steps: []step{
 			{at: 1 * time.Second, in: line(synthetic)},
-			{at: 2 * time.Second, in: line(certResult), stop: Unreachable},
+			{at: 2 * time.Second, in: line(certResult), stop: StopUnreachable},
 			{at: 3 * time.Second, in: streamEnd},
 		}},
-		{name: "2.1.197 gives up after its retries: its text decides", final: Unreachable, steps: []step{
+		{name: "2.1.197 gives up after its retries: its text decides", final: StopUnreachable, steps: []step{
 			{at: 2 * time.Second, in: line(unknownRetry)},
 			{at: 3 * time.Second, in: probed(reached)},
 			{at: 180 * time.Second, in: line(synthetic)},
-			{at: 181 * time.Second, in: line(refusedResult), stop: Unreachable},
+			{at: 181 * time.Second, in: line(refusedResult), stop: StopUnreachable},
 		}},
-		{name: "an error result after a success is retried as before", lim: talkedBefore, final: Exited, steps: []step{
+		{name: "an error result after a success is retried as before", lim: talkedBefore, final: StopExited, steps: []step{
 			{at: 2 * time.Second, in: line(certResult)},
-			{at: 3 * time.Second, in: streamEnd, stop: Exited},
+			{at: 3 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "a 529 is the API answering: no probe, no stop", final: Exited, steps: []step{
+		{name: "a 529 is the API answering: no probe, no stop", final: StopExited, steps: []step{
 			{at: 2 * time.Second, in: line(overloaded)},
 			{at: 3 * time.Second, in: line(textLine)},
-			{at: 4 * time.Second, in: streamEnd, stop: Exited},
+			{at: 4 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "a probe after the stream ended changes nothing", final: Exited, steps: []step{
+		{name: "a probe after the stream ended changes nothing", final: StopExited, steps: []step{
 			{at: 2 * time.Second, in: line(unknownRetry)},
-			{at: 3 * time.Second, in: streamEnd, stop: Exited},
+			{at: 3 * time.Second, in: streamEnd, stop: StopExited},
 			{at: 4 * time.Second, in: probed(notFound)},
 		}},
 	}

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/malarun/malarun/internal/environ"
 )
 
 // DefaultBaseURL is where the CLI sends requests without ANTHROPIC_BASE_URL.
@@ -50,15 +52,7 @@ func providerSwitches() []string {
 // (KEY=VALUE entries; the last one of a name wins, as exec does), for a
 // CLI that runs in cwd.
 func TargetOf(env []string, cwd string) Target {
-	get := func(name string) string {
-		v := ""
-		for _, kv := range env {
-			if rest, ok := strings.CutPrefix(kv, name+"="); ok {
-				v = rest
-			}
-		}
-		return v
-	}
+	get := func(name string) string { return environ.Get(env, name) }
 	raw := get("ANTHROPIC_BASE_URL")
 	if raw == "" {
 		raw = DefaultBaseURL

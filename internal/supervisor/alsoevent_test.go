@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
@@ -74,39 +75,41 @@ func TestLogsNameTheEventThatSaysThem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := tt.setup(t)
-			var evs events
-			h.observer = evs.add
-			h.run() // how the run ends is other tests' business
-			var recs []map[string]any
-			got := map[string]int{}
-			for _, line := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
-				var rec map[string]any
-				if err := json.Unmarshal([]byte(line), &rec); err != nil {
-					t.Fatalf("log line %q: %v", line, err)
+			synctest.Test(t, func(t *testing.T) {
+				h := tt.setup(t)
+				var evs events
+				h.observer = evs.add
+				h.run() // how the run ends is other tests' business
+				var recs []map[string]any
+				got := map[string]int{}
+				for _, line := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
+					var rec map[string]any
+					if err := json.Unmarshal([]byte(line), &rec); err != nil {
+						t.Fatalf("log line %q: %v", line, err)
+					}
+					if kind, ok := rec[supervisor.AlsoEventField]; ok {
+						s, _ := kind.(string)
+						got[s]++
+						recs = append(recs, rec)
+					}
 				}
-				if kind, ok := rec[supervisor.AlsoEventField]; ok {
-					s, _ := kind.(string)
-					got[s]++
-					recs = append(recs, rec)
+				for kind, n := range got {
+					if want := tt.want[kind]; n != want {
+						t.Errorf("%d records name %s, want %d", n, kind, want)
+					}
+					if m := len(evs.of(supervisor.EventKind(kind))); m < n {
+						t.Errorf("%d records name %s, and only %d such events came", n, kind, m)
+					}
 				}
-			}
-			for kind, n := range got {
-				if want := tt.want[kind]; n != want {
-					t.Errorf("%d records name %s, want %d", n, kind, want)
+				for kind, want := range tt.want {
+					if got[kind] != want {
+						t.Errorf("%d records name %s, want %d; logs:\n%s", got[kind], kind, want, h.logs.String())
+					}
 				}
-				if m := len(evs.of(supervisor.EventKind(kind))); m < n {
-					t.Errorf("%d records name %s, and only %d such events came", n, kind, m)
+				if tt.check != nil {
+					tt.check(t, recs, &evs)
 				}
-			}
-			for kind, want := range tt.want {
-				if got[kind] != want {
-					t.Errorf("%d records name %s, want %d; logs:\n%s", got[kind], kind, want, h.logs.String())
-				}
-			}
-			if tt.check != nil {
-				tt.check(t, recs, &evs)
-			}
+			})
 		})
 	}
 }

@@ -3,21 +3,23 @@ package supervisor
 import (
 	"strconv"
 	"strings"
+
+	"github.com/malarun/malarun/internal/run"
 )
 
 // claudeArgs are the flags malarun owns, then the user's.
-func claudeArgs(cfg Config, spec attemptSpec) []string {
+func claudeArgs(cfg Config, spec run.Attempt) []string {
 	args := []string{"-p", "--output-format", "stream-json", "--verbose"}
 	if cfg.PartialMessages {
 		args = append(args, "--include-partial-messages")
 	}
-	if spec.resume {
-		args = append(args, "--resume", spec.sessionID)
+	if spec.Resume {
+		args = append(args, "--resume", spec.SessionID)
 	} else {
-		args = append(args, "--session-id", spec.sessionID)
+		args = append(args, "--session-id", spec.SessionID)
 	}
-	if spec.budgetUSD > 0 && !hasFlag(cfg.ExtraArgs, "--max-budget-usd") {
-		args = append(args, "--max-budget-usd", strconv.FormatFloat(spec.budgetUSD, 'f', -1, 64))
+	if spec.BudgetUSD > 0 && !hasFlag(cfg.ExtraArgs, "--max-budget-usd") {
+		args = append(args, "--max-budget-usd", strconv.FormatFloat(spec.BudgetUSD, 'f', -1, 64))
 	}
 	return append(args, cfg.ExtraArgs...)
 }

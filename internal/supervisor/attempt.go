@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -16,419 +14,294 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
-
-// attemptSpec is one claude process: which session, which prompt.
-type attemptSpec struct {
-	n         int
-	sessionID string
-	resume    bool // --resume sessionID instead of --session-id sessionID
-	// checkpoint: this attempt asks for a checkpoint; context pressure is
-	// not acted on (the request itself adds to the context).
-	checkpoint bool
-	promptPath string // the file the CLI reads on stdin
-	deadline   time.Time
-	// budgetUSD is what max_cost_usd leaves for this attempt (0 = no cap):
-	// the CLI's own --max-budget-usd counts one process only.
-	budgetUSD float64
-}
 
 // attemptResult is everything an attempt left behind.
 type attemptResult struct {
-	spec      attemptSpec
-	log       attemptLog
-	ending    attempt.Ending
-	signal    os.Signal // for attempt.Interrupted
-	hangLimit time.Duration
-	hangTools []string // tools outstanding when the hang was detected
-	// cliLimit (attempt.UsageLimit) is the CLI's own wait for a 429 that
-	// was longer than what is left of limit_wait.
-	cliLimit usagelimit.Decision
-	// cutOff are the tool calls still outstanding when the attempt ended,
-	// cutTasks the background tasks still running.
-	cutOff   []stream.ToolUse
-	cutTasks []attempt.Task
-	// unreachable (attempt.Unreachable) is why the API cannot be reached,
-	// apiAt its address as it is safe to print.
-	unreachable reach.Finding
-	apiAt       string
-	exit        proc.Exit
-	stop        proc.StopReport
-	stdoutPath  string
-	stderrPath  string
-	stderrTail  string
-	started     time.Time
-	ended       time.Time
+	spec    run.Attempt
+	machine *attempt.State // its timing decisions, final once the tree is gone
+	log     *attempt.Log   // what its stream said
+	stop    attempt.StopReason
+	signal  os.Signal // for attempt.StopInterrupted
+	// apiAt is the API's address as it is safe to print (attempt.StopUnreachable).
+	apiAt      string
+	exit       proc.Exit
+	tree       proc.StopReport
+	stdoutPath string
+	stderrPath string
+	stderrTail string
+	started    time.Time
+	ended      time.Time
 }
 
 // stuckExitWait bounds the wait for a CLI that SIGKILL could not end.
 const stuckExitWait = 5 * time.Second
 
-// succeeded reports whether the attempt printed a successful result.
-func (res *attemptResult) succeeded() bool {
-	r := res.log.result
-	return r != nil && r.Subtype == "success" && !r.IsError
+// attemptDriver runs one attempt: it feeds what happens (the stream's
+// lines, the timer, a probe's finding, signals) to the attempt machine and
+// carries out what the machine decides. It decides nothing itself.
+type attemptDriver struct {
+	r     *runner
+	res   *attemptResult
+	log   zerolog.Logger
+	child Child
+	m     *attempt.State
+	lines <-chan stream.Event
+	// One timer, always set to the machine's next decision time.
+	timer *time.Timer
+	// probed delivers the look at the API's address (at most one).
+	probed   <-chan reach.Finding
+	endProbe context.CancelFunc
+	// ctxDone and lockLost are set to nil once seen, so that a closed
+	// channel cannot spin the loop.
+	ctxDone, lockLost <-chan struct{}
+	stopDone          chan proc.StopReport
+	treeGone          bool
 }
 
 // runAttempt starts one claude process and supervises it until its stream
 // is read to the end and its whole tree is gone. It never returns while a
 // process of the tree is alive (short of one stuck in the kernel).
-func (r *runner) runAttempt(spec attemptSpec) (*attemptResult, error) {
-	res := &attemptResult{
-		spec:       spec,
-		stdoutPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.jsonl", spec.n)),
-		stderrPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.stderr", spec.n)),
-		started:    time.Now(),
-	}
-	res.log.sessionID = spec.sessionID
-	if !journal.ValidSessionID(spec.sessionID) {
+func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
+	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: time.Now(),
+		stdoutPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.jsonl", spec.N)),
+		stderrPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.stderr", spec.N))}
+	if !journal.ValidSessionID(spec.SessionID) {
 		// Every id is checked where it enters (the record, malarun's own);
 		// this is the last guard before it becomes an argument.
-		return nil, fmt.Errorf("refusing to pass %q to claude as a session id", spec.sessionID)
+		return nil, fmt.Errorf("refusing to pass %q to claude as a session id", spec.SessionID)
 	}
 	if err := r.ensureRunDir(); err != nil {
 		return nil, err
 	}
-	stdout, err := createExclusive(res.stdoutPath)
+	child, err := r.deps.Claude.Start(Launch{Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd,
+		Env: r.attemptEnv(spec.N), Stdin: r.promptPath(spec), Stdout: res.stdoutPath, Stderr: res.stderrPath,
+		Marker: markerEnv + "=" + r.rec.Marker})
 	if err != nil {
 		return nil, err
 	}
-	defer stdout.Close()
-	stderr, err := createExclusive(res.stderrPath)
-	if err != nil {
+	defer child.Close()
+	if err := r.recordAttemptStart(spec, child); err != nil {
+		child.Stop(r.cfg.KillGrace, r.hurry)
 		return nil, err
 	}
-	defer stderr.Close()
-	// The transcript is opened for reading, and watched, before claude can
-	// write to it: a run folder removed from now on (a tidied state
-	// directory) takes the name, not the file.
-	exited := make(chan struct{})
-	follower, err := stream.Follow(res.stdoutPath, exited)
-	if err != nil {
-		return nil, fmt.Errorf("follow %s: %w", res.stdoutPath, err)
-	}
-	// The follower releases its inotify instance itself, in the background,
-	// as soon as the CLI has exited (see Follower.Read).
-	defer follower.Close()
+	d := r.newAttemptDriver(res, child)
+	defer d.endProbe()
+	defer d.timer.Stop()
+	d.loop()
+	return d.finish(), nil
+}
 
-	p, err := r.spawner.Start(proc.Spec{
-		Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd, Env: r.attemptEnv(spec.n),
-		StdinPath: spec.promptPath, Stdout: stdout, Stderr: stderr, Marker: markerEnv + "=" + r.rec.Marker,
-	})
-	if err != nil {
-		close(exited)
-		return nil, err
-	}
-	if err := r.spawner.GuardError(); err != nil && !r.guardWarned {
-		r.guardWarned = true
-		r.log.Warn().Err(err).Msg("could not start the guard that ends claude's process tree if malarun is killed outright: such a tree lives on until the next malarun of this issue ends it")
-	}
-	go func() {
-		<-p.Done()
-		close(exited)
-	}()
-	if err := r.recordAttemptStart(spec, p); err != nil {
-		p.Stop(r.cfg.KillGrace, r.hurry)
-		return nil, err
-	}
-	log := r.log.With().Int("attempt", spec.n).Str("session", spec.sessionID).Logger()
-	purpose := "work"
-	if spec.checkpoint {
-		purpose = "checkpoint"
-	}
+func (r *runner) newAttemptDriver(res *attemptResult, child Child) *attemptDriver {
+	spec := res.spec
+	d := &attemptDriver{r: r, res: res, child: child, lines: child.Lines(), ctxDone: r.ctxDone, lockLost: r.lockLost,
+		log: r.log.With().Int("attempt", spec.N).Str("session", spec.SessionID).Logger(), endProbe: func() {}}
 	// The event first: an observer may open an output group for the attempt.
-	r.emit(Event{Kind: EvAttemptStarted, Attempt: spec.n, Session: spec.sessionID, Pid: p.Pid, Resume: spec.resume, Purpose: purpose})
-	log.Info().Int("pid", p.Pid).Bool("resume", spec.resume).Str("transcript", res.stdoutPath).Msg("attempt started")
-
-	events := make(chan stream.Event, 64)
-	readErr := make(chan error, 1)
-	go decodeInto(follower, events, readErr)
-
-	m := attempt.New(attempt.Limits{
+	r.emit(Event{Kind: EvAttemptStarted, Attempt: spec.N, Session: spec.SessionID, Pid: child.Pid(), Resume: spec.Resume, Purpose: spec.Purpose()})
+	d.log.Info().Int("pid", child.Pid()).Bool("resume", spec.Resume).Str("transcript", res.stdoutPath).Msg("attempt started")
+	d.m = attempt.New(attempt.Limits{
 		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Background: r.cfg.BackgroundTimeout,
-		Linger: r.cfg.ResultExitTimeout, Deadline: spec.deadline, Checkpoint: spec.checkpoint,
-		LimitWaitLeft: r.budget.Left(), Talked: r.talked,
+		Linger: r.cfg.ResultExitTimeout, Deadline: r.policy.Deadline, Checkpoint: spec.Checkpoint,
+		LimitWaitLeft: r.state.LimitWaitLeft(), Talked: r.state.Talked,
 	}, time.Now())
-	// A probe of the API's address runs at most once, beside the attempt.
-	probeCtx, endProbe := context.WithCancel(context.Background())
-	defer endProbe()
-	var probed <-chan reach.Finding
-	// One timer, always set to the machine's next decision time.
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	rearm := func() {
-		timer.Stop()
-		if at := m.Wake(); !at.IsZero() {
-			timer.Reset(time.Until(at))
-		}
-	}
-	rearm()
+	d.timer = time.NewTimer(time.Hour)
+	d.rearm()
+	return d
+}
 
-	ctxDone := r.ctxDone // set to nil once seen, so a closed channel cannot spin the loop
-	lockLost := r.lockLost
-	var stopDone chan proc.StopReport
-	// apply carries out what the machine decided.
-	apply := func(eff attempt.Effects) {
-		for _, tk := range eff.Started {
-			log.Info().Str("task", tk.ID).Str("type", tk.Type).Str("description", tk.Description).Msg("background task started")
-			r.emit(Event{Kind: EvTaskStarted, Attempt: spec.n, Session: res.log.sessionID, Task: tk.ID, Reason: taskLabel(tk)})
-		}
-		for _, tk := range eff.Finished {
-			log.Info().Str("task", tk.ID).Msg("background task finished")
-			r.emit(Event{Kind: EvTaskFinished, Attempt: spec.n, Session: res.log.sessionID, Task: tk.ID, Reason: taskLabel(tk)})
-		}
-		if eff.Probe {
-			probed = r.startProbe(probeCtx, log)
-		}
-		if !eff.Stop {
-			rearm()
-			return
-		}
-		why := m.Ending()
-		res.ending = why
-		res.cutOff, res.cutTasks = m.CutOff()
-		timer.Stop()
-		grace := r.cfg.KillGrace
-		if eff.Grace == attempt.ShutdownGrace {
-			grace = r.cfg.ShutdownGrace
-		}
-		switch why {
-		case attempt.Hang:
-			res.hangLimit, res.hangTools = m.Hang()
-			log.Warn().Stringer("silent_for", res.hangLimit).Strs("tools_running", res.hangTools).Str(AlsoEventField, string(EvHangDetected)).
-				Msg("hang detected: no output within the limit")
-			r.emit(Event{Kind: EvHangDetected, Attempt: spec.n, Session: res.log.sessionID, Limit: res.hangLimit, Silence: m.HangSilence(), ToolsRunning: res.hangTools,
-				Reason: fmt.Sprintf("no output for %s", res.hangLimit)})
-		case attempt.Lingered:
-			log.Warn().Stringer("after", r.cfg.ResultExitTimeout).Msg("claude still alive after its result line")
-		case attempt.BackgroundTimeout:
-			log.Warn().Stringer("background_timeout", r.cfg.BackgroundTimeout).Strs("tasks", taskIDs(res.cutTasks)).Msg("background tasks still running after background_timeout")
-		case attempt.UsageLimit:
-			res.cliLimit = m.Limit()
-			log.Warn().Time("retry_at", res.cliLimit.RetryAt).Str("why", res.cliLimit.Reason).Str(AlsoEventField, string(EvAttemptEnded)).
-				Msg("claude would wait out a usage limit longer than limit_wait allows")
-		case attempt.Unreachable:
-			res.unreachable, res.apiAt = m.Unreachable(), r.target.ShownWithProxy()
-			log.Warn().Str("api", res.apiAt).Str("code", res.unreachable.Code).Str(AlsoEventField, string(EvAttemptEnded)).
-				Msg("the API cannot be reached and never was in this run: stopping")
-		case attempt.Pressure:
-			log.Info().Int64("occupancy", r.monitor.Occupancy()).Int64("window", r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
-		}
-		stopDone = make(chan proc.StopReport, 1)
-		log.Info().Str("reason", why.String()).Int("pid", p.Pid).Stringer("grace", grace).Msg("stopping process tree")
-		if why != attempt.Exited { // after a normal exit only leftovers are ended: tree_gone says so
-			r.emit(Event{Kind: EvKillSent, Attempt: spec.n, Session: res.log.sessionID, Pid: p.Pid, Reason: why.String(), Grace: grace})
-		}
-		go func() { stopDone <- p.Stop(grace, r.hurry) }()
+// rearm sets the timer to the machine's next decision time.
+func (d *attemptDriver) rearm() {
+	d.timer.Stop()
+	if at := d.m.Wake(); !at.IsZero() {
+		d.timer.Reset(time.Until(at))
 	}
+}
 
-	// Every way out goes through a stop (the end of the stream included), so
-	// the loop ends once the stream is read and the tree is gone.
-	stopped := false
-	for events != nil || !stopped {
+// loop waits for what happens next until the stream is read and the tree
+// is gone. Every way out goes through a stop (the end of the stream
+// included: tools the CLI did not wait for are ended).
+func (d *attemptDriver) loop() {
+	for d.lines != nil || !d.treeGone {
 		select {
-		case ev, ok := <-events:
+		case ev, ok := <-d.lines:
 			if !ok {
-				events = nil
-				// The CLI exited and its output is read: end what is left
-				// of its tree (tool processes it did not wait for).
-				apply(m.Step(attempt.Input{Kind: attempt.StreamEnd}, time.Now()))
+				d.lines = nil
+				d.step(attempt.Input{Kind: attempt.StreamEnd})
 				continue
 			}
-			r.timelineLine(spec.n, &ev, time.Now())
-			other := res.log.otherSession
-			res.log.observe(ev)
-			if other == "" && res.log.otherSession != "" {
-				log.Warn().Str("claude_session", res.log.otherSession).Msg("claude named another session than the one malarun gave it; malarun keeps its own")
+			d.onLine(ev)
+		case <-d.timer.C:
+			d.step(attempt.Input{Kind: attempt.Wake})
+		case f := <-d.probed:
+			d.probed = nil
+			d.log.Info().Str("api", d.r.target.Shown).Str("found", f.String()).Msg("looked at the API's address")
+			d.step(attempt.Input{Kind: attempt.Probed, Finding: f})
+		case <-d.ctxDone:
+			d.ctxDone = nil
+			d.step(attempt.Input{Kind: attempt.Interrupt})
+		case sig := <-d.r.deps.Signals:
+			if d.r.interrupt(sig) {
+				d.res.signal = sig
+				d.step(attempt.Input{Kind: attempt.Interrupt})
 			}
-			res.log.warnRejected(log, ev)
-			stopping := m.Ending() != attempt.None
-			r.logLine(log, ev, !stopping)
-			pressure := r.observeContext(log, ev)
-			eff := m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, time.Now())
-			if !stopping {
-				// What the line did comes before what malarun does about it.
-				r.emitLine(spec, res, m, ev)
-				r.recordProgress(ev, m.Outstanding(), m.Running())
-			}
-			apply(eff)
-		case <-timer.C:
-			apply(m.Step(attempt.Input{Kind: attempt.Wake}, time.Now()))
-		case f := <-probed:
-			probed = nil
-			log.Info().Str("api", r.target.Shown).Str("found", f.String()).Msg("looked at the API's address")
-			apply(m.Step(attempt.Input{Kind: attempt.Probed, Finding: f}, time.Now()))
-		case <-ctxDone:
-			ctxDone = nil
-			apply(m.Step(attempt.Input{Kind: attempt.Interrupt}, time.Now()))
-		case sig := <-r.signals:
-			if r.interrupt(sig) {
-				res.signal = sig
-				apply(m.Step(attempt.Input{Kind: attempt.Interrupt}, time.Now()))
-			}
-		case <-lockLost:
+		case <-d.lockLost:
 			// Another malarun runs the issue now (journal.Journal.Lost):
 			// its claude must not work beside this one's.
-			lockLost = nil
-			log.Error().Msg("another malarun took the issue over; stopping this one's claude")
-			apply(m.Step(attempt.Input{Kind: attempt.Interrupt}, time.Now()))
-		case rep := <-stopDone:
-			res.stop = rep
-			stopDone = nil
-			stopped = true
-			log.Info().Int("termed", rep.Termed).Int("killed", rep.Killed).Ints("left", rep.Left).Stringer("took", rep.Duration).Msg("process tree gone")
-			if res.ending != attempt.Exited || rep.Termed+rep.Killed > 0 {
-				r.emit(Event{Kind: EvTreeGone, Attempt: spec.n, Session: res.log.sessionID, Termed: rep.Termed, Killed: rep.Killed, Took: rep.Duration})
-			}
-			if len(rep.Left) > 0 {
-				// SIGKILL did not end them (stuck in the kernel, e.g. on a
-				// dead network file system). If the CLI is among them its
-				// stream never ends: stop reading rather than wait forever.
-				log.Error().Ints("pids", rep.Left).Msg("processes survived SIGKILL; giving up on them")
-				follower.Close()
-			}
+			d.lockLost = nil
+			d.log.Error().Msg("another malarun took the issue over; stopping this one's claude")
+			d.step(attempt.Input{Kind: attempt.Interrupt})
+		case rep := <-d.stopDone:
+			d.onTreeGone(rep)
 		}
 	}
-	if err := <-readErr; err != nil {
-		log.Error().Err(err).Msg("reading the stream")
+}
+
+// onLine takes in one line of the stream: its time in the timeline, the
+// log, the context's occupancy, then the machine's decision.
+func (d *attemptDriver) onLine(ev stream.Event) {
+	r, res := d.r, d.res
+	r.timelineLine(res.spec.N, &ev, time.Now())
+	other := res.log.OtherSession
+	res.log.Observe(ev)
+	if other == "" && res.log.OtherSession != "" {
+		d.log.Warn().Str("claude_session", res.log.OtherSession).Msg("claude named another session than the one malarun gave it; malarun keeps its own")
+	}
+	for _, rj := range res.log.NewRejects(ev) {
+		d.log.Warn().Str("field", rj.Field).Str("raw", rj.Raw).Int64("line", ev.Line).Msg("claude printed an out-of-range number; it is ignored")
+	}
+	stopping := d.m.StopReason() != attempt.StopNone
+	r.logLine(d.log, ev, !stopping)
+	pressure := r.observeContext(d.log, ev)
+	eff := d.m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, time.Now())
+	if !stopping {
+		// What the line did comes before what malarun does about it.
+		r.emitLine(res, d.m, ev)
+		r.recordProgress(ev, d.m.Outstanding(), d.m.Running())
+	}
+	d.apply(eff)
+}
+
+// step feeds the machine one input and carries out its decision.
+func (d *attemptDriver) step(in attempt.Input) { d.apply(d.m.Step(in, time.Now())) }
+
+// apply carries out what the machine decided.
+func (d *attemptDriver) apply(eff attempt.Effects) {
+	n, session := d.res.spec.N, d.res.log.SessionID
+	for _, tk := range eff.Started {
+		d.log.Info().Str("task", tk.ID).Str("type", tk.Type).Str("description", tk.Description).Msg("background task started")
+		d.r.emit(Event{Kind: EvTaskStarted, Attempt: n, Session: session, Task: tk.ID, Reason: attempt.TaskLabel(tk)})
+	}
+	for _, tk := range eff.Finished {
+		d.log.Info().Str("task", tk.ID).Msg("background task finished")
+		d.r.emit(Event{Kind: EvTaskFinished, Attempt: n, Session: session, Task: tk.ID, Reason: attempt.TaskLabel(tk)})
+	}
+	if eff.Probe {
+		d.startProbe()
+	}
+	if !eff.Stop {
+		d.rearm()
+		return
+	}
+	d.timer.Stop()
+	d.stopTree(eff.Grace)
+}
+
+// startProbe looks at the API's address beside the attempt: the CLI goes
+// on with its own retries meanwhile, and the loop receives the finding (at
+// most one; the channel never blocks the probe). The probe ends with the
+// attempt.
+func (d *attemptDriver) startProbe() {
+	t := d.r.target
+	d.log.Info().Str("api", t.Shown).Str("proxy", t.Proxy).
+		Msg("claude got no answer from the API, and none yet in this run: looking at the address")
+	ctx, cancel := context.WithCancel(context.Background())
+	d.endProbe = cancel
+	out := make(chan reach.Finding, 1)
+	go func() { out <- d.r.deps.Probe(ctx, t) }()
+	d.probed = out
+}
+
+// stopTree says why the machine stopped the attempt and ends its tree in
+// the background: the loop goes on reading the stream meanwhile.
+func (d *attemptDriver) stopTree(g attempt.Grace) {
+	why := d.m.StopReason()
+	grace := d.r.cfg.KillGrace
+	if g == attempt.ShutdownGrace {
+		grace = d.r.cfg.ShutdownGrace
+	}
+	d.logStop(why)
+	pid := d.child.Pid()
+	d.log.Info().Str("reason", why.String()).Int("pid", pid).Stringer("grace", grace).Msg("stopping process tree")
+	if why != attempt.StopExited { // after a normal exit only leftovers are ended: tree_gone says so
+		d.r.emit(Event{Kind: EvKillSent, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Pid: pid, Reason: why.String(), Grace: grace})
+	}
+	d.stopDone = make(chan proc.StopReport, 1)
+	go func() { d.stopDone <- d.child.Stop(grace, d.r.hurry) }()
+}
+
+// logStop logs the cause of a stop, and for a hang emits hang_detected.
+func (d *attemptDriver) logStop(why attempt.StopReason) {
+	cfg := d.r.cfg
+	switch why {
+	case attempt.StopHang:
+		limit, tools := d.m.Hang()
+		d.log.Warn().Stringer("silent_for", limit).Strs("tools_running", tools).Str(AlsoEventField, string(EvHangDetected)).
+			Msg("hang detected: no output within the limit")
+		d.r.emit(Event{Kind: EvHangDetected, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Limit: limit, Silence: d.m.HangSilence(),
+			ToolsRunning: tools, Reason: fmt.Sprintf("no output for %s", limit)})
+	case attempt.StopLingered:
+		d.log.Warn().Stringer("after", cfg.ResultExitTimeout).Msg("claude still alive after its result line")
+	case attempt.StopBackgroundTimeout:
+		_, tasks := d.m.CutOff()
+		d.log.Warn().Stringer("background_timeout", cfg.BackgroundTimeout).Strs("tasks", taskIDs(tasks)).Msg("background tasks still running after background_timeout")
+	case attempt.StopUsageLimit:
+		l := d.m.Limit()
+		d.log.Warn().Time("retry_at", l.RetryAt).Str("why", l.Reason).Str(AlsoEventField, string(EvAttemptEnded)).
+			Msg("claude would wait out a usage limit longer than limit_wait allows")
+	case attempt.StopUnreachable:
+		d.res.apiAt = d.r.target.ShownWithProxy()
+		d.log.Warn().Str("api", d.res.apiAt).Str("code", d.m.Unreachable().Code).Str(AlsoEventField, string(EvAttemptEnded)).
+			Msg("the API cannot be reached and never was in this run: stopping")
+	case attempt.StopPressure:
+		d.log.Info().Int64("occupancy", d.r.monitor.Occupancy()).Int64("window", d.r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
+	}
+}
+
+// onTreeGone ends the loop's wait for the stop.
+func (d *attemptDriver) onTreeGone(rep proc.StopReport) {
+	d.res.tree, d.stopDone, d.treeGone = rep, nil, true
+	d.log.Info().Int("termed", rep.Termed).Int("killed", rep.Killed).Ints("left", rep.Left).Stringer("took", rep.Duration).Msg("process tree gone")
+	if d.m.StopReason() != attempt.StopExited || rep.Termed+rep.Killed > 0 {
+		d.r.emit(Event{Kind: EvTreeGone, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Termed: rep.Termed, Killed: rep.Killed, Took: rep.Duration})
+	}
+	if len(rep.Left) > 0 {
+		// SIGKILL did not end them (stuck in the kernel, e.g. on a dead
+		// network file system). If the CLI is among them its stream never
+		// ends: stop reading rather than wait forever.
+		d.log.Error().Ints("pids", rep.Left).Msg("processes survived SIGKILL; giving up on them")
+		d.child.Abandon()
+	}
+}
+
+// finish completes the result once the stream is read and the tree gone.
+func (d *attemptDriver) finish() *attemptResult {
+	res := d.res
+	if err := d.child.ReadErr(); err != nil {
+		d.log.Error().Err(err).Msg("reading the stream")
 	}
 	select {
-	case <-p.Done():
-		res.exit = p.Exit()
+	case <-d.child.Done():
+		res.exit = d.child.Exit()
 	case <-time.After(stuckExitWait):
 		res.exit = proc.Exit{Code: -1, Err: errors.New("claude did not exit after SIGKILL")}
 	}
 	res.ended = time.Now()
-	r.talked = r.talked || m.Talked()
-	// The CLI's own sleeps through a usage limit came out of limit_wait.
-	r.budget.Spend(m.CLIWaited(res.ended))
-	if res.ending = m.Final(); res.ending == attempt.Interrupted && res.signal == nil {
-		res.signal = r.interrupted
+	res.machine = d.m
+	if res.stop = d.m.FinalStop(); res.stop == attempt.StopInterrupted && res.signal == nil {
+		res.signal = d.r.interrupted
 	}
 	res.stderrTail = tailFile(res.stderrPath, stderrTailBytes)
-	return res, nil
-}
-
-// decodeInto sends every event of r to out and closes it at the end of the stream.
-func decodeInto(r *stream.Follower, out chan<- stream.Event, errc chan<- error) {
-	defer close(out)
-	d := stream.NewDecoder(r)
-	for {
-		ev, err := d.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
-			errc <- err
-			return
-		}
-		out <- ev
-	}
-}
-
-// observeContext feeds the context monitor and reports whether occupancy
-// is over the threshold.
-func (r *runner) observeContext(log zerolog.Logger, ev stream.Event) bool {
-	o := r.monitor.Observe(ev)
-	if o.MissingUsage {
-		log.Warn().Msg("an assistant message came without usage: context occupancy is not tracked for it")
-	}
-	if o.Compacted {
-		log.Info().Msg("claude compacted the conversation; occupancy is measured again from the next message")
-	}
-	if o.Crossed {
-		w, src := r.monitor.Window()
-		log.Debug().Int64("occupancy", r.monitor.Occupancy()).Int64("window", w).Str("window_source", src).Msg("context over the threshold")
-	}
-	return o.Crossed
-}
-
-func (r *runner) windowTokens() int64 {
-	w, _ := r.monitor.Window()
-	return w
-}
-
-// emitLine tells the observer what a line changed: always the live
-// numbers, and tools starting and finishing, and the CLI's own retries.
-func (r *runner) emitLine(spec attemptSpec, res *attemptResult, m *attempt.State, ev stream.Event) {
-	base := Event{Attempt: spec.n, Session: res.log.sessionID}
-	for _, tu := range ev.ToolUses {
-		e := base
-		e.Kind, e.Tool, e.ToolInput = EvToolStarted, tu.Name, tu.Input
-		r.emit(e)
-	}
-	for _, id := range ev.ToolResults {
-		for _, tu := range res.log.toolCalls {
-			if tu.ID == id {
-				e := base
-				e.Kind, e.Tool = EvToolFinished, tu.Name
-				r.emit(e)
-			}
-		}
-	}
-	if ev.Type == "system" && ev.Subtype == "api_retry" {
-		e := base
-		e.Kind, e.Reason = EvAPIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
-		// At most stream.MaxRetryDelayMS (a year): the product fits a Duration.
-		e.Backoff = time.Duration(ev.RetryDelayMS * float64(time.Millisecond))
-		r.emit(e)
-	}
-	if r.observe == nil {
-		return // progress is for observers only: the timeline has the line's time
-	}
-	e := base
-	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = EvProgress, res.log.assistants, m.ToolsRunning(), m.Wake()
-	e.Tasks = taskLabels(m.Running())
-	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
-	e.CostUSD = r.costBefore + res.log.costUSD
-	r.emit(e)
-}
-
-// logLine logs the lines that matter at info, the rest at debug; evented:
-// emitLine reports the line's events (not while the tree is stopped).
-func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
-	switch {
-	case ev.Kind != stream.KindJSON:
-		log.Warn().Int64("line", ev.Line).Int64("bytes", ev.Bytes).Str("kind", ev.Kind.String()).Msg("undecodable line in the stream")
-	case ev.Type == "system" && ev.Subtype == "init":
-		log.Info().Str("model", ev.Model).Str("claude_session", ev.SessionID).Str("claude_code_version", ev.ClaudeCodeVersion).Msg("claude started")
-		if note := cliVersionNote(ev.ClaudeCodeVersion); note != "" && !r.versionWarned {
-			r.versionWarned = true
-			// The version is the CLI's text: a field, never in the message
-			// (messages are constant; see cmd/malarun/logging.go).
-			log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Str("note", note).Msg("claude's version is outside the tested range")
-		}
-	case ev.Type == "system" && ev.Subtype == "api_retry":
-		l := log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS)
-		if evented {
-			l = l.Str(AlsoEventField, string(EvAPIRetry))
-		}
-		l.Msg("claude is retrying an API request")
-	case ev.Type == "rate_limit_event":
-		// allowed_warning only says how much of a window is used: logged, not acted on.
-		log.Info().Str("status", ev.RateLimitStatus).Str("limit_type", ev.RateLimitType).Int64("resets_at", ev.ResetsAt).
-			Str("error_code", ev.RateLimitErrorCode).Msg("claude reported its rate limit status")
-	case ev.Type == "assistant":
-		for _, tu := range ev.ToolUses {
-			log.Info().Str("tool", tu.Name).Str("id", tu.ID).Msg("tool call")
-		}
-	case ev.Type == "result":
-		log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", ev.TotalCostUSD).Str("terminal_reason", ev.TerminalReason).
-			Str("origin", ev.OriginKind).Msg("result")
-		if ev.IsError || ev.Subtype != "success" {
-			if c := classifyResult(&ev); c.unknown != "" {
-				log.Warn().Str("value", c.unknown).Msg("claude printed an error result malarun does not know; treating it as an error that retrying cannot fix (exit 1)")
-			}
-		}
-	default:
-		log.Debug().Str("type", ev.Type).Str("subtype", ev.Subtype).Msg("line")
-	}
-}
-
-// createExclusive creates a file that must not exist yet: a transcript is
-// never reused or overwritten.
-func createExclusive(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, 0o600)
+	return res
 }

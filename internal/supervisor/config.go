@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/run"
 )
 
 // Config is everything one supervised run needs, already parsed and
@@ -134,8 +134,8 @@ func DefaultConfig() Config {
 		PartialMessages:     true,
 		MaxAttempts:         DefaultMaxAttempts,
 		MaxIdleRetries:      DefaultMaxIdleRetries,
-		Backoff:             retry.DefaultBackoff(),
-		SideEffectFreeTools: retry.DefaultSideEffectFree(),
+		Backoff:             run.DefaultBackoff(),
+		SideEffectFreeTools: run.DefaultSideEffectFree(),
 		ContextThreshold:    DefaultContextThreshold,
 		MaxContinuations:    DefaultMaxContinuations,
 		MaxReclaims:         DefaultMaxReclaims,
@@ -143,14 +143,19 @@ func DefaultConfig() Config {
 	}
 }
 
-// retryPolicy is the retry machine's view of the configuration.
-func (c Config) retryPolicy() retry.Policy {
+// runPolicy is the run's limits for internal/run, the session deadline
+// counted from started.
+func (c Config) runPolicy(started time.Time) run.Policy {
 	free := make(map[string]bool, len(c.SideEffectFreeTools))
 	for _, t := range c.SideEffectFreeTools {
 		free[t] = true
 	}
-	return retry.Policy{MaxAttempts: c.MaxAttempts, MaxIdleRetries: c.MaxIdleRetries, Backoff: c.Backoff,
-		MaxCostUSD: c.MaxCostUSD, SideEffectFree: free, MaxContinuations: c.MaxContinuations}
+	p := run.Policy{MaxAttempts: c.MaxAttempts, MaxIdleRetries: c.MaxIdleRetries, Backoff: c.Backoff,
+		MaxCostUSD: c.MaxCostUSD, SideEffectFree: free, MaxContinuations: c.MaxContinuations, LimitWait: c.LimitWait}
+	if c.SessionTimeout > 0 {
+		p.Deadline = started.Add(c.SessionTimeout)
+	}
+	return p
 }
 
 // Validate checks the values that no parser can: ranges and required fields.

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"context"
 	"os"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -19,13 +18,17 @@ type Deps struct {
 	// SIGQUIT): the first stops the run within ShutdownGrace, a second
 	// kills the tree at once.
 	Signals <-chan os.Signal
-	// Spawner starts the CLI; nil makes one (which makes this process a
-	// child subreaper, where the kernel has one).
+	// Claude starts each attempt's CLI (nil: the real one, cfg.ClaudeBin,
+	// through Spawner). Tests pass a fake that plays scripted lines in fake
+	// time (internal/fakeclaude), so a decision is tested without a process.
+	Claude Claude
+	// Spawner starts the real CLI when Claude is nil; nil makes one (which
+	// makes this process a child subreaper, where the kernel has one).
 	Spawner *proc.Spawner
 	// Guard is the command line that runs proc.RunGuard (malarun and its
 	// hidden proc.GuardCommand): on a kernel with no parent-death signal
 	// (darwin), that process ends the CLI's tree if malarun is killed. Used
-	// only when Spawner is nil; nil: no guard.
+	// only when Claude and Spawner are nil; nil: no guard.
 	Guard []string
 	// ExitCode maps a run's error to the exit code the command line will
 	// use, so the journal can record it; nil records 0 or 1.
@@ -39,10 +42,6 @@ type Deps struct {
 	// Rand is the random source of the jitter after a usage limit resets,
 	// values in [0, 1) (nil: math/rand/v2).
 	Rand func() float64
-	// After is the timer of the waits between attempts (a backoff, a usage
-	// limit's reset; nil: real time). Tests pass one that fires at once
-	// and records how long was asked for.
-	After func(time.Duration) <-chan time.Time
 	// OutputFailures reports malarun's own outputs that could not be
 	// written so far (stderr, the --events file: a terminal that hung up, a
 	// reader that went away). The run goes on without them; each is noted

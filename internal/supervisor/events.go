@@ -66,7 +66,7 @@ type Event struct {
 	ToolInput string
 
 	Outcome string
-	// Ending (attempt_ended) is how the attempt ended, as AttemptReport.Ended.
+	// Ending (attempt_ended) is why the attempt's process stopped, as AttemptReport.Ended.
 	Ending  string
 	Action  string
 	Reason  string
@@ -110,26 +110,9 @@ func (r *runner) emit(e Event) {
 	}
 	e.Issue = r.cfg.IssueID
 	r.timelineEvent(e)
-	if r.observe != nil {
-		r.observe(e)
+	if r.deps.Observer != nil {
+		r.deps.Observer(e)
 	}
-}
-
-// taskLabel names a background task for people: its description, else the
-// command that started it, else its type.
-func taskLabel(tk attempt.Task) string {
-	return firstNonEmpty(tk.Description, tk.Command, tk.Type, tk.ID)
-}
-
-func taskLabels(tasks []attempt.Task) []string {
-	if len(tasks) == 0 {
-		return nil
-	}
-	out := make([]string, len(tasks))
-	for i, tk := range tasks {
-		out[i] = tk.ID + " (" + taskLabel(tk) + ")"
-	}
-	return out
 }
 
 func taskIDs(tasks []attempt.Task) []string {

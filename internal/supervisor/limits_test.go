@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
@@ -19,35 +20,37 @@ import (
 
 // limited sets up a harness whose CLI is refused by a five-hour limit that
 // resets at resetsAt; the CLI's OAuth token names the account. Its waits
-// are in fake time (they end at once; w says when they would have ended).
+// are fake time (synctest); w sees each one end.
 func limited(t *testing.T, resetsAt time.Time, env ...string) (*harness, *waits) {
 	env = append(env, testchild.EnvResetsAt+"="+fmt.Sprint(resetsAt.Unix()), "CLAUDE_CODE_OAUTH_TOKEN=token-1", "ANTHROPIC_API_KEY=")
 	h := newHarness(t, testchild.UsageLimited, env...)
 	h.rand = func() float64 { return 0 }
-	w := &waits{}
-	h.after = w.after
-	return h, w
+	h.waits = &waits{}
+	return h, h.waits
 }
 
-// waits is the timer of the waits between attempts in fake time: each ends
-// at once, and is remembered as the moment it would have ended.
+// waits sees the limit waits of a run: each ends when the next attempt
+// starts (in fake time, at the moment the wait was for).
 type waits struct {
-	mu   sync.Mutex
-	ends []time.Time
+	mu      sync.Mutex
+	waiting bool
+	ends    []time.Time
 }
 
-func (w *waits) after(d time.Duration) <-chan time.Time {
-	end := time.Now().Add(d)
+func (w *waits) observe(e supervisor.Event) {
 	w.mu.Lock()
-	w.ends = append(w.ends, end)
-	w.mu.Unlock()
-	c := make(chan time.Time, 1)
-	c <- end
-	return c
+	defer w.mu.Unlock()
+	switch {
+	case e.Kind == supervisor.EvLimitWait:
+		w.waiting = true
+	case e.Kind == supervisor.EvAttemptStarted && w.waiting:
+		w.waiting = false
+		w.ends = append(w.ends, e.Time)
+	}
 }
 
 // endedAfter fails the test unless there were n waits, each ending at or
-// after resetsAt (and, with no jitter, within a second of it).
+// after resetsAt and, with no jitter, within a second of it.
 func (w *waits) endedAfter(t *testing.T, n int, resetsAt time.Time) {
 	t.Helper()
 	w.mu.Lock()
@@ -99,49 +102,51 @@ func runError(t *testing.T, err error) *supervisor.RunError {
 // is resumed (though the refused request was its first) with a note in the
 // prompt. The wait is not a retry: max_attempts 1 still lets the run on.
 func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
-	resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
-	h, w := limited(t, resetsAt)
-	h.cfg.LimitWait = time.Minute
-	h.cfg.MaxAttempts = 1
-	var evs events
-	var recDuringWait journal.Record
-	h.observer = func(ev supervisor.Event) {
-		evs.add(ev)
-		if ev.Kind == supervisor.EventKind("limit_wait") {
-			recDuringWait, _, _ = journalOf(t, h)
+	synctest.Test(t, func(t *testing.T) {
+		resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
+		h, w := limited(t, resetsAt)
+		h.cfg.LimitWait = time.Minute
+		h.cfg.MaxAttempts = 1
+		var evs events
+		var recDuringWait journal.Record
+		h.observer = func(ev supervisor.Event) {
+			evs.add(ev)
+			if ev.Kind == supervisor.EventKind("limit_wait") {
+				recDuringWait, _, _ = journalOf(t, h)
+			}
 		}
-	}
-	rep, err, _ := h.run()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, h.logs.String())
-	}
-	w.endedAfter(t, 1, resetsAt)
-	at := h.attempts()
-	if len(at) != 2 || rep.Attempts != 2 {
-		t.Fatalf("%d attempts, report says %d; want 2", len(at), rep.Attempts)
-	}
-	f1, id1 := sessionFlag(t, at[0])
-	f2, id2 := sessionFlag(t, at[1])
-	if f1 != "--session-id" || f2 != "--resume" || id1 != id2 {
-		t.Errorf("attempt 1 %s %s, attempt 2 %s %s: want the same session resumed", f1, id1, f2, id2)
-	}
-	if p := stdinOf(at[1]); !strings.Contains(p, "usage limit (five_hour)") || !strings.Contains(p, "Continue on issue issue-1.") {
-		t.Errorf("resume prompt lacks the limit note:\n%s", p)
-	}
-	waits := evs.of("limit_wait")
-	if len(waits) != 1 || !waits[0].RetryAt.Equal(resetsAt) || waits[0].Until.Before(resetsAt) || waits[0].LimitType != "five_hour" {
-		t.Fatalf("limit_wait events %+v, want one until the reset %v", waits, resetsAt)
-	}
-	if d := evs.of(supervisor.EvRetryDecided); len(d) != 1 || d[0].Attempt != 2 {
-		t.Errorf("a limit wait is not a retry decision: %+v", evs.of(supervisor.EvRetryDecided))
-	}
-	if recDuringWait.Status != journal.Waiting || !recDuringWait.RetryAt.Equal(resetsAt) {
-		t.Errorf("record during the wait: %s retry_at %v, want waiting until %v", recDuringWait.Status, recDuringWait.RetryAt, resetsAt)
-	}
-	rec, _, _ := journalOf(t, h)
-	if rec.Status != journal.Succeeded || !rec.RetryAt.IsZero() || rec.LimitType != "" {
-		t.Errorf("record after: %s retry_at %v type %q, want succeeded with no limit", rec.Status, rec.RetryAt, rec.LimitType)
-	}
+		rep, err, _ := h.run()
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, h.logs.String())
+		}
+		w.endedAfter(t, 1, resetsAt)
+		at := h.attempts()
+		if len(at) != 2 || rep.Attempts != 2 {
+			t.Fatalf("%d attempts, report says %d; want 2", len(at), rep.Attempts)
+		}
+		f1, id1 := sessionFlag(t, at[0])
+		f2, id2 := sessionFlag(t, at[1])
+		if f1 != "--session-id" || f2 != "--resume" || id1 != id2 {
+			t.Errorf("attempt 1 %s %s, attempt 2 %s %s: want the same session resumed", f1, id1, f2, id2)
+		}
+		if p := stdinOf(at[1]); !strings.Contains(p, "usage limit (five_hour)") || !strings.Contains(p, "Continue on issue issue-1.") {
+			t.Errorf("resume prompt lacks the limit note:\n%s", p)
+		}
+		waits := evs.of("limit_wait")
+		if len(waits) != 1 || !waits[0].RetryAt.Equal(resetsAt) || waits[0].Until.Before(resetsAt) || waits[0].LimitType != "five_hour" {
+			t.Fatalf("limit_wait events %+v, want one until the reset %v", waits, resetsAt)
+		}
+		if d := evs.of(supervisor.EvRetryDecided); len(d) != 1 || d[0].Attempt != 2 {
+			t.Errorf("a limit wait is not a retry decision: %+v", evs.of(supervisor.EvRetryDecided))
+		}
+		if recDuringWait.Status != journal.Waiting || !recDuringWait.RetryAt.Equal(resetsAt) {
+			t.Errorf("record during the wait: %s retry_at %v, want waiting until %v", recDuringWait.Status, recDuringWait.RetryAt, resetsAt)
+		}
+		rec, _, _ := journalOf(t, h)
+		if rec.Status != journal.Succeeded || !rec.RetryAt.IsZero() || rec.LimitType != "" {
+			t.Errorf("record after: %s retry_at %v type %q, want succeeded with no limit", rec.Status, rec.RetryAt, rec.LimitType)
+		}
+	})
 }
 
 // A reset beyond limit_wait ends the run at once with exit 75's error, the
@@ -149,172 +154,183 @@ func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
 // the next invocation, before the reset, exits 75 again without starting
 // the CLI, and another issue of the same account does too.
 func TestUsageLimitBeyondLimitWaitStopsAndStaysResumable(t *testing.T) {
-	resetsAt := time.Now().Add(time.Hour).Truncate(time.Second)
-	h, w := limited(t, resetsAt)
-	h.cfg.LimitWait = time.Minute
-	rep, err, took := h.run()
-	wantKind(t, err, outcome.RateLimit, "usage limit (five_hour) until "+resetsAt.UTC().Format("15:04")+" UTC")
-	if took > 10*time.Second {
-		t.Errorf("took %v: a limit beyond limit_wait must stop at once", took)
-	}
-	if re := runError(t, err); !re.RetryAt.Equal(resetsAt) || re.LimitType != "five_hour" {
-		t.Errorf("RunError retry_at %v type %q, want %v five_hour", re.RetryAt, re.LimitType, resetsAt)
-	}
-	if !rep.RetryAt.Equal(resetsAt) || rep.LimitType != "five_hour" {
-		t.Errorf("report retry_at %v type %q", rep.RetryAt, rep.LimitType)
-	}
-	rec, _, _ := journalOf(t, h)
-	if rec.Status != journal.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.LimitType != "five_hour" || rec.SessionID == "" {
-		t.Fatalf("record %s retry_at %v type %q session %q: want waiting until the reset, with the session", rec.Status, rec.RetryAt, rec.LimitType, rec.SessionID)
-	}
-	entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
-	if len(entries) != 1 {
-		t.Errorf("%d files in %s, want the one note", len(entries), usagelimit.DirName)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		resetsAt := time.Now().Add(time.Hour).Truncate(time.Second)
+		h, w := limited(t, resetsAt)
+		h.cfg.LimitWait = time.Minute
+		rep, err, took := h.run()
+		wantKind(t, err, outcome.RateLimit, "usage limit (five_hour) until "+resetsAt.UTC().Format("15:04")+" UTC")
+		if took != 0 {
+			t.Errorf("took %v: a limit beyond limit_wait must stop at once", took)
+		}
+		if re := runError(t, err); !re.RetryAt.Equal(resetsAt) || re.LimitType != "five_hour" {
+			t.Errorf("RunError retry_at %v type %q, want %v five_hour", re.RetryAt, re.LimitType, resetsAt)
+		}
+		if !rep.RetryAt.Equal(resetsAt) || rep.LimitType != "five_hour" {
+			t.Errorf("report retry_at %v type %q", rep.RetryAt, rep.LimitType)
+		}
+		rec, _, _ := journalOf(t, h)
+		if rec.Status != journal.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.LimitType != "five_hour" || rec.SessionID == "" {
+			t.Fatalf("record %s retry_at %v type %q session %q: want waiting until the reset, with the session", rec.Status, rec.RetryAt, rec.LimitType, rec.SessionID)
+		}
+		entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
+		if len(entries) != 1 {
+			t.Errorf("%d files in %s, want the one note", len(entries), usagelimit.DirName)
+		}
 
-	_, err, took = h.run()
-	wantKind(t, err, outcome.RateLimit, "usage limit (five_hour)")
-	if n := len(h.attempts()); n != 1 || took > 5*time.Second {
-		t.Errorf("%d attempts in all after the second invocation (took %v); want it to exit without starting claude", n, took)
-	}
-	if rec2, _, _ := journalOf(t, h); rec2.Status != journal.Waiting || rec2.SessionID != rec.SessionID || rec2.Reclaims != 0 {
-		t.Errorf("record %s session %q reclaims %d, want still waiting on %q with no reclaim", rec2.Status, rec2.SessionID, rec2.Reclaims, rec.SessionID)
-	}
+		_, err, took = h.run()
+		wantKind(t, err, outcome.RateLimit, "usage limit (five_hour)")
+		if n := len(h.attempts()); n != 1 || took != 0 {
+			t.Errorf("%d attempts in all after the second invocation (took %v); want it to exit without starting claude", n, took)
+		}
+		if rec2, _, _ := journalOf(t, h); rec2.Status != journal.Waiting || rec2.SessionID != rec.SessionID || rec2.Reclaims != 0 {
+			t.Errorf("record %s session %q reclaims %d, want still waiting on %q with no reclaim", rec2.Status, rec2.SessionID, rec2.Reclaims, rec.SessionID)
+		}
 
-	h.cfg.IssueID = "issue-2"
-	rep, err, _ = h.run()
-	wantKind(t, err, outcome.RateLimit, "usage limit (five_hour)")
-	if n := len(h.attempts()); n != 1 || !rep.RetryAt.Equal(resetsAt) {
-		t.Errorf("another issue of the account: %d attempts, retry_at %v; want no claude started and the shared reset", n, rep.RetryAt)
-	}
-	w.endedAfter(t, 0, resetsAt)
+		h.cfg.IssueID = "issue-2"
+		rep, err, _ = h.run()
+		wantKind(t, err, outcome.RateLimit, "usage limit (five_hour)")
+		if n := len(h.attempts()); n != 1 || !rep.RetryAt.Equal(resetsAt) {
+			t.Errorf("another issue of the account: %d attempts, retry_at %v; want no claude started and the shared reset", n, rep.RetryAt)
+		}
+		w.endedAfter(t, 0, resetsAt)
+	})
 }
 
 // Exit 75, then an invocation with a limit_wait that covers the rest of the
 // wait: it waits, then continues the recorded session.
 func TestWaitingRecordIsContinuedAfterItsReset(t *testing.T) {
-	resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
-	h, w := limited(t, resetsAt)
-	_, err, _ := h.run() // limit_wait 0: exit 75 at once
-	wantKind(t, err, outcome.RateLimit, "beyond what is left of limit_wait (0s)")
-	first, _, _ := journalOf(t, h)
-	h.cfg.LimitWait = time.Minute
-	rep, err, _ := h.run()
-	if err != nil {
-		t.Fatalf("second invocation: %v\n%s", err, h.logs.String())
-	}
-	w.endedAfter(t, 1, resetsAt)
-	at := h.attempts()
-	if len(at) != 2 || rep.Attempts != 2 {
-		t.Fatalf("%d attempts, report %d; want 2", len(at), rep.Attempts)
-	}
-	if f, id := sessionFlag(t, at[1]); f != "--resume" || id != first.SessionID {
-		t.Errorf("second invocation ran %s %s, want --resume %s", f, id, first.SessionID)
-	}
-	if !strings.Contains(stdinOf(at[1]), "usage limit (five_hour)") {
-		t.Errorf("resume prompt lacks the limit note:\n%s", stdinOf(at[1]))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
+		h, w := limited(t, resetsAt)
+		_, err, _ := h.run() // limit_wait 0: exit 75 at once
+		wantKind(t, err, outcome.RateLimit, "beyond what is left of limit_wait (0s)")
+		first, _, _ := journalOf(t, h)
+		h.cfg.LimitWait = time.Minute
+		rep, err, _ := h.run()
+		if err != nil {
+			t.Fatalf("second invocation: %v\n%s", err, h.logs.String())
+		}
+		w.endedAfter(t, 1, resetsAt)
+		at := h.attempts()
+		if len(at) != 2 || rep.Attempts != 2 {
+			t.Fatalf("%d attempts, report %d; want 2", len(at), rep.Attempts)
+		}
+		if f, id := sessionFlag(t, at[1]); f != "--resume" || id != first.SessionID {
+			t.Errorf("second invocation ran %s %s, want --resume %s", f, id, first.SessionID)
+		}
+		if !strings.Contains(stdinOf(at[1]), "usage limit (five_hour)") {
+			t.Errorf("resume prompt lacks the limit note:\n%s", stdinOf(at[1]))
+		}
+	})
 }
 
 // SIGTERM during a limit wait ends it at once (exit 143's error); the
 // record stays waiting with its retry_at. A later malarun continues it with
 // no reclaim counted, even if the one before died while it waited.
 func TestSignalDuringUsageLimitWait(t *testing.T) {
-	resetsAt := time.Now().Add(time.Hour).Truncate(time.Second)
-	h, w := limited(t, resetsAt)
-	h.after = nil // a real hour: only the signal can end the wait
-	h.cfg.LimitWait = 2 * time.Hour
-	h.observer = func(ev supervisor.Event) {
-		if ev.Kind == "limit_wait" {
-			h.signals <- syscall.SIGTERM
+	synctest.Test(t, func(t *testing.T) {
+		resetsAt := time.Now().Add(time.Hour).Truncate(time.Second)
+		h, w := limited(t, resetsAt)
+		h.cfg.LimitWait = 2 * time.Hour
+		h.observer = func(ev supervisor.Event) {
+			if ev.Kind == "limit_wait" {
+				h.signals <- syscall.SIGTERM
+			}
 		}
-	}
-	_, err, took := h.run()
-	wantKind(t, err, outcome.Interrupted, "while waiting for a usage limit to reset")
-	if re := runError(t, err); re.Signal != syscall.SIGTERM || took > 10*time.Second {
-		t.Errorf("signal %v, took %v", re.Signal, took)
-	}
-	rec, _, _ := journalOf(t, h)
-	if rec.Status != journal.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.Reclaims != 0 {
-		t.Fatalf("record %s retry_at %v reclaims %d, want waiting until %v", rec.Status, rec.RetryAt, rec.Reclaims, resetsAt)
-	}
+		_, err, took := h.run()
+		wantKind(t, err, outcome.Interrupted, "while waiting for a usage limit to reset")
+		if re := runError(t, err); re.Signal != syscall.SIGTERM || took != 0 {
+			t.Errorf("signal %v, took %v", re.Signal, took)
+		}
+		rec, _, _ := journalOf(t, h)
+		if rec.Status != journal.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.Reclaims != 0 {
+			t.Fatalf("record %s retry_at %v reclaims %d, want waiting until %v", rec.Status, rec.RetryAt, rec.Reclaims, resetsAt)
+		}
 
-	// As if that malarun had died in its wait, whose reset is now near.
-	soon := time.Now().Add(30 * time.Second).Truncate(time.Second)
-	rec.RetryAt, rec.Owner.Pid = soon, 1<<22
-	j, err := journal.Acquire(h.cfg.StateDir, h.cfg.IssueID, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Save(rec); err != nil {
-		t.Fatal(err)
-	}
-	j.Release()
-	os.Remove(filepath.Join(h.cfg.StateDir, usagelimit.DirName)) // fails while the note is there
-	os.RemoveAll(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
-	h.observer, h.after = nil, w.after
-	h.cfg.LimitWait = time.Minute
-	_, err, _ = h.run()
-	if err != nil {
-		t.Fatalf("continuing: %v\n%s", err, h.logs.String())
-	}
-	w.endedAfter(t, 1, soon)
-	at := h.attempts()
-	if f, id := sessionFlag(t, at[len(at)-1]); len(at) != 2 || f != "--resume" || id != rec.SessionID {
-		t.Errorf("%d attempts, last %s %s; want the recorded session resumed", len(at), f, id)
-	}
-	if rec, _, _ := journalOf(t, h); rec.Status != journal.Succeeded || rec.Reclaims != 0 {
-		t.Errorf("record %s reclaims %d, want succeeded with none", rec.Status, rec.Reclaims)
-	}
+		// As if that malarun had died in its wait, whose reset is now near.
+		soon := time.Now().Add(30 * time.Second).Truncate(time.Second)
+		rec.RetryAt, rec.Owner.Pid = soon, 1<<22
+		j, err := journal.Acquire(h.cfg.StateDir, h.cfg.IssueID, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+		j.Release()
+		os.Remove(filepath.Join(h.cfg.StateDir, usagelimit.DirName)) // fails while the note is there
+		os.RemoveAll(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
+		h.observer = nil
+		h.cfg.LimitWait = time.Minute
+		_, err, _ = h.run()
+		if err != nil {
+			t.Fatalf("continuing: %v\n%s", err, h.logs.String())
+		}
+		w.endedAfter(t, 1, soon)
+		at := h.attempts()
+		if f, id := sessionFlag(t, at[len(at)-1]); len(at) != 2 || f != "--resume" || id != rec.SessionID {
+			t.Errorf("%d attempts, last %s %s; want the recorded session resumed", len(at), f, id)
+		}
+		if rec, _, _ := journalOf(t, h); rec.Status != journal.Succeeded || rec.Reclaims != 0 {
+			t.Errorf("record %s reclaims %d, want succeeded with none", rec.Status, rec.Reclaims)
+		}
+	})
 }
 
 // A limit still in force after the reset malarun waited for is not waited
 // for again (that would loop without spending the budget): exit 75.
 func TestUsageLimitAgainAfterItsResetStops(t *testing.T) {
-	resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
-	h, w := limited(t, resetsAt, testchild.EnvLimitAlways+"=1")
-	h.cfg.LimitWait = time.Minute
-	_, err, _ := h.run()
-	wantKind(t, err, outcome.RateLimit, "still in force after its reset")
-	if n := len(h.attempts()); n != 2 {
-		t.Errorf("%d attempts, want the limited one and the one after the wait", n)
-	}
-	w.endedAfter(t, 1, resetsAt)
+	synctest.Test(t, func(t *testing.T) {
+		resetsAt := time.Now().Add(30 * time.Second).Truncate(time.Second)
+		h, w := limited(t, resetsAt, testchild.EnvLimitAlways+"=1")
+		h.cfg.LimitWait = time.Minute
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.RateLimit, "still in force after its reset")
+		if n := len(h.attempts()); n != 2 {
+			t.Errorf("%d attempts, want the limited one and the one after the wait", n)
+		}
+		w.endedAfter(t, 1, resetsAt)
+	})
 }
 
 // Waiting cannot fix a limit that needs credits: exit 75 at once, with no
 // retry_at, saying so.
 func TestCreditsRequiredIsNotWaitedFor(t *testing.T) {
-	ev := `{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","errorCode":"credits_required","rateLimitType":"overage"},"session_id":"` + testchild.SessionID + `"}`
-	res := `{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429)","session_id":"` + testchild.SessionID + `"}`
-	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, ev, res), testchild.EnvExit+"=1")
-	h.cfg.LimitWait = time.Hour
-	rep, err, _ := h.run()
-	wantKind(t, err, outcome.RateLimit, "waiting for a limit to reset fixes nothing")
-	if !rep.RetryAt.IsZero() {
-		t.Errorf("retry_at %v, want none", rep.RetryAt)
-	}
-	if entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, usagelimit.DirName)); len(entries) != 0 {
-		t.Errorf("a limit waiting cannot fix was shared")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ev := `{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","errorCode":"credits_required","rateLimitType":"overage"},"session_id":"` + testchild.SessionID + `"}`
+		res := `{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429)","session_id":"` + testchild.SessionID + `"}`
+		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, ev, res), testchild.EnvExit+"=1")
+		h.cfg.LimitWait = time.Hour
+		rep, err, _ := h.run()
+		wantKind(t, err, outcome.RateLimit, "waiting for a limit to reset fixes nothing")
+		if !rep.RetryAt.IsZero() {
+			t.Errorf("retry_at %v, want none", rep.RetryAt)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, usagelimit.DirName)); len(entries) != 0 {
+			t.Errorf("a limit waiting cannot fix was shared")
+		}
+	})
 }
 
 // The CLI's own wait for a 429 (api_retry) longer than limit_wait (and
 // idle_timeout) stops it: exit 75 with the end of that wait as retry_at.
 func TestCLIRetryLongerThanLimitWaitStops(t *testing.T) {
-	retryLine := `{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":600000,"error_status":429,"error":"rate_limit","session_id":"` + testchild.SessionID + `"}`
-	h := newHarness(t, testchild.Hang, testchild.EnvLines+"=2", testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, retryLine))
-	h.cfg.LimitWait = time.Minute
-	before := time.Now()
-	rep, err, took := h.run()
-	wantKind(t, err, outcome.RateLimit, "claude would wait 10m0s before retrying")
-	if took > 10*time.Second {
-		t.Errorf("took %v", took)
-	}
-	if lo, hi := before.Add(10*time.Minute), time.Now().Add(10*time.Minute); rep.RetryAt.Before(lo) || rep.RetryAt.After(hi) {
-		t.Errorf("retry_at %v, want about 10 minutes from the api_retry line (%v to %v)", rep.RetryAt, lo, hi)
-	}
-	if got := rep.History[0].Ended; got != "usage-limit" {
-		t.Errorf("attempt ended %q, want usage-limit", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		retryLine := `{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":600000,"error_status":429,"error":"rate_limit","session_id":"` + testchild.SessionID + `"}`
+		h := newHarness(t, testchild.Hang, testchild.EnvLines+"=2", testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, retryLine))
+		h.cfg.LimitWait = time.Minute
+		before := time.Now()
+		rep, err, took := h.run()
+		wantKind(t, err, outcome.RateLimit, "claude would wait 10m0s before retrying")
+		if took > 10*time.Second {
+			t.Errorf("took %v", took)
+		}
+		if lo, hi := before.Add(10*time.Minute), time.Now().Add(10*time.Minute); rep.RetryAt.Before(lo) || rep.RetryAt.After(hi) {
+			t.Errorf("retry_at %v, want about 10 minutes from the api_retry line (%v to %v)", rep.RetryAt, lo, hi)
+		}
+		if got := rep.History[0].Ended; got != "usage-limit" {
+			t.Errorf("attempt ended %q, want usage-limit", got)
+		}
+	})
 }

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -23,14 +24,9 @@ const markerEnv = "MALARUN_RUN"
 // one whose malarun died or was interrupted.
 type plan struct {
 	rec       journal.Record
-	state     retry.State
-	first     attemptSpec
-	resumed   bool   // continuing a recorded run
-	prompt    string // the run's original prompt file
-	reclaimed bool   // the previous malarun died (not interrupted)
-	// limited: the recorded run stopped on this usage limit (status
-	// waiting); the resume prompt says so.
-	limited *usagelimit.Limit
+	begin     run.Beginning // what internal/run starts from
+	prompt    string        // the run's original prompt file
+	reclaimed bool          // the previous malarun died (not interrupted)
 }
 
 // makePlan reads the issue's record and decides. It ends what is left of
@@ -100,7 +96,7 @@ func resumable(s journal.Status) bool {
 }
 
 func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
-	if home := envValue(r.cfg.Env, "HOME"); home != "" && !filepath.IsAbs(home) {
+	if home := environ.Get(r.cfg.Env, "HOME"); home != "" && !filepath.IsAbs(home) {
 		// The CLI keeps its sessions under HOME: a relative one would name
 		// another folder from another working directory.
 		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("HOME %q is not an absolute path", home)}
@@ -120,77 +116,88 @@ func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
 	runID := filepath.Base(runDir)
 	rec := journal.Record{
 		Issue: r.cfg.IssueID, Status: journal.Processing,
-		Cwd: cwd, Home: envValue(r.cfg.Env, "HOME"),
+		Cwd: cwd, Home: environ.Get(r.cfg.Env, "HOME"),
 		RunID: runID, RunDir: runDir, Runs: append(old.Runs, runID), Sessions: []string{},
 		TotalCostUSD: old.TotalCostUSD, StartedAt: started,
 		Marker: r.cfg.IssueID + "/" + runID, PromptSHA256: promptHash(r.cfg.Prompt),
 		PromptChanges: old.PromptChanges, // the issue's history, like Runs
 	}
-	return &plan{rec: rec, prompt: prompt, first: attemptSpec{n: 1, sessionID: newSessionID(), promptPath: prompt}}, nil
+	return &plan{rec: rec, prompt: prompt, begin: run.Beginning{FirstAttempt: 1}}, nil
 }
 
 // resumePlan continues a recorded run in its own working directory and
 // HOME (the CLI finds the session under both), in the same session.
 func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, error) {
-	p := &plan{rec: rec, resumed: true, prompt: filepath.Join(rec.RunDir, "prompt.md")}
+	p := &plan{rec: rec, prompt: filepath.Join(rec.RunDir, "prompt.md")}
 	if err := r.restorePrompt(rec, p.prompt); err != nil {
 		return nil, err
 	}
 	if rec.Status == journal.Processing {
-		// The lock was free: the malarun that wrote "processing" died.
-		p.reclaimed = true
-		p.rec.Reclaims++
-		p.rec.RunReclaims++
-		// The attempt it was running when it died happened: the run's count
-		// says so. It was cut by malarun's death, not by claude, so it
-		// uses none of max_attempts (max_reclaims bounds deaths).
-		cut := max(0, startedAttempts(rec.RunDir)-rec.Attempts)
-		p.rec.Attempts += cut
-		p.rec.KilledAttempts += cut
-		// Counted before anything else happens: a malarun that dies while
-		// reclaiming is one more death.
-		if err := j.Save(p.rec); err != nil {
-			return nil, fmt.Errorf("record the reclaim: %w", err)
-		}
-		if p.rec.Reclaims > r.cfg.MaxReclaims {
-			p.rec.Poisoned, p.rec.Status = true, journal.Failed
-			p.rec.Reason = fmt.Sprintf("malarun died during this run %d times in a row (max_reclaims %d)", p.rec.Reclaims, r.cfg.MaxReclaims)
-			p.rec.ExitCode = r.exitCode(&RunError{Kind: outcome.Poisoned})
-			if err := j.Save(p.rec); err != nil {
-				return nil, err
-			}
-			return nil, &RunError{Kind: outcome.Poisoned, Detail: p.rec.Reason + "; run with --reset to try again"}
+		if err := r.reclaim(j, p); err != nil {
+			return nil, err
 		}
 	}
-	p.state = retry.State{
-		Attempts: p.rec.Attempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
-		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations,
-		HasCheckpoint: rec.Checkpoint != "", AttemptsAtStart: p.rec.KilledAttempts,
-	}
+	p.begin = run.Beginning{Continued: true, FirstAttempt: nextAttempt(rec.RunDir), Record: recorded(p.rec)}
 	if rec.Status == journal.Stopped || rec.Status == journal.Waiting {
-		// It stopped on this invocation's limits: the next gets its own.
-		p.state.AttemptsAtStart = rec.Attempts
+		// It stopped on its invocation's limits: the next gets its own.
+		p.begin.Record.NotCounted = rec.Attempts
 	}
 	if rec.Status == journal.Waiting {
-		p.limited = &usagelimit.Limit{RetryAt: rec.RetryAt, Type: rec.LimitType, Waitable: true}
+		p.begin.Record.Limited = &usagelimit.Limit{RetryAt: rec.RetryAt, Type: rec.LimitType, Waitable: true}
 		if rec.SessionID == "" && rec.Checkpoint == "" && rec.Attempts == 0 {
 			// Stopped by another malarun's limit before its first attempt:
 			// nothing to continue, the task starts as it would have.
-			p.resumed, p.limited = false, nil
+			p.begin.Continued, p.begin.Record.Limited = false, nil
 		}
-	}
-	p.first = attemptSpec{n: nextAttempt(rec.RunDir), promptPath: p.prompt}
-	switch {
-	case rec.SessionID != "":
-		p.first.sessionID, p.first.resume = rec.SessionID, true
-	case rec.Checkpoint != "":
-		p.first.sessionID = newSessionID() // a continuation, built by the caller from the checkpoint
-	default:
-		p.first.sessionID = newSessionID()
 	}
 	r.log.Info().Bool("reclaimed", p.reclaimed).Int("reclaims", p.rec.Reclaims).Int("attempts", p.rec.Attempts).Str("session", rec.SessionID).
 		Str("cwd", rec.Cwd).Str("run_dir", rec.RunDir).Msg("continuing a recorded run")
 	return p, nil
+}
+
+// reclaim takes over a run whose malarun died (the lock was free and the
+// record said processing): one more reclaim, poisoned past max_reclaims.
+func (r *runner) reclaim(j *journal.Journal, p *plan) error {
+	rec := p.rec
+	p.reclaimed = true
+	p.rec.Reclaims++
+	p.rec.RunReclaims++
+	// The attempt it was running when it died happened: the run's count
+	// says so. It was cut by malarun's death, not by claude, so it uses
+	// none of max_attempts (max_reclaims bounds deaths).
+	cut := max(0, startedAttempts(rec.RunDir)-rec.Attempts)
+	p.rec.Attempts += cut
+	p.rec.KilledAttempts += cut
+	// Counted before anything else happens: a malarun that dies while
+	// reclaiming is one more death.
+	if err := j.Save(p.rec); err != nil {
+		return fmt.Errorf("record the reclaim: %w", err)
+	}
+	if p.rec.Reclaims <= r.cfg.MaxReclaims {
+		return nil
+	}
+	p.rec.Poisoned, p.rec.Status = true, journal.Failed
+	p.rec.Reason = fmt.Sprintf("malarun died during this run %d times in a row (max_reclaims %d)", p.rec.Reclaims, r.cfg.MaxReclaims)
+	p.rec.ExitCode = r.exitCode(&RunError{Kind: outcome.Poisoned})
+	if err := j.Save(p.rec); err != nil {
+		return err
+	}
+	return &RunError{Kind: outcome.Poisoned, Detail: p.rec.Reason + "; run with --reset to try again"}
+}
+
+// recorded is what the record says of the run, for internal/run.
+func recorded(rec journal.Record) run.Recorded {
+	return run.Recorded{Attempts: rec.Attempts, NotCounted: rec.KilledAttempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
+		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations, Checkpoint: rec.Checkpoint,
+		Running: callsOfRecord(rec.Running), Tasks: tasksOfRecord(rec.Tasks), Talked: talkedInRecord(rec)}
+}
+
+// talkedInRecord reports whether a recorded run already had an answer from
+// the API (§D17): its session talked, it restarted on a full context, it
+// wrote a checkpoint, or it cost something. A run resumed from such a
+// record treats a connection failure as the network going away.
+func talkedInRecord(rec journal.Record) bool {
+	return rec.SessionTalked || rec.Continuations > 0 || rec.Checkpoint != "" || rec.CostUSD > 0
 }
 
 // ownerAlive reports whether the recorded owner is provably alive: seen

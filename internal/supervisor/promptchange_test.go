@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
@@ -50,118 +51,128 @@ func recordOf(t *testing.T, h *harness) journal.Record {
 
 // A rerun with another prompt changes nothing and says how to go on either way.
 func TestRerunWithAnotherPromptIsRefused(t *testing.T) {
-	h := interruptedRun(t)
-	recordFile := filepath.Join(h.cfg.StateDir, "issue-1", journal.RecordFile)
-	before, _ := os.ReadFile(recordFile)
-	h.cfg.Prompt, h.cfg.PromptSource = []byte("Write the release notes."), "notes.md"
-	_, err, _ := h.run()
-	wantKind(t, err, outcome.Usage, "is not the one")
-	for _, want := range []string{"notes.md", hashOf("Write the release notes.")[:12], hashOf("Fix the bug.")[:12],
-		"--prompt-change=resume", "--prompt-change=start_over", "--reset", "prompt.md"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("the refusal does not say %q: %v", want, err)
+	synctest.Test(t, func(t *testing.T) {
+		h := interruptedRun(t)
+		recordFile := filepath.Join(h.cfg.StateDir, "issue-1", journal.RecordFile)
+		before, _ := os.ReadFile(recordFile)
+		h.cfg.Prompt, h.cfg.PromptSource = []byte("Write the release notes."), "notes.md"
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.Usage, "is not the one")
+		for _, want := range []string{"notes.md", hashOf("Write the release notes.")[:12], hashOf("Fix the bug.")[:12],
+			"--prompt-change=resume", "--prompt-change=start_over", "--reset", "prompt.md"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the refusal does not say %q: %v", want, err)
+			}
 		}
-	}
-	if after, _ := os.ReadFile(recordFile); !bytes.Equal(before, after) {
-		t.Errorf("the refusal changed the record:\n%s\nto\n%s", before, after)
-	}
-	if n := len(h.attempts()); n != 1 {
-		t.Errorf("%d attempts after the refusal, want the first one only", n)
-	}
-	// The same prompt again continues the run, as before.
-	h.cfg.Prompt = []byte("Fix the bug.")
-	if _, err, _ := h.run(); err != nil {
-		t.Fatalf("the same prompt: %v", err)
-	}
-	if r := recordOf(t, h); len(r.PromptChanges) != 0 || r.PromptSHA256 != hashOf("Fix the bug.") {
-		t.Errorf("record after a rerun with the same prompt: changes %v, prompt %s", r.PromptChanges, r.PromptSHA256)
-	}
+		if after, _ := os.ReadFile(recordFile); !bytes.Equal(before, after) {
+			t.Errorf("the refusal changed the record:\n%s\nto\n%s", before, after)
+		}
+		if n := len(h.attempts()); n != 1 {
+			t.Errorf("%d attempts after the refusal, want the first one only", n)
+		}
+		// The same prompt again continues the run, as before.
+		h.cfg.Prompt = []byte("Fix the bug.")
+		if _, err, _ := h.run(); err != nil {
+			t.Fatalf("the same prompt: %v", err)
+		}
+		if r := recordOf(t, h); len(r.PromptChanges) != 0 || r.PromptSHA256 != hashOf("Fix the bug.") {
+			t.Errorf("record after a rerun with the same prompt: changes %v, prompt %s", r.PromptChanges, r.PromptSHA256)
+		}
+	})
 }
 
 // prompt_change resume: the recorded run goes on with its own task.
 func TestPromptChangeResumeContinuesTheRecordedTask(t *testing.T) {
-	h := interruptedRun(t)
-	h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), supervisor.PromptChangeResume
-	rep, err, _ := h.run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	flag, id, first, prompt := secondAttempt(t, h)
-	// The resume prompt goes on with the session's own task, and never
-	// mentions the other one.
-	if flag != "--resume" || id != first || strings.Contains(prompt, "release notes") {
-		t.Errorf("second attempt: %s %s (first %s), prompt:\n%s", flag, id, first, prompt)
-	}
-	r := recordOf(t, h)
-	if len(r.PromptChanges) != 1 || r.PromptSHA256 != hashOf("Fix the bug.") || r.RunID != filepath.Base(rep.RunDir) {
-		t.Fatalf("record: %+v", r)
-	}
-	c := r.PromptChanges[0]
-	if c.Decision != "resume" || c.RunID != r.RunID || c.RecordedSHA256 != hashOf("Fix the bug.") || c.GivenSHA256 != hashOf("Write the release notes.") {
-		t.Errorf("prompt change recorded as %+v", c)
-	}
-	if !strings.Contains(h.logs.String(), "prompt_change resume") {
-		t.Errorf("the decision is not logged:\n%s", h.logs.String())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := interruptedRun(t)
+		h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), supervisor.PromptChangeResume
+		rep, err, _ := h.run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		flag, id, first, prompt := secondAttempt(t, h)
+		// The resume prompt goes on with the session's own task, and never
+		// mentions the other one.
+		if flag != "--resume" || id != first || strings.Contains(prompt, "release notes") {
+			t.Errorf("second attempt: %s %s (first %s), prompt:\n%s", flag, id, first, prompt)
+		}
+		r := recordOf(t, h)
+		if len(r.PromptChanges) != 1 || r.PromptSHA256 != hashOf("Fix the bug.") || r.RunID != filepath.Base(rep.RunDir) {
+			t.Fatalf("record: %+v", r)
+		}
+		c := r.PromptChanges[0]
+		if c.Decision != "resume" || c.RunID != r.RunID || c.RecordedSHA256 != hashOf("Fix the bug.") || c.GivenSHA256 != hashOf("Write the release notes.") {
+			t.Errorf("prompt change recorded as %+v", c)
+		}
+		if !strings.Contains(h.logs.String(), "prompt_change resume") {
+			t.Errorf("the decision is not logged:\n%s", h.logs.String())
+		}
+	})
 }
 
 // prompt_change start_over: a new run with the new prompt; the old stays on disk.
 func TestPromptChangeStartOverStartsTheNewTask(t *testing.T) {
-	h := interruptedRun(t)
-	old := recordOf(t, h)
-	h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), supervisor.PromptChangeStartOver
-	h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args,
-		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, testchild.Result))
-	rep, err, _ := h.run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	flag, id, first, prompt := secondAttempt(t, h)
-	if flag != "--session-id" || id == first || !strings.Contains(prompt, "Write the release notes.") {
-		t.Errorf("second attempt: %s %s (first %s), prompt:\n%s", flag, id, first, prompt)
-	}
-	r := recordOf(t, h)
-	if r.RunID == old.RunID || len(r.Runs) != 2 || r.Attempts != 1 || r.PromptSHA256 != hashOf("Write the release notes.") ||
-		len(r.PromptChanges) != 1 || r.PromptChanges[0].Decision != "start_over" || r.PromptChanges[0].RunID != old.RunID {
-		t.Errorf("record after start_over: %+v", r)
-	}
-	if b, _ := os.ReadFile(filepath.Join(old.RunDir, "prompt.md")); string(b) != "Fix the bug." {
-		t.Errorf("the old run's prompt is %q", b)
-	}
-	if b, _ := os.ReadFile(filepath.Join(rep.RunDir, "prompt.md")); string(b) != "Write the release notes." {
-		t.Errorf("the new run's prompt is %q", b)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := interruptedRun(t)
+		old := recordOf(t, h)
+		h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), supervisor.PromptChangeStartOver
+		h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args,
+			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, testchild.Result))
+		rep, err, _ := h.run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		flag, id, first, prompt := secondAttempt(t, h)
+		if flag != "--session-id" || id == first || !strings.Contains(prompt, "Write the release notes.") {
+			t.Errorf("second attempt: %s %s (first %s), prompt:\n%s", flag, id, first, prompt)
+		}
+		r := recordOf(t, h)
+		if r.RunID == old.RunID || len(r.Runs) != 2 || r.Attempts != 1 || r.PromptSHA256 != hashOf("Write the release notes.") ||
+			len(r.PromptChanges) != 1 || r.PromptChanges[0].Decision != "start_over" || r.PromptChanges[0].RunID != old.RunID {
+			t.Errorf("record after start_over: %+v", r)
+		}
+		if b, _ := os.ReadFile(filepath.Join(old.RunDir, "prompt.md")); string(b) != "Fix the bug." {
+			t.Errorf("the old run's prompt is %q", b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(rep.RunDir, "prompt.md")); string(b) != "Write the release notes." {
+			t.Errorf("the new run's prompt is %q", b)
+		}
+	})
 }
 
 // --reset needs no decision: it starts over whatever the prompt.
 func TestResetWithAnotherPromptStartsOver(t *testing.T) {
-	h := interruptedRun(t)
-	h.cfg.Prompt, h.cfg.Reset = []byte("Write the release notes."), true
-	h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args,
-		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, testchild.Result))
-	if _, err, _ := h.run(); err != nil {
-		t.Fatal(err)
-	}
-	if r := recordOf(t, h); len(r.PromptChanges) != 0 || len(r.Runs) != 2 {
-		t.Errorf("record after --reset: %+v", r)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := interruptedRun(t)
+		h.cfg.Prompt, h.cfg.Reset = []byte("Write the release notes."), true
+		h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args,
+			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, testchild.Result))
+		if _, err, _ := h.run(); err != nil {
+			t.Fatal(err)
+		}
+		if r := recordOf(t, h); len(r.PromptChanges) != 0 || len(r.Runs) != 2 {
+			t.Errorf("record after --reset: %+v", r)
+		}
+	})
 }
 
 // A tidied run folder lost prompt.md: the same prompt given again (its
 // hash is the record's) saves it again and the run goes on.
 func TestRemovedPromptIsSavedAgainFromTheSamePrompt(t *testing.T) {
-	h := interruptedRun(t)
-	rec := recordOf(t, h)
-	os.Remove(filepath.Join(rec.RunDir, "prompt.md"))
-	if _, err, _ := h.run(); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(rec.RunDir, "prompt.md")); string(b) != "Fix the bug." {
-		t.Errorf("prompt.md is %q", b)
-	}
-	if flag, _, _, _ := secondAttempt(t, h); flag != "--resume" {
-		t.Errorf("second attempt started with --%s", flag)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := interruptedRun(t)
+		rec := recordOf(t, h)
+		os.Remove(filepath.Join(rec.RunDir, "prompt.md"))
+		if _, err, _ := h.run(); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(rec.RunDir, "prompt.md")); string(b) != "Fix the bug." {
+			t.Errorf("prompt.md is %q", b)
+		}
+		if flag, _, _, _ := secondAttempt(t, h); flag != "--resume" {
+			t.Errorf("second attempt started with --%s", flag)
+		}
+	})
 }
 
 // secondAttempt is how the fake child saw the run's second attempt: its

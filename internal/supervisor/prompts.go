@@ -11,16 +11,19 @@ import (
 
 	"github.com/malarun/malarun/configs"
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/run"
 )
 
-// promptData is what every prompt template sees.
+// promptData is what every prompt template sees (a prompts_dir template
+// may use any of it): what internal/run chose (run.PromptData), the issue
+// and the task.
 type promptData struct {
 	IssueID string
 	// Interrupted are the tool calls still running when the attempt was cut
 	// off: the CLI drops them from the resumed history (docs/design.md §F16),
 	// so only malarun can tell the agent about them.
-	Interrupted []retry.ToolCall
+	Interrupted []run.ToolCall
 	// Tasks are the background tasks killed with the attempt: the CLI will
 	// never notify the resumed session of them.
 	Tasks      []attempt.Task
@@ -82,6 +85,62 @@ func loadTemplate(name, dir string) (*template.Template, error) {
 		return nil, fmt.Errorf("prompt template %s: %w", source, err)
 	}
 	return t, nil
+}
+
+// of is the template t names (nil for run.PromptWritten).
+func (p prompts) of(t run.Template) *template.Template {
+	switch t {
+	case run.PromptResume:
+		return p.resume
+	case run.PromptCheckpoint:
+		return p.checkpoint
+	case run.PromptContinuation:
+		return p.continuation
+	case run.PromptFallback:
+		return p.fallback
+	}
+	return nil
+}
+
+// promptPath is the file attempt a reads on stdin: the one writePrompt
+// writes for it, or the one it reuses (the run's prompt.md, or the prompt
+// its session started with).
+func (r *runner) promptPath(a run.Attempt) string {
+	n := a.N
+	if a.Prompt.Template == run.PromptWritten {
+		if a.Prompt.Written == 0 {
+			return filepath.Join(r.runDir, "prompt.md")
+		}
+		n = a.Prompt.Written
+	}
+	return filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.prompt.md", n))
+}
+
+// writePrompt renders attempt a's template into the run folder (nothing
+// for a prompt already written).
+func (r *runner) writePrompt(a run.Attempt) error {
+	t := r.tmpl.of(a.Prompt.Template)
+	if t == nil {
+		return nil
+	}
+	d := a.Prompt.Data
+	text, err := render(t, promptData{IssueID: r.cfg.IssueID, Task: string(r.task), Interrupted: d.Interrupted, Tasks: d.Tasks,
+		Reason: d.Reason, Checkpoint: d.Checkpoint, LimitNote: d.LimitNote})
+	if err != nil {
+		return &RunError{Kind: outcome.Usage, Detail: err.Error()}
+	}
+	if err := r.ensureRunDir(); err != nil {
+		return err
+	}
+	path := r.promptPath(a)
+	if err := writePrivate(path, text); err != nil {
+		return fmt.Errorf("save the prompt of attempt %d: %w", a.N, err)
+	}
+	if r.prompts == nil {
+		r.prompts = map[string][]byte{}
+	}
+	r.prompts[path] = text
+	return nil
 }
 
 func render(t *template.Template, data promptData) ([]byte, error) {

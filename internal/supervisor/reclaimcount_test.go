@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
@@ -34,44 +35,48 @@ func editRecord(t *testing.T, h *harness, fields map[string]any) {
 // dead malarun is one of them (and uses none of max_attempts), and the
 // takeover is kept after the run ends.
 func TestReclaimKeepsTheRunsCounts(t *testing.T) {
-	h := interruptedRun(t)
-	rec := recordOf(t, h)
-	// The dead malarun's attempt: started (its transcript exists), never
-	// recorded as finished.
-	editRecord(t, h, map[string]any{"status": "processing", "attempts": 0})
-	// This invocation's one attempt crashes. max_attempts is 1: were the
-	// killed attempt charged, the run would have used 2 of it.
-	crashNext(t, h)
-	rep, err, _ := h.run()
-	wantKind(t, err, outcome.RetriesExhausted, "1 attempts, the most max_attempts allows")
-	if rep.Attempts != 2 || len(rep.History) != 1 || rep.History[0].N != 2 || rep.Reclaims != 1 || !rep.Reclaimed {
-		t.Errorf("report: attempts %d, history %d, reclaims %d, reclaimed %v", rep.Attempts, len(rep.History), rep.Reclaims, rep.Reclaimed)
-	}
-	r := recordOf(t, h)
-	if r.Attempts != 2 || r.RunReclaims != 1 || r.Reclaims != 0 || r.RunID != rec.RunID {
-		t.Errorf("record: attempts %d, run_reclaims %d, reclaims %d", r.Attempts, r.RunReclaims, r.Reclaims)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := interruptedRun(t)
+		rec := recordOf(t, h)
+		// The dead malarun's attempt: started (its transcript exists), never
+		// recorded as finished.
+		editRecord(t, h, map[string]any{"status": "processing", "attempts": 0})
+		// This invocation's one attempt crashes. max_attempts is 1: were the
+		// killed attempt charged, the run would have used 2 of it.
+		crashNext(t, h)
+		rep, err, _ := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "1 attempts, the most max_attempts allows")
+		if rep.Attempts != 2 || len(rep.History) != 1 || rep.History[0].N != 2 || rep.Reclaims != 1 || !rep.Reclaimed {
+			t.Errorf("report: attempts %d, history %d, reclaims %d, reclaimed %v", rep.Attempts, len(rep.History), rep.Reclaims, rep.Reclaimed)
+		}
+		r := recordOf(t, h)
+		if r.Attempts != 2 || r.RunReclaims != 1 || r.Reclaims != 0 || r.RunID != rec.RunID {
+			t.Errorf("record: attempts %d, run_reclaims %d, reclaims %d", r.Attempts, r.RunReclaims, r.Reclaims)
+		}
+	})
 }
 
 // Two malaruns died on the run, each with an attempt running: both
 // attempts count, and neither uses max_attempts.
 func TestTwoReclaimsChargeNoKilledAttempt(t *testing.T) {
-	h := interruptedRun(t)
-	rec := recordOf(t, h)
-	// What the first reclaim recorded (attempt 1 killed), then a second
-	// malarun killed during attempt 2.
-	editRecord(t, h, map[string]any{"status": "processing", "attempts": 1, "killed_attempts": 1, "run_reclaims": 1, "reclaims": 1})
-	if err := os.WriteFile(filepath.Join(rec.RunDir, "attempt-2.jsonl"), []byte(testchild.InitLine+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	crashNext(t, h)
-	rep, err, _ := h.run()
-	wantKind(t, err, outcome.RetriesExhausted, "1 attempts, the most max_attempts allows")
-	r := recordOf(t, h)
-	if rep.Attempts != 3 || r.Attempts != 3 || r.KilledAttempts != 2 || r.RunReclaims != 2 || rep.Reclaims != 2 {
-		t.Errorf("after two reclaims: report attempts %d reclaims %d; record attempts %d killed %d run_reclaims %d",
-			rep.Attempts, rep.Reclaims, r.Attempts, r.KilledAttempts, r.RunReclaims)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := interruptedRun(t)
+		rec := recordOf(t, h)
+		// What the first reclaim recorded (attempt 1 killed), then a second
+		// malarun killed during attempt 2.
+		editRecord(t, h, map[string]any{"status": "processing", "attempts": 1, "killed_attempts": 1, "run_reclaims": 1, "reclaims": 1})
+		if err := os.WriteFile(filepath.Join(rec.RunDir, "attempt-2.jsonl"), []byte(testchild.InitLine+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		crashNext(t, h)
+		rep, err, _ := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "1 attempts, the most max_attempts allows")
+		r := recordOf(t, h)
+		if rep.Attempts != 3 || r.Attempts != 3 || r.KilledAttempts != 2 || r.RunReclaims != 2 || rep.Reclaims != 2 {
+			t.Errorf("after two reclaims: report attempts %d reclaims %d; record attempts %d killed %d run_reclaims %d",
+				rep.Attempts, rep.Reclaims, r.Attempts, r.KilledAttempts, r.RunReclaims)
+		}
+	})
 }
 
 // crashNext makes the next attempt's claude exit 1 after its init line.

@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -38,10 +37,10 @@ const maxOutputFailures = 16
 // noteOutputFailures copies into the record the outputs that failed since
 // the last save, once each (Deps.OutputFailures).
 func (r *runner) noteOutputFailures() {
-	if r.outputFailures == nil {
+	if r.deps.OutputFailures == nil {
 		return
 	}
-	for _, f := range r.outputFailures() {
+	for _, f := range r.deps.OutputFailures() {
 		if r.notedOutputs[f.Output] {
 			continue
 		}
@@ -59,19 +58,19 @@ func (r *runner) noteOutputFailures() {
 // recordAttemptStart notes the session and the CLI's process before the
 // attempt produces anything, so a malarun killed from here on can be
 // followed by one that resumes this session and ends this process.
-func (r *runner) recordAttemptStart(spec attemptSpec, p *proc.Process) error {
-	r.rec.SessionID = spec.sessionID
-	if !spec.resume {
+func (r *runner) recordAttemptStart(spec run.Attempt, child Child) error {
+	r.rec.SessionID = spec.SessionID
+	if !spec.Resume {
 		r.rec.SessionTalked = false
 	}
-	if len(r.rec.Sessions) == 0 || r.rec.Sessions[len(r.rec.Sessions)-1] != spec.sessionID {
-		r.rec.Sessions = append(r.rec.Sessions, spec.sessionID)
+	if len(r.rec.Sessions) == 0 || r.rec.Sessions[len(r.rec.Sessions)-1] != spec.SessionID {
+		r.rec.Sessions = append(r.rec.Sessions, spec.SessionID)
 	}
 	r.rec.Tree = nil
-	if p.StartTime != 0 {
+	if st := child.StartTime(); st != 0 {
 		// A pid is recorded only with its start time (unknown if /proc could
 		// not be read): the marker still finds the process.
-		r.rec.Tree = []journal.ProcRef{{Pid: p.Pid, StartTime: p.StartTime}}
+		r.rec.Tree = []journal.ProcRef{{Pid: child.Pid(), StartTime: st}}
 	}
 	r.rec.Running, r.rec.Tasks = nil, nil
 	return r.save()
@@ -88,7 +87,7 @@ func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, t
 		r.rec.SessionTalked, changed = true, true
 	}
 	for _, tu := range ev.ToolUses {
-		if !r.sideEffectFree[tu.Name] {
+		if !r.policy.SideEffectFree[tu.Name] {
 			if r.rec.SideEffects == nil {
 				r.rec.SideEffects = map[string]int{}
 			}
@@ -137,10 +136,10 @@ func recordTasks(tasks []attempt.Task) []journal.Task {
 	return out
 }
 
-func callsOfRecord(calls []journal.ToolCall) []retry.ToolCall {
-	out := make([]retry.ToolCall, len(calls))
+func callsOfRecord(calls []journal.ToolCall) []run.ToolCall {
+	out := make([]run.ToolCall, len(calls))
 	for i, c := range calls {
-		out[i] = retry.ToolCall{Name: c.Name, Input: c.Input}
+		out[i] = run.ToolCall{Name: c.Name, Input: c.Input}
 	}
 	return out
 }
@@ -154,9 +153,10 @@ func tasksOfRecord(tasks []journal.Task) []attempt.Task {
 	return out
 }
 
-// recordDecision folds an attempt and the retry machine's state into the
-// record; the caller saves it.
-func (r *runner) recordDecision(s retry.State, res *attemptResult) {
+// recordDecision mirrors the run's decision state, and what the attempt
+// cut off, into the record; the caller saves it.
+func (r *runner) recordDecision(res *attemptResult) {
+	s := r.state
 	r.rec.Attempts = s.Attempts
 	r.rec.SessionID = s.SessionID
 	r.rec.SessionTalked = s.SessionTalked
@@ -165,15 +165,16 @@ func (r *runner) recordDecision(s retry.State, res *attemptResult) {
 	// Finite whatever the CLI printed, so the record can always be encoded:
 	// an attempt's cost is within [0, stream.MaxCostUSD] (the decoder's
 	// bound; a rejected cost keeps the last good one), so the run's cost
-	// (retry.State.CostUSD) and the total grow by at most that per
+	// (run.State.CostUSD) and the total grow by at most that per
 	// attempt, which a float64 absorbs for 1e302 attempts. A record written
 	// before holds a finite value too (JSON has no Inf).
 	r.rec.TotalCostUSD += s.CostUSD - r.rec.CostUSD
 	r.rec.CostUSD = s.CostUSD
-	r.rec.Checkpoint = r.checkpoint // cleared by a fallback, see loop
+	r.rec.Checkpoint = s.Checkpoint
 	r.rec.Tree = nil
-	r.rec.Running = recordCalls(res.cutOff)
-	r.rec.Tasks = recordTasks(res.cutTasks)
+	cutCalls, cutTasks := res.machine.CutOff()
+	r.rec.Running = recordCalls(cutCalls)
+	r.rec.Tasks = recordTasks(cutTasks)
 }
 
 // finishRecord records how the run ended. An interrupted, stopped or
@@ -192,7 +193,7 @@ func (r *runner) finishRecord(err error) error {
 	case errors.Is(err, outcome.RateLimit) && errors.As(err, &re):
 		// The session is kept for the next run; retry_at says when.
 		r.rec.RetryAt, r.rec.LimitType = re.RetryAt, re.LimitType
-	case errors.Is(err, outcome.Interrupted) && r.waiting:
+	case errors.Is(err, outcome.Interrupted) && r.state.Waiting():
 		// Stopped during a limit wait: still waiting for the same reset.
 	default:
 		waiting = false
@@ -218,8 +219,8 @@ func (r *runner) finishRecord(err error) error {
 	if err == nil || !errors.Is(err, outcome.Interrupted) {
 		r.rec.Reclaims = 0
 	}
-	if r.flushOutputs != nil {
-		r.flushOutputs() // the last save notes every output that failed
+	if r.deps.FlushOutputs != nil {
+		r.deps.FlushOutputs() // the last save notes every output that failed
 	}
 	if serr := r.save(); serr != nil {
 		if errors.Is(serr, outcome.Busy) {
@@ -236,8 +237,8 @@ func (r *runner) finishRecord(err error) error {
 }
 
 func (r *runner) exitCode(err error) int {
-	if r.exitCodeOf != nil {
-		return r.exitCodeOf(err)
+	if r.deps.ExitCode != nil {
+		return r.deps.ExitCode(err)
 	}
 	if err == nil {
 		return 0
@@ -248,33 +249,13 @@ func (r *runner) exitCode(err error) int {
 // attemptEnv is claude's environment for attempt n: the run's, with the
 // TRACEPARENT of the attempt's span when traces are exported.
 func (r *runner) attemptEnv(n int) []string {
-	if r.traceparent == nil {
+	if r.deps.Traceparent == nil {
 		return r.cfg.Env
 	}
-	tp, ts := r.traceparent(n)
+	tp, ts := r.deps.Traceparent(n)
 	if tp == "" {
 		return r.cfg.Env
 	}
-	env := withoutEnv(r.cfg.Env, "TRACESTATE")
-	return withEnv(withEnv(env, "TRACEPARENT", tp), "TRACESTATE", ts)
-}
-
-// withoutEnv is env without name.
-func withoutEnv(env []string, name string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// withEnv sets name=value in env, replacing an earlier value; an empty
-// value leaves env as it is.
-func withEnv(env []string, name, value string) []string {
-	if value == "" {
-		return env
-	}
-	return append(withoutEnv(env, name), name+"="+value)
+	env := environ.Without(r.cfg.Env, "TRACESTATE")
+	return environ.With(environ.With(env, "TRACEPARENT", tp), "TRACESTATE", ts)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
@@ -45,25 +46,27 @@ func TestAnUnsavedEndOfRunIsAnError(t *testing.T) {
 		{"failure", testchild.CrashMidLine, journal.Stopped, "the run ended: retries exhausted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, c.behaviour)
-			f := &failingFinal{}
-			h.records = func(w supervisor.RecordWriter) supervisor.RecordWriter { f.RecordWriter = w; return f }
-			_, err, _ := h.run()
-			if err == nil || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), `may still say "processing"`) {
-				t.Fatalf("err = %v, want one that says %q and that the record may be stale", err, c.says)
-			}
-			var re *supervisor.RunError
-			if errors.As(err, &re) {
-				// A plain error is malarun's own trouble: exit 1, never the run's own code.
-				t.Errorf("err is a RunError of kind %v; want a plain error", re.Kind)
-			}
-			if f.refused == nil || f.refused.Status != c.status {
-				t.Fatalf("the refused save was %+v, want status %s", f.refused, c.status)
-			}
-			rec, ok, lerr := journalOf(t, h)
-			if lerr != nil || !ok || rec.Status != journal.Processing {
-				t.Errorf("record on disk: %v %v %v; the test must leave it at processing", rec.Status, ok, lerr)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, c.behaviour)
+				f := &failingFinal{}
+				h.records = func(w supervisor.RecordWriter) supervisor.RecordWriter { f.RecordWriter = w; return f }
+				_, err, _ := h.run()
+				if err == nil || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), `may still say "processing"`) {
+					t.Fatalf("err = %v, want one that says %q and that the record may be stale", err, c.says)
+				}
+				var re *supervisor.RunError
+				if errors.As(err, &re) {
+					// A plain error is malarun's own trouble: exit 1, never the run's own code.
+					t.Errorf("err is a RunError of kind %v; want a plain error", re.Kind)
+				}
+				if f.refused == nil || f.refused.Status != c.status {
+					t.Fatalf("the refused save was %+v, want status %s", f.refused, c.status)
+				}
+				rec, ok, lerr := journalOf(t, h)
+				if lerr != nil || !ok || rec.Status != journal.Processing {
+					t.Errorf("record on disk: %v %v %v; the test must leave it at processing", rec.Status, ok, lerr)
+				}
+			})
 		})
 	}
 }
@@ -79,52 +82,56 @@ func journalOf(t *testing.T, h *harness) (journal.Record, bool, error) {
 // pid under its recorded start time), the lock file was only removed: the
 // run is not taken over, even with --reset, and nothing of it is killed.
 func TestLiveOwnerIsNeverTakenOver(t *testing.T) {
-	owner := startSleeper(t) // stands in for the malarun that holds the run
-	for _, reset := range []bool{false, true} {
-		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl")
-		h.cfg.Reset = reset
-		rec := plantRecord(t, h, func(r *journal.Record) {
-			self := proc.Self()
-			start, _ := proc.StartTime(owner.Process.Pid)
-			r.Status = journal.Processing
-			r.Owner = journal.Owner{Pid: owner.Process.Pid, Host: "box", StartedAt: time.Now(), StartTime: start, BootID: self.BootID, PidNS: self.PidNS}
-			r.Tree = []journal.ProcRef{{Pid: owner.Process.Pid, StartTime: start}}
-		})
-		_, err, _ := h.run()
-		wantKind(t, err, outcome.Busy, fmt.Sprintf("pid %d on box", owner.Process.Pid))
-		if !proc.Alive(owner.Process.Pid, 0) {
-			t.Fatal("the live owner's recorded process was killed")
+	synctest.Test(t, func(t *testing.T) {
+		owner := startSleeper(t) // stands in for the malarun that holds the run
+		for _, reset := range []bool{false, true} {
+			h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl")
+			h.cfg.Reset = reset
+			rec := plantRecord(t, h, func(r *journal.Record) {
+				self := proc.Self()
+				start, _ := proc.StartTime(owner.Process.Pid)
+				r.Status = journal.Processing
+				r.Owner = journal.Owner{Pid: owner.Process.Pid, Host: "box", StartedAt: time.Now(), StartTime: start, BootID: self.BootID, PidNS: self.PidNS}
+				r.Tree = []journal.ProcRef{{Pid: owner.Process.Pid, StartTime: start}}
+			})
+			_, err, _ := h.run()
+			wantKind(t, err, outcome.Busy, fmt.Sprintf("pid %d on box", owner.Process.Pid))
+			if !proc.Alive(owner.Process.Pid, 0) {
+				t.Fatal("the live owner's recorded process was killed")
+			}
+			if got, _, _ := journalOf(t, h); got.Status != journal.Processing || got.Reclaims != rec.Reclaims || got.Owner.Pid != owner.Process.Pid {
+				t.Errorf("reset %v: the record was changed: %+v", reset, got)
+			}
+			if len(h.attempts()) != 0 {
+				t.Errorf("reset %v: claude was started", reset)
+			}
 		}
-		if got, _, _ := journalOf(t, h); got.Status != journal.Processing || got.Reclaims != rec.Reclaims || got.Owner.Pid != owner.Process.Pid {
-			t.Errorf("reset %v: the record was changed: %+v", reset, got)
-		}
-		if len(h.attempts()) != 0 {
-			t.Errorf("reset %v: claude was started", reset)
-		}
-	}
+	})
 }
 
 // The owner's pid alive under another start time is a stranger that
 // reuses the pid: the run is reclaimed and the stranger left alone.
 func TestReusedOwnerPidIsReclaimedAndLeftAlone(t *testing.T) {
-	stranger := startSleeper(t)
-	h := newHarness(t, testchild.ResumeAware)
-	plantRecord(t, h, func(r *journal.Record) {
-		self := proc.Self()
-		start, _ := proc.StartTime(stranger.Process.Pid)
-		r.Status = journal.Processing
-		r.Owner = journal.Owner{Pid: stranger.Process.Pid, Host: "box", StartTime: start + 1, BootID: self.BootID, PidNS: self.PidNS}
-		r.Tree = []journal.ProcRef{{Pid: stranger.Process.Pid, StartTime: start + 1}}
+	synctest.Test(t, func(t *testing.T) {
+		stranger := startSleeper(t)
+		h := newHarness(t, testchild.ResumeAware)
+		plantRecord(t, h, func(r *journal.Record) {
+			self := proc.Self()
+			start, _ := proc.StartTime(stranger.Process.Pid)
+			r.Status = journal.Processing
+			r.Owner = journal.Owner{Pid: stranger.Process.Pid, Host: "box", StartTime: start + 1, BootID: self.BootID, PidNS: self.PidNS}
+			r.Tree = []journal.ProcRef{{Pid: stranger.Process.Pid, StartTime: start + 1}}
+		})
+		if _, err, _ := h.run(); err != nil {
+			t.Fatalf("reclaim: %v\n%s", err, h.logs.String())
+		}
+		if !proc.Alive(stranger.Process.Pid, 0) {
+			t.Error("a process that only reuses a recorded pid was killed")
+		}
+		if got, _, _ := journalOf(t, h); got.Status != journal.Succeeded {
+			t.Errorf("record %+v", got)
+		}
 	})
-	if _, err, _ := h.run(); err != nil {
-		t.Fatalf("reclaim: %v\n%s", err, h.logs.String())
-	}
-	if !proc.Alive(stranger.Process.Pid, 0) {
-		t.Error("a process that only reuses a recorded pid was killed")
-	}
-	if got, _, _ := journalOf(t, h); got.Status != journal.Succeeded {
-		t.Errorf("record %+v", got)
-	}
 }
 
 // startSleeper starts a process that lives until the test ends.

@@ -16,9 +16,8 @@ import (
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/retry"
+	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // encodingWriter saves a record only as far as encoding it: a record that
@@ -51,8 +50,8 @@ func (w *encodingWriter) SaveQuick(r journal.Record) error {
 
 // FuzzRecordFromStream: whatever claude prints, the record malarun builds
 // from it can be saved and read back. Each input is a stream, fed as a run
-// feeds it (progress, the attempt's outcome, the retry decision, a usage
-// limit's reset, the end of the run), twice over so that sums carry from
+// feeds it (progress, how the attempt ended, the run's next step, a usage
+// limit, the end of the run), twice over so that sums carry from
 // one attempt to the next; every save is encoded and decoded.
 func FuzzRecordFromStream(f *testing.F) {
 	for _, path := range transcriptFiles(f) {
@@ -76,26 +75,19 @@ func FuzzRecordFromStream(f *testing.F) {
 		w := &encodingWriter{t: t}
 		now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 		r := fuzzRunner(t, w, now)
-		state := retry.State{SessionID: r.rec.SessionID}
-		policy := r.cfg.retryPolicy()
 		for range 2 {
 			res := fuzzAttempt(r, data, how, now)
-			o := outcomeOf(res)
-			var action retry.Action
-			state, action = retry.Next(policy, state, o)
-			r.recordDecision(state, res)
-			if o.Kind == retry.RateLimit {
-				l := r.limitOf(res, now)
-				d := usagelimit.Decide(now, l, time.Hour, func() float64 { return 0.5 })
-				r.rec.RetryAt, r.rec.LimitType = d.RetryAt, l.Type
-			}
+			var act run.Action
+			r.state, act = run.Next(r.policy, r.state, r.endedOf(res), now, run.Draws{NewSession: newSessionID(), Jitter: 0.5})
+			r.recordDecision(res)
+			r.rec.RetryAt, r.rec.LimitType = r.state.RetryAt, r.state.LimitType
 			if err := r.save(); err != nil {
 				t.Fatal(err)
 			}
-			if action.Kind == retry.Done || action.Kind == retry.Fail {
+			if act.Kind == run.End {
 				var err error
-				if action.Kind == retry.Fail {
-					err = &RunError{Kind: action.Failure, Detail: action.Reason, RetryAt: r.rec.RetryAt}
+				if !act.Succeeded() {
+					err = &RunError{Kind: act.Outcome, Detail: act.Reason, RetryAt: act.RetryAt}
 				}
 				if err := r.finishRecord(err); err != nil {
 					t.Fatal(err)
@@ -112,14 +104,12 @@ func FuzzRecordFromStream(f *testing.F) {
 // fuzzRunner is a runner whose record starts as a new run's does.
 func fuzzRunner(t *testing.T, w RecordWriter, now time.Time) *runner {
 	cfg := DefaultConfig()
-	cfg.IssueID, cfg.StateDir = "issue-1", "/state"
-	run := journal.NewRunID(now)
-	return &runner{
-		cfg: cfg, log: zerolog.Nop(), records: w,
-		monitor:        ctxpressure.New(0, cfg.ContextThreshold),
-		sideEffectFree: cfg.retryPolicy().SideEffectFree,
-		budget:         usagelimit.Budget{Total: time.Hour},
-		exitCodeOf: func(err error) int {
+	cfg.IssueID, cfg.StateDir, cfg.LimitWait = "issue-1", "/state", time.Hour
+	id := journal.NewRunID(now)
+	r := &runner{
+		cfg: cfg, log: zerolog.Nop(), records: w, policy: cfg.runPolicy(now),
+		monitor: ctxpressure.New(0, cfg.ContextThreshold),
+		deps: Deps{ExitCode: func(err error) int {
 			if errors.Is(err, outcome.Interrupted) {
 				return 130
 			}
@@ -127,20 +117,21 @@ func fuzzRunner(t *testing.T, w RecordWriter, now time.Time) *runner {
 				return 1
 			}
 			return 0
-		},
+		}},
 		rec: journal.Record{Issue: cfg.IssueID, Status: journal.Processing, Cwd: "/work", Home: "/home/u",
-			RunID: run, RunDir: filepath.Join("/state/issue-1/runs", run), Runs: []string{run},
-			SessionID: newSessionID(), Marker: cfg.IssueID + "/" + run, StartedAt: now,
+			RunID: id, RunDir: filepath.Join("/state/issue-1/runs", id), Runs: []string{id},
+			SessionID: newSessionID(), Marker: cfg.IssueID + "/" + id, StartedAt: now,
 			TotalCostUSD: math.Nextafter(journal.MaxUSD/2, 0)}, // an issue with a long, costly past
 	}
+	r.state, _ = run.Begin(r.policy, run.Beginning{FirstAttempt: 1, Record: run.Recorded{SessionID: r.rec.SessionID}}, now, run.Draws{})
+	return r
 }
 
 // fuzzAttempt feeds one attempt's stream as runAttempt does, ending it as
 // how says.
 func fuzzAttempt(r *runner, data []byte, how uint8, now time.Time) *attemptResult {
-	spec := attemptSpec{n: 1, sessionID: r.rec.SessionID, resume: how&1 != 0, checkpoint: how&2 != 0}
-	res := &attemptResult{spec: spec, started: now, ended: now.Add(time.Minute)}
-	res.log.sessionID = spec.sessionID
+	spec := run.Attempt{N: 1, SessionID: r.rec.SessionID, Resume: how&1 != 0, Checkpoint: how&2 != 0}
+	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: now, ended: now.Add(time.Minute)}
 	m := attempt.New(attempt.Limits{Idle: time.Minute, Tool: time.Hour, Background: time.Hour, Linger: time.Second,
 		LimitWaitLeft: time.Hour}, now)
 	d := stream.NewDecoder(bytes.NewReader(data))
@@ -149,18 +140,15 @@ func fuzzAttempt(r *runner, data []byte, how uint8, now time.Time) *attemptResul
 		if errors.Is(err, io.EOF) || err != nil {
 			break
 		}
-		res.log.observe(ev)
-		res.log.warnRejected(r.log, ev)
+		res.log.Observe(ev)
+		res.log.NewRejects(ev)
 		pressure := r.observeContext(r.log, ev)
 		m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, now)
 		r.recordProgress(ev, m.Outstanding(), m.Running())
 	}
 	endings := []attempt.Input{{Kind: attempt.StreamEnd}, {Kind: attempt.Wake}, {Kind: attempt.Interrupt}}
 	m.Step(endings[int(how>>2)%len(endings)], now.Add(2*time.Hour))
-	res.ending = m.Final()
-	res.cutOff, res.cutTasks = m.CutOff()
-	res.cliLimit = m.Limit()
-	res.hangLimit, res.hangTools = m.Hang()
+	res.machine, res.stop = m, m.FinalStop()
 	return res
 }
 

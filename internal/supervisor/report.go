@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -53,43 +52,19 @@ type AttemptReport struct {
 	Purpose string // work or checkpoint
 	Start   time.Time
 	End     time.Time
-	Ended   string // exited, hang, lingered, auth, interrupted, session-timeout, context-pressure
-	Outcome string // the retry machine's view: success, hang, crash, ...
+	Ended   string // why the process stopped (attempt.StopReason): exited, hang, lingered, ...
+	Outcome string // how the attempt ended (attempt.Ending): success, hang, crash, ...
 	Reason  string
 	CostUSD float64
 	// ClaudeCodeVersion is the CLI's claude_code_version ("" before 2.1.330 or without an init line).
 	ClaudeCodeVersion string
 	// Results are the attempt's result lines, in order: a CLI that waits for
 	// background tasks prints one per turn; the last one decides.
-	Results []ResultReport
+	Results []attempt.Result
 	// CutTasks are the background tasks that were running when the attempt was stopped.
 	CutTasks []attempt.Task
 	// Transcript is the attempt's raw stream (attempt-N.jsonl).
 	Transcript string
-}
-
-// ResultReport is one result line.
-type ResultReport struct {
-	Subtype        string
-	IsError        bool
-	TerminalReason string
-	APIErrorStatus int
-	// Origin is what started the turn, when not the prompt (task-notification).
-	Origin string
-	// CostUSD is the process's cumulative total_cost_usd at this result.
-	CostUSD float64
-	// Usage covers the turns since the previous result.
-	Usage stream.Usage
-}
-
-func attemptReport(spec attemptSpec, res *attemptResult, o retry.Outcome) AttemptReport {
-	purpose := "work"
-	if spec.checkpoint {
-		purpose = "checkpoint"
-	}
-	return AttemptReport{N: spec.n, Session: o.SessionID, Resume: spec.resume, Purpose: purpose, Start: res.started, End: res.ended,
-		Ended: res.ending.String(), Outcome: o.Kind.String(), Reason: o.Reason, CostUSD: o.CostUSD, Transcript: res.stdoutPath,
-		ClaudeCodeVersion: res.log.cliVersion, Results: res.log.results, CutTasks: res.cutTasks}
 }
 
 // addUsage sums token counts. The decoder keeps each count of a result

@@ -13,11 +13,13 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/malarun/malarun/internal/fakeclaude"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/qemutest"
@@ -34,7 +36,10 @@ func TestMain(m *testing.M) {
 
 const transcripts = "../../testdata/transcripts/"
 
-// harness runs the supervisor against the fake child (this test binary).
+// harness runs the supervisor against a fake claude: fakeclaude's scripted
+// child with no process, in synctest's fake time (newHarness), or the fake
+// child as a process, through the real spawner (newProcHarness: tests of
+// process handling only).
 type harness struct {
 	t       *testing.T
 	cfg     supervisor.Config
@@ -48,8 +53,10 @@ type harness struct {
 	records func(supervisor.RecordWriter) supervisor.RecordWriter
 	// rand, when set, is the jitter's random source.
 	rand func() float64
-	// after, when set, is the timer of the waits between attempts.
-	after func(time.Duration) <-chan time.Time
+	// fake is the claude of a test in fake time (nil: a process).
+	fake *fakeclaude.Claude
+	// waits, when set, sees the run's usage-limit waits.
+	waits *waits
 	// probe, when set, looks at the API's address instead of reach.Probe.
 	probe func(context.Context, reach.Target) reach.Finding
 	// traceparent, when set, names each attempt's span (Deps.Traceparent).
@@ -59,8 +66,24 @@ type harness struct {
 // One spawner for the whole test process: subreaper status is process-wide.
 var spawner = proc.NewSpawner()
 
+// newHarness runs behaviour as fakeclaude's scripted child. Its test runs
+// in synctest's bubble: every timer is fake time, so a hang of minutes is
+// decided in microseconds, and exactly.
 func newHarness(t *testing.T, behaviour string, env ...string) *harness {
+	h := baseHarness(t, behaviour, env...)
+	h.fake = &fakeclaude.Claude{}
+	return h
+}
+
+// newProcHarness runs behaviour as the fake child process (this test
+// binary), for the tests of process handling: real signals, real trees,
+// real pipes and files, in real time.
+func newProcHarness(t *testing.T, behaviour string, env ...string) *harness {
 	qemutest.SkipReexec(t)
+	return baseHarness(t, behaviour, env...)
+}
+
+func baseHarness(t *testing.T, behaviour string, env ...string) *harness {
 	h := &harness{t: t, signals: make(chan os.Signal, 2)}
 	h.args = filepath.Join(t.TempDir(), "args.txt")
 	h.cfg = supervisor.DefaultConfig()
@@ -108,8 +131,20 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (supervisor.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	rep, err := supervisor.Run(context.Background(), h.cfg, supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, After: h.after, Probe: h.probe,
-		Traceparent: h.traceparent})
+	deps := supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, Probe: h.probe,
+		Traceparent: h.traceparent}
+	if h.waits != nil {
+		deps.Observer = func(e supervisor.Event) {
+			h.waits.observe(e)
+			if h.observer != nil {
+				h.observer(e)
+			}
+		}
+	}
+	if h.fake != nil {
+		deps.Claude = h.fake
+	}
+	rep, err := supervisor.Run(context.Background(), h.cfg, deps)
 	if err == nil {
 		h.stdout.WriteString(rep.Result + "\n") // what the command line prints
 	}
@@ -153,7 +188,7 @@ func treePids(t *testing.T, runDir string) []int {
 }
 
 func TestSuccessPrintsResultAndPassesProtocolFlags(t *testing.T) {
-	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl")
+	h := newProcHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl")
 	h.cfg.ExtraArgs = []string{"--model", "sonnet"}
 	rep, err, _ := h.run()
 	if err != nil {
@@ -188,37 +223,45 @@ func TestSuccessPrintsResultAndPassesProtocolFlags(t *testing.T) {
 }
 
 func TestPartialMessagesOff(t *testing.T) {
-	h := newHarness(t, testchild.Replay)
-	h.cfg.PartialMessages = false
-	if _, err, _ := h.run(); err != nil {
-		t.Fatal(err)
-	}
-	if args, _ := os.ReadFile(h.args); bytes.Contains(args, []byte("--include-partial-messages")) {
-		t.Errorf("flag passed with partial_messages off:\n%s", args)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Replay)
+		h.cfg.PartialMessages = false
+		if _, err, _ := h.run(); err != nil {
+			t.Fatal(err)
+		}
+		if args, _ := os.ReadFile(h.args); bytes.Contains(args, []byte("--include-partial-messages")) {
+			t.Errorf("flag passed with partial_messages off:\n%s", args)
+		}
+	})
 }
 
 func TestEachRunGetsANewFolder(t *testing.T) {
-	h := newHarness(t, testchild.Replay)
-	a, err1, _ := h.run()
-	b, err2, _ := h.run()
-	if err1 != nil || err2 != nil || a.RunDir == b.RunDir {
-		t.Errorf("runs %q and %q (%v, %v)", a.RunDir, b.RunDir, err1, err2)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Replay)
+		a, err1, _ := h.run()
+		b, err2, _ := h.run()
+		if err1 != nil || err2 != nil || a.RunDir == b.RunDir {
+			t.Errorf("runs %q and %q (%v, %v)", a.RunDir, b.RunDir, err1, err2)
+		}
+	})
 }
 
 func TestHangIsKilledAndReported(t *testing.T) {
-	h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"hang-after-init.jsonl")
-	h.cfg.IdleTimeout = 300 * time.Millisecond
-	_, err, took := h.run()
-	wantKind(t, err, outcome.RetriesExhausted, "no output for 300ms (idle_timeout)")
-	if took > h.cfg.IdleTimeout+2*time.Second {
-		t.Errorf("took %v", took)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"hang-after-init.jsonl")
+		h.cfg.IdleTimeout = 300 * time.Millisecond
+		_, err, took := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "no output for 300ms (idle_timeout)")
+		// In fake time the hang is found exactly when the silence reaches
+		// idle_timeout, and the scripted child ends at its SIGTERM.
+		if took != h.cfg.IdleTimeout {
+			t.Errorf("took %v, want exactly idle_timeout %v", took, h.cfg.IdleTimeout)
+		}
+	})
 }
 
 func TestHangWithTermIgnoringTreeIsGone(t *testing.T) {
-	h := newHarness(t, testchild.Grandchild)
+	h := newProcHarness(t, testchild.Grandchild)
 	h.cfg.IdleTimeout = 300 * time.Millisecond
 	h.cfg.KillGrace = 300 * time.Millisecond
 	rep, err, took := h.run()
@@ -231,104 +274,126 @@ func TestHangWithTermIgnoringTreeIsGone(t *testing.T) {
 }
 
 func TestSilentToolShorterThanToolTimeoutIsNotKilled(t *testing.T) {
-	h := newHarness(t, testchild.SilentTool, testchild.EnvSilence+"=900ms")
-	h.cfg.IdleTimeout = 150 * time.Millisecond
-	h.cfg.ToolTimeout = 20 * time.Second
-	if _, err, _ := h.run(); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if h.stdout.String() != "All done.\n" {
-		t.Errorf("stdout %q", h.stdout.String())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.SilentTool, testchild.EnvSilence+"=900ms")
+		h.cfg.IdleTimeout = 150 * time.Millisecond
+		h.cfg.ToolTimeout = 20 * time.Second
+		if _, err, _ := h.run(); err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if h.stdout.String() != "All done.\n" {
+			t.Errorf("stdout %q", h.stdout.String())
+		}
+	})
 }
 
 func TestSilentToolLongerThanToolTimeoutIsAHang(t *testing.T) {
-	h := newHarness(t, testchild.SilentTool, testchild.EnvSilence+"=1h")
-	h.cfg.IdleTimeout = 10 * time.Second
-	h.cfg.ToolTimeout = 200 * time.Millisecond
-	_, err, took := h.run()
-	wantKind(t, err, outcome.RetriesExhausted, "tool_timeout, while Bash ran")
-	if took > 5*time.Second {
-		t.Errorf("took %v", took)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.SilentTool, testchild.EnvSilence+"=1h")
+		h.cfg.IdleTimeout = 10 * time.Second
+		h.cfg.ToolTimeout = 200 * time.Millisecond
+		_, err, took := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "tool_timeout, while Bash ran")
+		if took != h.cfg.ToolTimeout {
+			t.Errorf("took %v, want exactly tool_timeout %v", took, h.cfg.ToolTimeout)
+		}
+	})
 }
 
 func TestErrorResultExitsWithItsText(t *testing.T) {
-	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"prompt-too-long.jsonl", testchild.EnvExit+"=1")
-	_, err, _ := h.run()
-	wantKind(t, err, outcome.ErrorResult, "error result (API status 400, terminal reason prompt_too_long): Prompt is too long")
-	if h.stdout.Len() != 0 {
-		t.Errorf("stdout %q on failure", h.stdout.String())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"prompt-too-long.jsonl", testchild.EnvExit+"=1")
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.ErrorResult, "error result (API status 400, terminal reason prompt_too_long): Prompt is too long")
+		if h.stdout.Len() != 0 {
+			t.Errorf("stdout %q on failure", h.stdout.String())
+		}
+	})
 }
 
 func TestAuthRetryStopsEarly(t *testing.T) {
-	h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"auth-failed-api-retry.jsonl", testchild.EnvLines+"=2")
-	h.cfg.IdleTimeout = time.Hour
-	_, err, took := h.run()
-	wantKind(t, err, outcome.Auth, "401 authentication_failed")
-	if took > 5*time.Second {
-		t.Errorf("took %v", took)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"auth-failed-api-retry.jsonl", testchild.EnvLines+"=2")
+		h.cfg.IdleTimeout = time.Hour
+		_, err, took := h.run()
+		wantKind(t, err, outcome.Auth, "401 authentication_failed")
+		if took != 0 {
+			t.Errorf("took %v: the first 401 retry stops the attempt at once", took)
+		}
+	})
 }
 
 func TestExitBeforeInitReportsStderr(t *testing.T) {
-	h := newHarness(t, testchild.ExitEarly, testchild.EnvExit+"=1")
-	_, err, _ := h.run()
-	wantKind(t, err, outcome.ErrorResult, "exited with code 1 before its first line; stderr: error: unknown option '--bogus'")
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.ExitEarly, testchild.EnvExit+"=1")
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.ErrorResult, "exited with code 1 before its first line; stderr: error: unknown option '--bogus'")
+	})
 }
 
 func TestCrashWithCutShortLine(t *testing.T) {
-	h := newHarness(t, testchild.CrashMidLine, testchild.EnvLines+"=2")
-	_, err, _ := h.run()
-	wantKind(t, err, outcome.RetriesExhausted, "killed by signal 9 (killed) without a result line, its last line cut short")
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.CrashMidLine, testchild.EnvLines+"=2")
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "killed by signal 9 (killed) without a result line, its last line cut short")
+	})
 }
 
 func TestGarbageLinesAreSkipped(t *testing.T) {
-	h := newHarness(t, testchild.Garbage)
-	if _, err, _ := h.run(); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if n := strings.Count(h.logs.String(), "undecodable line"); n != 2 {
-		t.Errorf("%d undecodable lines logged, want 2:\n%s", n, h.logs.String())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Garbage)
+		if _, err, _ := h.run(); err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if n := strings.Count(h.logs.String(), "undecodable line"); n != 2 {
+			t.Errorf("%d undecodable lines logged, want 2:\n%s", n, h.logs.String())
+		}
+	})
 }
 
 func TestLingeringAfterResultIsKilledAndResultKept(t *testing.T) {
-	h := newHarness(t, testchild.Linger)
-	h.cfg.ResultExitTimeout = 200 * time.Millisecond
-	h.cfg.KillGrace = 200 * time.Millisecond
-	if _, err, _ := h.run(); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if h.stdout.String() != "All done.\n" || !strings.Contains(h.logs.String(), "still alive after its result line") {
-		t.Errorf("stdout %q, logs:\n%s", h.stdout.String(), h.logs.String())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Linger)
+		h.cfg.ResultExitTimeout = 200 * time.Millisecond
+		h.cfg.KillGrace = 200 * time.Millisecond
+		if _, err, _ := h.run(); err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if h.stdout.String() != "All done.\n" || !strings.Contains(h.logs.String(), "still alive after its result line") {
+			t.Errorf("stdout %q, logs:\n%s", h.stdout.String(), h.logs.String())
+		}
+	})
 }
 
 func TestMissingBinary(t *testing.T) {
-	h := newHarness(t, testchild.Replay)
+	h := newProcHarness(t, testchild.Replay)
 	h.cfg.ClaudeBin = "/nonexistent/claude"
 	_, err, _ := h.run()
 	wantKind(t, err, outcome.StartFailed, `claude_bin "/nonexistent/claude"`)
 }
 
 func TestSessionTimeout(t *testing.T) {
-	h := newHarness(t, testchild.Hang)
-	h.cfg.IdleTimeout = time.Hour
-	h.cfg.SessionTimeout = 300 * time.Millisecond
-	_, err, took := h.run()
-	wantKind(t, err, outcome.SessionTimeout, "session_timeout")
-	if took > 3*time.Second {
-		t.Errorf("took %v", took)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Hang)
+		h.cfg.IdleTimeout = time.Hour
+		h.cfg.SessionTimeout = 300 * time.Millisecond
+		_, err, took := h.run()
+		wantKind(t, err, outcome.SessionTimeout, "session_timeout")
+		if took != h.cfg.SessionTimeout {
+			t.Errorf("took %v, want exactly session_timeout %v", took, h.cfg.SessionTimeout)
+		}
+	})
 }
 
 // The real CLI exits as soon as a write to a pipe would block, losing the
 // rest (docs/design.md §F13); stdout is a file, so the result always arrives.
 func TestNonBlockingWriterResultSeen20Of20(t *testing.T) {
-	for i := range 20 {
-		h := newHarness(t, testchild.NonBlocking)
+	runs := 20
+	if testing.Short() {
+		runs = 2 // make check: the 20 runs take half a minute under -race; make test runs them
+	}
+	for i := range runs {
+		h := newProcHarness(t, testchild.NonBlocking)
 		if _, err, _ := h.run(); err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -339,7 +404,7 @@ func TestNonBlockingWriterResultSeen20Of20(t *testing.T) {
 }
 
 func TestHundredMegabyteLine(t *testing.T) {
-	h := newHarness(t, testchild.BigLine, fmt.Sprintf("%s=%d", testchild.EnvSize, 100<<20))
+	h := newProcHarness(t, testchild.BigLine, fmt.Sprintf("%s=%d", testchild.EnvSize, 100<<20))
 	if _, err, _ := h.run(); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -353,7 +418,7 @@ func TestHundredMegabyteLine(t *testing.T) {
 // command line copies the whole text.
 func TestCutResultIsLocated(t *testing.T) {
 	const size = 3 << 20
-	h := newHarness(t, testchild.BigResult, fmt.Sprintf("%s=%d", testchild.EnvSize, size))
+	h := newProcHarness(t, testchild.BigResult, fmt.Sprintf("%s=%d", testchild.EnvSize, size))
 	rep, err, _ := h.run()
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -377,20 +442,22 @@ func TestCutResultIsLocated(t *testing.T) {
 }
 
 func TestSignalStopsRun(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		h := newHarness(t, testchild.Hang)
-		h.cfg.IdleTimeout = time.Hour
-		h.signals <- sig
-		_, err, _ := h.run()
-		var re *supervisor.RunError
-		if !errors.As(err, &re) || !errors.Is(err, outcome.Interrupted) || re.Signal != sig {
-			t.Errorf("%v: err = %v", sig, err)
+	synctest.Test(t, func(t *testing.T) {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			h := newHarness(t, testchild.Hang)
+			h.cfg.IdleTimeout = time.Hour
+			h.signals <- sig
+			_, err, _ := h.run()
+			var re *supervisor.RunError
+			if !errors.As(err, &re) || !errors.Is(err, outcome.Interrupted) || re.Signal != sig {
+				t.Errorf("%v: err = %v", sig, err)
+			}
 		}
-	}
+	})
 }
 
 func TestSecondSignalKillsAtOnce(t *testing.T) {
-	h := newHarness(t, testchild.Grandchild)
+	h := newProcHarness(t, testchild.Grandchild)
 	h.cfg.IdleTimeout = time.Hour
 	h.cfg.ShutdownGrace = time.Hour
 	h.cfg.KillGrace = time.Hour

@@ -1,8 +1,8 @@
 package supervisor
 
 import (
-	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"time"
@@ -14,50 +14,37 @@ import (
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/timeline"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
-// runner is the state of one Run.
+// runner is the state of one Run: what it is connected to, the run's
+// decision state (run.State, changed only by internal/run), the record and
+// what the driver needs to carry the decisions out.
 type runner struct {
-	cfg     Config
-	log     zerolog.Logger
-	spawner *proc.Spawner
-	// guardWarned: the guard's failure to start (darwin) is logged once.
-	guardWarned bool
-	runDir      string
-	signals     <-chan os.Signal
-	ctxDone     <-chan struct{}
-	monitor     *ctxpressure.Monitor
+	cfg  Config
+	deps Deps // as given, with every nil connection filled in (withDefaults)
+	log  zerolog.Logger
+
+	// policy is the configuration's limits; state the run's decisions so far.
+	policy run.Policy
+	state  run.State
+
+	runDir  string
+	ctxDone <-chan struct{}
+	monitor *ctxpressure.Monitor
+	tmpl    prompts
 
 	// self is this malarun's process identity, recorded as the run's
 	// owner and compared with a recorded owner's.
-	self       proc.Identity
-	journal    *journal.Journal
-	records    RecordWriter   // where the record is saved: the journal, or a test's wrapper
-	rec        journal.Record // the issue's record, saved at every transition
-	checkpoint string         // the last checkpoint of this run
-	task       []byte         // the run's prompt (prompt.md), kept to make a removed run folder again
+	self    proc.Identity
+	journal *journal.Journal
+	records RecordWriter   // where the record is saved: the journal, or a test's wrapper
+	rec     journal.Record // the issue's record, saved at every transition
+	task    []byte         // the run's prompt (prompt.md), kept to make a removed run folder again
 	// prompts are the attempt prompts this invocation wrote, by path: a
 	// fresh session reuses the one it started with (ensureRunDir).
-	prompts    map[string][]byte
-	exitCodeOf func(error) int
-	observe    func(Event)
-	costBefore float64 // the run's cost before the current attempt
-	// sideEffectFree is the set of side_effect_free_tools.
-	sideEffectFree map[string]bool
-
-	// budget is limit_wait, spent by every wait for a usage limit of the run;
-	// rnd is the jitter's random source; waiting: a limit wait is under way
-	// (a signal now leaves the record waiting, with its retry_at).
-	// lastReset is the last reset waited for: a limit that resets no later is a loop.
-	budget    usagelimit.Budget
-	rnd       func() float64
-	waiting   bool
-	lastReset time.Time
-
-	// after is the timer of the waits between attempts (Deps.After).
-	after func(time.Duration) <-chan time.Time
+	prompts map[string][]byte
 
 	versionWarned bool // the CLI's version was outside the tested range: said once per run
 
@@ -66,19 +53,10 @@ type runner struct {
 	timeline       *timeline.Writer
 	timelineWarned bool
 
-	// target is the API address of the CLI's environment; probe looks at
-	// it (Deps.Probe); talked: the run has had an answer from the API, so
-	// a connection failure is transient (§D17).
+	// target is the API address of the CLI's environment (§D17).
 	target reach.Target
-	probe  func(context.Context, reach.Target) reach.Finding
-	talked bool
-
-	// outputFailures are malarun's outputs that failed (Deps.OutputFailures);
-	// notedOutputs, those already in the record.
-	outputFailures func() []journal.OutputFailure
-	flushOutputs   func()
-	traceparent    func(attempt int) (traceparent, tracestate string)
-	notedOutputs   map[string]bool
+	// notedOutputs are malarun's failed outputs already in the record.
+	notedOutputs map[string]bool
 
 	// lockLost is closed once another malarun took the issue over (its
 	// lock file was removed; journal.Journal.Lost): this run stops at once.
@@ -89,6 +67,29 @@ type runner struct {
 	hurryOnce   sync.Once
 	// shutdownTimer hurries the stop once shutdown_grace has passed since the first signal.
 	shutdownTimer *time.Timer
+}
+
+// withDefaults fills in the connections a caller left nil.
+func (d Deps) withDefaults(log zerolog.Logger) Deps {
+	if d.Probe == nil {
+		d.Probe = reach.Probe
+	}
+	if d.Rand == nil {
+		d.Rand = rand.Float64
+	}
+	if d.Claude == nil {
+		s := d.Spawner
+		if s == nil {
+			s = proc.NewSpawner(proc.WithGuard(d.Guard...))
+		}
+		d.Claude = newSpawned(s, log)
+	}
+	return d
+}
+
+// draws are the random values the run's next step may use.
+func (r *runner) draws() run.Draws {
+	return run.Draws{NewSession: newSessionID(), Jitter: r.deps.Rand()}
 }
 
 // interrupt handles a shutdown signal. It reports true for the first signal
@@ -115,11 +116,11 @@ func (r *runner) hurryNow(why string) {
 }
 
 // mayStart says whether another claude may be started: not once malarun
-// has been asked to stop, nor past the session deadline (both can pass
-// while a tree is being killed, and a backoff of 0 does not look).
-func (r *runner) mayStart(deadline time.Time) error {
+// has been asked to stop (a signal can come while a tree is being
+// killed), nor once another malarun took the issue over.
+func (r *runner) mayStart() error {
 	select {
-	case sig := <-r.signals:
+	case sig := <-r.deps.Signals:
 		r.interrupt(sig)
 	default:
 	}
@@ -131,47 +132,23 @@ func (r *runner) mayStart(deadline time.Time) error {
 		return r.lostError()
 	default:
 	}
-	if !deadline.IsZero() && !time.Now().Before(deadline) {
-		return &RunError{Kind: outcome.SessionTimeout, Detail: "session_timeout elapsed before the next attempt"}
-	}
 	return nil
 }
 
-// backoff waits before the next attempt.
-func (r *runner) backoff(d time.Duration, deadline time.Time) error {
-	if d <= 0 {
-		return nil
-	}
-	r.log.Info().Stringer("backoff", d).Msg("waiting before the next attempt")
-	return r.pause(d, deadline, "to retry")
-}
-
-// pause waits d between attempts (a backoff, a usage limit's reset). No
-// process runs, so there is no idle timer: a signal or the session deadline
-// ends the wait, and the run, at once. what says what was waited for, in
-// the errors ("to retry").
-func (r *runner) pause(d time.Duration, deadline time.Time, what string) error {
-	var deadlineC <-chan time.Time
-	if !deadline.IsZero() {
-		dt := time.NewTimer(time.Until(deadline))
-		defer dt.Stop()
-		deadlineC = dt.C
-	}
-	wake := r.after
-	if wake == nil {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		wake = func(time.Duration) <-chan time.Time { return t.C }
-	}
+// pause sleeps until a run.Sleep action's time (a backoff, a usage
+// limit's reset; internal/run has already cut it at the session
+// deadline). No process runs, so there is no idle timer: a signal ends
+// the wait, and the run, at once. what says what is waited for ("to retry").
+func (r *runner) pause(until time.Time, what string) error {
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
 	stopped := "stopped while waiting " + what + "; the run can be resumed"
 	select {
-	case <-wake(d):
+	case <-t.C:
 		return nil
-	case <-deadlineC:
-		return &RunError{Kind: outcome.SessionTimeout, Detail: "session_timeout elapsed while waiting " + what}
 	case <-r.ctxDone:
 		return &RunError{Kind: outcome.Interrupted, Detail: stopped}
-	case sig := <-r.signals:
+	case sig := <-r.deps.Signals:
 		r.interrupt(sig)
 		return &RunError{Kind: outcome.Interrupted, Signal: sig, Detail: stopped}
 	case <-r.lockLost:

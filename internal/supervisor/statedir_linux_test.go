@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/testchild"
@@ -38,20 +39,22 @@ func TestStateDirMalarunCannotWriteIsItsOwnTrouble(t *testing.T) {
 		}, "operation not permitted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, testchild.Replay)
-			h.cfg.StateDir = c.dir(t)
-			_, err, _ := h.run()
-			if got := outcome.Of(err); got != outcome.Error {
-				t.Fatalf("outcome %q (%v), want %q", got, err, outcome.Error)
-			}
-			for _, w := range []string{"cannot write its state directory " + h.cfg.StateDir, c.says} {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, testchild.Replay)
+				h.cfg.StateDir = c.dir(t)
+				_, err, _ := h.run()
+				if got := outcome.Of(err); got != outcome.Error {
+					t.Fatalf("outcome %q (%v), want %q", got, err, outcome.Error)
 				}
-			}
-			if len(h.attempts()) != 0 {
-				t.Error("claude was started")
-			}
+				for _, w := range []string{"cannot write its state directory " + h.cfg.StateDir, c.says} {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
+				}
+				if len(h.attempts()) != 0 {
+					t.Error("claude was started")
+				}
+			})
 		})
 	}
 }

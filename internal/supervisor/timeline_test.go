@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
@@ -22,61 +23,63 @@ import (
 // same order and with the same times, and a receive time for each whole
 // message of each attempt, at the offset where its line begins.
 func TestTimelineRecordsDecisionsAndLineTimes(t *testing.T) {
-	h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=2",
-		testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
-	h.cfg.ToolTimeout = 300 * time.Millisecond
-	var observed []string
-	h.observer = func(e supervisor.Event) {
-		if e.Kind != supervisor.EvProgress {
-			observed = append(observed, e.Time.UTC().Format(time.RFC3339Nano)+" "+string(e.Kind))
+	synctest.Test(t, func(t *testing.T) {
+		h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
+		h.cfg.ToolTimeout = 300 * time.Millisecond
+		var observed []string
+		h.observer = func(e supervisor.Event) {
+			if e.Kind != supervisor.EvProgress {
+				observed = append(observed, e.Time.UTC().Format(time.RFC3339Nano)+" "+string(e.Kind))
+			}
 		}
-	}
-	rep, err, _ := h.run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(rep.RunDir, timeline.FileName)
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("timeline: %v, %v", fi, err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var decisions []string
-	lines := map[int][]int64{} // attempt → offsets
-	rd := timeline.NewReader(f)
-	for {
-		e, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
+		rep, err, _ := h.run()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Issue != "issue-1" {
-			t.Errorf("entry of issue %q", e.Issue)
+		path := filepath.Join(rep.RunDir, timeline.FileName)
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("timeline: %v, %v", fi, err)
 		}
-		if e.Event == timeline.EventLine {
-			lines[e.Attempt] = append(lines[e.Attempt], *e.Offset)
-			continue
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
 		}
-		decisions = append(decisions, e.Time.Format(time.RFC3339Nano)+" "+e.Event)
-	}
-	if rd.Damaged != 0 {
-		t.Errorf("%d damaged lines", rd.Damaged)
-	}
-	if got, want := strings.Join(decisions, "\n"), strings.Join(observed, "\n"); got != want {
-		t.Errorf("timeline decisions:\n%s\nobserved:\n%s", got, want)
-	}
-	// Each attempt's whole messages, and only those, have a time.
-	for n := 1; n <= 2; n++ {
-		want := messageOffsets(t, filepath.Join(rep.RunDir, fmt.Sprintf("attempt-%d.jsonl", n)))
-		if got := lines[n]; len(want) == 0 || !slices.Equal(got, want) {
-			t.Errorf("attempt %d: line times at %v, want the messages' offsets %v", n, got, want)
+		defer f.Close()
+		var decisions []string
+		lines := map[int][]int64{} // attempt → offsets
+		rd := timeline.NewReader(f)
+		for {
+			e, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Issue != "issue-1" {
+				t.Errorf("entry of issue %q", e.Issue)
+			}
+			if e.Event == timeline.EventLine {
+				lines[e.Attempt] = append(lines[e.Attempt], *e.Offset)
+				continue
+			}
+			decisions = append(decisions, e.Time.Format(time.RFC3339Nano)+" "+e.Event)
 		}
-	}
+		if rd.Damaged != 0 {
+			t.Errorf("%d damaged lines", rd.Damaged)
+		}
+		if got, want := strings.Join(decisions, "\n"), strings.Join(observed, "\n"); got != want {
+			t.Errorf("timeline decisions:\n%s\nobserved:\n%s", got, want)
+		}
+		// Each attempt's whole messages, and only those, have a time.
+		for n := 1; n <= 2; n++ {
+			want := messageOffsets(t, filepath.Join(rep.RunDir, fmt.Sprintf("attempt-%d.jsonl", n)))
+			if got := lines[n]; len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("attempt %d: line times at %v, want the messages' offsets %v", n, got, want)
+			}
+		}
+	})
 }
 
 // messageOffsets are where the transcript's lines begin, stream_event lines left out.

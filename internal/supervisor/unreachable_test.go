@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
@@ -59,94 +60,104 @@ const (
 // after the CLI's ten retries, nor its own three attempts), naming the
 // address without its secrets.
 func TestUnreachableAPIStopsAtTheFirstRetry(t *testing.T) {
-	h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-notfound-2.1.330.jsonl", testchild.EnvLines+"=2",
-		"ANTHROPIC_BASE_URL=http://user:s3cret@no-such-host.invalid/v1?token=s3cret")
-	h.cfg.IdleTimeout = time.Hour // the stop is not a hang
-	h.cfg.MaxAttempts = 3
-	p := &fakeProbe{finding: nameNotFound}
-	h.probe = p.probe
-	rep, err, _ := h.run()
-	wantKind(t, err, outcome.APIUnreachable,
-		"cannot reach the API at http://no-such-host.invalid/v1: name not found (ENOTFOUND); check ANTHROPIC_BASE_URL and the network")
-	if strings.Contains(err.Error(), "s3cret") || strings.Contains(h.logs.String(), "s3cret") {
-		t.Errorf("a credential of the URL reached the message or the log: %v", err)
-	}
-	if len(rep.History) != 1 || rep.History[0].Ended != "api-unreachable" || rep.History[0].Outcome != "api-unreachable" {
-		t.Fatalf("history %+v, want one attempt ended api-unreachable", rep.History)
-	}
-	if got := p.calls(); len(got) != 1 || got[0].Shown != "http://no-such-host.invalid/v1" {
-		t.Errorf("probed %+v, want one look at http://no-such-host.invalid/v1", got)
-	}
-	rec := readRecord(t, h)
-	if rec.Status != journal.Failed || !strings.Contains(rec.Reason, "ENOTFOUND") {
-		t.Errorf("record %s %q, want failed naming ENOTFOUND", rec.Status, rec.Reason)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-notfound-2.1.330.jsonl", testchild.EnvLines+"=2",
+			"ANTHROPIC_BASE_URL=http://user:s3cret@no-such-host.invalid/v1?token=s3cret")
+		h.cfg.IdleTimeout = time.Hour // the stop is not a hang
+		h.cfg.MaxAttempts = 3
+		p := &fakeProbe{finding: nameNotFound}
+		h.probe = p.probe
+		rep, err, _ := h.run()
+		wantKind(t, err, outcome.APIUnreachable,
+			"cannot reach the API at http://no-such-host.invalid/v1: name not found (ENOTFOUND); check ANTHROPIC_BASE_URL and the network")
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(h.logs.String(), "s3cret") {
+			t.Errorf("a credential of the URL reached the message or the log: %v", err)
+		}
+		if len(rep.History) != 1 || rep.History[0].Ended != "api-unreachable" || rep.History[0].Outcome != "api-unreachable" {
+			t.Fatalf("history %+v, want one attempt ended api-unreachable", rep.History)
+		}
+		if got := p.calls(); len(got) != 1 || got[0].Shown != "http://no-such-host.invalid/v1" {
+			t.Errorf("probed %+v, want one look at http://no-such-host.invalid/v1", got)
+		}
+		rec := readRecord(t, h)
+		if rec.Status != journal.Failed || !strings.Contains(rec.Reason, "ENOTFOUND") {
+			t.Errorf("record %s %q, want failed naming ENOTFOUND", rec.Status, rec.Reason)
+		}
+	})
 }
 
 // A probe that finds nothing wrong (a reset connection, a server that is
 // up again) leaves the CLI to its retries: here it goes silent and the
 // run ends as a hang, as before.
 func TestReachableAPILeavesTheRetriesAlone(t *testing.T) {
-	h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-notfound-2.1.330.jsonl", testchild.EnvLines+"=2")
-	h.cfg.IdleTimeout = 500 * time.Millisecond
-	p := &fakeProbe{}
-	h.probe = p.probe
-	rep, err, _ := h.run()
-	wantKind(t, err, outcome.RetriesExhausted, "no output for")
-	if len(p.calls()) != 1 {
-		t.Errorf("%d looks, want 1", len(p.calls()))
-	}
-	if rep.History[0].Ended != "hang" {
-		t.Errorf("attempt ended %q, want hang", rep.History[0].Ended)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-notfound-2.1.330.jsonl", testchild.EnvLines+"=2")
+		h.cfg.IdleTimeout = 500 * time.Millisecond
+		p := &fakeProbe{}
+		h.probe = p.probe
+		rep, err, _ := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "no output for")
+		if len(p.calls()) != 1 {
+			t.Errorf("%d looks, want 1", len(p.calls()))
+		}
+		if rep.History[0].Ended != "hang" {
+			t.Errorf("attempt ended %q, want hang", rep.History[0].Ended)
+		}
+	})
 }
 
 // After an answer from the API (here, the first attempt's assistant
 // message), a connection failure is the network going away: no look, and
 // the run retries as before, in a later attempt too.
 func TestTalkedRunRetriesAnUnreachableAPI(t *testing.T) {
-	resumed := writeTranscript(t, testchild.InitLine, unknownRetryLine)
-	h := newHarness(t, testchild.ResumeAware, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl", testchild.EnvLines+"=2",
-		testchild.EnvResumed+"="+resumed, testchild.EnvExit+"=1")
-	h.cfg.IdleTimeout = 500 * time.Millisecond
-	h.cfg.MaxAttempts = 2
-	p := &fakeProbe{finding: nameNotFound}
-	h.probe = p.probe
-	rep, err, _ := h.run()
-	wantKind(t, err, outcome.RetriesExhausted, "2 attempts")
-	if n := len(p.calls()); n != 0 {
-		t.Errorf("%d looks at the address after the run had talked, want none", n)
-	}
-	if len(rep.History) != 2 || rep.History[1].Ended != "exited" {
-		t.Errorf("history %+v, want a hang then a crash", rep.History)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		resumed := writeTranscript(t, testchild.InitLine, unknownRetryLine)
+		h := newHarness(t, testchild.ResumeAware, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl", testchild.EnvLines+"=2",
+			testchild.EnvResumed+"="+resumed, testchild.EnvExit+"=1")
+		h.cfg.IdleTimeout = 500 * time.Millisecond
+		h.cfg.MaxAttempts = 2
+		p := &fakeProbe{finding: nameNotFound}
+		h.probe = p.probe
+		rep, err, _ := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "2 attempts")
+		if n := len(p.calls()); n != 0 {
+			t.Errorf("%d looks at the address after the run had talked, want none", n)
+		}
+		if len(rep.History) != 2 || rep.History[1].Ended != "exited" {
+			t.Errorf("history %+v, want a hang then a crash", rep.History)
+		}
+	})
 }
 
 // 2.1.330 refuses a self-signed certificate at once, with an error result
 // naming it and no api_retry line: that text decides, no look needed.
 func TestCLIErrorNamingACertificateStops(t *testing.T) {
-	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"api-unreachable-tls-2.1.330.jsonl", testchild.EnvExit+"=1",
-		"ANTHROPIC_BASE_URL=https://127.0.0.1:8443")
-	h.cfg.MaxAttempts = 3
-	p := &fakeProbe{}
-	h.probe = p.probe
-	rep, err, _ := h.run()
-	wantKind(t, err, outcome.APIUnreachable,
-		"cannot reach the API at https://127.0.0.1:8443: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT) (claude's own error); check ANTHROPIC_BASE_URL, and NODE_EXTRA_CA_CERTS")
-	if len(rep.History) != 1 || len(p.calls()) != 0 {
-		t.Errorf("%d attempts and %d looks, want 1 and 0", len(rep.History), len(p.calls()))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"api-unreachable-tls-2.1.330.jsonl", testchild.EnvExit+"=1",
+			"ANTHROPIC_BASE_URL=https://127.0.0.1:8443")
+		h.cfg.MaxAttempts = 3
+		p := &fakeProbe{}
+		h.probe = p.probe
+		rep, err, _ := h.run()
+		wantKind(t, err, outcome.APIUnreachable,
+			"cannot reach the API at https://127.0.0.1:8443: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT) (claude's own error); check ANTHROPIC_BASE_URL, and NODE_EXTRA_CA_CERTS")
+		if len(rep.History) != 1 || len(p.calls()) != 0 {
+			t.Errorf("%d attempts and %d looks, want 1 and 0", len(rep.History), len(p.calls()))
+		}
+	})
 }
 
 // A failed result is never called a success, whatever its subtype says.
 func TestFailedResultReasonNeverSaysSuccess(t *testing.T) {
-	h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+writeTranscript(t, testchild.InitLine, api500ResultLine), testchild.EnvExit+"=1")
-	h.probe = (&fakeProbe{}).probe
-	_, err, _ := h.run()
-	wantKind(t, err, outcome.RetriesExhausted, "error result (API status 500, terminal reason api_error): API Error: 500 Internal Server Error")
-	if strings.Contains(err.Error(), "success") {
-		t.Errorf("the reason of a failed result says success: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+writeTranscript(t, testchild.InitLine, api500ResultLine), testchild.EnvExit+"=1")
+		h.probe = (&fakeProbe{}).probe
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "error result (API status 500, terminal reason api_error): API Error: 500 Internal Server Error")
+		if strings.Contains(err.Error(), "success") {
+			t.Errorf("the reason of a failed result says success: %v", err)
+		}
+	})
 }
 
 func readRecord(t *testing.T, h *harness) journal.Record {

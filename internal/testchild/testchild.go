@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -145,47 +144,21 @@ func MaybeRun() {
 
 func run(behaviour string) int {
 	stdin, _ := io.ReadAll(os.Stdin)
-	recordArgs(stdin)
-	recordTrace()
+	RecordArgs(os.Getenv(EnvArgsFile), os.Args[1:], stdin)
+	RecordTrace(os.LookupEnv)
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
 	// Like the real CLI, run in the session the flags name.
-	session := firstNonEmpty(argAfter("--session-id"), argAfter("--resume"))
+	c := self(stdin)
+	session := c.Session()
 	println := func(s string) {
-		if session != "" {
-			s = strings.ReplaceAll(s, SessionID, session)
-		}
-		out.WriteString(s)
+		out.WriteString(InSession(s, session))
 		out.WriteByte('\n')
 		out.Flush()
 	}
+	if sc, ok := ScriptOf(behaviour, c); ok {
+		return play(sc, out, session)
+	}
 	switch behaviour {
-	case Replay, Linger:
-		for _, l := range transcript() {
-			println(l)
-		}
-		if behaviour == Linger {
-			block()
-		}
-		return envInt(EnvExit, 0)
-	case Hang:
-		lines := transcript()
-		n := min(envInt(EnvLines, 1), len(lines))
-		for _, l := range lines[:n] {
-			println(l)
-		}
-		block()
-	case SilentTool:
-		println(InitLine)
-		println(ToolLine)
-		time.Sleep(envDuration(EnvSilence))
-		println(ToolDone)
-		println(TextLine)
-		println(Result)
-		return 0
-	case IgnoreTerm:
-		signal.Ignore(syscall.SIGTERM)
-		println(InitLine)
-		block()
 	case Grandchild:
 		signal.Ignore(syscall.SIGTERM)
 		pid := startGrandchild()
@@ -204,47 +177,16 @@ func run(behaviour string) int {
 		return 0
 	case BigResult:
 		return bigResult(out, println, firstNonEmpty(session, SessionID))
-	case Garbage:
-		println(InitLine)
-		println("this is not json")
-		println(`{"type":"assistant","message":{"content":[{"type":"text","text":"unterminated`)
-		println(TextLine)
-		println(Result)
-		return 0
-	case ExitEarly:
-		fmt.Fprintln(os.Stderr, "error: unknown option '--bogus'")
-		return envInt(EnvExit, 1)
 	case NonBlocking:
 		return nonBlocking()
 	case ResumeAware:
-		if strings.Contains(string(stdin), ContinuationMarker) {
-			lines := []string{InitLine, TextLine, Result}
-			if path := os.Getenv(EnvContinued); path != "" {
-				lines = readLines(path)
-			}
-			for _, l := range lines {
-				println(l)
-			}
-			return 0
-		}
-		if !hasArg("--resume") {
-			lines := transcript()
-			for _, l := range lines[:min(envInt(EnvLines, 1), len(lines))] {
-				println(l)
-			}
-			if os.Getenv(EnvGrandchild) != "" {
-				println(GrandchildLine(startGrandchild()))
-			}
-			block()
-		}
-		lines := []string{InitLine, TextLine, Result}
-		if path := os.Getenv(EnvResumed); path != "" {
-			lines = readLines(path)
-		}
-		for _, l := range lines {
+		// A fresh start with a grandchild (ScriptOf plays the rest).
+		lines := transcript()
+		for _, l := range lines[:min(envInt(EnvLines, 1), len(lines))] {
 			println(l)
 		}
-		return envInt(EnvExit, 0)
+		println(GrandchildLine(startGrandchild()))
+		block()
 	case CountTerm:
 		countTerm(println)
 	case termCounter:
@@ -260,23 +202,42 @@ func run(behaviour string) int {
 		return startOrphanChild()
 	case orphanChild:
 		return 0 // run read stdin to EOF: orphanParent is gone
-	case UsageLimited:
-		return usageLimited(println)
 	case Gated:
 		return gated(println)
-	case CrashMidLine:
-		lines := transcript()
-		n := min(envInt(EnvLines, 1), len(lines))
-		for _, l := range lines[:n] {
-			println(l)
-		}
-		out.WriteString(`{"type":"assistant","message":{"content":[{"type":"te`)
-		out.Flush()
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
 	fmt.Fprintf(os.Stderr, "testchild: unknown behaviour %q\n", behaviour)
 	return 99
 }
+
+// play plays a script as a process: its lines on stdout as they come,
+// its end a real exit, block or SIGKILL.
+func play(sc Script, out *bufio.Writer, session string) int {
+	if sc.End == Ignores {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	for _, st := range sc.Steps {
+		time.Sleep(st.Sleep)
+		if st.Stderr != "" {
+			fmt.Fprintln(os.Stderr, st.Stderr)
+		}
+		if st.Line != "" {
+			out.WriteString(InSession(st.Line, session) + "\n")
+		}
+		out.WriteString(InSession(st.Partial, session))
+		out.Flush()
+	}
+	switch sc.End {
+	case Blocks, Ignores:
+		block()
+	case Killed:
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		block()
+	}
+	return sc.Code
+}
+
+// self is this process as a scripted child sees it.
+func self(stdin []byte) Child { return Child{Args: os.Args[1:], Stdin: stdin, Getenv: os.Getenv} }
 
 // block waits forever without spinning; only a signal ends it. Not
 // `select {}`: with no other goroutine the runtime would call that a
@@ -287,31 +248,9 @@ func block() {
 	}
 }
 
-func transcript() []string {
-	path := os.Getenv(EnvTranscript)
-	if path == "" {
-		return []string{InitLine, TextLine, Result}
-	}
-	return readLines(path)
-}
+func transcript() []string { return self(nil).transcript() }
 
-func readLines(path string) []string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testchild:", err)
-		os.Exit(98)
-	}
-	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-}
-
-func argAfter(flag string) string {
-	for i := 1; i+1 < len(os.Args); i++ {
-		if os.Args[i] == flag {
-			return os.Args[i+1]
-		}
-	}
-	return ""
-}
+func argAfter(flag string) string { return self(nil).ArgAfter(flag) }
 
 func firstNonEmpty(a, b string) string {
 	if a != "" {
@@ -320,64 +259,12 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-func hasArg(a string) bool {
-	for _, x := range os.Args[1:] {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
-
 // EnvTraceFile is where the child appends, one line per attempt, the
 // TRACEPARENT and TRACESTATE it was started with ("-" for one not set).
 const EnvTraceFile = "MALARUN_FAKE_TRACE_FILE"
 
-func recordTrace() {
-	path := os.Getenv(EnvTraceFile)
-	if path == "" {
-		return
-	}
-	value := func(name string) string {
-		if v, ok := os.LookupEnv(name); ok {
-			return v
-		}
-		return "-"
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return
-	}
-	fmt.Fprintf(f, "%s %s\n", value("TRACEPARENT"), value("TRACESTATE"))
-	f.Close()
-}
-
 // AttemptSeparator ends each attempt's record in the args file.
 const AttemptSeparator = "\n--end--\n"
-
-// recordArgs appends argv and what arrived on stdin to the args file, one
-// record per attempt, so a test can check the flags malarun passed and
-// that the prompt came on stdin.
-func recordArgs(stdin []byte) {
-	path := os.Getenv(EnvArgsFile)
-	if path == "" {
-		return
-	}
-	var b strings.Builder
-	for _, a := range os.Args[1:] {
-		b.WriteString(a)
-		b.WriteByte('\n')
-	}
-	b.WriteString("--stdin--\n")
-	b.Write(stdin)
-	b.WriteString(AttemptSeparator)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return
-	}
-	f.WriteString(b.String())
-	f.Close()
-}
 
 // startGrandchild starts this binary again as a Sleeper in a new session,
 // as the Bash tool does, and waits until it ignores SIGTERM.
@@ -440,21 +327,9 @@ func nonBlocking() int {
 	return 0
 }
 
-func envInt(name string, def int) int {
-	v, err := strconv.Atoi(os.Getenv(name))
-	if err != nil {
-		return def
-	}
-	return v
-}
+func envInt(name string, def int) int { return self(nil).envInt(name, def) }
 
-func envDuration(name string) time.Duration {
-	d, err := time.ParseDuration(os.Getenv(name))
-	if err != nil {
-		return 0
-	}
-	return d
-}
+func envDuration(name string) time.Duration { return self(nil).envDuration(name) }
 
 // Env is the environment for a fake child running behaviour: the test's
 // own environment plus extra. GORACE drops the race runtime's one second

@@ -2,7 +2,6 @@ package testchild
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 )
@@ -33,19 +32,4 @@ func UsageLimitLines(resetsAt int64) []string {
 	return append(lines,
 		`{"type":"assistant","message":{"model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"`+text+`"}],"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}},"parent_tool_use_id":null,"session_id":"`+SessionID+`","error":"rate_limit","is_api_error_message":true,"api_error_status":429}`,
 		`{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"api_error":"usage_limit_reached","terminal_reason":"api_error","result":"`+text+`","session_id":"`+SessionID+`","total_cost_usd":0,"num_turns":1}`)
-}
-
-func usageLimited(println func(string)) int {
-	lines := UsageLimitLines(int64(envInt(EnvResetsAt, 0)))
-	code := 1
-	if hasArg("--resume") && os.Getenv(EnvLimitAlways) == "" {
-		lines, code = []string{InitLine, TextLine, Result}, 0
-		if path := os.Getenv(EnvResumed); path != "" {
-			lines = readLines(path)
-		}
-	}
-	for _, l := range lines {
-		println(l)
-	}
-	return code
 }

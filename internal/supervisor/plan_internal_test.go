@@ -1,11 +1,9 @@
 package supervisor
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/reach"
 )
 
 // A run resumed from its record knows whether it ever had an answer from
@@ -28,17 +26,5 @@ func TestTalkedInRecord(t *testing.T) {
 		if got := talkedInRecord(c.rec); got != c.want {
 			t.Errorf("%s: talkedInRecord = %v, want %v", c.name, got, c.want)
 		}
-	}
-}
-
-func TestUnreachableReason(t *testing.T) {
-	f, _ := reach.Known("ECONNREFUSED")
-	got := unreachableReason("http://127.0.0.1:1", f)
-	if want := "cannot reach the API at http://127.0.0.1:1: connection refused (ECONNREFUSED); check ANTHROPIC_BASE_URL and the network"; got != want {
-		t.Errorf("reason %q, want %q", got, want)
-	}
-	cli := reach.FromResultText("API Error: Unable to connect to API (ConnectionRefused)")
-	if got := unreachableReason("http://h", cli); !strings.Contains(got, "(claude's own error)") {
-		t.Errorf("a cause from claude's text does not say so: %q", got)
 	}
 }

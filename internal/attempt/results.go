@@ -1,14 +1,14 @@
-package supervisor
+package attempt
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
-	"github.com/malarun/malarun/internal/retry"
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// The decided outcome of every error result the CLI can print. Success is
+// The decided Ending of every error result the CLI can print. Success is
 // decided before this table, by is_error and subtype alone (docs/design.md §F10):
 // a result with is_error false and subtype success is a success whatever
 // its terminal_reason says. Everything here has is_error true or an error
@@ -17,76 +17,76 @@ import (
 // instead of being guessed at.
 
 // bySubtype decides the result subtypes that say what happened on their own.
-var bySubtype = map[string]retry.Kind{
+var bySubtype = map[string]Ending{
 	// The CLI stopped at --max-turns: more turns are the user's call.
-	"error_max_turns": retry.MaxTurns,
+	"error_max_turns": MaxTurns,
 	// The CLI stopped at the --max-budget-usd malarun gave it: exit 9.
-	"error_max_budget_usd": retry.BudgetExceeded,
+	"error_max_budget_usd": BudgetExceeded,
 	// The CLI already retried the answer against the user's schema; asking
 	// the same again repeats the failure.
-	"error_max_structured_output_retries": retry.ErrorResult,
+	"error_max_structured_output_retries": ErrorResult,
 }
 
 // byTerminalReason decides the rest by terminal_reason. api_error is
 // decided by its status (byAPIStatus); "" (an older CLI) by status and text.
-var byTerminalReason = map[string]retry.Kind{
+var byTerminalReason = map[string]Ending{
 	// A finished turn with is_error true: decided by status and text below.
-	"completed": retry.ErrorResult,
+	"completed": ErrorResult,
 	// --max-turns reached.
-	"max_turns": retry.MaxTurns,
+	"max_turns": MaxTurns,
 	// The stream or a tool was cut (a dropped connection, a killed tool):
 	// the session holds the work, so resume it. If malarun itself stopped
-	// the CLI (a hang, a signal), malarun's own ending wins (see kindOf).
-	"aborted_streaming": retry.APIError,
-	"aborted_tools":     retry.APIError,
+	// the CLI (a hang, a signal), malarun's own stop wins (see byResult).
+	"aborted_streaming": APIError,
+	"aborted_tools":     APIError,
 	// The model failed to answer, or kept producing malformed tool calls:
 	// another turn is a new sample and the session keeps the work.
-	"model_error":                  retry.APIError,
-	"malformed_tool_use_exhausted": retry.APIError,
+	"model_error":                  APIError,
+	"malformed_tool_use_exhausted": APIError,
 	// Decided by api_error_status.
-	"api_error": retry.APIError,
+	"api_error": APIError,
 	// The conversation no longer fits, or holds what the API refuses (an
 	// image): it stays in the history, so never resume into it; a new
 	// session from a checkpoint or the task (the fresh-session path).
-	"blocking_limit":       retry.ContextFull,
-	"prompt_too_long":      retry.ContextFull,
-	"rapid_refill_breaker": retry.ContextFull,
-	"image_error":          retry.ContextFull,
+	"blocking_limit":       ContextFull,
+	"prompt_too_long":      ContextFull,
+	"rapid_refill_breaker": ContextFull,
+	"image_error":          ContextFull,
 	// The CLI's own budget stop (--max-budget-usd): exit 9.
-	"budget_exhausted": retry.BudgetExceeded,
+	"budget_exhausted": BudgetExceeded,
 	// The user's hooks or settings ended the turn on purpose, or the CLI
 	// could not set a turn up (its configuration): the same again gives the
 	// same answer.
-	"hook_stopped":                      retry.ErrorResult,
-	"stop_hook_prevented":               retry.ErrorResult,
-	"tool_deferred":                     retry.ErrorResult,
-	"tool_deferred_unavailable":         retry.ErrorResult,
-	"background_requested":              retry.ErrorResult,
-	"structured_output_retry_exhausted": retry.ErrorResult,
-	"turn_setup_failed":                 retry.ErrorResult,
+	"hook_stopped":                      ErrorResult,
+	"stop_hook_prevented":               ErrorResult,
+	"tool_deferred":                     ErrorResult,
+	"tool_deferred_unavailable":         ErrorResult,
+	"background_requested":              ErrorResult,
+	"structured_output_retry_exhausted": ErrorResult,
+	"turn_setup_failed":                 ErrorResult,
 }
 
 // byAPIStatus decides an api_error (or a result without terminal_reason)
 // by the HTTP status the API answered.
-func byAPIStatus(status int) retry.Kind {
+func byAPIStatus(status int) Ending {
 	switch {
 	case status == 401 || status == 403:
-		return retry.Auth // the credentials are refused: exit 8
+		return Auth // the credentials are refused: exit 8
 	case status == 429:
-		return retry.RateLimit // a usage or rate limit: exit 75
+		return RateLimit // a usage or rate limit: exit 75
 	case status == 413:
-		return retry.ContextFull // the request is too large to send again
+		return ContextFull // the request is too large to send again
 	case status == 0 || status == 529 || status >= 500:
 		// Overloaded, a server error, or no answer at all: transient, and
 		// the CLI has already retried; resume the session later.
-		return retry.APIError
+		return APIError
 	}
-	return retry.ErrorResult // any other 4xx: the request itself is wrong
+	return ErrorResult // any other 4xx: the request itself is wrong
 }
 
 // resultClass is the table's decision for one error result.
 type resultClass struct {
-	kind retry.Kind
+	ending Ending
 	// unknown is the value the table does not know ("" when it knew all),
 	// for a warning: the CLI has changed.
 	unknown string
@@ -96,33 +96,54 @@ type resultClass struct {
 func classifyResult(r *stream.Event) resultClass {
 	for _, e := range r.Errors {
 		if strings.Contains(e, "No conversation found") {
-			return resultClass{kind: retry.ResumeNotFound}
+			return resultClass{ending: ResumeNotFound}
 		}
 	}
 	if contextFull(r.Result, r.TerminalReason) {
-		return resultClass{kind: retry.ContextFull}
+		return resultClass{ending: ContextFull}
 	}
 	if k, ok := bySubtype[r.Subtype]; ok {
-		return resultClass{kind: k}
+		return resultClass{ending: k}
 	}
 	if r.Subtype != "success" && r.Subtype != "error_during_execution" && r.Subtype != "" {
-		return resultClass{kind: retry.ErrorResult, unknown: fmt.Sprintf("subtype %q", r.Subtype)}
+		return resultClass{ending: ErrorResult, unknown: fmt.Sprintf("subtype %q", r.Subtype)}
 	}
 	if usageLimitRe.MatchString(r.Result) {
-		return resultClass{kind: retry.RateLimit}
+		return resultClass{ending: RateLimit}
 	}
 	switch k, ok := byTerminalReason[r.TerminalReason]; {
 	case r.TerminalReason == "" || r.TerminalReason == "api_error" || r.TerminalReason == "completed":
 		if r.APIErrorStatus != 0 || r.TerminalReason == "api_error" {
-			return resultClass{kind: byAPIStatus(r.APIErrorStatus)}
+			return resultClass{ending: byAPIStatus(r.APIErrorStatus)}
 		}
-		return resultClass{kind: retry.ErrorResult}
+		return resultClass{ending: ErrorResult}
 	case ok:
-		if k == retry.APIError && r.APIErrorStatus != 0 {
+		if k == APIError && r.APIErrorStatus != 0 {
 			// An aborted or failed turn that still got a status: the status says more.
-			return resultClass{kind: byAPIStatus(r.APIErrorStatus)}
+			return resultClass{ending: byAPIStatus(r.APIErrorStatus)}
 		}
-		return resultClass{kind: k}
+		return resultClass{ending: k}
 	}
-	return resultClass{kind: retry.ErrorResult, unknown: fmt.Sprintf("terminal_reason %q", r.TerminalReason)}
+	return resultClass{ending: ErrorResult, unknown: fmt.Sprintf("terminal_reason %q", r.TerminalReason)}
+}
+
+// UnknownResult names what of an error result the table does not know
+// ("" when it knows it all), for a warning as the line comes: the CLI has
+// changed.
+func UnknownResult(r *stream.Event) string { return classifyResult(r).unknown }
+
+// usageLimitRe matches the CLI's usage-limit texts, such as
+// "Claude AI usage limit reached|1749924000" and
+// "You've hit your limit · resets 2am (Europe/Paris)".
+var usageLimitRe = regexp.MustCompile(`(?i)usage limit reached|hit your limit`)
+
+// contextFull recognises the CLI saying the conversation no longer fits:
+// the API's 400 "prompt is too long", the CLI's own refusal at its blocking
+// limit (docs/design.md §F14), or compaction that keeps failing.
+func contextFull(result, terminalReason string) bool {
+	switch terminalReason {
+	case "blocking_limit", "prompt_too_long":
+		return true
+	}
+	return strings.Contains(result, "Prompt is too long") || strings.Contains(result, "Autocompact is thrashing")
 }

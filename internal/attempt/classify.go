@@ -1,0 +1,238 @@
+package attempt
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/usagelimit"
+)
+
+// Exit is how the CLI's process ended: its exit code, or the signal that
+// killed it.
+type Exit struct {
+	Code   int
+	Signal os.Signal
+}
+
+// Ended is everything Classify needs of an attempt whose tree is gone.
+type Ended struct {
+	Machine *State // its timing machine
+	Log     *Log   // what its stream said
+	Exit    Exit
+	// StderrTail is the end of the CLI's stderr, for a crash's message.
+	StderrTail string
+	// APIAt is the API's address as it is safe to print (reach.Target), for
+	// an unreachable API's message.
+	APIAt string
+}
+
+// Classify decides how an attempt ended, with a sentence that says what
+// happened in words a user can act on.
+func Classify(a Ended) (Ending, string) {
+	m, log := a.Machine, a.Log
+	stop := m.FinalStop()
+	if stop == StopBackgroundTimeout {
+		// Whatever the result said, background work was cut off: resume, and
+		// the prompt names the tasks so the agent checks and redoes them.
+		_, tasks := m.CutOff()
+		return Hang, fmt.Sprintf("background tasks still ran background_timeout after the result (%s); the process tree was killed",
+			strings.Join(TaskLabels(tasks), "; "))
+	}
+	if log.Succeeded() {
+		// The work is done, whatever stopped the process after it said so.
+		return Success, "claude reported success"
+	}
+	if e, why, ok := byStop(a, stop); ok {
+		return e, why
+	}
+	if log.Result != nil {
+		return byResult(a, stop)
+	}
+	switch {
+	case stop == StopPressure:
+		return ContextPressure, "the context window is nearly full"
+	case log.RateLimit != nil:
+		return RateLimit, "claude reported a " + log.RateLimit.RateLimitType + " rate limit" + resetSuffix(log)
+	case stop == StopHang:
+		return hangEnding(m)
+	case !log.SawInit:
+		return EarlyExit, fmt.Sprintf("claude %s before its first line%s", describeExit(a.Exit), stderrSuffix(a.StderrTail))
+	}
+	cut := ""
+	if log.CutShort {
+		cut = ", its last line cut short"
+	}
+	return Crash, fmt.Sprintf("claude %s without a result line%s%s", describeExit(a.Exit), cut, stderrSuffix(a.StderrTail))
+}
+
+// byStop decides the stops that say on their own how the attempt ended,
+// whatever the stream said after them.
+func byStop(a Ended, stop StopReason) (Ending, string, bool) {
+	switch stop {
+	case StopInterrupted:
+		return Interrupted, "malarun was asked to stop; the run can be resumed", true
+	case StopSessionTimeout:
+		return SessionTimeout, "session_timeout elapsed; the process tree was stopped", true
+	case StopUsageLimit:
+		return RateLimit, a.Machine.Limit().Reason, true
+	case StopUnreachable:
+		return Unreachable, UnreachableReason(a.APIAt, a.Machine.Unreachable()), true
+	case StopAuth:
+		ar := a.Log.AuthRetry
+		return Auth, fmt.Sprintf("the API answered %d %s (claude retry %d of %d); check ANTHROPIC_API_KEY or the CLI's login",
+			ar.ErrorStatus, ar.Error, ar.Attempt, ar.MaxRetries), true
+	}
+	return 0, "", false
+}
+
+// byResult decides an attempt whose last result was an error, by the
+// result table (results.go).
+func byResult(a Ended, stop StopReason) (Ending, string) {
+	r := a.Log.Result
+	c := classifyResult(r)
+	switch {
+	case stop == StopHang && strings.HasPrefix(r.TerminalReason, "aborted_"):
+		// The CLI aborted because malarun killed it: malarun's reason wins.
+		return hangEnding(a.Machine)
+	case c.unknown != "":
+		return ErrorResult, describeResult(a.Log) + " (unknown " + c.unknown + ": this CLI is newer than malarun knows)"
+	case c.ending == BudgetExceeded:
+		return c.ending, describeResult(a.Log) + " (max_cost_usd reached)"
+	case c.ending == MaxTurns:
+		return c.ending, describeResult(a.Log) + " (raise --max-turns to allow more)"
+	case c.ending == RateLimit:
+		return c.ending, describeResult(a.Log) + resetSuffix(a.Log)
+	case c.ending == ResumeNotFound:
+		return c.ending, "the session cannot be resumed: " + oneLine(strings.Join(r.Errors, "; "), 200)
+	}
+	return c.ending, describeResult(a.Log)
+}
+
+func hangEnding(m *State) (Ending, string) {
+	limit, tools := m.Hang()
+	what := "idle_timeout"
+	if len(tools) > 0 {
+		what = "tool_timeout, while " + strings.Join(tools, ", ") + " ran"
+	}
+	return Hang, fmt.Sprintf("no output for %s (%s); the process tree was killed", limit, what)
+}
+
+// LimitOf is what an attempt said about the usage limit that stopped it:
+// the CLI's own announced wait when malarun cut that short, else the
+// rejected rate_limit_event (exact to the second) completed by the result
+// text (the only source when the CLI printed no event). zone is where the
+// CLI prints a reset that names none (nil: such a reset stays unknown).
+func LimitOf(m *State, log *Log, now time.Time, zone *time.Location) usagelimit.Limit {
+	if m.FinalStop() == StopUsageLimit {
+		// Reason keeps the CLI's own words (how long it would have waited).
+		d := m.Limit()
+		l := usagelimit.Limit{RetryAt: d.RetryAt, Waitable: true, Reason: d.Reason}
+		if ev := log.RateLimit; ev != nil {
+			l.Type = ev.RateLimitType
+		}
+		return l
+	}
+	text := usagelimit.FromText(log.LastReply(), now, zone)
+	ev := log.RateLimit
+	if ev == nil {
+		return text
+	}
+	fromEvent, ok := usagelimit.FromEvent(usagelimit.Event{Status: ev.RateLimitStatus, ResetsAt: ev.ResetsAt,
+		RateLimitType: ev.RateLimitType, ErrorCode: ev.RateLimitErrorCode})
+	if !ok {
+		return text
+	}
+	return usagelimit.Merge(fromEvent, text)
+}
+
+// UnreachableReason says why the run stops, naming the address as it is
+// safe to print (reach.Target.Shown) and the cause in malarun's words.
+func UnreachableReason(apiAt string, f reach.Finding) string {
+	by := ""
+	if f.FromCLI {
+		by = " (claude's own error)"
+	}
+	return fmt.Sprintf("cannot reach the API at %s: %s%s; %s", apiAt, f, by, f.Hint())
+}
+
+// resetSuffix names when a rate limit resets, when the stream said.
+func resetSuffix(log *Log) string {
+	if log.RateLimit == nil || log.RateLimit.ResetsAt == 0 {
+		return ""
+	}
+	return "; it resets at " + time.Unix(log.RateLimit.ResetsAt, 0).UTC().Format(time.RFC3339)
+}
+
+func describeExit(e Exit) string {
+	if e.Signal != nil {
+		if s, ok := e.Signal.(syscall.Signal); ok {
+			return fmt.Sprintf("was killed by signal %d (%s)", int(s), s)
+		}
+		return "was killed by " + e.Signal.String()
+	}
+	return fmt.Sprintf("exited with code %d", e.Code)
+}
+
+// describeResult says what a result that is not a success reported. The
+// CLI marks a failed turn with is_error and often keeps subtype "success"
+// (§F10, §F25): that word never reaches the message.
+func describeResult(log *Log) string {
+	r := log.Result
+	msg := "result " + r.Subtype
+	if r.Subtype == "success" || r.Subtype == "" {
+		msg = "error result"
+	}
+	var parts []string
+	if r.APIErrorStatus != 0 {
+		parts = append(parts, fmt.Sprintf("API status %d", r.APIErrorStatus))
+	}
+	if r.TerminalReason != "" {
+		parts = append(parts, "terminal reason "+r.TerminalReason)
+	}
+	if len(parts) > 0 {
+		msg += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if text := cmp.Or(r.Result, strings.Join(r.Errors, "; ")); text != "" {
+		msg += ": " + oneLine(text, 400)
+	}
+	return msg
+}
+
+func stderrSuffix(tail string) string {
+	if tail == "" {
+		return " (stderr empty)"
+	}
+	return "; stderr: " + oneLine(tail, 600)
+}
+
+// oneLine flattens s for a log line or an error message and cuts it to n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// TaskLabel names a background task for people: its description, else the
+// command that started it, else its type.
+func TaskLabel(tk Task) string {
+	return cmp.Or(tk.Description, tk.Command, tk.Type, tk.ID)
+}
+
+// TaskLabels names tasks as "id (label)".
+func TaskLabels(tasks []Task) []string {
+	if len(tasks) == 0 {
+		return nil
+	}
+	out := make([]string, len(tasks))
+	for i, tk := range tasks {
+		out[i] = tk.ID + " (" + TaskLabel(tk) + ")"
+	}
+	return out
+}

@@ -1,0 +1,145 @@
+package attempt
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// Log accumulates what the stream of one attempt said: enough to classify
+// how it ended (Classify) and to tell the run's decisions what happened.
+// Like the machine it holds no clock or process; the driver feeds it every
+// line.
+type Log struct {
+	// SessionID is the session malarun started or resumed: the CLI keeps
+	// the id it is given, and an id read from the stream is never used (it
+	// would become an argument of the next claude). OtherSession is the
+	// first other id the stream named, if any, for a warning.
+	SessionID    string
+	OtherSession string
+	SawInit      bool
+	Lines        int64
+	Malformed    int64
+	CutShort     bool
+	Assistants   int              // top-level and sub-agent assistant messages
+	ToolCalls    []stream.ToolUse // every tool_use seen, in order
+	Result       *stream.Event    // the last result line, if any: it decides
+	Results      []Result         // every result line, in order
+	CLIVersion   string           // claude_code_version of the init line
+	AuthRetry    *stream.Event    // an api_retry line reporting a 401
+	RateLimit    *stream.Event    // a rate_limit_event that was rejected (or named an error code)
+	CostUSD      float64
+	LastText     string // the text of the last top-level assistant message
+	// rejected are the field paths of numbers the decoder dropped that
+	// this attempt has warned about, so a CLI repeating one warns once.
+	rejected []string
+}
+
+// Result is one result line of an attempt (an attempt's "results" in the
+// --json report).
+type Result struct {
+	Subtype        string
+	IsError        bool
+	TerminalReason string
+	APIErrorStatus int
+	// Origin is what started the turn, when not the prompt (task-notification).
+	Origin string
+	// CostUSD is the process's cumulative total_cost_usd at this result.
+	CostUSD float64
+	// Usage covers the turns since the previous result.
+	Usage stream.Usage
+}
+
+// NewLog starts the log of an attempt run in session.
+func NewLog(session string) *Log { return &Log{SessionID: session} }
+
+// Observe folds one line in.
+func (a *Log) Observe(ev stream.Event) {
+	a.Lines++
+	switch ev.Kind {
+	case stream.KindMalformed:
+		a.Malformed++
+		return
+	case stream.KindCutShort:
+		a.CutShort = true
+		return
+	}
+	if ev.SessionID != "" && ev.SessionID != a.SessionID && a.OtherSession == "" {
+		a.OtherSession = ev.SessionID
+	}
+	switch ev.Type {
+	case "system":
+		a.observeSystem(ev)
+	case "rate_limit_event":
+		if ev.RateLimitStatus == "rejected" || ev.RateLimitErrorCode != "" {
+			e := ev
+			a.RateLimit = &e
+		}
+	case "assistant":
+		if ev.Model == "<synthetic>" {
+			return // the CLI's own message (an API error), not the model's work
+		}
+		a.Assistants++
+		a.ToolCalls = append(a.ToolCalls, ev.ToolUses...)
+		if ev.ParentToolUseID == "" && len(ev.Texts) > 0 {
+			a.LastText = strings.Join(ev.Texts, "\n")
+		}
+	case "result":
+		e := ev
+		a.Result = &e
+		// total_cost_usd is cumulative over the process; usage covers the
+		// turns since the previous result (docs/design.md §F17). A cost the
+		// decoder rejected tells nothing, and 0 would undo what the process
+		// already cost: the last good value stands, for the result too.
+		if !ev.Rejects(stream.FieldTotalCostUSD) {
+			a.CostUSD = ev.TotalCostUSD
+		}
+		a.Results = append(a.Results, Result{Subtype: ev.Subtype, IsError: ev.IsError, TerminalReason: ev.TerminalReason,
+			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: a.CostUSD, Usage: ev.Usage})
+	}
+}
+
+func (a *Log) observeSystem(ev stream.Event) {
+	switch ev.Subtype {
+	case "init":
+		a.SawInit = true
+		if ev.ClaudeCodeVersion != "" {
+			a.CLIVersion = ev.ClaudeCodeVersion
+		}
+	case "api_retry":
+		if ev.ErrorStatus == 401 || ev.Error == "authentication_failed" {
+			e := ev
+			a.AuthRetry = &e
+		}
+	}
+}
+
+// Succeeded reports whether the attempt's last result was a success.
+func (a *Log) Succeeded() bool {
+	r := a.Result
+	return r != nil && r.Subtype == "success" && !r.IsError
+}
+
+// LastReply is the agent's final text: the result text, or the text of its
+// last assistant message.
+func (a *Log) LastReply() string {
+	if a.Result != nil && a.Result.Result != "" {
+		return a.Result.Result
+	}
+	return a.LastText
+}
+
+// NewRejects are the numbers of ev that the decoder dropped as out of
+// range and that this attempt has not reported yet: each field once, so a
+// CLI repeating one is warned about once.
+func (a *Log) NewRejects(ev stream.Event) []stream.Rejected {
+	var out []stream.Rejected
+	for _, rj := range ev.Rejected {
+		if !slices.Contains(a.rejected, rj.Field) {
+			a.rejected = append(a.rejected, rj.Field)
+			out = append(out, rj)
+		}
+	}
+	return out
+}

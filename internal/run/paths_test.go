@@ -1,0 +1,291 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/usagelimit"
+)
+
+// A run, step by step, in fake time: every path the supervisor's loop
+// takes is a row here (issue 30). Each step is one call of Begin, Next or
+// Woke at an offset from t0, and the Action it must return, spelled by
+// show below so that a row reads like the run it describes.
+
+// show spells an Action: "start 2 resume s1 resume.md", "sleep 5s",
+// "sleep 30s limit five_hour", "end retries_exhausted: <reason>".
+func show(a Action, now time.Time) string {
+	switch a.Kind {
+	case Start:
+		at := a.Attempt
+		how := "new"
+		if at.Resume {
+			how = "resume"
+		}
+		s := fmt.Sprintf("start %d %s %s %s", at.N, how, at.SessionID, templateName(at.Prompt))
+		if at.Checkpoint {
+			s += " checkpoint"
+		}
+		if at.BudgetUSD > 0 {
+			s += fmt.Sprintf(" budget $%.2f", at.BudgetUSD)
+		}
+		return s
+	case Sleep:
+		s := "sleep " + a.Until.Sub(now).String()
+		if a.Limit != nil {
+			s += " limit " + a.Limit.Type
+		}
+		return s
+	}
+	if a.Succeeded() {
+		return "end success"
+	}
+	return "end " + string(a.Outcome) + ": " + a.Reason
+}
+
+func templateName(p Prompt) string {
+	switch p.Template {
+	case PromptWritten:
+		if p.Written == 0 {
+			return "prompt.md"
+		}
+		return fmt.Sprintf("attempt-%d.prompt.md", p.Written)
+	case PromptResume:
+		return "resume.md"
+	case PromptCheckpoint:
+		return "checkpoint.md"
+	case PromptContinuation:
+		return "continuation.md"
+	}
+	return "fallback.md"
+}
+
+// pathStep is one call: begin (the case's Beginning), an attempt's end, or
+// woke. want is show's spelling; an "end" may be followed by a prefix of
+// the reason only.
+type pathStep struct {
+	at    time.Duration
+	ended *Ended // nil: Begin for the first step, Woke for later ones
+	want  string
+	check func(t *testing.T, s State, a Action)
+}
+
+func ended(e attempt.Ending, session string, progress bool, more ...func(*Ended)) *Ended {
+	x := &Ended{Ending: e, SessionID: session, Progress: progress, Reason: e.String() + " happened"}
+	for _, f := range more {
+		f(x)
+	}
+	return x
+}
+
+func withCalls(calls ...ToolCall) func(*Ended) { return func(e *Ended) { e.ToolCalls = calls } }
+func withCut(calls ...ToolCall) func(*Ended)   { return func(e *Ended) { e.CutCalls = calls } }
+func withCost(usd float64) func(*Ended)        { return func(e *Ended) { e.CostUSD = usd } }
+func withReply(text string) func(*Ended)       { return func(e *Ended) { e.Reply = text } }
+func withLimit(l usagelimit.Limit) func(*Ended) {
+	return func(e *Ended) { e.Limit = l }
+}
+func withTasks(tasks ...attempt.Task) func(*Ended) { return func(e *Ended) { e.CutTasks = tasks } }
+
+func TestRunPaths(t *testing.T) {
+	fiveHour := usagelimit.Limit{RetryAt: t0.Add(30 * time.Second), Type: "five_hour", Waitable: true}
+	credits := usagelimit.Limit{Type: "overage", Reason: "the account needs credits"}
+	cases := []struct {
+		name   string
+		policy func(*Policy)
+		begin  Beginning
+		steps  []pathStep
+	}{
+		{"a new run: one attempt, success", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Success, "new-0", true), want: "end success"},
+		}},
+		{"hang, then the session is resumed naming the cut-off call", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true, withCut(bash)), want: "start 2 resume new-0 resume.md",
+				check: func(t *testing.T, s State, a Action) {
+					if d := a.Attempt.Prompt.Data; len(d.Interrupted) != 1 || d.Interrupted[0] != bash || d.Reason != "hang happened" {
+						t.Errorf("resume prompt data %+v", d)
+					}
+					if a.Decision.Kind != Resume || a.Attempt.Because.Kind != Resume {
+						t.Errorf("decision %+v, because %+v", a.Decision, a.Attempt.Because)
+					}
+				}},
+			{ended: ended(attempt.Success, "new-0", true), want: "end success"},
+		}},
+		{"a second hang waits the backoff first", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true), want: "start 2 resume new-0 resume.md"},
+			{at: time.Minute, ended: ended(attempt.Crash, "new-0", false), want: "sleep 5s"},
+			{at: time.Minute + 5*time.Second, want: "start 3 resume new-0 resume.md"},
+		}},
+		{"a hang before any reply starts afresh with the task", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", false), want: "start 2 new new-1 prompt.md"},
+		}},
+		{"side effects and no session: not safe to retry", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true, withCalls(bash)), want: "start 2 resume new-0 resume.md"},
+			{ended: ended(attempt.ResumeNotFound, "new-0", false), want: "end not_safe_to_retry: no session to resume, and a fresh start would repeat 1 tool call(s) with side effects (Bash)"},
+		}},
+		{"context pressure: checkpoint, then a continuation seeded with it", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.ContextPressure, "new-0", true, withCalls(bash)), want: "start 2 resume new-0 checkpoint.md checkpoint"},
+			{ended: ended(attempt.Success, "new-0", true, withReply("done so far <checkpoint>state</checkpoint>")), want: "start 3 new new-2 continuation.md",
+				check: func(t *testing.T, s State, a Action) {
+					if s.Checkpoint != "state" || a.Attempt.Prompt.Data.Checkpoint != "state" || s.Continuations != 1 || len(s.SideEffects) != 0 {
+						t.Errorf("state %+v, prompt %+v", s, a.Attempt.Prompt.Data)
+					}
+				}},
+			// The new session hangs before its first reply: a fresh start
+			// repeats the prompt it began with, the continuation.
+			{ended: ended(attempt.Hang, "new-2", false), want: "start 4 new new-3 attempt-3.prompt.md"},
+			{ended: ended(attempt.Success, "new-3", true), want: "end success"},
+		}},
+		{"a checkpoint request that hangs falls back to the task", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.ContextPressure, "new-0", true), want: "start 2 resume new-0 checkpoint.md checkpoint"},
+			{ended: ended(attempt.Hang, "new-0", false), want: "start 3 new new-2 fallback.md",
+				check: func(t *testing.T, s State, a Action) {
+					if a.Decision.Kind != Fallback || !strings.HasPrefix(a.Decision.Reason, "no checkpoint: ") || s.Checkpoint != "" {
+						t.Errorf("decision %+v, checkpoint %q", a.Decision, s.Checkpoint)
+					}
+				}},
+		}},
+		{"a refused checkpoint (usage limit) is waited out and asked again", func(p *Policy) { p.LimitWait = time.Minute }, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.ContextPressure, "new-0", true), want: "start 2 resume new-0 checkpoint.md checkpoint"},
+			{ended: ended(attempt.RateLimit, "new-0", false, withLimit(fiveHour)), want: "sleep 30s limit five_hour",
+				check: func(t *testing.T, s State, a Action) {
+					if !s.Waiting() || !s.RetryAt.Equal(fiveHour.RetryAt) || s.LimitType != "five_hour" || a.Met == nil {
+						t.Errorf("state while waiting: %+v (met %v)", s, a.Met)
+					}
+				}},
+			{at: 30 * time.Second, want: "start 3 resume new-0 checkpoint.md checkpoint",
+				check: func(t *testing.T, s State, a Action) {
+					if s.Waiting() || !s.RetryAt.IsZero() || !s.Checkpointing || s.AttemptsAtStart != 1 {
+						t.Errorf("state after the wait: %+v", s)
+					}
+					if !strings.Contains(a.Attempt.Prompt.Data.LimitNote, "usage limit (five_hour)") {
+						t.Errorf("no limit note: %+v", a.Attempt.Prompt.Data)
+					}
+				}},
+			{ended: ended(attempt.Success, "new-0", true, withReply("<checkpoint>c</checkpoint>")), want: "start 4 new new-4 continuation.md"},
+		}},
+		{"a usage limit beyond limit_wait: exit 75 with the reset", func(p *Policy) { p.LimitWait = 10 * time.Second }, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.RateLimit, "new-0", false, withLimit(fiveHour)), want: "end rate_limit: usage limit (five_hour) until 12:00 UTC; the five_hour limit resets at 2026-11-26T12:00:30Z, in 30s, beyond what is left of limit_wait (10s)",
+				check: func(t *testing.T, s State, a Action) {
+					if !a.RetryAt.Equal(fiveHour.RetryAt) || a.LimitType != "five_hour" || a.Met == nil {
+						t.Errorf("end %+v", a)
+					}
+				}},
+		}},
+		{"limit_wait 0 never waits, not even for a reset already past", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{at: time.Minute, ended: ended(attempt.RateLimit, "new-0", true, withLimit(fiveHour)), want: "end rate_limit: usage limit (five_hour) until 12:00 UTC; limit_wait is 0"},
+		}},
+		{"a limit that needs credits is not waited for", func(p *Policy) { p.LimitWait = time.Hour }, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.RateLimit, "new-0", true, withLimit(credits)), want: "end rate_limit: usage limit (overage); the account needs credits"},
+		}},
+		{"the same limit again after its reset stops", func(p *Policy) { p.LimitWait = time.Hour }, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.RateLimit, "new-0", true, withLimit(fiveHour)), want: "sleep 30s limit five_hour"},
+			{at: 30 * time.Second, want: "start 2 resume new-0 resume.md"},
+			{at: 31 * time.Second, ended: ended(attempt.RateLimit, "new-0", false, withLimit(fiveHour)), want: "end rate_limit: usage limit (five_hour) until 12:00 UTC; the limit was still in force after its reset at 2026-11-26T12:00:30Z"},
+		}},
+		{"a limit known before the first attempt is waited out", func(p *Policy) { p.LimitWait = time.Minute },
+			Beginning{FirstAttempt: 1, Pending: fiveHour}, []pathStep{
+				{want: "sleep 30s limit five_hour"},
+				{at: 30 * time.Second, want: "start 1 new new-0 prompt.md"},
+			}},
+		{"session_timeout ends a backoff, and the run", func(p *Policy) { p.Deadline = t0.Add(2 * time.Minute) }, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true), want: "start 2 resume new-0 resume.md"},
+			{at: 118 * time.Second, ended: ended(attempt.Hang, "new-0", false), want: "sleep 2s"},
+			{at: 2 * time.Minute, want: "end session_timeout: session_timeout elapsed while waiting to retry"},
+		}},
+		{"session_timeout past before a retry at once", func(p *Policy) { p.Deadline = t0.Add(time.Minute) }, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{at: time.Minute, ended: ended(attempt.Hang, "new-0", true), want: "end session_timeout: session_timeout elapsed before the next attempt"},
+		}},
+		{"the cost cap: each attempt gets what is left, then the run stops", func(p *Policy) { p.MaxCostUSD = 1 }, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md budget $1.00"},
+			{ended: ended(attempt.Hang, "new-0", true, withCost(0.75)), want: "start 2 resume new-0 resume.md budget $0.25"},
+			{ended: ended(attempt.Crash, "new-0", true, withCost(0.25)), want: "end budget: the run has cost $1.0000, at or above max_cost_usd $1.0000"},
+		}},
+		{"a reclaimed run resumes its session naming the calls in flight",
+			nil, Beginning{Continued: true, FirstAttempt: 3, Record: Recorded{Attempts: 2, NotCounted: 1, SessionID: "s-1", SessionTalked: true,
+				Running: []ToolCall{bash}, SideEffects: map[string]int{"Bash": 1}}}, []pathStep{
+				{want: "start 3 resume s-1 resume.md", check: func(t *testing.T, s State, a Action) {
+					d := a.Attempt.Prompt.Data
+					if len(d.Interrupted) != 1 || d.Reason != "the previous malarun stopped before the run ended" || s.AttemptsAtStart != 1 {
+						t.Errorf("data %+v, state %+v", d, s)
+					}
+				}},
+			}},
+		{"a recorded run with only a checkpoint continues from it",
+			nil, Beginning{Continued: true, FirstAttempt: 5, Record: Recorded{Attempts: 4, Checkpoint: "cp"}}, []pathStep{
+				{want: "start 5 new new-0 continuation.md"},
+				{ended: ended(attempt.Hang, "new-0", false), want: "start 6 new new-1 attempt-5.prompt.md"},
+			}},
+		{"a recorded run with no session and side effects is not safe",
+			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SideEffects: map[string]int{"Write": 1}}}, []pathStep{
+				{want: "end not_safe_to_retry: the recorded run has no session to resume"},
+			}},
+		{"a recorded run stopped by a usage limit is told why when resumed",
+			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", Limited: &fiveHour}}, []pathStep{
+				{want: "start 2 resume s-1 resume.md", check: func(t *testing.T, s State, a Action) {
+					if !strings.Contains(a.Attempt.Prompt.Data.LimitNote, "five_hour") {
+						t.Errorf("no limit note: %+v", a.Attempt.Prompt.Data)
+					}
+				}},
+			}},
+		{"background tasks cut off: resumed, the prompt names them", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true, withTasks(attempt.Task{ID: "b1", Command: "make test"})), want: "start 2 resume new-0 resume.md",
+				check: func(t *testing.T, s State, a Action) {
+					if tk := a.Attempt.Prompt.Data.Tasks; len(tk) != 1 || tk[0].ID != "b1" {
+						t.Errorf("tasks %+v", tk)
+					}
+				}},
+		}},
+		{"the CLI's own limit sleeps come out of limit_wait", func(p *Policy) { p.LimitWait = time.Minute }, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.RateLimit, "new-0", true, withLimit(fiveHour), func(e *Ended) { e.CLIWaited = 40 * time.Second }),
+				want: "end rate_limit: usage limit (five_hour) until 12:00 UTC; the five_hour limit resets at 2026-11-26T12:00:30Z, in 30s, beyond what is left of limit_wait (20s)"},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Policy{MaxAttempts: 10, MaxIdleRetries: 2, Backoff: DefaultBackoff(), SideEffectFree: map[string]bool{"Read": true}}
+			if c.policy != nil {
+				c.policy(&p)
+			}
+			var s State
+			for i, st := range c.steps {
+				now, d := t0.Add(st.at), Draws{NewSession: fmt.Sprintf("new-%d", i)}
+				var a Action
+				switch {
+				case i == 0:
+					s, a = Begin(p, c.begin, now, d)
+				case st.ended != nil:
+					s, a = Next(p, s, *st.ended, now, d)
+				default:
+					s, a = Woke(p, s, now)
+				}
+				got := show(a, now)
+				if got != st.want && !(strings.HasPrefix(st.want, "end ") && strings.HasPrefix(got, st.want)) {
+					t.Fatalf("step %d:\n got %s\nwant %s", i+1, got, st.want)
+				}
+				if st.check != nil {
+					st.check(t, s, a)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,41 @@
+package supervisor
+
+import (
+	"time"
+
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// endedOf is what an attempt did, as the run's decisions need it: how it
+// ended (attempt.Classify), what it cost and called, what it cut off.
+func (r *runner) endedOf(res *attemptResult) run.Ended {
+	m := res.machine
+	ending, reason := attempt.Classify(attempt.Ended{Machine: m, Log: res.log,
+		Exit: attempt.Exit{Code: res.exit.Code, Signal: res.exit.Signal}, StderrTail: res.stderrTail, APIAt: res.apiAt})
+	cutCalls, cutTasks := m.CutOff()
+	e := run.Ended{Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
+		ToolCalls: toolCalls(res.log.ToolCalls), CostUSD: res.log.CostUSD, CutCalls: toolCalls(cutCalls), CutTasks: cutTasks,
+		Reply: res.log.LastReply(), CLIWaited: m.CLIWaited(res.ended), Talked: m.Talked()}
+	if ending == attempt.RateLimit {
+		e.Limit = attempt.LimitOf(m, res.log, time.Now(), r.childZone())
+	}
+	return e
+}
+
+func toolCalls(tus []stream.ToolUse) []run.ToolCall {
+	calls := make([]run.ToolCall, len(tus))
+	for i, tu := range tus {
+		calls[i] = run.ToolCall{Name: tu.Name, Input: tu.Input}
+	}
+	return calls
+}
+
+// attemptReport is the report's entry for an attempt.
+func attemptReport(res *attemptResult, e run.Ended) AttemptReport {
+	_, cutTasks := res.machine.CutOff()
+	return AttemptReport{N: res.spec.N, Session: e.SessionID, Resume: res.spec.Resume, Purpose: res.spec.Purpose(), Start: res.started, End: res.ended,
+		Ended: res.stop.String(), Outcome: e.Ending.String(), Reason: e.Reason, CostUSD: e.CostUSD, Transcript: res.stdoutPath,
+		ClaudeCodeVersion: res.log.CLIVersion, Results: res.log.Results, CutTasks: cutTasks}
+}

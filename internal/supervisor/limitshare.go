@@ -1,0 +1,66 @@
+package supervisor
+
+import (
+	"cmp"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/environ"
+	"github.com/malarun/malarun/internal/usagelimit"
+)
+
+// The usage-limit facts the run's decisions need from the outside world
+// (docs/design.md §D10): limits other malaruns of this account met, the
+// CLI's time zone; and the sharing of a limit this one met. What to do
+// about a limit is internal/run's decision.
+
+// childZone is the time zone the CLI prints a reset in when it names none:
+// its TZ, else this machine's local zone (the CLI runs on it too).
+func (r *runner) childZone() *time.Location {
+	tz, set := environ.Lookup(r.cfg.Env, "TZ")
+	if !set {
+		return time.Local
+	}
+	loc, err := time.LoadLocation(strings.TrimPrefix(tz, ":"))
+	if err != nil {
+		return nil // a reset printed without a zone stays unknown rather than misread
+	}
+	return loc
+}
+
+// limitKey names the account the CLI bills, for the machine-wide file: its
+// API key, else its OAuth token, with the API's address (a fake or a proxy
+// API has limits of its own); "default" is the CLI's own stored login.
+func (r *runner) limitKey() string {
+	cred := cmp.Or(environ.Get(r.cfg.Env, "ANTHROPIC_API_KEY"), environ.Get(r.cfg.Env, "CLAUDE_CODE_OAUTH_TOKEN"))
+	if base := environ.Get(r.cfg.Env, "ANTHROPIC_BASE_URL"); base != "" {
+		cred += "\x00" + base
+	}
+	return usagelimit.Key(cred)
+}
+
+// shareLimit writes a waitable limit with a known reset where the other
+// malaruns of this state directory and account will find it.
+func (r *runner) shareLimit(l usagelimit.Limit) {
+	if !l.Waitable || !l.Known() {
+		return
+	}
+	if err := (usagelimit.Store{Dir: r.cfg.StateDir}).Write(r.limitKey(), l); err != nil {
+		r.log.Warn().Err(err).Msg("could not share the usage limit with other malaruns")
+	}
+}
+
+// pendingLimit is a limit known before any attempt starts: the record's
+// own retry_at (a run that exited 75, or whose malarun died while waiting),
+// or another malarun's note for this account, whichever resets later.
+func (r *runner) pendingLimit(now time.Time) (usagelimit.Limit, bool) {
+	var l usagelimit.Limit
+	if r.rec.RetryAt.After(now) {
+		l = usagelimit.Limit{RetryAt: r.rec.RetryAt, Type: r.rec.LimitType, Waitable: true}
+	}
+	if shared, ok := (usagelimit.Store{Dir: r.cfg.StateDir}).Read(r.limitKey(), now); ok && shared.RetryAt.After(l.RetryAt) {
+		r.log.Info().Time("retry_at", shared.RetryAt).Str("limit_type", shared.Type).Msg("another malarun on this state directory met a usage limit for this account")
+		l = shared
+	}
+	return l, l.Known()
+}

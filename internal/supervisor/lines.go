@@ -1,0 +1,119 @@
+package supervisor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// What a line of the stream shows: its log record, the events it carries
+// and the context's occupancy after it.
+
+// observeContext feeds the context monitor and reports whether occupancy
+// is over the threshold.
+func (r *runner) observeContext(log zerolog.Logger, ev stream.Event) bool {
+	o := r.monitor.Observe(ev)
+	if o.MissingUsage {
+		log.Warn().Msg("an assistant message came without usage: context occupancy is not tracked for it")
+	}
+	if o.Compacted {
+		log.Info().Msg("claude compacted the conversation; occupancy is measured again from the next message")
+	}
+	if o.Crossed {
+		w, src := r.monitor.Window()
+		log.Debug().Int64("occupancy", r.monitor.Occupancy()).Int64("window", w).Str("window_source", src).Msg("context over the threshold")
+	}
+	return o.Crossed
+}
+
+func (r *runner) windowTokens() int64 {
+	w, _ := r.monitor.Window()
+	return w
+}
+
+// emitLine tells the observer what a line changed: always the live
+// numbers, and tools starting and finishing, and the CLI's own retries.
+func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event) {
+	base := Event{Attempt: res.spec.N, Session: res.log.SessionID}
+	for _, tu := range ev.ToolUses {
+		e := base
+		e.Kind, e.Tool, e.ToolInput = EvToolStarted, tu.Name, tu.Input
+		r.emit(e)
+	}
+	for _, id := range ev.ToolResults {
+		for _, tu := range res.log.ToolCalls {
+			if tu.ID == id {
+				e := base
+				e.Kind, e.Tool = EvToolFinished, tu.Name
+				r.emit(e)
+			}
+		}
+	}
+	if ev.Type == "system" && ev.Subtype == "api_retry" {
+		e := base
+		e.Kind, e.Reason = EvAPIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
+		// At most stream.MaxRetryDelayMS (a year): the product fits a Duration.
+		e.Backoff = time.Duration(ev.RetryDelayMS * float64(time.Millisecond))
+		r.emit(e)
+	}
+	if r.deps.Observer == nil {
+		return // progress is for observers only: the timeline has the line's time
+	}
+	e := base
+	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = EvProgress, res.log.Assistants, m.ToolsRunning(), m.Wake()
+	e.Tasks = attempt.TaskLabels(m.Running())
+	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
+	e.CostUSD = r.state.CostUSD + res.log.CostUSD
+	r.emit(e)
+}
+
+// logLine logs the lines that matter at info, the rest at debug; evented:
+// emitLine reports the line's events (not while the tree is stopped).
+func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
+	switch {
+	case ev.Kind != stream.KindJSON:
+		log.Warn().Int64("line", ev.Line).Int64("bytes", ev.Bytes).Str("kind", ev.Kind.String()).Msg("undecodable line in the stream")
+	case ev.Type == "system" && ev.Subtype == "init":
+		r.logInit(log, ev)
+	case ev.Type == "system" && ev.Subtype == "api_retry":
+		l := log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS)
+		if evented {
+			l = l.Str(AlsoEventField, string(EvAPIRetry))
+		}
+		l.Msg("claude is retrying an API request")
+	case ev.Type == "rate_limit_event":
+		// allowed_warning only says how much of a window is used: logged, not acted on.
+		log.Info().Str("status", ev.RateLimitStatus).Str("limit_type", ev.RateLimitType).Int64("resets_at", ev.ResetsAt).
+			Str("error_code", ev.RateLimitErrorCode).Msg("claude reported its rate limit status")
+	case ev.Type == "assistant":
+		for _, tu := range ev.ToolUses {
+			log.Info().Str("tool", tu.Name).Str("id", tu.ID).Msg("tool call")
+		}
+	case ev.Type == "result":
+		log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", ev.TotalCostUSD).Str("terminal_reason", ev.TerminalReason).
+			Str("origin", ev.OriginKind).Msg("result")
+		if ev.IsError || ev.Subtype != "success" {
+			if unknown := attempt.UnknownResult(&ev); unknown != "" {
+				log.Warn().Str("value", unknown).Msg("claude printed an error result malarun does not know; treating it as an error that retrying cannot fix (exit 1)")
+			}
+		}
+	default:
+		log.Debug().Str("type", ev.Type).Str("subtype", ev.Subtype).Msg("line")
+	}
+}
+
+// logInit logs claude's start, and once per run a version outside the
+// tested range.
+func (r *runner) logInit(log zerolog.Logger, ev stream.Event) {
+	log.Info().Str("model", ev.Model).Str("claude_session", ev.SessionID).Str("claude_code_version", ev.ClaudeCodeVersion).Msg("claude started")
+	if note := cliVersionNote(ev.ClaudeCodeVersion); note != "" && !r.versionWarned {
+		r.versionWarned = true
+		// The version is the CLI's text: a field, never in the message
+		// (messages are constant; see cmd/malarun/logging.go).
+		log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Str("note", note).Msg("claude's version is outside the tested range")
+	}
+}
