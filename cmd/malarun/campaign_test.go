@@ -38,6 +38,9 @@ var (
 // alive, the record is saved and says what the code says, and every
 // transcript is whole JSON lines.
 func TestHostileCampaign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("!!! SKIPPING TestHostileCampaign under -short (make check): it runs for -campaign (30 s); make test runs it !!!")
+	}
 	seed := *campaignSeed
 	if seed == 0 {
 		seed = rand.Uint64()

@@ -137,6 +137,7 @@ func TestShowDefusesWorkflowCommands(t *testing.T) {
 // --follow on a run that goes on ends at a Ctrl-C (exit 130), and, without
 // one, when the run's malarun exits.
 func TestShowFollowEndsOnASignalAndWithTheRun(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	p := newProc(t, "issue-follow", testchild.Hang, []string{testchild.EnvLines + "=1"})
 	p.start(nil, nil)
 	p.claudePid() // the attempt runs

@@ -22,6 +22,7 @@ import (
 // says interrupted with no reclaim counted, the exit code is 128 + the
 // signal, and the next invocation resumes the session.
 func TestEveryShutdownSignalStopsTheRunAndItResumes(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			p := scenarioHangResumed(t).proc(t, "issue-sig")
@@ -60,6 +61,7 @@ func TestEveryShutdownSignalStopsTheRunAndItResumes(t *testing.T) {
 // shutdown signal, the record notes that stderr failed, and nothing of the
 // tree is left.
 func TestClosedTerminalIsAShutdown(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	p := scenarioHangResumed(t).proc(t, "issue-hup")
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -107,6 +109,7 @@ func TestClosedTerminalIsAShutdown(t *testing.T) {
 // running and the record processing. Now the run goes on to its end, and
 // the record and the report note when stderr was lost.
 func TestStderrReaderGoneMidRun(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	p, open := gatedRun(t, "issue-pipe", "--json")
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -142,6 +145,7 @@ func TestStderrReaderGoneMidRun(t *testing.T) {
 // log line would block malarun for ever, hang detection included. The run
 // ends; what did not fit is dropped, and the record says so.
 func TestStalledStderrReaderNeverStopsTheRun(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	// Enough lines that the debug log outgrows the pipe and the sink.
 	lines := []string{testchild.InitLine}
 	for range 30000 {
@@ -171,6 +175,7 @@ func TestStalledStderrReaderNeverStopsTheRun(t *testing.T) {
 // The reader of an --events FIFO that goes away: the events from then on
 // are lost, noted in the record, and the run goes on.
 func TestEventsReaderGoneMidRun(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	fifo := filepath.Join(t.TempDir(), "events")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -199,6 +204,7 @@ func TestEventsReaderGoneMidRun(t *testing.T) {
 // --events naming a FIFO no one reads: opening it waits for a reader, and a
 // signal meanwhile ends malarun at once, with nothing started.
 func TestSignalWhileEventsWaitsForAReader(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	fifo := filepath.Join(t.TempDir(), "events")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -233,6 +239,7 @@ func TestSignalWhileEventsWaitsForAReader(t *testing.T) {
 // --prompt naming a FIFO (or /dev/stdin, or <(cmd)) that has no writer yet:
 // its open blocks, and a signal meanwhile ends malarun at once.
 func TestSignalWhileThePromptBlocks(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	fifo := filepath.Join(t.TempDir(), "prompt")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -259,6 +266,7 @@ func TestPromptIsCapped(t *testing.T) {
 // through exec, and claude and every tool it runs would then get EPIPE
 // where a pipeline (`yes | head`) expects the signal.
 func TestToolsKeepTheDefaultSIGPIPE(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	p := newProc(t, "issue-sigpipe", testchild.Hang, []string{testchild.EnvLines + "=1"})
 	p.start(nil, nil)
 	claude := p.claudePid()
@@ -292,6 +300,7 @@ func TestToolsKeepTheDefaultSIGPIPE(t *testing.T) {
 // folder, with the run's prompt, before the next attempt: the run goes on
 // and resumes its session; only the earlier transcripts are lost.
 func TestRemovedIssueFolderMidRun(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	p := scenarioHangResumed(t).proc(t, "issue-tidied")
 	p.start(nil, nil)
 	p.waitTranscript(1, `"name":"Bash"`)
@@ -323,6 +332,7 @@ func TestRemovedIssueFolderMidRun(t *testing.T) {
 // claude. The terminal closing then leaves the run alone. (SIGQUIT cannot
 // be kept so: Go's runtime takes it over in every Go program.)
 func TestIgnoredSignalsStayIgnored(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	p, open := gatedRun(t, "issue-nohup")
 	// As nohup does: ignore, then exec.
 	p.cmd.Args = append([]string{"/bin/sh", "-c", `trap "" HUP INT; exec "$0" "$@"`}, p.cmd.Args...)
@@ -345,6 +355,7 @@ func TestIgnoredSignalsStayIgnored(t *testing.T) {
 // A shell's $PWD spelled with a trailing slash (os.Getwd returns it as it
 // is): the run records the clean path, and it reads back.
 func TestTrailingSlashInPWD(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	p := scenarioSuccess(t).proc(t, "issue-pwd")
 	p.cmd.Env = append(p.cmd.Env, "PWD="+p.cmd.Dir+"/")
 	if code := p.run(); code != 0 {
@@ -359,6 +370,7 @@ func TestTrailingSlashInPWD(t *testing.T) {
 // another host) takes the issue over: this one stops its claude within
 // the lock's check interval and exits 7, leaving the record to the other.
 func TestTakenOverRunStops(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	// A tool that runs for a minute: only the loss of the issue stops it.
 	p := scenarioHangResumed(t).proc(t, "issue-taken", "--tool-timeout", "1m")
 	p.start(nil, nil)

@@ -82,6 +82,7 @@ func TestRecordsAnEventSaysAreLeftOutBesideEventLines(t *testing.T) {
 // never into the message, which it prints as it is. Every .Msg call in
 // internal/ and cmd/ takes a string literal, a constant, or a sum of them.
 func TestLogMessagesAreConstant(t *testing.T) {
+	constsOf := map[string]map[string]bool{} // by package folder: each is parsed once
 	for _, root := range []string{repoPath("internal"), repoPath("cmd")} {
 		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -95,7 +96,11 @@ func TestLogMessagesAreConstant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			consts := packageConsts(t, filepath.Dir(path))
+			dir := filepath.Dir(path)
+			if constsOf[dir] == nil {
+				constsOf[dir] = packageConsts(t, dir)
+			}
+			consts := constsOf[dir]
 			ast.Inspect(f, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
 				if !ok {

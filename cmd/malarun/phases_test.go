@@ -18,6 +18,7 @@ import (
 // malarun wrote, or a thread blocked opening a FIFO. The four signals take
 // turns over the phases, so each meets several.
 func TestSignalInEveryPhase(t *testing.T) {
+	t.Parallel() // a malarun process of its own: its own folders, nothing shared
 	signals := []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGTERM}
 	type phase struct {
 		name string

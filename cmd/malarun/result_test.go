@@ -181,6 +181,13 @@ func cutReport(t *testing.T) (supervisor.Report, string) {
 // line on stderr. The exit code stays the run's. (Not parallel: the
 // in-process command line changes directory.)
 func TestResultTranscriptUnreadable(t *testing.T) {
+	// One transcript, decoded once (2 MiB under -race costs seconds), copied
+	// for each case to change.
+	base, whole := cutReport(t)
+	transcript, err := os.ReadFile(base.ResultLine.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name   string
 		change func(path string) error
@@ -197,7 +204,12 @@ func TestResultTranscriptUnreadable(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, whole := cutReport(t)
+			rep := base
+			rep.RunDir = t.TempDir()
+			rep.ResultLine.Path = filepath.Join(rep.RunDir, filepath.Base(base.ResultLine.Path))
+			if err := os.WriteFile(rep.ResultLine.Path, transcript, 0o600); err != nil {
+				t.Fatal(err)
+			}
 			if err := tt.change(rep.ResultLine.Path); err != nil {
 				t.Fatal(err)
 			}

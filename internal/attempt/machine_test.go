@@ -452,3 +452,30 @@ func TestHangSilenceCountsFromTheLastLine(t *testing.T) {
 		}
 	}
 }
+
+// The CLI is expected to exit once its final result is in and nothing runs
+// in the background; a new turn or a task takes that back, and a stop ends it.
+func TestExpectsExit(t *testing.T) {
+	s := New(limits, t0)
+	for i, c := range []struct {
+		in   Input
+		want bool
+	}{
+		{line(initLine), false},
+		{line(okResult), true},
+		{line(statusLine), false}, // a new turn
+		{line(okResult), true},
+		{line(bgCall("t2", "make")), false},
+		{line(taskStarted("b1", "t2")), false},
+		{line(okResult), false}, // the task still runs
+		{line(taskNotification("b1", "completed")), true}, // until a new turn begins
+		{line(textLine), false},
+		{line(okResult), true},
+		{streamEnd, false},
+	} {
+		s.Step(c.in, t0.Add(time.Duration(i)*time.Second))
+		if got := s.ExpectsExit(); got != c.want {
+			t.Errorf("step %d: ExpectsExit %v, want %v", i+1, got, c.want)
+		}
+	}
+}

@@ -39,6 +39,9 @@ const cliTimeout = 90 * time.Second
 
 func claudeBin(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("SKIPPED under -short (make check): it runs the real CLI; make test runs it")
+	}
 	if p := os.Getenv("MALARUN_CLAUDE_BIN"); p != "" {
 		return p
 	}

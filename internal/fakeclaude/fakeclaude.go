@@ -98,6 +98,7 @@ func (c *child) ReadErr() error             { return nil }
 func (c *child) Done() <-chan struct{}      { return c.done }
 func (c *child) Exit() proc.Exit            { return c.exit }
 func (c *child) Abandon()                   {}
+func (c *child) ExpectExit(bool)            {}
 func (c *child) Close()                     {}
 
 // Stop ends the child as proc.Process.Stop ends the fake child process:

@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -17,22 +16,38 @@ const pollInterval = 25 * time.Millisecond
 // the file it waits for the file to change instead of returning io.EOF, and
 // returns io.EOF only once the writer has exited and everything is read.
 //
-// Read is not safe for concurrent use; Close may be called from any
-// goroutine, and unblocks a waiting Read.
+// It learns of changes from inotify, or by polling every pollInterval where
+// inotify is unavailable, and while the writer is expected to exit
+// (ExpectExit): the kernel takes 10-20 ms to tear an inotify instance down
+// (docs/design.md §D23), and a process cannot exit before the teardown of
+// an instance it closed ends, so the teardown is started while the writer
+// is still finishing, not after it has exited.
+//
+// Read is not safe for concurrent use; Close, ExpectExit and Polling may be
+// called from any goroutine, and Close unblocks a waiting Read.
 type Follower struct {
 	file    *os.File
+	path    string
 	exited  <-chan struct{}
 	changed chan struct{} // one pending wake-up at most: the file may have grown
 	done    chan struct{} // closed by Close
-	watcher *os.File      // the inotify instance; nil when polling from the start
-	polling atomic.Bool
-	wg      sync.WaitGroup
+
+	mu     sync.Mutex
+	notice *notice // what tells Read of changes now; nil once Close or the writer's exit ended it
+	// noInotify: inotify could not be had (or broke): poll for good.
+	noInotify bool
 
 	closeOnce sync.Once
 	closeErr  error
 
-	draining bool        // exited was seen: read to the true end, then io.EOF
-	retired  atomic.Bool // the inotify instance is being released early
+	draining bool // exited was seen: read to the true end, then io.EOF
+}
+
+// notice is one goroutine that wakes Read: an inotify instance's reader,
+// or (watcher nil) a poll ticker. stop ends it.
+type notice struct {
+	watcher *os.File
+	stop    chan struct{}
 }
 
 // Follow opens path for reading. exited must be closed once the writer is
@@ -49,30 +64,77 @@ func follow(path string, exited <-chan struct{}, forcePoll bool) (*Follower, err
 	if err != nil {
 		return nil, err
 	}
-	f := &Follower{
-		file:    file,
-		exited:  exited,
-		changed: make(chan struct{}, 1),
-		done:    make(chan struct{}),
-	}
+	f := &Follower{file: file, path: path, exited: exited, noInotify: forcePoll,
+		changed: make(chan struct{}, 1), done: make(chan struct{})}
 	// The watch is in place before the first Read, so a write that lands
 	// after that Read saw the end of the file cannot go unnoticed.
-	if !forcePoll {
-		f.watcher, _ = watchFile(path) // no inotify (EMFILE, ...): poll instead
-	}
-	f.wg.Add(1)
-	if f.watcher != nil {
-		go f.watch()
-	} else {
-		f.polling.Store(true)
-		go f.poll()
-	}
+	f.mu.Lock()
+	f.startNotice(!forcePoll)
+	f.mu.Unlock()
 	return f, nil
 }
 
-// Polling reports whether the follower polls the file instead of being
+// startNotice starts the goroutine that tells Read of changes: an inotify
+// watch when watch is true and inotify can be had, else a poll ticker.
+// Called with f.mu held.
+func (f *Follower) startNotice(watch bool) {
+	n := &notice{stop: make(chan struct{})}
+	if watch && !f.noInotify {
+		var err error
+		if n.watcher, err = watchFile(f.path); err != nil {
+			f.noInotify = true // no inotify (EMFILE, ...): poll instead
+		}
+	}
+	f.notice = n
+	if n.watcher != nil {
+		go f.watch(n)
+	} else {
+		go f.poll(n)
+	}
+	// Whatever the old notice missed while they were switched, Read looks again.
+	f.signal()
+}
+
+// endNotice stops the current notice. Its inotify instance, if any, is
+// closed in the background: the teardown then overlaps whatever comes next
+// (see Follower). Called with f.mu held.
+func (f *Follower) endNotice() {
+	n := f.notice
+	if n == nil {
+		return
+	}
+	f.notice = nil
+	close(n.stop)
+	if n.watcher != nil {
+		go n.watcher.Close() // unblocks the watch goroutine's Read
+	}
+}
+
+// Polling reports whether the follower polls the file now instead of being
 // told of changes by inotify.
-func (f *Follower) Polling() bool { return f.polling.Load() }
+func (f *Follower) Polling() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.notice == nil || f.notice.watcher == nil
+}
+
+// ExpectExit says whether the writer is expected to exit soon (the CLI has
+// printed its final result and runs nothing in the background). While it
+// is, the follower polls, and the inotify instance is already being torn
+// down when the writer exits; when it no longer is (the CLI works again),
+// inotify watches once more, so a long silence costs nothing.
+func (f *Follower) ExpectExit(soon bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.notice == nil || (f.notice.watcher == nil) == soon {
+		return // closed, exited, or already in that mode
+	}
+	if f.noInotify && !soon {
+		return
+	}
+	f.endNotice()
+	f.startNotice(!soon)
+}
 
 // Read reads what the file holds, waiting at its end until it grows or the
 // writer exits. After Close it returns os.ErrClosed.
@@ -101,74 +163,64 @@ func (f *Follower) Read(p []byte) (int, error) {
 			return 0, os.ErrClosed
 		case <-f.exited:
 			// Whatever the writer wrote is in the file now: one more
-			// pass to the end, and that end is final.
+			// pass to the end, and that end is final. No change matters
+			// any more: the notice goes.
 			f.draining = true
-			f.retireWatcher()
+			f.mu.Lock()
+			f.endNotice()
+			f.mu.Unlock()
 		case <-f.changed:
 		}
 	}
 }
 
-// retireWatcher releases the inotify instance once no more changes matter.
-// In the background: the kernel can take 10-20 ms to tear an instance down,
-// and this way that overlaps the rest of the run's end instead of adding to
-// it (a process that exits with the instance open pays the same wait).
-func (f *Follower) retireWatcher() {
-	if f.watcher != nil && !f.retired.Swap(true) {
-		go f.watcher.Close()
-	}
-}
-
 // Close stops following, unblocks a waiting Read and releases the file,
-// the inotify instance and the goroutine that serves them.
+// the inotify instance and the goroutine that serves them. It does not
+// wait for that goroutine, which touches nothing Close releases: its
+// return can be held up by the instance's teardown (see Follower).
 func (f *Follower) Close() error {
 	f.closeOnce.Do(func() {
 		close(f.done)
-		if f.watcher != nil && !f.retired.Swap(true) {
-			f.watcher.Close() // unblocks the watch goroutine's Read
-		}
-		f.wg.Wait()
+		f.mu.Lock()
+		f.endNotice()
+		f.mu.Unlock()
 		f.closeErr = f.file.Close()
 	})
 	return f.closeErr
 }
 
 // watch turns inotify events into wake-ups. The inotify file is in the
-// netpoller, so waiting on it holds no thread and Close interrupts it.
-func (f *Follower) watch() {
-	defer f.wg.Done()
+// netpoller, so waiting on it holds no thread and closing it interrupts it.
+func (f *Follower) watch(n *notice) {
 	buf := make([]byte, 4096) // room for many events: a file watch has no names
 	for {
-		if _, err := f.watcher.Read(buf); err != nil {
-			if f.retired.Load() {
-				return // released on purpose: the writer has exited
-			}
+		if _, err := n.watcher.Read(buf); err != nil {
 			select {
-			case <-f.done:
-				return
+			case <-n.stop:
+				return // ended on purpose
 			default:
 			}
-			// inotify broke down under us: keep the follower alive.
-			f.polling.Store(true)
-			f.signal()
-			f.pollLoop()
+			// inotify broke down under us: keep the follower alive by polling.
+			f.mu.Lock()
+			if f.notice == n {
+				f.noInotify = true
+				f.endNotice()
+				f.startNotice(false)
+			}
+			f.mu.Unlock()
 			return
 		}
 		f.signal()
 	}
 }
 
-func (f *Follower) poll() {
-	defer f.wg.Done()
-	f.pollLoop()
-}
-
-func (f *Follower) pollLoop() {
+// poll wakes Read every pollInterval until its notice ends.
+func (f *Follower) poll(n *notice) {
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-f.done:
+		case <-n.stop:
 			return
 		case <-t.C:
 			f.signal()

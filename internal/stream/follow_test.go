@@ -203,3 +203,44 @@ func TestFollowNoGoroutineLeak(t *testing.T) {
 		}
 	})
 }
+
+// A writer expected to exit (its final result is in) is followed by
+// polling, so that the inotify instance's teardown overlaps the writer's
+// exit; if it goes on instead, inotify watches again. No line written
+// around a switch is missed.
+func TestFollowExpectExitPollsThenWatchesAgain(t *testing.T) {
+	w, fl, exited := newFollowed(t, false)
+	events := startDecoding(fl)
+	line := func(n int64, typ string) {
+		t.Helper()
+		writeString(t, w, `{"type":"`+typ+`"}`+"\n")
+		if got := receive(t, events); got.err != nil || got.ev.Type != typ || got.ev.Line != n {
+			t.Fatalf("line %d: %+v", n, got)
+		}
+	}
+	line(1, "result")
+	fl.ExpectExit(true)
+	if !fl.Polling() {
+		t.Fatal("a follower expecting the exit still watches with inotify")
+	}
+	line(2, "system")
+	fl.ExpectExit(false) // the CLI works again
+	if fl.Polling() {
+		t.Fatal("a follower whose writer goes on does not watch with inotify again")
+	}
+	line(3, "assistant")
+	fl.ExpectExit(true)
+	fl.ExpectExit(true) // idempotent
+	writeString(t, w, `{"type":"result"}`+"\n")
+	close(exited)
+	if got := receive(t, events); got.err != nil || got.ev.Line != 4 {
+		t.Fatalf("line 4: %+v", got)
+	}
+	if got := receive(t, events); got.err != io.EOF {
+		t.Fatalf("after exit: %+v, want io.EOF", got)
+	}
+	fl.ExpectExit(false) // after the exit: nothing to watch
+	if !fl.Polling() {
+		t.Error("a follower of an exited writer watches again")
+	}
+}

@@ -59,6 +59,8 @@ type attemptDriver struct {
 	ctxDone, lockLost <-chan struct{}
 	stopDone          chan proc.StopReport
 	treeGone          bool
+	// expectingExit: the child was told its exit is expected (ExpectExit).
+	expectingExit bool
 }
 
 // runAttempt starts one claude process and supervises it until its stream
@@ -199,6 +201,10 @@ func (d *attemptDriver) apply(eff attempt.Effects) {
 	}
 	if eff.Probe {
 		d.startProbe()
+	}
+	if soon := d.m.ExpectsExit(); soon != d.expectingExit {
+		d.expectingExit = soon
+		d.child.ExpectExit(soon)
 	}
 	if !eff.Stop {
 		d.rearm()

@@ -54,6 +54,11 @@ type Child interface {
 	// Stop ends its whole tree (proc.Process.Stop): a normal exit
 	// included, since tools may outlive it.
 	Stop(grace time.Duration, hurry <-chan struct{}) proc.StopReport
+	// ExpectExit says whether it is expected to exit soon (its final
+	// result is in, nothing runs in the background): the real one then
+	// follows its stream by polling, so that the inotify instance's slow
+	// teardown overlaps its exit (stream.Follower.ExpectExit).
+	ExpectExit(soon bool)
 	// Abandon stops reading its stream: processes survived SIGKILL, so
 	// the stream may never end.
 	Abandon()
@@ -132,6 +137,7 @@ func (c *spawnedChild) Pid() int                   { return c.Process.Pid }
 func (c *spawnedChild) StartTime() uint64          { return c.Process.StartTime }
 func (c *spawnedChild) Lines() <-chan stream.Event { return c.lines }
 func (c *spawnedChild) Abandon()                   { c.follower.Close() }
+func (c *spawnedChild) ExpectExit(soon bool)       { c.follower.ExpectExit(soon) }
 
 // The follower releases its inotify instance itself, in the background,
 // as soon as the CLI has exited (see Follower.Read).

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -160,7 +161,9 @@ func (r *runner) recordDecision(res *attemptResult) {
 	r.rec.Attempts = s.Attempts
 	r.rec.SessionID = s.SessionID
 	r.rec.SessionTalked = s.SessionTalked
-	r.rec.SideEffects = s.SideEffects
+	// A copy: recordProgress counts the next attempt's calls into the
+	// record's map as they come, and the run's state is internal/run's alone.
+	r.rec.SideEffects = maps.Clone(s.SideEffects)
 	r.rec.Continuations = s.Continuations
 	// Finite whatever the CLI printed, so the record can always be encoded:
 	// an attempt's cost is within [0, stream.MaxCostUSD] (the decoder's

@@ -332,3 +332,23 @@ func TestRetriesExhaustedIsResumedByTheNextInvocation(t *testing.T) {
 		}
 	})
 }
+
+// Tool calls with side effects are counted once each, over attempts: the
+// record counts an attempt's calls as they come, the run's state when the
+// attempt ends, and neither adds to the other.
+func TestSideEffectsAreCountedOnceOverAttempts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tool2 := strings.ReplaceAll(testchild.ToolLine, "toolu_1", "toolu_2")
+		h := retrying(t, testchild.ResumeAware, testchild.EnvLines+"=2",
+			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine),
+			testchild.EnvResumed+"="+transcriptFile(t, testchild.InitLine, tool2), testchild.EnvExit+"=1")
+		h.cfg.ToolTimeout = 300 * time.Millisecond
+		h.cfg.MaxAttempts = 3
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "3 attempts")
+		rec, _, _ := journalOf(t, h)
+		if rec.SideEffects["Bash"] != 3 {
+			t.Errorf("the record counts %d Bash calls, want the 3 made (one per attempt)", rec.SideEffects["Bash"])
+		}
+	})
+}
