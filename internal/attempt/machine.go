@@ -101,7 +101,7 @@ type State struct {
 	// attempt's stream showed an answer); probed: a probe was asked for.
 	talked, probed bool
 
-	stopped    StopReason
+	stopped   StopReason
 	grace     Grace
 	signalled bool // malarun was asked to stop, perhaps while stopping for another reason
 	hangLimit time.Duration

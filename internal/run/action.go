@@ -43,7 +43,9 @@ type Action struct {
 }
 
 // Succeeded reports whether the action ends the run in success.
-func (a Action) Succeeded() bool { return a.Kind == End && (a.Outcome == "" || a.Outcome == outcome.Success) }
+func (a Action) Succeeded() bool {
+	return a.Kind == End && (a.Outcome == "" || a.Outcome == outcome.Success)
+}
 
 // LimitWait is a sleep for a usage limit's reset.
 type LimitWait struct {
