@@ -80,11 +80,12 @@ release:
 # at a time in path order, 53/54/58 s so).
 check:
 	go vet ./...
-	MALARUN_CLAUDE_BIN= GORACE=atexit_sleep_ms=0 go test -p 4 -race -short ./cmd/... ./internal/...
+	MALARUN_CLAUDE_BIN= $(TEST_ENV) go test -p 4 -race -short ./cmd/... ./internal/...
 
 # The test command (README and .ci/run): everything, with the end-to-end
 # tests against the current CLI, then the end-to-end tests again against the
-# oldest supported one (tests that need a newer CLI skip there, saying so).
+# oldest supported one (tests that need a newer CLI skip there, saying so,
+# as do those that do not use the CLI: they ran with the current one).
 # The CLIs come from e2e-deps; without them the end-to-end tests skip
 # locally and fail in CI (CI=true). MALARUN_CLAUDE_BIN is emptied so that a
 # CLI exported in the shell cannot stand in for the pinned ones.
@@ -96,15 +97,23 @@ check:
 test:
 	go vet ./...
 	@echo "== go test ./... (end-to-end tests against claude $(CLAUDE_CODE_CURRENT), the current version)"
-	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) go test -race -count=1 ./...
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./...
 	@echo "== go test -tags otlpgrpc ./internal/telemetry/ (the build with OTLP over gRPC)"
 	go vet -tags otlpgrpc ./internal/telemetry/ ./cmd/malarun/
-	go test -race -count=1 -tags otlpgrpc ./internal/telemetry/
+	$(TEST_ENV) go test -race -count=1 -tags otlpgrpc ./internal/telemetry/
 	@deps=$$(go list -deps ./cmd/malarun) || exit 1; n=$$(printf '%s\n' "$$deps" | grep -c grpc); if [ "$$n" != 0 ]; then \
 		echo "the default build of cmd/malarun links $$n gRPC packages: OTLP over gRPC belongs behind the otlpgrpc tag" >&2; exit 1; fi
-	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version"
-	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) go test -race -count=1 ./e2e/
+	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version (tests that do not use the CLI ran above)"
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./e2e/
 	@$(MAKE) -s --no-print-directory e2e-check
+
+# The environment and parallelism of make test's go test runs. GORACE drops
+# the race runtime's one second sleep at the exit of every test binary. The
+# end-to-end tests run three at a time (each has its own HOME, fake API and
+# state; those with an idle_timeout of a few seconds run alone, see
+# e2e/harness_test.go): their time is mostly the CLI starting and timers.
+TEST_ENV      := GORACE=atexit_sleep_ms=0
+TEST_PARALLEL := -parallel 3
 
 # Says which pinned CLIs are missing, so that the e2e package's "ok" above is
 # not read as a pass: go test shows a passing package's output (the suite's

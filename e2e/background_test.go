@@ -20,6 +20,7 @@ import (
 // short grace once -p has nothing left to do (2.1.197: 5 s, then it kills
 // them and the file is never written), hence the version gate.
 func TestRealCLIBackgroundTaskOutlivesTheFirstResult(t *testing.T) {
+	t.Parallel()
 	requireCLI(t, "2.1.330")
 	e := newEnv(t,
 		fakeapi.ToolUse("Bash", map[string]any{
@@ -79,7 +80,7 @@ func TestRealCLIBackgroundTaskOutlivesTheFirstResult(t *testing.T) {
 func TestRealCLIHangWithABackgroundTaskNamesIt(t *testing.T) {
 	requireCLI(t, "2.1.330")
 	command := "timeout 60 tail -f /dev/null; echo late >> late.txt"
-	e := newEnv(t,
+	e := newEnvAlone(t,
 		fakeapi.ToolUse("Bash", map[string]any{"command": command, "run_in_background": true, "description": "Slow build"}),
 		fakeapi.Stall(),
 		fakeapi.Text("Checked: the build was killed; ran it again."),

@@ -49,6 +49,7 @@ func requestsWhere(e *env, pred func(*fakeapi.Request) bool) []*fakeapi.Request 
 // The API reports 92% of the window: malarun asks for a checkpoint in the
 // same session, then continues in a new one seeded with it.
 func TestRealCLIContextPressureCheckpointAndContinue(t *testing.T) {
+	t.Parallel()
 	cp := fakeapi.Text("Here is my checkpoint.\n```xml\n<checkpoint>\n" + checkpointText + "\n</checkpoint>\n```")
 	e := contextEnv(t, &cp,
 		fakeapi.Bash("echo working").WithUsage(fakeapi.Usage{Input: 4000, CacheRead: 180000}),
@@ -79,6 +80,7 @@ func TestRealCLIContextPressureCheckpointAndContinue(t *testing.T) {
 // A 400 prompt-too-long after the session did some work: a new session with
 // the fallback prompt, which carries the original task.
 func TestRealCLIPromptTooLongMidRunFallsBack(t *testing.T) {
+	t.Parallel()
 	e := contextEnv(t, nil, fakeapi.Bash("echo working"), fakeapi.Repeat(fakeapi.PromptTooLong(210000, 200000), -1))
 	r := e.run("--idle-timeout", "20s", "--backoff", "0s")
 	r.wantCode(t, 0)
@@ -91,11 +93,14 @@ func TestRealCLIPromptTooLongMidRunFallsBack(t *testing.T) {
 // The checkpoint request itself hangs: a hang like any other, then the
 // fallback; never a stuck run.
 func TestRealCLICheckpointRequestHangs(t *testing.T) {
+	t.Parallel()
 	e := contextEnv(t, nil,
 		fakeapi.Bash("echo working").WithUsage(fakeapi.Usage{Input: 190000}),
 		fakeapi.Repeat(fakeapi.Stall(), -1),
 	)
-	r := e.run("--context-limit", "200000", "--idle-timeout", "5s", "--kill-grace", "1s", "--backoff", "0s")
+	// 10 s: the test runs beside others (newEnv), and a healthy CLI slowed
+	// by them must not look hung.
+	r := e.run("--context-limit", "200000", "--idle-timeout", "10s", "--kill-grace", "1s", "--backoff", "0s")
 	r.wantCode(t, 0)
 	if n := len(requestsWhere(e, isCheckpointRequest)); n != 1 {
 		t.Errorf("%d checkpoint requests, want 1", n)

@@ -116,9 +116,20 @@ type env struct {
 	claudeBin string
 }
 
+// The test runs beside the suite's other such tests (t.Parallel): each has
+// its own HOME, working folder, state directory and fake API, and most of a
+// test's time is the CLI starting and malarun's timers running. A test
+// whose idle_timeout is a few seconds uses newEnvAlone instead: a healthy
+// CLI slowed down by its neighbours could look hung to it.
 func newEnv(t *testing.T, steps ...fakeapi.Step) *env {
 	t.Helper()
 	return newEnvWith(t, fakeapi.WithScript(steps...))
+}
+
+// newEnvAlone is newEnv for a test that does not run in parallel (see newEnv).
+func newEnvAlone(t *testing.T, steps ...fakeapi.Step) *env {
+	t.Helper()
+	return newEnv(t, steps...)
 }
 
 // newEnvWith is newEnv with the fake API built from opts.

@@ -57,6 +57,7 @@ func (e *env) record() journal.Record {
 // with exit 129, the CLI and the tool are gone, the record says
 // interrupted, and the next invocation resumes the session.
 func TestRealCLIClosedTerminalIsResumed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile, gate := filepath.Join(dir, "tool.pid"), filepath.Join(dir, "gate")
 	e := newEnv(t, gatedTool(pidFile, gate), fakeapi.Text("Resumed and done."))
@@ -100,6 +101,7 @@ func TestRealCLIClosedTerminalIsResumed(t *testing.T) {
 // goes on to the CLI's result, which reaches stdout; the record notes when
 // stderr was lost.
 func TestRealCLILogReaderGone(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile, gate := filepath.Join(dir, "tool.pid"), filepath.Join(dir, "gate")
 	e := newEnv(t, gatedTool(pidFile, gate), fakeapi.Text("Done despite the closed log."))
@@ -132,6 +134,7 @@ func TestRealCLILogReaderGone(t *testing.T) {
 // second malarun for the issue exits 7 and leaves the run alone, which
 // then ends as it would have.
 func TestRealCLIRemovedLockKeepsTheRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile, gate := filepath.Join(dir, "tool.pid"), filepath.Join(dir, "gate")
 	e := newEnv(t, gatedTool(pidFile, gate), fakeapi.Text("The first malarun finished."))
@@ -158,6 +161,7 @@ func TestRealCLIRemovedLockKeepsTheRun(t *testing.T) {
 // stdout and in the --json report byte for byte (the decoder keeps 1 MiB;
 // the rest is copied from the transcript).
 func TestRealCLIResultOverOneMiBIsWhole(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for b.Len() < 3<<20 {
 		b.WriteString("line with \"quotes\", a \\ backslash, <html> & é 😀\ttab\n")

@@ -29,6 +29,7 @@ type fakeRun struct {
 }
 
 func newFakeRun(t *testing.T, behaviour string, env ...string) *fakeRun {
+	onceAcrossCLIs(t) // the fake child, not the real CLI
 	dir := t.TempDir()
 	f := &fakeRun{t: t, state: filepath.Join(dir, "state"), prompt: filepath.Join(dir, "task.md"), argsFile: filepath.Join(dir, "args")}
 	os.WriteFile(f.prompt, []byte("Fix issue 7."), 0o600)
@@ -277,6 +278,7 @@ func TestJournalHoldsNoSecrets(t *testing.T) {
 // call; the next malarun resumes the session, and the API sees the earlier
 // conversation.
 func TestRealCLIKilledMalarunIsResumed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed by a new malarun."))
 	started := time.Now()
 	cmd, stdout, stderr := e.start("--idle-timeout", "1m")

@@ -31,6 +31,7 @@ type limitReport struct {
 // the reset, resumes the same session (the API sees the session and the
 // task again), and the run succeeds.
 func TestRealCLIUsageLimitWaitThenResume(t *testing.T) {
+	t.Parallel()
 	resetsAt := time.Now().Add(5 * time.Second).Truncate(time.Second)
 	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("Done after the limit."))
 	oauthEnv(e)
@@ -83,6 +84,7 @@ func TestRealCLIUsageLimitWaitThenResume(t *testing.T) {
 // report equal to the API's reset. The next invocation (with a limit_wait
 // that covers the rest) waits for retry_at and continues the same session.
 func TestRealCLIUsageLimitBeyondLimitWaitThenNextRun(t *testing.T) {
+	t.Parallel()
 	resetsAt := time.Now().Add(8 * time.Second).Truncate(time.Second)
 	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("Done on the next run."))
 	oauthEnv(e)
@@ -124,6 +126,7 @@ func TestRealCLIUsageLimitBeyondLimitWaitThenNextRun(t *testing.T) {
 // idle_timeout that limit_wait does not cover stops claude at once: exit 75,
 // retry_at the end of the CLI's sleep (the reset, give or take a second).
 func TestRealCLIRetryWatchdogSleepBeyondLimitWait(t *testing.T) {
+	t.Parallel()
 	resetsAt := time.Now().Add(time.Minute).Truncate(time.Second)
 	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("never reached"))
 	oauthEnv(e)

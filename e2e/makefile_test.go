@@ -13,6 +13,7 @@ import (
 // whose suite skipped (it shows the suite's banner only with -v), so the
 // Makefile says itself which pinned CLIs are missing, and with CI=true fails.
 func TestMakeSaysWhenTheCLIsAreMissing(t *testing.T) {
+	onceAcrossCLIs(t)
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}

@@ -17,8 +17,11 @@ import (
 
 // malarun's own peak RSS (VmHWM, which it logs at the end of a run) stays
 // under 64 MB while the CLI prints a 100 MB line. The fake child (this test
-// binary) needs no real CLI, so this test never skips.
+// binary) needs no real CLI: the test runs once, in the suite for the
+// current CLI (onceAcrossCLIs).
 func TestPeakRSSWithHundredMegabyteLine(t *testing.T) {
+	onceAcrossCLIs(t)
+	t.Parallel()
 	dir := t.TempDir()
 	prompt := filepath.Join(dir, "task.md")
 	os.WriteFile(prompt, []byte("big"), 0o600)
@@ -58,6 +61,8 @@ func TestPeakRSSWithHundredMegabyteLine(t *testing.T) {
 // under the same 64 MB. Neither side holds the text on stdout: the child
 // writes it through a buffer and the test hashes it as it arrives.
 func TestPeakRSSWithHundredMegabyteResult(t *testing.T) {
+	onceAcrossCLIs(t)
+	t.Parallel()
 	const size = 100 << 20
 	want := sha256.New()
 	if err := testchild.BigResultText(want, size); err != nil {

@@ -17,6 +17,7 @@ import (
 // told to resume, malarun continues the recorded session with its own
 // task, and the record keeps the decision.
 func TestRealCLIRerunWithAnotherPrompt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Finished the first task."))
 	started := time.Now()
 	cmd, stdout, stderr := e.start("--idle-timeout", "1m")

@@ -20,7 +20,7 @@ var retryFlags = []string{"--idle-timeout", "4s", "--kill-grace", "1s", "--backo
 
 // The API stalls once after some work; malarun resumes the same session.
 func TestRealCLIStallThenResume(t *testing.T) {
-	e := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed and done."))
+	e := newEnvAlone(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed and done."))
 	r := e.run(retryFlags...)
 	r.wantCode(t, 0)
 	if r.stdout != "Resumed and done.\n" {
@@ -61,6 +61,7 @@ const slowCommand = "timeout 30 tail -f /dev/null; echo finished"
 // A tool still running when the tree is killed is dropped from the resumed
 // history by the CLI (docs/design.md §F16): the resume prompt must name it.
 func TestRealCLIResumePromptNamesInterruptedTool(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Bash(slowCommand), fakeapi.Text("Checked, done."))
 	// The idle limit only has to outlast the CLI's start on a loaded machine:
 	// the tool limit is what this test is about.
@@ -84,7 +85,7 @@ func TestRealCLIResumePromptNamesInterruptedTool(t *testing.T) {
 // The API stalls every time: fresh starts (no reply ever came, so there is
 // nothing to resume) until max_idle_retries is spent.
 func TestRealCLIStallsEveryTime(t *testing.T) {
-	e := newEnv(t, fakeapi.Repeat(fakeapi.Stall(), -1))
+	e := newEnvAlone(t, fakeapi.Repeat(fakeapi.Stall(), -1))
 	r := e.run(retryFlags...)
 	r.wantCode(t, 3)
 	reqs := e.api.ConversationRequests()
@@ -109,6 +110,7 @@ func TestRealCLIStallsEveryTime(t *testing.T) {
 // SIGKILL to the claude process alone, from outside, mid-run: a crash,
 // resumed.
 func TestRealCLIKilledFromOutsideIsResumed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Back again."))
 	started := time.Now()
 	cmd, stdout, stderr := e.start("--idle-timeout", "1m", "--backoff", "0s")
@@ -134,7 +136,7 @@ func TestRealCLIKilledFromOutsideIsResumed(t *testing.T) {
 // keeps malarun from killing the CLI while it waits.
 func TestRealCLIOverloadedThenSuccess(t *testing.T) {
 	overloaded := fakeapi.HTTPError(529, "overloaded_error", "Overloaded", http.Header{"Retry-After": {"6"}})
-	e := newEnv(t, fakeapi.Repeat(overloaded, 2), fakeapi.Text("Made it."))
+	e := newEnvAlone(t, fakeapi.Repeat(overloaded, 2), fakeapi.Text("Made it."))
 	r := e.run("--idle-timeout", "4s")
 	r.wantCode(t, 0)
 	if n := r.logCount("claude is retrying an API request"); n != 2 {
@@ -147,6 +149,7 @@ func TestRealCLIOverloadedThenSuccess(t *testing.T) {
 
 // CI cancels with SIGTERM: malarun stops the tree and exits 143.
 func TestRealCLISigtermDuringStall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Stall())
 	started := time.Now()
 	cmd, stdout, stderr := e.start("--idle-timeout", "1m", "--shutdown-grace", "3s")
@@ -184,6 +187,7 @@ func childOf(t *testing.T, pid int) int {
 // 429 until the CLI gives up: a temporary failure, exit 75, never retried
 // by malarun. CLAUDE_CODE_MAX_RETRIES keeps the CLI's own retries short.
 func TestRealCLIRateLimitIsTempFail(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Repeat(fakeapi.RateLimited(1), -1))
 	e.extraEnv = []string{"CLAUDE_CODE_MAX_RETRIES=1"}
 	r := e.run("--idle-timeout", "10s")

@@ -22,7 +22,7 @@ import (
 // showRun is a run that did some work, stalled, was resumed, started a
 // background task, waited for it and finished: what malarun show is for.
 func showRun(t *testing.T) *env {
-	e := newEnv(t,
+	e := newEnvAlone(t, // retryFlags' idle_timeout is 4 s
 		fakeapi.Bash("echo step-one"),
 		fakeapi.Stall(),
 		fakeapi.ToolUse("Bash", map[string]any{
@@ -264,7 +264,7 @@ func openShowPage(t *testing.T, page string, attempts int) {
 
 // --follow shows a run while it goes on and ends when the run ends.
 func TestRealCLIShowFollowsARunningAttempt(t *testing.T) {
-	e := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed and done."))
+	e := newEnvAlone(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed and done."))
 	started := time.Now()
 	cmd, stdout, stderr := e.start(retryFlags...)
 	e.waitStall(1) // the first attempt is running, its tool call done

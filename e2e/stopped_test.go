@@ -11,6 +11,7 @@ import (
 // continues the same session (an orchestrator's retry continues the work
 // instead of starting it over) and succeeds.
 func TestRealCLISessionTimeoutIsResumedByTheNextInvocation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Bash("echo step-one > one.txt"), fakeapi.Stall(), fakeapi.Text("Finished after the timeout."))
 	first := e.run("--session-timeout", "15s", "--idle-timeout", "60s", "--kill-grace", "1s")
 	first.wantCode(t, 124)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRealCLIPlainSuccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Text("Hello from the fake API."))
 	r := e.run()
 	r.wantCode(t, 0)
@@ -32,7 +33,7 @@ func TestRealCLIPlainSuccess(t *testing.T) {
 }
 
 func TestRealCLIStallIsKilledAsHang(t *testing.T) {
-	e := newEnv(t, fakeapi.Stall())
+	e := newEnvAlone(t, fakeapi.Stall())
 	r := e.run("--idle-timeout", "4s", "--kill-grace", "2s", "--max-attempts", "1")
 	r.wantCode(t, 3)
 	if !strings.Contains(r.stderr, "no output for 4s (idle_timeout)") {
@@ -51,7 +52,7 @@ func TestRealCLIStallIsKilledAsHang(t *testing.T) {
 // malarun must still leave nothing behind.
 func TestRealCLISetsidToolProcessIsKilled(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "sleeper.pid")
-	e := newEnv(t,
+	e := newEnvAlone(t,
 		fakeapi.Bash(`setsid sh -c 'echo $$ > `+pidFile+`; trap "" TERM; sleep 300' >/dev/null 2>&1 &`),
 		fakeapi.Stall(),
 	)
@@ -72,6 +73,7 @@ func TestRealCLISetsidToolProcessIsKilled(t *testing.T) {
 }
 
 func TestRealCLIPromptTooLongOnFirstExchange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.PromptTooLong(210000, 200000))
 	r := e.run()
 	r.wantCode(t, 1)
@@ -84,6 +86,7 @@ func TestRealCLIPromptTooLongOnFirstExchange(t *testing.T) {
 }
 
 func TestRealCLIAuthFailureStopsEarly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Repeat(fakeapi.AuthError(), -1))
 	r := e.run()
 	r.wantCode(t, 8)

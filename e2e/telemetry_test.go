@@ -55,7 +55,7 @@ type jsonReport struct {
 func TestRealCLIRunExportsItsTraceAndMetrics(t *testing.T) {
 	rcv := otlptest.Start()
 	defer rcv.Close()
-	e := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed and done."))
+	e := newEnvAlone(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed and done."))
 	var tplog string
 	e.claudeBin, tplog = traceRecordingCLI(t)
 	e.extraEnv = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
@@ -218,7 +218,7 @@ func TestRealCLINeverAnsweringCollectorChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	plain := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Text("Done."))
+	plain := newEnvAlone(t, fakeapi.Bash("echo step-one"), fakeapi.Text("Done."))
 	base := plain.run()
 	base.wantCode(t, 0)
 

@@ -22,6 +22,7 @@ import (
 // run: it resumes the same session, with the earlier conversation, and
 // succeeds.
 func TestTwoHostsOneVolume(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Finished on host B."))
 	requireNamespaces(t)
 	flags := []string{"--idle-timeout", "1m"}

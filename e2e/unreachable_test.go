@@ -35,6 +35,7 @@ func closedAddr(t *testing.T) string {
 // An address that cannot work stops the run at the first sign, exit 10,
 // naming the address (without its credentials) and the cause.
 func TestUnreachableAPIFailsFast(t *testing.T) {
+	t.Parallel()
 	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the CLI's refused handshakes
 	tlsSrv.StartTLS()
@@ -144,6 +145,7 @@ func (p *resetting) forward(c net.Conn) {
 // address (§F25); malarun's look finds the host answering, so the CLI's
 // retries go on and the run succeeds, in one attempt.
 func TestResetConnectionsStillRetry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.Text("Made it."))
 	proxy := startResetting(t, strings.TrimPrefix(e.api.URL(), "http://"), 3)
 	e.extraEnv = append(e.extraEnv, "ANTHROPIC_BASE_URL=http://"+proxy.l.Addr().String())
@@ -162,6 +164,7 @@ func TestResetConnectionsStillRetry(t *testing.T) {
 
 // A 500 before any answer is the API answering: no look, the CLI retries.
 func TestServerErrorBeforeAnAnswerStillRetries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakeapi.HTTPError(500, "api_error", "Internal server error", nil), fakeapi.Text("Made it."))
 	r := e.run()
 	r.wantCode(t, 0)
