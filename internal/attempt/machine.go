@@ -380,10 +380,10 @@ func (s *State) CLIWaited(now time.Time) time.Duration { return s.cliWaits.Spent
 // the process was told to stop: they may have run in part.
 func (s *State) CutOff() ([]stream.ToolUse, []Task) { return s.cutTools, s.cutTasks }
 
-// ExpectsExit: the CLI printed its final result and runs nothing in the
-// background, so it should exit within Linger.
+// ExpectsExit: the CLI should exit soon: it is being stopped, or it printed
+// its final result and runs nothing in the background (so within Linger).
 func (s *State) ExpectsExit() bool {
-	return s.stopped == StopNone && s.afterResult && len(s.tasks.running) == 0
+	return s.stopped != StopNone || s.afterResult && len(s.tasks.running) == 0
 }
 
 // WaitingForTasks: the CLI printed its result and waits for background tasks.

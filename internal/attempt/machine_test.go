@@ -454,7 +454,8 @@ func TestHangSilenceCountsFromTheLastLine(t *testing.T) {
 }
 
 // The CLI is expected to exit once its final result is in and nothing runs
-// in the background; a new turn or a task takes that back, and a stop ends it.
+// in the background, and once it is being stopped; a new turn or a task
+// takes that back until then.
 func TestExpectsExit(t *testing.T) {
 	s := New(limits, t0)
 	for i, c := range []struct {
@@ -467,13 +468,13 @@ func TestExpectsExit(t *testing.T) {
 		{line(okResult), true},
 		{line(bgCall("t2", "make")), false},
 		{line(taskStarted("b1", "t2")), false},
-		{line(okResult), false},                           // the task still runs
+		{line(okResult), false}, // the task still runs
 		{line(taskNotification("b1", "completed")), true}, // until a new turn begins
 		{line(textLine), false},
+		{wakeUp, true}, // silent past idle_timeout: a hang, being stopped
 		{line(okResult), true},
-		{streamEnd, false},
 	} {
-		s.Step(c.in, t0.Add(time.Duration(i)*time.Second))
+		s.Step(c.in, t0.Add(time.Duration(i)*time.Minute))
 		if got := s.ExpectsExit(); got != c.want {
 			t.Errorf("step %d: ExpectsExit %v, want %v", i+1, got, c.want)
 		}

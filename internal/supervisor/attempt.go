@@ -51,8 +51,10 @@ type attemptDriver struct {
 	lines <-chan stream.Event
 	// One timer, always set to the machine's next decision time.
 	timer *time.Timer
-	// probed delivers the look at the API's address (at most one).
+	// probed delivers the look at the API's address (at most one); the
+	// look runs under probeCtx, which ends with the attempt.
 	probed   <-chan reach.Finding
+	probeCtx context.Context
 	endProbe context.CancelFunc
 	// ctxDone and lockLost are set to nil once seen, so that a closed
 	// channel cannot spin the loop.
@@ -99,7 +101,8 @@ func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 func (r *runner) newAttemptDriver(res *attemptResult, child Child) *attemptDriver {
 	spec := res.spec
 	d := &attemptDriver{r: r, res: res, child: child, lines: child.Lines(), ctxDone: r.ctxDone, lockLost: r.lockLost,
-		log: r.log.With().Int("attempt", spec.N).Str("session", spec.SessionID).Logger(), endProbe: func() {}}
+		log: r.log.With().Int("attempt", spec.N).Str("session", spec.SessionID).Logger()}
+	d.probeCtx, d.endProbe = context.WithCancel(context.Background())
 	// The event first: an observer may open an output group for the attempt.
 	r.emit(Event{Kind: EvAttemptStarted, Attempt: spec.N, Session: spec.SessionID, Pid: child.Pid(), Resume: spec.Resume, Purpose: spec.Purpose()})
 	d.log.Info().Int("pid", child.Pid()).Bool("resume", spec.Resume).Str("transcript", res.stdoutPath).Msg("attempt started")
@@ -217,15 +220,13 @@ func (d *attemptDriver) apply(eff attempt.Effects) {
 // startProbe looks at the API's address beside the attempt: the CLI goes
 // on with its own retries meanwhile, and the loop receives the finding (at
 // most one; the channel never blocks the probe). The probe ends with the
-// attempt.
+// attempt (probeCtx).
 func (d *attemptDriver) startProbe() {
 	t := d.r.target
 	d.log.Info().Str("api", t.Shown).Str("proxy", t.Proxy).
 		Msg("claude got no answer from the API, and none yet in this run: looking at the address")
-	ctx, cancel := context.WithCancel(context.Background())
-	d.endProbe = cancel
 	out := make(chan reach.Finding, 1)
-	go func() { out <- d.r.deps.Probe(ctx, t) }()
+	go func() { out <- d.r.deps.Probe(d.probeCtx, t) }()
 	d.probed = out
 }
 

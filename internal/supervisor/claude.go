@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -102,7 +103,7 @@ func (c *spawned) Start(l Launch) (Child, error) {
 	exited := make(chan struct{})
 	follower, err := stream.Follow(l.Stdout, exited)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("follow %s: %w", l.Stdout, err)
 	}
 	p, err := c.spawner.Start(proc.Spec{Path: l.Path, Args: l.Args, Dir: l.Dir, Env: l.Env,
 		StdinPath: l.Stdin, Stdout: stdout, Stderr: stderr, Marker: l.Marker})

@@ -172,3 +172,28 @@ func readRecord(t *testing.T, h *harness) journal.Record {
 	}
 	return rec
 }
+
+// A look at the address that has not answered when the attempt ends is
+// called off with it: nothing of an attempt outlives it. (In synctest's
+// bubble a probe left waiting would be a goroutine blocked for ever, which
+// fails the test.)
+func TestALookStillUnderWayEndsWithTheAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+writeTranscript(t,
+			testchild.InitLine, unknownRetryLine, testchild.TextLine, testchild.Result))
+		asked := make(chan struct{}, 1)
+		h.probe = func(ctx context.Context, _ reach.Target) reach.Finding {
+			asked <- struct{}{}
+			<-ctx.Done() // a look that never finds anything by itself
+			return reach.Finding{}
+		}
+		if _, err, _ := h.run(); err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		select {
+		case <-asked:
+		default:
+			t.Fatal("no look was started: the test tests nothing")
+		}
+	})
+}
