@@ -70,10 +70,14 @@ type Child interface {
 // spawned is the real Claude: a process group started by proc.Spawner,
 // writing its stream to a file that stream.Follow reads as it grows
 // (docs/design.md §D1, §D2).
+//
+// It holds no zerolog.Logger: a type behind an interface keeps, for
+// reflection (text/template), the methods of every type its fields name,
+// and a Logger would link all of zerolog's (78 KB, measured).
 type spawned struct {
 	spawner *proc.Spawner
-	log     zerolog.Logger
-	// guardWarned: the guard's failure to start (darwin) is logged once.
+	// guardFailed logs that the guard could not start (darwin), once.
+	guardFailed func(error)
 	guardWarned bool
 }
 
@@ -83,7 +87,9 @@ func newSpawned(s *proc.Spawner, log zerolog.Logger) *spawned {
 		// but a process that clears its environment is not.
 		log.Warn().Msg("could not become a child subreaper: tool processes whose parent dies are found only by the run's marker")
 	}
-	return &spawned{spawner: s, log: log}
+	return &spawned{spawner: s, guardFailed: func(err error) {
+		log.Warn().Err(err).Msg("could not start the guard that ends claude's process tree if malarun is killed outright: such a tree lives on until the next malarun of this issue ends it")
+	}}
 }
 
 // Start creates the attempt's files, follows the transcript (watched
@@ -114,7 +120,7 @@ func (c *spawned) Start(l Launch) (Child, error) {
 	}
 	if err := c.spawner.GuardError(); err != nil && !c.guardWarned {
 		c.guardWarned = true
-		c.log.Warn().Err(err).Msg("could not start the guard that ends claude's process tree if malarun is killed outright: such a tree lives on until the next malarun of this issue ends it")
+		c.guardFailed(err)
 	}
 	ch := &spawnedChild{Process: p, follower: follower, lines: make(chan stream.Event, 64), readErr: make(chan error, 1)}
 	go func() {

@@ -248,7 +248,18 @@ func block() {
 	}
 }
 
-func transcript() []string { return self(nil).transcript() }
+// transcript is the transcript's lines for a behaviour played as a
+// process; a file that cannot be read ends the child with 98, as ScriptOf's
+// scripts do.
+func transcript() []string {
+	if path := os.Getenv(EnvTranscript); path != "" {
+		if _, err := os.Stat(path); err != nil {
+			fmt.Fprintln(os.Stderr, "testchild:", err)
+			os.Exit(98)
+		}
+	}
+	return self(nil).transcript()
+}
 
 func argAfter(flag string) string { return self(nil).ArgAfter(flag) }
 
