@@ -43,8 +43,10 @@ type Follower struct {
 	draining bool // exited was seen: read to the true end, then io.EOF
 }
 
-// notice is one goroutine that wakes Read: an inotify instance's reader,
-// or (watcher nil) a poll ticker. stop ends it.
+// notice is what wakes Read when the file may have grown: an inotify
+// instance and the goroutine that reads it, or (watcher nil) polling, which
+// Read does itself with a timer (no goroutine: a writer expected to exit
+// is polled for a few milliseconds). stop ends the goroutine.
 type notice struct {
 	watcher *os.File
 	stop    chan struct{}
@@ -88,8 +90,6 @@ func (f *Follower) startNotice(watch bool) {
 	f.notice = n
 	if n.watcher != nil {
 		go f.watch(n)
-	} else {
-		go f.poll(n)
 	}
 	// Whatever the old notice missed while they were switched, Read looks again.
 	f.signal()
@@ -158,20 +158,36 @@ func (f *Follower) Read(p []byte) (int, error) {
 		if f.draining {
 			return 0, io.EOF
 		}
-		select {
-		case <-f.done:
-			return 0, os.ErrClosed
-		case <-f.exited:
-			// Whatever the writer wrote is in the file now: one more
-			// pass to the end, and that end is final. No change matters
-			// any more: the notice goes.
-			f.draining = true
-			f.mu.Lock()
-			f.endNotice()
-			f.mu.Unlock()
-		case <-f.changed:
+		if err := f.wait(); err != nil {
+			return 0, err
 		}
 	}
+}
+
+// wait blocks until the file may have grown (a notice, or a poll's time),
+// the writer has exited, or Close: then it returns os.ErrClosed.
+func (f *Follower) wait() error {
+	var poll <-chan time.Time
+	if f.Polling() {
+		t := time.NewTimer(pollInterval)
+		defer t.Stop()
+		poll = t.C
+	}
+	select {
+	case <-f.done:
+		return os.ErrClosed
+	case <-f.exited:
+		// Whatever the writer wrote is in the file now: one more pass to
+		// the end, and that end is final. No change matters any more: the
+		// notice goes.
+		f.draining = true
+		f.mu.Lock()
+		f.endNotice()
+		f.mu.Unlock()
+	case <-f.changed:
+	case <-poll:
+	}
+	return nil
 }
 
 // Close stops following, unblocks a waiting Read and releases the file,
@@ -211,20 +227,6 @@ func (f *Follower) watch(n *notice) {
 			return
 		}
 		f.signal()
-	}
-}
-
-// poll wakes Read every pollInterval until its notice ends.
-func (f *Follower) poll(n *notice) {
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.stop:
-			return
-		case <-t.C:
-			f.signal()
-		}
 	}
 }
 
