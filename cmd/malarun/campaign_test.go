@@ -115,7 +115,7 @@ func campaignScenarios(t *testing.T) map[string]func() (string, []string, []stri
 			return testchild.UsageLimited, []string{testchild.EnvResetsAt + "=" + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)}, nil
 		},
 		"term-ignoring-tree": func() (string, []string, []string) {
-			return testchild.Grandchild, nil, []string{"--idle-timeout", "1s", "--kill-grace", "300ms", "--max-attempts", "1"}
+			return testchild.Grandchild, nil, []string{"--tool-timeout", "1s", "--kill-grace", "300ms", "--max-attempts", "1"}
 		},
 		"big-line": func() (string, []string, []string) {
 			return testchild.BigLine, []string{fmt.Sprintf("%s=%d", testchild.EnvSize, 3<<20)}, nil

@@ -46,7 +46,7 @@ const (
 	Hang         = "hang"          // print EnvLines lines of the transcript, then block
 	SilentTool   = "silent-tool"   // a tool_use, EnvSilence of silence, the tool_result, a result
 	IgnoreTerm   = "ignore-term"   // ignore SIGTERM, print the init line, block
-	Grandchild   = "grandchild"    // ignore SIGTERM, start a setsid grandchild that ignores it too, block
+	Grandchild   = "grandchild"    // ignore SIGTERM, start a setsid grandchild that ignores it too, print init, GrandchildLine and a tool call (ToolLine), block
 	Sleeper      = "sleeper"       // the grandchild: ignore SIGTERM, say "ready", block
 	BigLine      = "big-line"      // init, one assistant line of EnvSize bytes, a result
 	Garbage      = "garbage"       // init, lines that are not JSON, a result
@@ -164,6 +164,10 @@ func run(behaviour string) int {
 		pid := startGrandchild()
 		println(InitLine)
 		println(GrandchildLine(pid))
+		// A tool call that never ends: a test bounds the hang with
+		// tool_timeout, whose timer starts only now, so however slowly
+		// this tree starts on a loaded machine it is whole before the stop.
+		println(ToolLine)
 		block()
 	case Sleeper:
 		signal.Ignore(syscall.SIGTERM)
