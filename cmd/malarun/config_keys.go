@@ -53,7 +53,7 @@ func configKeys() []keySpec {
 		stateDirKey(),
 		durationKey("idle_timeout", false, "kill an attempt when claude prints nothing for this long",
 			func(s *settings) *time.Duration { return &s.cfg.IdleTimeout }),
-		durationKey("tool_timeout", false, "replaces idle_timeout while a tool call is running (tools print nothing)",
+		durationKey("tool_timeout", false, "replaces idle_timeout while a tool call or a hook is running (tools print nothing)",
 			func(s *settings) *time.Duration { return &s.cfg.ToolTimeout }),
 		durationKey("kill_grace", false, "time between SIGTERM and SIGKILL when killing claude's process tree",
 			func(s *settings) *time.Duration { return &s.cfg.KillGrace }),

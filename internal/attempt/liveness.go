@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"slices"
 	"time"
 
 	"github.com/malarun/malarun/internal/stream"
@@ -14,7 +15,10 @@ import (
 type liveness struct {
 	idle, tool  time.Duration
 	outstanding []stream.ToolUse // tool calls without their result, in call order
-	deadline    time.Time
+	// hooks are the hooks started and not ended, in start order: a hook is
+	// work like a tool call, silent until it ends (§F27).
+	hooks    []Hook
+	deadline time.Time
 	// last is when the last line came (the attempt's start before any).
 	last time.Time
 }
@@ -30,6 +34,9 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 			}
 		}
 	}
+	if ev.Type == "system" {
+		l.observeHook(ev)
+	}
 	l.deadline = now.Add(l.limit())
 	l.last = now
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
@@ -37,19 +44,60 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 	}
 }
 
-// limit is the silence allowed now.
+// observeHook keeps the running hooks: a hook_started adds one (at most
+// stream.MaxListItems: a stream that never ends its hooks cannot grow
+// this), its hook_response removes it. hook_progress changes nothing but
+// the deadline, as any line does.
+func (l *liveness) observeHook(ev stream.Event) {
+	if ev.HookID == "" {
+		return
+	}
+	i := slices.IndexFunc(l.hooks, func(h Hook) bool { return h.ID == ev.HookID })
+	switch {
+	case ev.Subtype == "hook_started" && i < 0 && len(l.hooks) < stream.MaxListItems:
+		l.hooks = append(l.hooks, Hook{ID: ev.HookID, Name: ev.HookName, Event: ev.HookEvent})
+	case ev.Subtype == "hook_response" && i >= 0:
+		l.hooks = slices.Delete(l.hooks, i, i+1)
+	}
+}
+
+// limit is the silence allowed now: tool_timeout while a tool call or a
+// hook runs.
 func (l *liveness) limit() time.Duration {
-	if len(l.outstanding) > 0 {
+	if len(l.outstanding) > 0 || len(l.hooks) > 0 {
 		return l.tool
 	}
 	return l.idle
 }
 
-// toolsRunning names the outstanding tool calls, for messages.
+// toolsRunning names the outstanding tool calls and the running hooks, for
+// messages and the status line.
 func (l *liveness) toolsRunning() []string {
-	names := make([]string, 0, len(l.outstanding))
+	names := make([]string, 0, len(l.outstanding)+len(l.hooks))
 	for _, tu := range l.outstanding {
 		names = append(names, tu.Name)
 	}
+	for _, h := range l.hooks {
+		names = append(names, h.Label())
+	}
 	return names
+}
+
+// Hook is a hook the CLI runs (system hook_started, §F27).
+type Hook struct {
+	ID    string
+	Name  string // PreToolUse:Bash, Stop, ...
+	Event string // PreToolUse, Stop, ...
+}
+
+// Label names the hook in messages: "the Stop hook".
+func (h Hook) Label() string {
+	name := h.Name
+	if name == "" {
+		name = h.Event
+	}
+	if name == "" {
+		return "a hook"
+	}
+	return "the " + name + " hook"
 }

@@ -112,6 +112,7 @@ type State struct {
 	cause       reach.Finding       // for Unreachable: why the API cannot be reached
 	cliWaits    usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
 	cutTools    []stream.ToolUse
+	cutHooks    []Hook
 	cutTasks    []Task
 }
 
@@ -293,6 +294,7 @@ func (s *State) stop(why StopReason, g Grace) Effects {
 	}
 	s.stopped, s.grace = why, g
 	s.cutTools = append([]stream.ToolUse(nil), s.live.outstanding...)
+	s.cutHooks = append([]Hook(nil), s.live.hooks...)
 	s.cutTasks = append([]Task(nil), s.tasks.running...)
 	return Effects{Stop: true, Grace: g}
 }
@@ -379,6 +381,10 @@ func (s *State) CLIWaited(now time.Time) time.Duration { return s.cliWaits.Spent
 // CutOff are the tool calls and background tasks that were running when
 // the process was told to stop: they may have run in part.
 func (s *State) CutOff() ([]stream.ToolUse, []Task) { return s.cutTools, s.cutTasks }
+
+// HooksCutOff are the hooks that were running when the stop was decided:
+// they never ended, so whatever they check or do was not done.
+func (s *State) HooksCutOff() []Hook { return s.cutHooks }
 
 // ExpectsExit: the CLI should exit soon: it is being stopped, or it printed
 // its final result and runs nothing in the background (so within Linger).

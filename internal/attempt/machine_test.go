@@ -468,7 +468,7 @@ func TestExpectsExit(t *testing.T) {
 		{line(okResult), true},
 		{line(bgCall("t2", "make")), false},
 		{line(taskStarted("b1", "t2")), false},
-		{line(okResult), false}, // the task still runs
+		{line(okResult), false},                           // the task still runs
 		{line(taskNotification("b1", "completed")), true}, // until a new turn begins
 		{line(textLine), false},
 		{wakeUp, true}, // silent past idle_timeout: a hang, being stopped

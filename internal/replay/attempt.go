@@ -34,7 +34,8 @@ type attemptReader struct {
 	// results come, so they hold what runs at once, not the run's history.
 	calls    map[string]call
 	tasks    map[string]time.Time
-	costBase float64 // the run's cost before this attempt
+	hooks    map[string]time.Time // running hooks' start times, by hook_id
+	costBase float64              // the run's cost before this attempt
 }
 
 type call struct {
@@ -72,7 +73,7 @@ func (w *walk) startAttempt(it *Item, began string) error {
 		info.Session = it.Info.Session
 	}
 	a := &attemptReader{info: info, path: filepath.Join(w.src.RunDir, fmt.Sprintf("attempt-%d.jsonl", n)),
-		calls: map[string]call{}, tasks: map[string]time.Time{}, costBase: w.runCost}
+		calls: map[string]call{}, tasks: map[string]time.Time{}, hooks: map[string]time.Time{}, costBase: w.runCost}
 	name, text, size, perr := promptOf(w.src.RunDir, n)
 	a.info.Prompt = name
 	w.attempts[n] = a
@@ -172,6 +173,12 @@ func (w *walk) line(a *attemptReader, ev *stream.Event, at time.Time) error {
 			if a.info.Session == "" {
 				a.info.Session = ev.SessionID
 			}
+		case "hook_started":
+			if len(a.hooks) < stream.MaxListItems {
+				a.hooks[ev.HookID] = at
+			}
+		case "hook_response":
+			return w.hookEnded(a, ev, base)
 		case "api_retry":
 			if w.tl == nil { // with a timeline, malarun's api_retry entry says it
 				it := base
@@ -218,6 +225,25 @@ func (w *walk) line(a *attemptReader, ev *stream.Event, at time.Time) error {
 		return w.emit(&it)
 	}
 	return nil
+}
+
+// hookEnded tells a hook that ended (§F27): its name, outcome, exit code
+// and, with the timeline's times, how long it ran. A hook cut off never
+// ends here: the hang's tools_running names it.
+func (w *walk) hookEnded(a *attemptReader, ev *stream.Event, base Item) error {
+	started, ok := a.hooks[ev.HookID]
+	delete(a.hooks, ev.HookID)
+	it := base
+	it.Kind, it.Hook, it.Outcome = KindHook, ev.HookName, ev.HookOutcome
+	it.IsError = ev.HookOutcome != "success" || ev.HasHookExitCode && ev.HookExitCode != 0
+	if ev.HasHookExitCode {
+		code := ev.HookExitCode
+		it.ExitCode = &code
+	}
+	if ok && !started.IsZero() && !base.Time.IsZero() {
+		it.TookMS = base.Time.Sub(started).Milliseconds()
+	}
+	return w.emit(&it)
 }
 
 // assistant tells an assistant message: its text blocks and tool calls.

@@ -23,6 +23,7 @@ const (
 	KindText           Kind = "text"            // the assistant's text: Text
 	KindToolCall       Kind = "tool_call"       // Tool, ToolID, Summary, Input, Background
 	KindToolResult     Kind = "tool_result"     // Tool, ToolID, IsError, Bytes, Head, Tail, Images, TookMS
+	KindHook           Kind = "hook"            // a hook of the CLI's ended: Hook, Outcome, ExitCode, IsError, TookMS
 	KindTaskStarted    Kind = "task_started"    // a background task: Task, Summary
 	KindTaskFinished   Kind = "task_finished"   // Task, Summary, TookMS
 	KindResult         Kind = "result"          // Subtype, IsError, Text, CostUSD, RunCostUSD, Tokens
@@ -42,7 +43,7 @@ const (
 // Malarun reports whether the item is malarun's decision, not the agent's work.
 func (k Kind) Malarun() bool {
 	switch k {
-	case KindText, KindToolCall, KindToolResult, KindResult, KindPrompt:
+	case KindText, KindToolCall, KindToolResult, KindResult, KindPrompt, KindHook:
 		return false
 	}
 	return true
@@ -73,6 +74,7 @@ type Item struct {
 	Tail       string `json:"tail,omitempty"`   // its last bytes, when it is longer than Head
 	Images     int    `json:"images,omitempty"` // image blocks of a tool result
 	Task       string `json:"task,omitempty"`   // a background task's id
+	Hook       string `json:"hook,omitempty"`   // a hook's name: Stop, PreToolUse:Bash, ...
 	Subtype    string `json:"subtype,omitempty"`
 
 	Reason       string    `json:"reason,omitempty"`

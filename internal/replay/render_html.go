@@ -109,6 +109,12 @@ func (h *htmlRenderer) Item(it *Item) error {
 		if it.Background {
 			h.w.WriteString(` (background)`)
 		}
+	case KindHook:
+		class := "ok"
+		if it.IsError {
+			class = "err"
+		}
+		fmt.Fprintf(h.w, `hook <span class="tool">%s</span> <span class="%s">%s</span>`, esc(it.Hook), class, esc(hookGist(it)))
 	case KindToolResult:
 		status := `<span class="ok">ok</span>`
 		if it.IsError {

@@ -68,6 +68,8 @@ func (m *mdRenderer) Item(it *Item) error {
 	case KindToolCall:
 		gist := firstNonEmpty(it.Summary, it.Input)
 		fmt.Fprintf(m.w, "- %s%s %s\n", at, mdCode(it.Tool), mdCode(gist))
+	case KindHook:
+		fmt.Fprintf(m.w, "- %shook %s: %s\n", at, mdCode(it.Hook), hookGist(it))
 	case KindToolResult:
 		status := "ok"
 		if it.IsError {

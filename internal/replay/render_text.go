@@ -106,6 +106,12 @@ func (t *textRenderer) Item(it *Item) error {
 		t.entry(it, what+"  "+ui.Clean(gist, 0), "")
 	case KindToolResult:
 		t.toolResult(it)
+	case KindHook:
+		color := sgrCyan
+		if it.IsError {
+			color = sgrRed
+		}
+		t.entry(it, t.paint(color, "⏺ hook "+ui.Clean(it.Hook, 80))+"  "+hookGist(it), "")
 	case KindResult:
 		head := "result " + ui.Clean(it.Subtype, 40)
 		color := sgrGreen

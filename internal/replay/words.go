@@ -171,3 +171,19 @@ func cutAt(s string, cols int) int {
 	}
 	return max(i, 1)
 }
+
+// hookGist is a hook's end in words: "success, 10.0s", "error (exit 1)".
+// It is outside text (the CLI's outcome): a renderer escapes it.
+func hookGist(it *Item) string {
+	s := ui.Clean(it.Outcome, 40)
+	if s == "" {
+		s = "ended"
+	}
+	if it.ExitCode != nil && *it.ExitCode != 0 {
+		s += fmt.Sprintf(" (exit %d)", *it.ExitCode)
+	}
+	if it.TookMS > 0 {
+		s += ", " + ui.Duration(time.Duration(it.TookMS)*time.Millisecond)
+	}
+	return s
+}

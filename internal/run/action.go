@@ -139,7 +139,10 @@ type PromptData struct {
 	Interrupted []ToolCall
 	// Tasks are the background tasks killed with the attempt: the CLI will
 	// never notify the resumed session of them.
-	Tasks      []attempt.Task
+	Tasks []attempt.Task
+	// Hooks name the hooks cut off with the attempt: what they check or do
+	// was not done.
+	Hooks      []string
 	Reason     string // why the last attempt ended
 	Checkpoint string // the previous session's checkpoint (continuation)
 	// LimitNote (resume) says the session was stopped by a usage limit

@@ -161,7 +161,7 @@ func (s *State) nextAttempt(dec Decision, e Ended, d Draws) Attempt {
 	switch dec.Kind {
 	case Resume:
 		a.SessionID, a.Resume = dec.SessionID, true
-		data.Interrupted, data.Tasks = e.CutCalls, e.CutTasks
+		data.Interrupted, data.Tasks, data.Hooks = e.CutCalls, e.CutTasks, e.CutHooks
 		a.Prompt = Prompt{Template: PromptResume, Data: data}
 	case Checkpoint:
 		a.SessionID, a.Resume, a.Checkpoint = dec.SessionID, true, true
@@ -188,7 +188,7 @@ func (s *State) nextAttempt(dec Decision, e Ended, d Draws) Attempt {
 // told why it stopped; a refused checkpoint request is asked again.
 func (s *State) afterLimit(e Ended, checkpoint bool) Attempt {
 	a := Attempt{N: s.take(), SessionID: cmp.Or(s.SessionID, e.SessionID), Resume: true, Checkpoint: checkpoint}
-	data := PromptData{Reason: e.Reason, Checkpoint: s.Checkpoint, Interrupted: e.CutCalls, Tasks: e.CutTasks, LimitNote: limitNote(e.Limit.Type)}
+	data := PromptData{Reason: e.Reason, Checkpoint: s.Checkpoint, Interrupted: e.CutCalls, Tasks: e.CutTasks, Hooks: e.CutHooks, LimitNote: limitNote(e.Limit.Type)}
 	a.Prompt = Prompt{Template: PromptResume, Data: data}
 	if checkpoint {
 		a.Prompt.Template = PromptCheckpoint // the checkpoint was refused, not written: ask again

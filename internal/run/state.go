@@ -135,6 +135,9 @@ type Ended struct {
 	// resume prompt names them.
 	CutCalls []ToolCall
 	CutTasks []attempt.Task
+	// CutHooks name the hooks that were running (attempt.Hook.Label): they
+	// never finished.
+	CutHooks []string
 	// Reply is the agent's last text: a checkpoint request's answer.
 	Reply string
 	// Limit is what the attempt said about the usage limit that stopped it

@@ -55,6 +55,10 @@ const (
 	// retries 10 times by default; a million fits an int anywhere and keeps
 	// the messages that quote them short.
 	MaxRetryCount = 1e6
+	// MaxExitCode bounds a hook's exit_code either way: a process's status
+	// is a byte, a signal's negative number smaller; this keeps messages
+	// short and fits an int anywhere.
+	MaxExitCode = 1 << 16
 )
 
 // FieldTotalCostUSD is the Rejected.Field of a result's cost: a consumer
@@ -87,7 +91,7 @@ type numSpec struct {
 func isNumberField(f field) bool {
 	switch f {
 	case fAPIErrorStatus, fTotalCost, fInputTokens, fOutputTokens, fCacheCreation, fCacheRead,
-		fContextWindow, fAttempt, fMaxRetries, fRetryDelay, fErrorStatus, fRLResetsAt:
+		fContextWindow, fAttempt, fMaxRetries, fRetryDelay, fErrorStatus, fRLResetsAt, fHookExitCode:
 		return true
 	}
 	return false
@@ -113,6 +117,8 @@ func (d *Decoder) numSpec(f field) numSpec {
 		return numSpec{"retry_delay_ms", 0, MaxRetryDelayMS, false}
 	case fRLResetsAt:
 		return numSpec{"rate_limit_info.resetsAt", MinResetsAt, MaxResetsAt, true}
+	case fHookExitCode:
+		return numSpec{"exit_code", -MaxExitCode, MaxExitCode, true}
 	}
 	return numSpec{}
 }
@@ -186,6 +192,8 @@ func (d *Decoder) setNumber(f field, num []byte, cut bool) {
 		ev.RetryDelayMS = v
 	case fRLResetsAt:
 		ev.ResetsAt = int64(v)
+	case fHookExitCode:
+		ev.HookExitCode, ev.HasHookExitCode = int(v), true
 	}
 }
 

@@ -159,6 +159,19 @@ type Event struct {
 	Tasks    []Task
 	HasTasks bool
 
+	// Hook fields (system hook_started, hook_progress, hook_response; the
+	// CLI prints them with --include-hook-events, docs/design.md §F27).
+	HookID    string
+	HookName  string // PreToolUse:Bash, Stop, SessionStart:startup, ...
+	HookEvent string // PreToolUse, Stop, SessionStart, ...
+	// HookOutcome is hook_response's outcome: success, error, cancelled
+	// (the hook's own timeout), ...
+	HookOutcome string
+	// HookExitCode is hook_response's exit_code; HasHookExitCode tells 0
+	// from a line without one.
+	HookExitCode    int
+	HasHookExitCode bool
+
 	// OriginKind is a result line's origin.kind: "task-notification" for a
 	// turn that a finished background task started, empty for the prompt's.
 	OriginKind string

@@ -96,6 +96,11 @@ const (
 	fResultPart    // an element of it
 	fPartType
 	fPartText
+	fHookID
+	fHookName
+	fHookEvent
+	fHookExitCode
+	fHookOutcome
 )
 
 func keyField(c ctx, key []byte) field {
@@ -168,6 +173,16 @@ func keyField(c ctx, key []byte) field {
 			return fPatch
 		case "origin":
 			return fOrigin
+		case "hook_id":
+			return fHookID
+		case "hook_name":
+			return fHookName
+		case "hook_event":
+			return fHookEvent
+		case "exit_code":
+			return fHookExitCode
+		case "outcome":
+			return fHookOutcome
 		}
 	case ctxMessage:
 		switch string(key) {
@@ -332,7 +347,8 @@ func (d *Decoder) stringCap(f field) int {
 		return MaxInputBytes
 	case fType, fSubtype, fSessionID, fParentToolUseID, fModel, fTerminalReason, fError,
 		fRLStatus, fRLType, fRLErrorCode, fEventType, fBlockType, fBlockID, fBlockName, fBlockToolUseID,
-		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind, fPartType:
+		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind, fPartType,
+		fHookID, fHookName, fHookEvent, fHookOutcome:
 		return MaxShortBytes
 	}
 	return 0
@@ -385,6 +401,14 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 		ev.Summary = s
 	case fOriginKind:
 		ev.OriginKind = s
+	case fHookID:
+		ev.HookID = s
+	case fHookName:
+		ev.HookName = s
+	case fHookEvent:
+		ev.HookEvent = s
+	case fHookOutcome:
+		ev.HookOutcome = s
 	case fTaskItemID:
 		d.task.ID = s
 	case fTaskItemType:

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -193,6 +194,25 @@ func TestTranscriptFacts(t *testing.T) {
 	r = evs[len(evs)-1]
 	check("oauth 2.1.197 result", [4]any{r.IsError, r.APIErrorStatus, r.TerminalReason, r.Result},
 		[4]any{true, 429, "completed", "You've hit your session limit · resets 9:30pm (UTC)"})
+
+	// Hooks (§F27): started and response lines, paired by hook_id; the
+	// PostToolUse hook exited 1 (outcome error); SessionStart's lines come
+	// before init.
+	for _, name := range []string{"hooks-2.1.330.jsonl", "hooks-2.1.197.jsonl"} {
+		var hooks []string
+		for _, ev := range load(name) {
+			if ev.Type == "system" && strings.HasPrefix(ev.Subtype, "hook_") && ev.Subtype != "hook_progress" {
+				hooks = append(hooks, fmt.Sprintf("%s %s/%s %s %d %v", ev.Subtype, ev.HookEvent, ev.HookName, ev.HookOutcome, ev.HookExitCode, ev.HookID != ""))
+			}
+		}
+		check(name+" hooks", hooks, []string{
+			"hook_started SessionStart/SessionStart:startup  0 true", "hook_response SessionStart/SessionStart:startup success 0 true",
+			"hook_started PreToolUse/PreToolUse:Bash  0 true", "hook_response PreToolUse/PreToolUse:Bash success 0 true",
+			"hook_started PostToolUse/PostToolUse:Bash  0 true", "hook_response PostToolUse/PostToolUse:Bash error 1 true",
+			"hook_started Stop/Stop  0 true", "hook_response Stop/Stop success 0 true",
+		})
+		check(name+" first line", load(name)[0].Subtype, "hook_started")
+	}
 
 	for _, path := range transcripts(t) {
 		data, err := os.ReadFile(path)

@@ -13,6 +13,11 @@ func claudeArgs(cfg Config, spec run.Attempt) []string {
 	if cfg.PartialMessages {
 		args = append(args, "--include-partial-messages")
 	}
+	// A hook prints nothing while it runs unless asked to (§F27): without
+	// these lines a long Stop hook is a silence, taken for a hang.
+	if !hasFlag(cfg.ExtraArgs, "--include-hook-events") {
+		args = append(args, "--include-hook-events")
+	}
 	if spec.Resume {
 		args = append(args, "--resume", spec.SessionID)
 	} else {

@@ -16,12 +16,20 @@ func (r *runner) endedOf(res *attemptResult) run.Ended {
 		Exit: attempt.Exit{Code: res.exit.Code, Signal: res.exit.Signal}, StderrTail: res.stderrTail, APIAt: res.apiAt})
 	cutCalls, cutTasks := m.CutOff()
 	e := run.Ended{Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
-		ToolCalls: toolCalls(res.log.ToolCalls), CostUSD: res.log.CostUSD, CutCalls: toolCalls(cutCalls), CutTasks: cutTasks,
+		ToolCalls: toolCalls(res.log.ToolCalls), CostUSD: res.log.CostUSD, CutCalls: toolCalls(cutCalls), CutTasks: cutTasks, CutHooks: hookLabels(m.HooksCutOff()),
 		Reply: res.log.LastReply(), CLIWaited: m.CLIWaited(res.ended), Talked: m.Talked()}
 	if ending == attempt.RateLimit {
 		e.Limit = attempt.LimitOf(m, res.log, time.Now(), r.childZone())
 	}
 	return e
+}
+
+func hookLabels(hooks []attempt.Hook) []string {
+	labels := make([]string, len(hooks))
+	for i, h := range hooks {
+		labels[i] = h.Label()
+	}
+	return labels
 }
 
 func toolCalls(tus []stream.ToolUse) []run.ToolCall {

@@ -17,6 +17,8 @@ const (
 	EvProgress       EventKind = "progress"        // after every line: the live numbers (not written to --events)
 	EvToolStarted    EventKind = "tool_started"    // Tool, ToolInput
 	EvToolFinished   EventKind = "tool_finished"   // Tool
+	EvHookStarted    EventKind = "hook_started"    // Hook (its name: Stop, PreToolUse:Bash, ...)
+	EvHookFinished   EventKind = "hook_finished"   // Hook, Outcome (the CLI's: success, error, cancelled), ExitCode (the hook's)
 	EvTaskStarted    EventKind = "task_started"    // a background task: Task (its id), Reason (what it runs)
 	EvTaskFinished   EventKind = "task_finished"   // Task, Reason
 	EvAPIRetry       EventKind = "api_retry"       // Reason (status, error), Backoff (the CLI's wait)
@@ -64,6 +66,9 @@ type Event struct {
 	Tool      string
 	Task      string
 	ToolInput string
+	Hook      string
+	// HookExitCode (hook_finished) is the hook's exit code, when the CLI said it.
+	HookExitCode *int
 
 	Outcome string
 	// Ending (attempt_ended) is why the attempt's process stopped, as AttemptReport.Ended.

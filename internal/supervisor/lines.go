@@ -53,6 +53,9 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 			}
 		}
 	}
+	if ev.Type == "system" && ev.HookID != "" {
+		emitHook(r, base, ev)
+	}
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
 		e := base
 		e.Kind, e.Reason = EvAPIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
@@ -71,6 +74,31 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 	r.emit(e)
 }
 
+// emitHook reports a hook's start and end (§F27); hook_progress lines are
+// the hook's output so far, for the transcript only.
+func emitHook(r *runner, base Event, ev stream.Event) {
+	e := base
+	e.Hook = ev.HookName
+	switch ev.Subtype {
+	case "hook_started":
+		e.Kind = EvHookStarted
+	case "hook_response":
+		e.Kind, e.Outcome = EvHookFinished, ev.HookOutcome
+		if ev.HasHookExitCode {
+			code := ev.HookExitCode
+			e.HookExitCode = &code
+		}
+	default:
+		return
+	}
+	r.emit(e)
+}
+
+// hookFailed reports whether a hook_response says the hook did not succeed.
+func hookFailed(ev stream.Event) bool {
+	return ev.Subtype == "hook_response" && (ev.HookOutcome != "success" || ev.HasHookExitCode && ev.HookExitCode != 0)
+}
+
 // logLine logs the lines that matter at info, the rest at debug; evented:
 // emitLine reports the line's events (not while the tree is stopped).
 func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
@@ -85,6 +113,16 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
 			l = l.Str(AlsoEventField, string(EvAPIRetry))
 		}
 		l.Msg("claude is retrying an API request")
+	case ev.Type == "system" && hookFailed(ev):
+		// Reported, not acted on: the CLI decides what a failed hook means
+		// (a blocking Stop hook sends the model back to work).
+		l := log.Warn().Str("hook", ev.HookName).Str("hook_event", ev.HookEvent).Str("outcome", ev.HookOutcome).Int("exit_code", ev.HookExitCode)
+		if evented {
+			l = l.Str(AlsoEventField, string(EvHookFinished))
+		}
+		l.Msg("a hook of claude's did not succeed")
+	case ev.Type == "system" && (ev.Subtype == "hook_started" || ev.Subtype == "hook_response"):
+		log.Debug().Str("hook", ev.HookName).Str("hook_event", ev.HookEvent).Str("subtype", ev.Subtype).Str("outcome", ev.HookOutcome).Msg("hook")
 	case ev.Type == "rate_limit_event":
 		// allowed_warning only says how much of a window is used: logged, not acted on.
 		log.Info().Str("status", ev.RateLimitStatus).Str("limit_type", ev.RateLimitType).Int64("resets_at", ev.ResetsAt).

@@ -26,7 +26,9 @@ type promptData struct {
 	Interrupted []run.ToolCall
 	// Tasks are the background tasks killed with the attempt: the CLI will
 	// never notify the resumed session of them.
-	Tasks      []attempt.Task
+	Tasks []attempt.Task
+	// Hooks name the hooks cut off with the attempt ("the Stop hook").
+	Hooks      []string
 	Reason     string // why the last attempt ended
 	Checkpoint string // the previous session's checkpoint (continuation)
 	Task       string // the original prompt (fallback)
@@ -124,7 +126,7 @@ func (r *runner) writePrompt(a run.Attempt) error {
 		return nil
 	}
 	d := a.Prompt.Data
-	text, err := render(t, promptData{IssueID: r.cfg.IssueID, Task: string(r.task), Interrupted: d.Interrupted, Tasks: d.Tasks,
+	text, err := render(t, promptData{IssueID: r.cfg.IssueID, Task: string(r.task), Interrupted: d.Interrupted, Tasks: d.Tasks, Hooks: d.Hooks,
 		Reason: d.Reason, Checkpoint: d.Checkpoint, LimitNote: d.LimitNote})
 	if err != nil {
 		return &RunError{Kind: outcome.Usage, Detail: err.Error()}

@@ -78,9 +78,16 @@ func newHarness(t *testing.T, behaviour string, env ...string) *harness {
 // newProcHarness runs behaviour as the fake child process (this test
 // binary), for the tests of process handling: real signals, real trees,
 // real pipes and files, in real time.
+//
+// Its idle_timeout is generous: these tests are about processes, not
+// timing, and a -race child on a loaded machine can take seconds to build
+// a big line or to start at all (a test that wants a stop sets its own
+// limit, after a handshake).
 func newProcHarness(t *testing.T, behaviour string, env ...string) *harness {
 	qemutest.SkipReexec(t)
-	return baseHarness(t, behaviour, env...)
+	h := baseHarness(t, behaviour, env...)
+	h.cfg.IdleTimeout = 2 * time.Minute
+	return h
 }
 
 func baseHarness(t *testing.T, behaviour string, env ...string) *harness {
@@ -207,7 +214,7 @@ func TestSuccessPrintsResultAndPassesProtocolFlags(t *testing.T) {
 		t.Errorf("no warning about the stream's other session id:\n%s", h.logs.String())
 	}
 	args := []byte(h.attempts()[0])
-	want := regexp.MustCompile(`^-p\n--output-format\nstream-json\n--verbose\n--include-partial-messages\n--session-id\n[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n--model\nsonnet\n--stdin--\nFix the bug\.$`)
+	want := regexp.MustCompile(`^-p\n--output-format\nstream-json\n--verbose\n--include-partial-messages\n--include-hook-events\n--session-id\n[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n--model\nsonnet\n--stdin--\nFix the bug\.$`)
 	if !want.Match(args) {
 		t.Errorf("child got argv and stdin:\n%s", args)
 	}

@@ -14,7 +14,7 @@ func (e Event) Entry() timeline.Entry {
 	j := timeline.Entry{
 		Time: e.Time.UTC(), Event: string(e.Kind), Issue: e.Issue, Attempt: e.Attempt, Session: e.Session,
 		RunDir: e.RunDir, Continued: e.Continued, Pid: e.Pid, Resume: e.Resume, Purpose: e.Purpose,
-		Tool: e.Tool, ToolInput: e.ToolInput, Task: e.Task, Outcome: e.Outcome, Action: e.Action, Reason: e.Reason,
+		Tool: e.Tool, ToolInput: e.ToolInput, Task: e.Task, Hook: e.Hook, Outcome: e.Outcome, Action: e.Action, Reason: e.Reason,
 		BackoffMS: e.Backoff.Milliseconds(), LimitMS: e.Limit.Milliseconds(), GraceMS: e.Grace.Milliseconds(),
 		TookMS: e.Took.Milliseconds(), Termed: e.Termed, Killed: e.Killed,
 		ToolsRunning: e.ToolsRunning, Occupancy: e.Occupancy, Window: e.Window,
@@ -25,6 +25,8 @@ func (e Event) Entry() timeline.Entry {
 	case EvAttemptEnded, EvRunFinished:
 		code := e.ExitCode
 		j.ExitCode = &code
+	case EvHookFinished:
+		j.ExitCode = e.HookExitCode
 	}
 	if e.Kind == EvRunFinished {
 		cost := e.CostUSD

@@ -77,6 +77,12 @@ func ScriptOf(b string, c Child) (s Script, ok bool) {
 	case SilentTool:
 		s = printing([]string{InitLine, ToolLine})
 		s.Steps = append(s.Steps, Step{Sleep: c.envDuration(EnvSilence), Line: ToolDone}, Step{Line: TextLine}, Step{Line: Result})
+	case StopHook:
+		if c.hasArg("--resume") {
+			return printing([]string{InitLine, TextLine, Result}), true
+		}
+		s = printing([]string{InitLine, TextLine, HookStarted})
+		s.Steps = append(s.Steps, Step{Sleep: c.envDuration(EnvSilence), Line: HookDone}, Step{Line: Result})
 	case Garbage:
 		s = printing([]string{InitLine, "this is not json", `{"type":"assistant","message":{"content":[{"type":"text","text":"unterminated`, TextLine, Result})
 	case ExitEarly:

@@ -45,6 +45,7 @@ const (
 	Replay       = "replay"        // print the transcript, exit EnvExit
 	Hang         = "hang"          // print EnvLines lines of the transcript, then block
 	SilentTool   = "silent-tool"   // a tool_use, EnvSilence of silence, the tool_result, a result
+	StopHook     = "stop-hook"     // a reply, a Stop hook silent for EnvSilence, a result; --resume: a success
 	IgnoreTerm   = "ignore-term"   // ignore SIGTERM, print the init line, block
 	Grandchild   = "grandchild"    // ignore SIGTERM, start a setsid grandchild that ignores it too, print init, GrandchildLine and a tool call (ToolLine), block
 	Sleeper      = "sleeper"       // the grandchild: ignore SIGTERM, say "ready", block
@@ -119,9 +120,12 @@ const (
 	SessionID = "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"
 	InitLine  = `{"type":"system","subtype":"init","cwd":"/tmp","session_id":"` + SessionID + `","model":"claude-opus-4-8[1m]"}`
 	ToolLine  = `{"type":"assistant","message":{"model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"sleep 1"}}],"usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}},"parent_tool_use_id":null,"session_id":"` + SessionID + `"}`
-	ToolDone  = `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"ok","is_error":false}]},"parent_tool_use_id":null,"session_id":"` + SessionID + `"}`
-	TextLine  = `{"type":"assistant","message":{"model":"claude-opus-4-8","content":[{"type":"text","text":"All done."}],"usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}},"parent_tool_use_id":null,"session_id":"` + SessionID + `"}`
-	Result    = `{"type":"result","subtype":"success","is_error":false,"api_error_status":null,"result":"All done.","session_id":"` + SessionID + `","total_cost_usd":0.01,"terminal_reason":"completed"}`
+	// HookStarted and HookDone are a Stop hook's lines (§F27, as 2.1.330 prints them).
+	HookStarted = `{"type":"system","subtype":"hook_started","hook_id":"hook-1","hook_name":"Stop","hook_event":"Stop","session_id":"` + SessionID + `"}`
+	HookDone    = `{"type":"system","subtype":"hook_response","hook_id":"hook-1","hook_name":"Stop","hook_event":"Stop","output":"ok\n","stdout":"ok\n","stderr":"","exit_code":0,"outcome":"success","session_id":"` + SessionID + `"}`
+	ToolDone    = `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"ok","is_error":false}]},"parent_tool_use_id":null,"session_id":"` + SessionID + `"}`
+	TextLine    = `{"type":"assistant","message":{"model":"claude-opus-4-8","content":[{"type":"text","text":"All done."}],"usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}},"parent_tool_use_id":null,"session_id":"` + SessionID + `"}`
+	Result      = `{"type":"result","subtype":"success","is_error":false,"api_error_status":null,"result":"All done.","session_id":"` + SessionID + `","total_cost_usd":0.01,"terminal_reason":"completed"}`
 )
 
 // GrandchildLine is printed by Grandchild once its grandchild is ready.

@@ -35,6 +35,7 @@ type Entry struct {
 	Tool      string `json:"tool,omitempty"`
 	ToolInput string `json:"tool_input,omitempty"`
 	Task      string `json:"task,omitempty"` // a background task's id
+	Hook      string `json:"hook,omitempty"` // a hook's name: Stop, PreToolUse:Bash, ...
 
 	Outcome   string `json:"outcome,omitempty"`
 	Action    string `json:"action,omitempty"`
@@ -45,8 +46,8 @@ type Entry struct {
 	TookMS    int64  `json:"took_ms,omitempty"`
 	Termed    int    `json:"termed,omitempty"`
 	Killed    int    `json:"killed,omitempty"`
-	// ExitCode is claude's (attempt_ended) or malarun's (finished); always
-	// present on those two, 0 included.
+	// ExitCode is claude's (attempt_ended), malarun's (finished) or the
+	// hook's (hook_finished); always present on the first two, 0 included.
 	ExitCode *int `json:"exit_code,omitempty"`
 
 	ToolsRunning    []string `json:"tools_running,omitempty"`

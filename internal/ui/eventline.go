@@ -44,6 +44,19 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 		if in := Clean(e.ToolInput, maxInput); in != "" {
 			s += ": " + in
 		}
+	case supervisor.EvHookStarted:
+		if strings.HasPrefix(e.Hook, "PreToolUse") || strings.HasPrefix(e.Hook, "PostToolUse") {
+			return "", false // part of the tool call's line; the status line shows it running
+		}
+		s = at + "hook " + Clean(e.Hook, 60) + " started"
+	case supervisor.EvHookFinished:
+		if e.Outcome == "success" && (e.HookExitCode == nil || *e.HookExitCode == 0) {
+			return "", false // the status line showed it running; a hook that passed is no news
+		}
+		s = at + "hook " + Clean(e.Hook, 60) + " did not succeed: " + Clean(e.Outcome, 40)
+		if e.HookExitCode != nil {
+			s += fmt.Sprintf(" (exit %d)", *e.HookExitCode)
+		}
 	case supervisor.EvTaskStarted:
 		s = at + "background task " + Clean(e.Task, 40) + " started: " + Clean(e.Reason, maxInput)
 	case supervisor.EvTaskFinished:

@@ -47,7 +47,8 @@ func TestEventLog(t *testing.T) {
 	// Every kind but progress decodes back, strictly.
 	for _, k := range []supervisor.EventKind{supervisor.EvRunStarted, supervisor.EvAttemptStarted, supervisor.EvToolStarted,
 		supervisor.EvToolFinished, supervisor.EvAPIRetry, supervisor.EvKillSent, supervisor.EvTreeGone, supervisor.EvAttemptEnded,
-		supervisor.EvRetryDecided, supervisor.EvCheckpoint, supervisor.EvRestart, supervisor.EvLimitWait} {
+		supervisor.EvRetryDecided, supervisor.EvCheckpoint, supervisor.EvRestart, supervisor.EvLimitWait,
+		supervisor.EvHookStarted, supervisor.EvHookFinished} {
 		var buf bytes.Buffer
 		NewEventLog(&buf).Event(supervisor.Event{Kind: k, Time: t0, ToolInput: "a\nb", Until: t0, RetryAt: t0, LimitType: "five_hour"})
 		dec := json.NewDecoder(strings.NewReader(buf.String()))

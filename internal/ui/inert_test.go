@@ -148,7 +148,7 @@ func TestEventAndStatusLinesAreClean(t *testing.T) {
 	now := time.Now()
 	kinds := []supervisor.EventKind{supervisor.EvRunStarted, supervisor.EvAttemptStarted, supervisor.EvProgress,
 		supervisor.EvToolStarted, supervisor.EvToolFinished, supervisor.EvTaskStarted, supervisor.EvTaskFinished,
-		supervisor.EvAPIRetry, supervisor.EvHangDetected, supervisor.EvKillSent, supervisor.EvTreeGone,
+		supervisor.EvHookStarted, supervisor.EvHookFinished, supervisor.EvAPIRetry, supervisor.EvHangDetected, supervisor.EvKillSent, supervisor.EvTreeGone,
 		supervisor.EvAttemptEnded, supervisor.EvRetryDecided, supervisor.EvCheckpoint, supervisor.EvRestart,
 		supervisor.EvLimitWait, supervisor.EvRunFinished}
 	for _, action := range []string{"resume", "fail"} {

@@ -69,6 +69,13 @@ func TestEventLines(t *testing.T) {
 	}{
 		{supervisor.Event{Kind: supervisor.EvProgress, Messages: 3}, ""},
 		{supervisor.Event{Kind: supervisor.EvToolFinished, Tool: "Bash"}, ""},
+		{supervisor.Event{Kind: supervisor.EvHookStarted, Attempt: 1, Hook: "Stop"}, "attempt 1: hook Stop started"},
+		{supervisor.Event{Kind: supervisor.EvHookStarted, Attempt: 1, Hook: "PreToolUse:Bash"}, ""},
+		{supervisor.Event{Kind: supervisor.EvHookFinished, Attempt: 1, Hook: "Stop", Outcome: "success", HookExitCode: ptr(0)}, ""},
+		{supervisor.Event{Kind: supervisor.EvHookFinished, Attempt: 1, Hook: "PostToolUse:Bash", Outcome: "error", HookExitCode: ptr(1)},
+			"attempt 1: hook PostToolUse:Bash did not succeed: error (exit 1)"},
+		{supervisor.Event{Kind: supervisor.EvHookFinished, Attempt: 1, Hook: "Stop", Outcome: "cancelled"},
+			"attempt 1: hook Stop did not succeed: cancelled"},
 		{supervisor.Event{Kind: supervisor.EvAttemptStarted, Attempt: 2, Session: session, Resume: true, Pid: 42},
 			"attempt 2: resuming session 5fcbbccf (claude pid 42)"},
 		{supervisor.Event{Kind: supervisor.EvToolStarted, Attempt: 1, Tool: "Bash", ToolInput: "{\"command\":\"ls\n\x1b[31mred\"}"},
@@ -221,3 +228,5 @@ func TestStatusLineKeepsTheCountdownWhenNarrow(t *testing.T) {
 		t.Errorf("width 0 (any): %q, want the whole line", got)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
