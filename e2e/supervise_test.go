@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,5 +100,36 @@ func TestRealCLIAuthFailureStopsEarly(t *testing.T) {
 	}
 	if r.took > 30*time.Second {
 		t.Errorf("took %v", r.took)
+	}
+}
+
+// A CLI killed from outside before its first line (the OOM killer under
+// memory pressure): nothing ran, so malarun starts it again and the run
+// succeeds, where it used to fail the issue for good (exit 1, retry never).
+// The wrapper dies by SIGKILL the first time, as the CLI would, then execs
+// the real CLI.
+func TestRealCLIKilledBeforeFirstLineStartsAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Text("Done after a kill."))
+	dir := t.TempDir()
+	e.claudeBin = filepath.Join(dir, "claude")
+	marker := filepath.Join(dir, "killed-once")
+	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%s' ]; then : > '%s'; kill -9 $$; fi\nexec '%s' \"$@\"\n", marker, marker, e2e.claude)
+	if err := os.WriteFile(e.claudeBin, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run("--backoff", "0s", "--json")
+	r.wantCode(t, 0)
+	var rep struct {
+		Attempts []struct {
+			Outcome string `json:"outcome"`
+			Reason  string `json:"reason"`
+		} `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Attempts) != 2 || rep.Attempts[0].Outcome != "crash" {
+		t.Errorf("want a crash then a success in the report (%v):\n%s", err, r.stdout)
+	}
+	if !strings.Contains(r.stderr, "before its first line (a signal malarun did not send)") {
+		t.Errorf("the first attempt's end is not explained:\n%s", r.stderr)
 	}
 }

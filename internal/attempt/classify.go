@@ -60,6 +60,13 @@ func Classify(a Ended) (Ending, string) {
 		return RateLimit, "claude reported a " + log.RateLimit.RateLimitType + " rate limit" + resetSuffix(log)
 	case stop == StopHang:
 		return hangEnding(m)
+	case !log.SawInit && a.Exit.Signal != nil:
+		// Killed from outside (the OOM killer, an orchestrator's SIGKILL):
+		// malarun's own stops are decided above. Nothing ran, so this is a
+		// crash like any other, and starting again can work; only a CLI
+		// that exits on its own before its first line (a bad flag, a
+		// broken install) is final.
+		return Crash, fmt.Sprintf("claude %s before its first line (a signal malarun did not send)%s", describeExit(a.Exit), stderrSuffix(a.StderrTail))
 	case !log.SawInit:
 		return EarlyExit, fmt.Sprintf("claude %s before its first line%s", describeExit(a.Exit), stderrSuffix(a.StderrTail))
 	}

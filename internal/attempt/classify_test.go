@@ -2,7 +2,9 @@ package attempt
 
 import (
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/malarun/malarun/internal/reach"
 )
@@ -16,5 +18,33 @@ func TestUnreachableReason(t *testing.T) {
 	cli := reach.FromResultText("API Error: Unable to connect to API (ConnectionRefused)")
 	if got := UnreachableReason("http://h", cli); !strings.Contains(got, "(claude's own error)") {
 		t.Errorf("a cause from claude's text does not say so: %q", got)
+	}
+}
+
+// Before its first line, a CLI killed by a signal malarun did not send is a
+// crash (retried: nothing ran); one that exits on its own is final.
+func TestBeforeTheFirstLine(t *testing.T) {
+	cases := []struct {
+		exit   Exit
+		stop   bool // malarun stopped it for a hang first
+		ending Ending
+		reason string
+	}{
+		{Exit{Signal: syscall.SIGKILL}, false, Crash, "claude was killed by signal 9 (killed) before its first line (a signal malarun did not send)"},
+		{Exit{Signal: syscall.SIGSEGV}, false, Crash, "killed by signal 11"},
+		{Exit{Code: 1}, false, EarlyExit, "claude exited with code 1 before its first line"},
+		{Exit{Code: 137}, false, EarlyExit, "exited with code 137"},
+		{Exit{Signal: syscall.SIGKILL}, true, Hang, "no output for 10s (idle_timeout)"},
+	}
+	for _, c := range cases {
+		m := New(limits, t0)
+		if c.stop {
+			m.Step(wakeUp, t0.Add(limits.Idle))
+		}
+		m.Step(streamEnd, t0.Add(limits.Idle+time.Second))
+		ending, reason := Classify(Ended{Machine: m, Log: NewLog("s1"), Exit: c.exit})
+		if ending != c.ending || !strings.Contains(reason, c.reason) {
+			t.Errorf("%+v (stopped %v): %v %q, want %v with %q", c.exit, c.stop, ending, reason, c.ending, c.reason)
+		}
 	}
 }

@@ -342,6 +342,27 @@ func TestExitBeforeInitReportsStderr(t *testing.T) {
 	})
 }
 
+// A CLI SIGKILLed from outside before its first line (the OOM killer) is a
+// crash: nothing ran, so the run starts again in a new session and succeeds.
+func TestKilledBeforeFirstLineStartsAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.KilledFirst)
+		h.cfg.MaxAttempts = 3
+		rep, err, _ := h.run()
+		if err != nil || rep.Attempts != 2 {
+			t.Fatalf("run: %v, %d attempts\n%s", err, rep.Attempts, h.logs.String())
+		}
+		if got := rep.History[0]; got.Outcome != "crash" || !strings.Contains(got.Reason, "killed by signal 9 (killed) before its first line (a signal malarun did not send)") {
+			t.Errorf("first attempt %s: %s", got.Outcome, got.Reason)
+		}
+		first, _ := sessionFlag(t, h.attempts()[0])
+		second, _ := sessionFlag(t, h.attempts()[1])
+		if first != "--session-id" || second != "--session-id" || rep.History[0].Session == rep.History[1].Session {
+			t.Errorf("the second attempt should be a new session: %s %s, sessions %s %s", first, second, rep.History[0].Session, rep.History[1].Session)
+		}
+	})
+}
+
 func TestCrashWithCutShortLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, testchild.CrashMidLine, testchild.EnvLines+"=2")

@@ -77,6 +77,11 @@ func ScriptOf(b string, c Child) (s Script, ok bool) {
 	case SilentTool:
 		s = printing([]string{InitLine, ToolLine})
 		s.Steps = append(s.Steps, Step{Sleep: c.envDuration(EnvSilence), Line: ToolDone}, Step{Line: TextLine}, Step{Line: Result})
+	case KilledFirst:
+		if b, _ := os.ReadFile(c.Getenv(EnvArgsFile)); !strings.Contains(string(b), AttemptSeparator) {
+			return Script{End: Killed}, true
+		}
+		s = printing([]string{InitLine, TextLine, Result})
 	case StopHook:
 		if c.hasArg("--resume") {
 			return printing([]string{InitLine, TextLine, Result}), true

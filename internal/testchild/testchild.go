@@ -45,6 +45,7 @@ const (
 	Replay       = "replay"        // print the transcript, exit EnvExit
 	Hang         = "hang"          // print EnvLines lines of the transcript, then block
 	SilentTool   = "silent-tool"   // a tool_use, EnvSilence of silence, the tool_result, a result
+	KilledFirst  = "killed-first"  // the first attempt (none in EnvArgsFile yet) dies by SIGKILL before any line; later ones succeed
 	StopHook     = "stop-hook"     // a reply, a Stop hook silent for EnvSilence, a result; --resume: a success
 	IgnoreTerm   = "ignore-term"   // ignore SIGTERM, print the init line, block
 	Grandchild   = "grandchild"    // ignore SIGTERM, start a setsid grandchild that ignores it too, print init, GrandchildLine and a tool call (ToolLine), block
