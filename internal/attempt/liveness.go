@@ -21,6 +21,30 @@ type liveness struct {
 	deadline time.Time
 	// last is when the last line came (the attempt's start before any).
 	last time.Time
+	// seen is how far into the stream the CLI's writing is known to have
+	// come: the end of the last line read, or the size found at a wake.
+	seen int64
+}
+
+// ReadCatchUp is how long a hang waits, once the stream is found to hold
+// bytes written since malarun last looked, for the reader to catch up: the
+// lines then push the deadline out themselves. A malarun stopped (Ctrl-Z,
+// SIGSTOP, a paused VM) wakes with its timer late and the CLI's lines
+// unread; without this the healthy tree would be killed (issue 31).
+const ReadCatchUp = time.Second
+
+// unread reports whether the stream has grown since malarun last looked
+// (written > seen) and, if so, moves the deadline ReadCatchUp from now.
+// Growth, not unread bytes, is what counts: a CLI that hung halfway
+// through a line leaves unread bytes forever, and is a hang one catch-up
+// later.
+func (l *liveness) unread(written int64, now time.Time) bool {
+	if written <= l.seen {
+		return false
+	}
+	l.seen = written
+	l.deadline = now.Add(ReadCatchUp)
+	return true
 }
 
 // observe updates the deadline for a line that arrived at now.
@@ -39,6 +63,7 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 	}
 	l.deadline = now.Add(l.limit())
 	l.last = now
+	l.seen = max(l.seen, ev.Offset+ev.Bytes+1)
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
 		l.deadline = l.deadline.Add(usagelimit.Delay(ev.RetryDelayMS))
 	}

@@ -64,6 +64,11 @@ type Input struct {
 	Pressure bool
 	// Finding (for Probed) is what the probe found.
 	Finding reach.Finding
+	// Written (for Wake) is how many bytes of the stream the CLI has
+	// written, as the driver found just now (0: unknown). Bytes not read
+	// yet are life the reader has not caught up with (a malarun that was
+	// paused): they postpone a hang (liveness.unread).
+	Written int64
 }
 
 // Effects is what the driver must do after a step.
@@ -129,7 +134,7 @@ func (s *State) Step(in Input, now time.Time) Effects {
 	case StreamEnd:
 		return s.stop(StopExited, KillGrace)
 	case Wake:
-		return s.wake(now)
+		return s.wake(now, in.Written)
 	case Interrupt:
 		s.signalled = true
 		return s.stop(StopInterrupted, ShutdownGrace)
@@ -262,7 +267,7 @@ func beginsTurn(ev stream.Event) bool {
 	return false
 }
 
-func (s *State) wake(now time.Time) Effects {
+func (s *State) wake(now time.Time, written int64) Effects {
 	if s.stopped != StopNone {
 		return Effects{}
 	}
@@ -277,6 +282,8 @@ func (s *State) wake(now time.Time) Effects {
 		if !now.Before(s.lingerAt) {
 			return s.stop(StopLingered, KillGrace)
 		}
+	case !now.Before(s.live.deadline) && s.live.unread(written, now):
+		// The CLI wrote since malarun last looked: not silent, malarun was.
 	case !now.Before(s.live.deadline):
 		s.hangLimit, s.hangTools = s.live.limit(), s.live.toolsRunning()
 		// From the last line (or the start): the limit, any wait an

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -84,6 +85,9 @@ type child struct {
 	lines          chan stream.Event
 	// offset and line number of the next line, as the decoder counts them.
 	offset, line int64
+	// written is what the transcript holds, for Written (read by the
+	// driver while play writes).
+	written atomic.Int64
 
 	done     chan struct{} // closed when it has "exited"
 	exit     proc.Exit
@@ -100,6 +104,7 @@ func (c *child) Exit() proc.Exit            { return c.exit }
 func (c *child) Abandon()                   {}
 func (c *child) ExpectExit(bool)            {}
 func (c *child) Close()                     {}
+func (c *child) Written() int64             { return c.written.Load() }
 
 // Stop ends the child as proc.Process.Stop ends the fake child process:
 // SIGTERM ends it at once, whatever it was doing; one that ignores SIGTERM
@@ -189,6 +194,7 @@ func (c *child) sleep(d time.Duration) bool {
 // decoder would make of it: one event per line, at its offset.
 func (c *child) print(text string) {
 	c.stdout.WriteString(text)
+	c.written.Add(int64(len(text)))
 	d := stream.NewDecoder(strings.NewReader(text))
 	for {
 		ev, err := d.Next()

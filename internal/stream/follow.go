@@ -52,6 +52,17 @@ type notice struct {
 	stop    chan struct{}
 }
 
+// Size is how many bytes the writer has written so far (0 when it cannot
+// be told, after Close). Safe beside Read: the driver asks it when a timer
+// fires, to tell a silent writer from a reader that fell behind.
+func (f *Follower) Size() int64 {
+	st, err := f.file.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
 // Follow opens path for reading. exited must be closed once the writer is
 // gone for good; until then the end of the file is only where the writer
 // has got to. The file change notifications come from inotify when it is

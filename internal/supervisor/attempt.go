@@ -138,7 +138,7 @@ func (d *attemptDriver) loop() {
 			}
 			d.onLine(ev)
 		case <-d.timer.C:
-			d.step(attempt.Input{Kind: attempt.Wake})
+			d.step(attempt.Input{Kind: attempt.Wake, Written: d.child.Written()})
 		case f := <-d.probed:
 			d.probed = nil
 			d.log.Info().Str("api", d.r.target.Shown).Str("found", f.String()).Msg("looked at the API's address")

@@ -55,6 +55,10 @@ type Child interface {
 	// Stop ends its whole tree (proc.Process.Stop): a normal exit
 	// included, since tools may outlive it.
 	Stop(grace time.Duration, hurry <-chan struct{}) proc.StopReport
+	// Written is how many bytes of its stream it has written so far (0:
+	// unknown), read or not: a timer that fires after malarun was paused
+	// finds the lines written meanwhile not read yet (attempt.Input.Written).
+	Written() int64
 	// ExpectExit says whether it is expected to exit soon (its final
 	// result is in, nothing runs in the background): the real one then
 	// follows its stream by polling, so that the inotify instance's slow
@@ -145,6 +149,7 @@ func (c *spawnedChild) StartTime() uint64          { return c.Process.StartTime 
 func (c *spawnedChild) Lines() <-chan stream.Event { return c.lines }
 func (c *spawnedChild) Abandon()                   { c.follower.Close() }
 func (c *spawnedChild) ExpectExit(soon bool)       { c.follower.ExpectExit(soon) }
+func (c *spawnedChild) Written() int64             { return c.follower.Size() }
 
 // The follower releases its inotify instance itself, in the background,
 // as soon as the CLI has exited (see Follower.Read).

@@ -1,0 +1,60 @@
+package attempt
+
+import (
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// wakeWritten is a timer firing when the stream holds written bytes.
+func wakeWritten(n int64) Input { return Input{Kind: Wake, Written: n} }
+
+// lineAt is a line of the stream that ends at byte end (its newline after).
+func lineAt(ev stream.Event, end int64) Input {
+	ev.Bytes, ev.Offset = 99, end-100
+	return line(ev)
+}
+
+// A malarun paused past idle_timeout wakes with its timer late and the
+// CLI's lines written but not read: the growth postpones the hang by
+// ReadCatchUp, the lines then push the deadline themselves (issue 31).
+func TestPausedReaderIsNotAHang(t *testing.T) {
+	cases := []machineCase{
+		{name: "lines written while malarun was stopped are read before a hang", final: StopExited, steps: []step{
+			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
+			// Stopped from 2 s to 40 s; the CLI wrote 5,000 bytes meanwhile.
+			{at: 40 * time.Second, in: wakeWritten(5100), wake: 41 * time.Second},
+			{at: 40*time.Second + time.Millisecond, in: lineAt(textLine, 200), wake: 50*time.Second + time.Millisecond},
+			{at: 40*time.Second + 2*time.Millisecond, in: lineAt(okResult, 5100), wake: 45*time.Second + 2*time.Millisecond},
+			{at: 41 * time.Second, in: streamEnd, stop: StopExited},
+		}},
+		{name: "a stream that has not grown since the last line is a hang", final: StopHang, steps: []step{
+			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
+			{at: 11 * time.Second, in: wakeWritten(100), stop: StopHang},
+		}},
+		{name: "half a line then silence is a hang one catch-up later", final: StopHang, steps: []step{
+			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
+			{at: 11 * time.Second, in: wakeWritten(150), wake: 12 * time.Second},
+			{at: 12 * time.Second, in: wakeWritten(150), stop: StopHang},
+		}},
+		{name: "a line still growing keeps the attempt alive", final: StopHang, steps: []step{
+			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
+			{at: 11 * time.Second, in: wakeWritten(1 << 20), wake: 12 * time.Second},
+			{at: 12 * time.Second, in: wakeWritten(2 << 20), wake: 13 * time.Second},
+			{at: 13 * time.Second, in: wakeWritten(2 << 20), stop: StopHang},
+		}},
+		{name: "unknown size (0) changes nothing", final: StopHang, steps: []step{
+			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
+			{at: 11 * time.Second, in: wakeWritten(0), stop: StopHang},
+		}},
+		{name: "growth does not postpone session_timeout", lim: Limits{Idle: time.Hour, Tool: time.Hour, Linger: time.Second, Deadline: t0.Add(30 * time.Second)},
+			final: StopSessionTimeout, steps: []step{
+				{at: 1 * time.Second, in: lineAt(initLine, 100)},
+				{at: 30 * time.Second, in: wakeWritten(9000), stop: StopSessionTimeout},
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
+	}
+}
