@@ -70,3 +70,23 @@ func TestRealCLIFailedHookIsReported(t *testing.T) {
 		t.Errorf("want exactly one failed hook reported:\n%s", r.stderr)
 	}
 }
+
+// An MCP server that fails to start: the CLI runs without its tools, and
+// malarun names it on stderr and in the report (§F28).
+func TestRealCLIFailedMCPServerIsNamed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Text("Done without tools."))
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"broken-tools":{"command":"/bin/false","args":[]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.args = []string{"--mcp-config", cfg}
+	r := e.run("--json")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stderr, `"mcp_server":"broken-tools","status":"failed"`) {
+		t.Errorf("no warning naming the server:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stdout, `"mcp_servers_not_connected": [`) || !strings.Contains(r.stdout, `"name": "broken-tools"`) {
+		t.Errorf("the report does not name the server:\n%s", r.stdout)
+	}
+}

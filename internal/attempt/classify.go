@@ -123,6 +123,9 @@ func byResult(a Ended, stop StopReason) (Ending, string) {
 func hangEnding(m *State) (Ending, string) {
 	limit, tools := m.Hang()
 	what := "idle_timeout"
+	if m.hangFirst && limit == FirstLineWait {
+		what = "before claude's first line: idle_timeout, at least the CLI's MCP start-up wait"
+	}
 	if len(tools) > 0 {
 		what = "tool_timeout, while " + strings.Join(tools, ", ") + " ran"
 	}

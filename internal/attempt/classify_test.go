@@ -34,14 +34,14 @@ func TestBeforeTheFirstLine(t *testing.T) {
 		{Exit{Signal: syscall.SIGSEGV}, false, Crash, "killed by signal 11"},
 		{Exit{Code: 1}, false, EarlyExit, "claude exited with code 1 before its first line"},
 		{Exit{Code: 137}, false, EarlyExit, "exited with code 137"},
-		{Exit{Signal: syscall.SIGKILL}, true, Hang, "no output for 10s (idle_timeout)"},
+		{Exit{Signal: syscall.SIGKILL}, true, Hang, "no output for 1m0s (before claude's first line: idle_timeout, at least the CLI's MCP start-up wait)"},
 	}
 	for _, c := range cases {
 		m := New(limits, t0)
 		if c.stop {
-			m.Step(wakeUp, t0.Add(limits.Idle))
+			m.Step(wakeUp, t0.Add(FirstLineWait))
 		}
-		m.Step(streamEnd, t0.Add(limits.Idle+time.Second))
+		m.Step(streamEnd, t0.Add(FirstLineWait+time.Second))
 		ending, reason := Classify(Ended{Machine: m, Log: NewLog("s1"), Exit: c.exit})
 		if ending != c.ending || !strings.Contains(reason, c.reason) {
 			t.Errorf("%+v (stopped %v): %v %q, want %v with %q", c.exit, c.stop, ending, reason, c.ending, c.reason)

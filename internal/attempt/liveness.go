@@ -21,6 +21,8 @@ type liveness struct {
 	deadline time.Time
 	// last is when the last line came (the attempt's start before any).
 	last time.Time
+	// anyLine: a line has come (before it, FirstLineWait applies).
+	anyLine bool
 	// seen is how far into the stream the CLI's writing is known to have
 	// come: the end of the last line read, or the size found at a wake.
 	seen int64
@@ -61,6 +63,7 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 	if ev.Type == "system" {
 		l.observeHook(ev)
 	}
+	l.anyLine = true
 	l.deadline = now.Add(l.limit())
 	l.last = now
 	l.seen = max(l.seen, ev.Offset+ev.Bytes+1)
@@ -87,13 +90,23 @@ func (l *liveness) observeHook(ev stream.Event) {
 }
 
 // limit is the silence allowed now: tool_timeout while a tool call or a
-// hook runs.
+// hook runs; before the first line at least FirstLineWait.
 func (l *liveness) limit() time.Duration {
-	if len(l.outstanding) > 0 || len(l.hooks) > 0 {
+	switch {
+	case len(l.outstanding) > 0 || len(l.hooks) > 0:
 		return l.tool
+	case !l.anyLine:
+		return max(l.idle, FirstLineWait)
 	}
 	return l.idle
 }
+
+// FirstLineWait is the least silence allowed before the CLI's first line:
+// it connects its MCP servers first, and 2.1.330 waits 30 s for one that
+// does not answer before it prints anything (§F28). A shorter idle_timeout
+// would kill every attempt of a run with such a server, each one waiting
+// again.
+const FirstLineWait = 60 * time.Second
 
 // toolsRunning names the outstanding tool calls and the running hooks, for
 // messages and the status line.

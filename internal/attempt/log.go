@@ -27,6 +27,9 @@ type Log struct {
 	Result       *stream.Event    // the last result line, if any: it decides
 	Results      []Result         // every result line, in order
 	CLIVersion   string           // claude_code_version of the init line
+	// MCPDown are the MCP servers the init line lists as not connected
+	// (failed, pending, ...): their tools are missing (§F28).
+	MCPDown []stream.MCPServer
 	AuthRetry    *stream.Event    // an api_retry line reporting a 401
 	RateLimit    *stream.Event    // a rate_limit_event that was rejected (or named an error code)
 	CostUSD      float64
@@ -107,6 +110,7 @@ func (a *Log) observeSystem(ev stream.Event) {
 		if ev.ClaudeCodeVersion != "" {
 			a.CLIVersion = ev.ClaudeCodeVersion
 		}
+		a.MCPDown = MCPDown(ev.MCPServers)
 	case "api_retry":
 		if ev.ErrorStatus == 401 || ev.Error == "authentication_failed" {
 			e := ev
@@ -142,4 +146,16 @@ func (a *Log) NewRejects(ev stream.Event) []stream.Rejected {
 		}
 	}
 	return out
+}
+
+// MCPDown are the servers of an init line's mcp_servers that are not
+// connected (nil: none).
+func MCPDown(servers []stream.MCPServer) []stream.MCPServer {
+	var down []stream.MCPServer
+	for _, s := range servers {
+		if s.Status != "connected" {
+			down = append(down, s)
+		}
+	}
+	return down
 }

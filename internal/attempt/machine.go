@@ -113,6 +113,7 @@ type State struct {
 	// hangSilence is how long claude had been silent when the hang was found.
 	hangSilence time.Duration
 	hangTools   []string
+	hangFirst   bool // the hang came before the CLI's first line
 	limit       usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
 	cause       reach.Finding       // for Unreachable: why the API cannot be reached
 	cliWaits    usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
@@ -123,7 +124,7 @@ type State struct {
 
 // New starts the machine for an attempt whose process started at now.
 func New(lim Limits, now time.Time) *State {
-	return &State{lim: lim, talked: lim.Talked, live: liveness{idle: lim.Idle, tool: lim.Tool, deadline: now.Add(lim.Idle), last: now}}
+	return &State{lim: lim, talked: lim.Talked, live: liveness{idle: lim.Idle, tool: lim.Tool, deadline: now.Add(max(lim.Idle, FirstLineWait)), last: now}}
 }
 
 // Step folds in one input that happened at now.
@@ -285,7 +286,7 @@ func (s *State) wake(now time.Time, written int64) Effects {
 	case !now.Before(s.live.deadline) && s.live.unread(written, now):
 		// The CLI wrote since malarun last looked: not silent, malarun was.
 	case !now.Before(s.live.deadline):
-		s.hangLimit, s.hangTools = s.live.limit(), s.live.toolsRunning()
+		s.hangLimit, s.hangTools, s.hangFirst = s.live.limit(), s.live.toolsRunning(), !s.live.anyLine
 		// From the last line (or the start): the limit, any wait an
 		// api_retry line announced, and a wake-up that came late.
 		s.hangSilence = now.Sub(s.live.last)

@@ -435,7 +435,7 @@ func TestHangSilenceCountsFromTheLastLine(t *testing.T) {
 		wake  time.Duration // when the machine woke up and found the hang
 		want  time.Duration
 	}{
-		{"no line at all, found on time", nil, stream.Event{}, 10 * time.Second, 10 * time.Second},
+		{"no line at all, found on time (FirstLineWait)", nil, stream.Event{}, FirstLineWait, FirstLineWait},
 		{"a line, found 2 s late", []time.Duration{3 * time.Second}, initLine, 15 * time.Second, 12 * time.Second},
 		{"an api_retry's wait counts", []time.Duration{time.Second}, retry, 41 * time.Second, 40 * time.Second},
 	}

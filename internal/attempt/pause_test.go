@@ -58,3 +58,28 @@ func TestPausedReaderIsNotAHang(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
 	}
 }
+
+// Before its first line the CLI may be waiting for its MCP servers (30 s
+// on 2.1.330, §F28): at least FirstLineWait of silence is allowed then,
+// whatever idle_timeout says; after the first line, idle_timeout again.
+func TestFirstLineWait(t *testing.T) {
+	cases := []machineCase{
+		{name: "a short idle_timeout waits FirstLineWait for the first line", final: StopExited, steps: []step{
+			{at: 0, in: wakeWritten(0), wake: FirstLineWait},
+			{at: 30 * time.Second, in: lineAt(initLine, 100), wake: 40 * time.Second},
+			{at: 31 * time.Second, in: lineAt(okResult, 200), wake: 36 * time.Second},
+			{at: 32 * time.Second, in: streamEnd, stop: StopExited},
+		}},
+		{name: "no first line within FirstLineWait is a hang", final: StopHang, steps: []step{
+			{at: FirstLineWait, in: wakeWritten(0), stop: StopHang},
+		}},
+		{name: "an idle_timeout longer than FirstLineWait is kept", lim: Limits{Idle: 3 * time.Minute, Tool: time.Hour, Linger: time.Second},
+			final: StopHang, steps: []step{
+				{at: FirstLineWait, in: wakeWritten(0), wake: 3 * time.Minute},
+				{at: 3 * time.Minute, in: wakeWritten(0), stop: StopHang},
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
+	}
+}

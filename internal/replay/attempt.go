@@ -173,6 +173,15 @@ func (w *walk) line(a *attemptReader, ev *stream.Event, at time.Time) error {
 			if a.info.Session == "" {
 				a.info.Session = ev.SessionID
 			}
+			for _, s := range ev.MCPServers {
+				if s.Status == "connected" {
+					continue
+				}
+				// %q: the names are the user's configuration, quoted as they are.
+				if err := w.note(n, "MCP server %q was %s when attempt %d began: the agent worked without its tools", s.Name, s.Status, n); err != nil {
+					return err
+				}
+			}
 		case "hook_started":
 			if len(a.hooks) < stream.MaxListItems {
 				a.hooks[ev.HookID] = at

@@ -42,3 +42,26 @@ func TestHooksAreTold(t *testing.T) {
 		t.Errorf("text form:\n%s", text.String())
 	}
 }
+
+// An MCP server the CLI started without is a note of the attempt (§F28).
+func TestMCPServersNotConnectedAreNoted(t *testing.T) {
+	rf := newRunFolder(t)
+	rf.copyTranscript(1, "mcp-failed-2.1.197.jsonl")
+	rf.entry(0, timeline.Entry{Event: "attempt_started", Attempt: 1, Session: "s1", Pid: 100, Purpose: "work"})
+	rf.entry(rf.lineTimes(1, 1), timeline.Entry{Event: "attempt_ended", Attempt: 1, Outcome: "success", ExitCode: code(0)})
+	var r recorder
+	if _, err := Tell(Source{Issue: "issue-1", RunDir: rf.dir, Status: "succeeded"}, &r); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, it := range r.items {
+		if it.Kind == KindNote {
+			notes = append(notes, it.Text)
+		}
+	}
+	want := []string{`MCP server "broken" was failed when attempt 1 began: the agent worked without its tools`,
+		`MCP server "notthere" was failed when attempt 1 began: the agent worked without its tools`}
+	if strings.Join(notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s", strings.Join(notes, "\n"))
+	}
+}

@@ -34,7 +34,8 @@ type Decoder struct {
 
 	ev    Event
 	blk   block
-	task  Task // the tasks[] element being read
+	task  Task      // the tasks[] element being read
+	mcp   MCPServer // the mcp_servers[] element being read
 	stack []frame
 
 	str capBuf // the kept string being decoded

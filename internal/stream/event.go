@@ -44,6 +44,12 @@ type Task struct {
 	Status      string // empty when the CLI does not say (2.1.330 does not)
 }
 
+// MCPServer is one element of the init line's mcp_servers.
+type MCPServer struct {
+	Name   string
+	Status string // connected, failed, pending, needs-auth, ...
+}
+
 // Kind says whether a line could be decoded at all.
 type Kind int
 
@@ -134,6 +140,10 @@ type Event struct {
 
 	// StreamEventType is event.type of a stream_event line (message_start, content_block_delta, ...).
 	StreamEventType string
+
+	// MCPServers is the init line's mcp_servers: the MCP servers the CLI
+	// was given and how each stands (§F28).
+	MCPServers []MCPServer
 
 	// ClaudeCodeVersion is the init line's claude_code_version (2.1.330 and later).
 	ClaudeCodeVersion string

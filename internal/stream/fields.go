@@ -24,6 +24,8 @@ const (
 	ctxInput         // .message.content[i].input, when an object
 	ctxResultContent // .message.content[i].content, when an array (KeepToolResults only)
 	ctxResultPart    // .message.content[i].content[j]
+	ctxMCPServers    // .mcp_servers (init)
+	ctxMCPServer     // .mcp_servers[i]
 )
 
 // field names the value about to be parsed.
@@ -101,6 +103,10 @@ const (
 	fHookEvent
 	fHookExitCode
 	fHookOutcome
+	fMCPServers
+	fMCPServer
+	fMCPName
+	fMCPStatus
 )
 
 func keyField(c ctx, key []byte) field {
@@ -183,6 +189,8 @@ func keyField(c ctx, key []byte) field {
 			return fHookExitCode
 		case "outcome":
 			return fHookOutcome
+		case "mcp_servers":
+			return fMCPServers
 		}
 	case ctxMessage:
 		switch string(key) {
@@ -255,6 +263,13 @@ func keyField(c ctx, key []byte) field {
 		if string(key) == "kind" {
 			return fOriginKind
 		}
+	case ctxMCPServer:
+		switch string(key) {
+		case "name":
+			return fMCPName
+		case "status":
+			return fMCPStatus
+		}
 	case ctxEvent:
 		if string(key) == "type" {
 			return fEventType
@@ -273,6 +288,8 @@ func elemField(c ctx) field {
 		return fTask
 	case ctxResultContent:
 		return fResultPart
+	case ctxMCPServers:
+		return fMCPServer
 	}
 	return fNone
 }
@@ -291,6 +308,8 @@ func childCtx(f field, arr bool) ctx {
 			return ctxTasks
 		case fResultContent:
 			return ctxResultContent
+		case fMCPServers:
+			return ctxMCPServers
 		}
 		return ctxSkip
 	}
@@ -319,6 +338,8 @@ func childCtx(f field, arr bool) ctx {
 		return ctxInput
 	case fResultPart:
 		return ctxResultPart
+	case fMCPServer:
+		return ctxMCPServer
 	}
 	return ctxSkip
 }
@@ -345,6 +366,11 @@ func (d *Decoder) stringCap(f field) int {
 		return MaxShortBytes
 	case fDescription:
 		return MaxInputBytes
+	case fMCPName, fMCPStatus:
+		if len(d.ev.MCPServers) >= MaxListItems {
+			return 0
+		}
+		return MaxShortBytes
 	case fType, fSubtype, fSessionID, fParentToolUseID, fModel, fTerminalReason, fError,
 		fRLStatus, fRLType, fRLErrorCode, fEventType, fBlockType, fBlockID, fBlockName, fBlockToolUseID,
 		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind, fPartType,
@@ -417,6 +443,10 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 		d.task.Description = s
 	case fTaskItemStatus:
 		d.task.Status = s
+	case fMCPName:
+		d.mcp.Name = s
+	case fMCPStatus:
+		d.mcp.Status = s
 	case fBlockType:
 		b.typ = s
 	case fBlockID:
@@ -459,6 +489,10 @@ func (d *Decoder) opened(c ctx) {
 		d.ev.Tasks, d.ev.HasTasks = nil, true
 	case ctxTask:
 		d.task = Task{}
+	case ctxMCPServers:
+		d.ev.MCPServers = nil // a repeated key replaces the list
+	case ctxMCPServer:
+		d.mcp = MCPServer{}
 	}
 }
 
@@ -471,6 +505,10 @@ func (d *Decoder) closed(c ctx) {
 	case ctxTask:
 		if len(d.ev.Tasks) < MaxListItems {
 			d.ev.Tasks = append(d.ev.Tasks, d.task)
+		}
+	case ctxMCPServer:
+		if len(d.ev.MCPServers) < MaxListItems {
+			d.ev.MCPServers = append(d.ev.MCPServers, d.mcp)
 		}
 	}
 }

@@ -214,6 +214,11 @@ func TestTranscriptFacts(t *testing.T) {
 		check(name+" first line", load(name)[0].Subtype, "hook_started")
 	}
 
+	// MCP servers (§F28): the init line lists each with its status.
+	for _, name := range []string{"mcp-failed-2.1.330.jsonl", "mcp-failed-2.1.197.jsonl"} {
+		check(name, load(name)[0].MCPServers, []MCPServer{{"broken", "failed"}, {"notthere", "failed"}})
+	}
+
 	for _, path := range transcripts(t) {
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -45,5 +45,5 @@ func attemptReport(res *attemptResult, e run.Ended) AttemptReport {
 	_, cutTasks := res.machine.CutOff()
 	return AttemptReport{N: res.spec.N, Session: e.SessionID, Resume: res.spec.Resume, Purpose: res.spec.Purpose(), Start: res.started, End: res.ended,
 		Ended: res.stop.String(), Outcome: e.Ending.String(), Reason: e.Reason, CostUSD: e.CostUSD, Transcript: res.stdoutPath,
-		ClaudeCodeVersion: res.log.CLIVersion, Results: res.log.Results, CutTasks: cutTasks}
+		ClaudeCodeVersion: res.log.CLIVersion, Results: res.log.Results, CutTasks: cutTasks, MCPDown: res.log.MCPDown}
 }

@@ -148,6 +148,13 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
 // tested range.
 func (r *runner) logInit(log zerolog.Logger, ev stream.Event) {
 	log.Info().Str("model", ev.Model).Str("claude_session", ev.SessionID).Str("claude_code_version", ev.ClaudeCodeVersion).Msg("claude started")
+	for _, s := range attempt.MCPDown(ev.MCPServers) {
+		if r.mcpWarned[s] || len(r.mcpWarned) >= stream.MaxListItems {
+			continue // once per server and status in a run: every attempt's init lists them again
+		}
+		r.mcpWarned[s] = true
+		log.Warn().Str("mcp_server", s.Name).Str("status", s.Status).Msg("an MCP server claude was given is not connected: the agent works without its tools")
+	}
 	if note := cliVersionNote(ev.ClaudeCodeVersion); note != "" && !r.versionWarned {
 		r.versionWarned = true
 		// The version is the CLI's text: a field, never in the message

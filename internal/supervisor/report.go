@@ -63,6 +63,8 @@ type AttemptReport struct {
 	Results []attempt.Result
 	// CutTasks are the background tasks that were running when the attempt was stopped.
 	CutTasks []attempt.Task
+	// MCPDown are the MCP servers its CLI started without (not connected).
+	MCPDown []stream.MCPServer
 	// Transcript is the attempt's raw stream (attempt-N.jsonl).
 	Transcript string
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // RecordWriter saves the issue's record: Save durably (at transitions),
@@ -41,7 +42,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 	}
 	started := time.Now()
 	log := deps.Log.With().Str("issue", cfg.IssueID).Logger()
-	r := &runner{cfg: cfg, deps: deps, log: log, ctxDone: ctx.Done(), hurry: make(chan struct{}), tmpl: tmpl,
+	r := &runner{cfg: cfg, deps: deps, log: log, ctxDone: ctx.Done(), hurry: make(chan struct{}), tmpl: tmpl, mcpWarned: map[stream.MCPServer]bool{},
 		monitor: ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold), policy: cfg.runPolicy(started), self: proc.Self()}
 	host, _ := os.Hostname()
 	if err := r.acquire(host, started); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -46,7 +47,8 @@ type runner struct {
 	// fresh session reuses the one it started with (ensureRunDir).
 	prompts map[string][]byte
 
-	versionWarned bool // the CLI's version was outside the tested range: said once per run
+	versionWarned bool                      // the CLI's version was outside the tested range: said once per run
+	mcpWarned     map[stream.MCPServer]bool // MCP servers not connected, warned about once per run
 
 	// timeline is the run folder's record of decisions and receive times,
 	// for malarun show (timeline.go); timelineWarned: its failure was logged.

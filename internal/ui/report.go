@@ -85,6 +85,15 @@ type Attempt struct {
 	Results []Result `json:"results"`
 	// CutTasks are the background tasks killed with the attempt.
 	CutTasks []CutTask `json:"cut_tasks"`
+	// MCPNotConnected are the MCP servers the attempt's CLI started
+	// without: their tools were missing.
+	MCPNotConnected []MCPServer `json:"mcp_servers_not_connected"`
+}
+
+// MCPServer is an MCP server as the CLI's init line lists it.
+type MCPServer struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
 }
 
 // CutTask is a background task killed with its attempt. The report's own
@@ -171,6 +180,7 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
 			CostUSD: a.CostUSD, Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: cutTasks(a.CutTasks),
+			MCPNotConnected: mcpServers(a.MCPDown),
 		})
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
@@ -189,4 +199,12 @@ func NewReport(rep supervisor.Report, end Ending) Report {
 
 func tokenCounts(u stream.Usage) TokenCounts {
 	return TokenCounts{Input: u.InputTokens, Output: u.OutputTokens, CacheCreationInput: u.CacheCreationInputTokens, CacheReadInput: u.CacheReadInputTokens}
+}
+
+func mcpServers(down []stream.MCPServer) []MCPServer {
+	out := make([]MCPServer, len(down))
+	for i, s := range down {
+		out[i] = MCPServer{Name: s.Name, Status: s.Status}
+	}
+	return out
 }
