@@ -29,11 +29,11 @@ type Log struct {
 	CLIVersion   string           // claude_code_version of the init line
 	// MCPDown are the MCP servers the init line lists as not connected
 	// (failed, pending, ...): their tools are missing (§F28).
-	MCPDown []stream.MCPServer
-	AuthRetry    *stream.Event    // an api_retry line reporting a 401
-	RateLimit    *stream.Event    // a rate_limit_event that was rejected (or named an error code)
-	CostUSD      float64
-	LastText     string // the text of the last top-level assistant message
+	MCPDown   []stream.MCPServer
+	AuthRetry *stream.Event // an api_retry line reporting a 401
+	RateLimit *stream.Event // a rate_limit_event that was rejected (or named an error code)
+	CostUSD   float64
+	LastText  string // the text of the last top-level assistant message
 	// rejected are the field paths of numbers the decoder dropped that
 	// this attempt has warned about, so a CLI repeating one warns once.
 	rejected []string

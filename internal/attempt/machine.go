@@ -113,7 +113,7 @@ type State struct {
 	// hangSilence is how long claude had been silent when the hang was found.
 	hangSilence time.Duration
 	hangTools   []string
-	hangFirst   bool // the hang came before the CLI's first line
+	hangFirst   bool                // the hang came before the CLI's first line
 	limit       usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
 	cause       reach.Finding       // for Unreachable: why the API cannot be reached
 	cliWaits    usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
