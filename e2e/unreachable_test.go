@@ -6,12 +6,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testchild"
 )
 
 // fastStop bounds how long a run against an address that cannot work may
@@ -54,7 +57,7 @@ func TestUnreachableAPIFailsFast(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, fakeapi.Text("never asked"))
 			e.extraEnv = append(e.extraEnv, "ANTHROPIC_BASE_URL="+c.url)
-			r := e.run("--max-attempts", "3", "--idle-timeout", "5m")
+			r := e.run("--max-attempts", "3", "--idle-timeout", "5m", "--unreachable-window", "10s")
 			r.wantCode(t, 10)
 			t.Logf("claude %s: %s", e2e.claudeVersion, lastLine(r.stderr))
 			if !strings.Contains(r.stderr, "malarun: API unreachable: "+c.want) {
@@ -173,5 +176,80 @@ func TestServerErrorBeforeAnAnswerStillRetries(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "Made it.") {
 		t.Errorf("stdout %q", r.stdout)
+	}
+}
+
+// lateGateway forwards a port to the fake API, but opens the port only
+// when open is called: a compose service or sidecar that starts after
+// malarun.
+type lateGateway struct {
+	addr, target string
+	wg           sync.WaitGroup
+}
+
+func (g *lateGateway) open(t *testing.T) {
+	t.Helper()
+	l, err := net.Listen("tcp", g.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(); g.wg.Wait() })
+	p := &resetting{l: l, target: g.target}
+	g.wg.Add(1)
+	go func() { defer g.wg.Done(); p.wg.Add(1); p.serve(); p.wg.Wait() }()
+}
+
+// A gateway that opens its port after the CLI's first request was refused,
+// at an address written as 127.1 (which the CLI's runtime reads as
+// 127.0.0.1, and Go's resolver as a name): malarun's looks find it refused,
+// then open, and the run succeeds without exit 10 (issue 31).
+func TestRealCLILateGatewaySucceeds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Text("Done through the gateway."))
+	addr := closedAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	g := &lateGateway{addr: addr, target: strings.TrimPrefix(e.api.URL(), "http://")}
+	e.extraEnv = append(e.extraEnv, "ANTHROPIC_BASE_URL=http://127.1:"+port)
+	cmd, stdout, stderr := e.start()
+	started := time.Now()
+	// The handshake: the CLI's first retry says a request found no answer.
+	pattern := filepath.Join(e.home, "state", "issue-e2e", "runs", "*", "attempt-1.jsonl")
+	if !testchild.WaitUntil(time.Minute, nil, func() bool { return testchild.FileHolds(pattern, `"subtype":"api_retry"`) }) {
+		t.Fatal("the CLI never retried")
+	}
+	g.open(t)
+	r := e.wait(cmd, stdout, stderr, started)
+	r.wantCode(t, 0)
+	if r.stdout != "Done through the gateway.\n" {
+		t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "ENOTFOUND") {
+		t.Errorf("127.1 was taken for a name:\n%s", r.stderr)
+	}
+}
+
+// The API's address set in claude's own settings.json env, not in the
+// environment: malarun cannot know which the CLI uses, so it makes no
+// look (it once looked at https://api.anthropic.com and ended the run with
+// exit 10), and the run succeeds (issue 31).
+func TestRealCLISettingsBaseURLSucceeds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Text("Done via settings."))
+	dir := filepath.Join(e.home, ".claude")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// One reset connection first, so that the CLI retries and malarun
+	// would look: at the address it saw, not the one the CLI uses.
+	p := startResetting(t, strings.TrimPrefix(e.api.URL(), "http://"), 1)
+	settings := `{"env":{"ANTHROPIC_BASE_URL":"http://` + p.l.Addr().String() + `"}}`
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.extraEnv = append(e.extraEnv, "ANTHROPIC_BASE_URL=") // only the settings say where
+	r := e.run()
+	r.wantCode(t, 0)
+	if r.stdout != "Done via settings.\n" {
+		t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
 	}
 }

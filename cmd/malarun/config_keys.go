@@ -63,6 +63,8 @@ func configKeys() []keySpec {
 			func(s *settings) *time.Duration { return &s.cfg.SessionTimeout }),
 		durationKey("limit_wait", true, "longest wait, in all, for usage limits to reset before resuming; 0: exit 75 at once",
 			func(s *settings) *time.Duration { return &s.cfg.LimitWait }),
+		durationKey("unreachable_window", true, "how long the API's address must stay unreachable, look after look, before a run that never had an answer ends with exit 10; 0: at the first look",
+			func(s *settings) *time.Duration { return &s.cfg.UnreachableWindow }),
 		durationKey("result_exit_timeout", false, "how long claude may stay alive after its final result line when no background task runs",
 			func(s *settings) *time.Duration { return &s.cfg.ResultExitTimeout }),
 		durationKey("background_timeout", false, "how long claude may wait, after a result line, for the background tasks it left running",

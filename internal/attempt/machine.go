@@ -32,6 +32,10 @@ type Limits struct {
 	// ordinary backoff for a passing rate limit: left to it and free, even
 	// with limit_wait 0.
 	LimitWaitLeft time.Duration
+	// UnreachableWindow: a probe's certain finding stops the attempt only
+	// once the address has stayed so, probe after probe (ProbeEvery), for
+	// this long (0: at once).
+	UnreachableWindow time.Duration
 	// Talked: an earlier attempt of the run talked to the API (§D17), so a
 	// connection failure now is the network going away: left to the CLI's
 	// retries and malarun's, never a configuration error.
@@ -80,7 +84,8 @@ type Effects struct {
 	// Started and Finished are the background tasks this step saw start and end.
 	Started, Finished []Task
 	// Probe: look at the API's address (reach.Probe) and step the machine
-	// with Probed when done. At most once per attempt.
+	// with Probed when done. Never while a look is under way: the next is
+	// asked for only after a finding (unreachable.go).
 	Probe bool
 }
 
@@ -116,6 +121,7 @@ type State struct {
 	hangFirst   bool                // the hang came before the CLI's first line
 	limit       usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
 	cause       reach.Finding       // for Unreachable: why the API cannot be reached
+	unreach     unreachable         // the looks at the API's address over the window (unreachable.go)
 	cliWaits    usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
 	cutTools    []stream.ToolUse
 	cutHooks    []Hook
@@ -140,10 +146,7 @@ func (s *State) Step(in Input, now time.Time) Effects {
 		s.signalled = true
 		return s.stop(StopInterrupted, ShutdownGrace)
 	case Probed:
-		if s.stopped == StopNone && reach.Judge(s.talked, in.Finding) {
-			s.cause = in.Finding
-			return s.stop(StopUnreachable, KillGrace)
-		}
+		return s.onProbed(in.Finding, now)
 	}
 	return Effects{}
 }
@@ -272,6 +275,7 @@ func (s *State) wake(now time.Time, written int64) Effects {
 	if s.stopped != StopNone {
 		return Effects{}
 	}
+	eff := s.lookAgain(now)
 	switch {
 	case !s.lim.Deadline.IsZero() && !now.Before(s.lim.Deadline):
 		return s.stop(StopSessionTimeout, KillGrace)
@@ -292,7 +296,7 @@ func (s *State) wake(now time.Time, written int64) Effects {
 		s.hangSilence = now.Sub(s.live.last)
 		return s.stop(StopHang, KillGrace)
 	}
-	return Effects{}
+	return eff
 }
 
 // stop decides the ending, once: what is cut off is what runs now.
@@ -327,7 +331,7 @@ func (s *State) Wake() time.Time {
 	default:
 		at = s.live.deadline
 	}
-	return earliest(at, s.lim.Deadline)
+	return earliest(earliest(at, s.lim.Deadline), s.unreach.lookAt)
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -119,3 +119,56 @@ func TestOneProbePerAttempt(t *testing.T) {
 		t.Error("Talked() = false after an assistant message")
 	}
 }
+
+// With unreachable_window, a certain finding must hold look after look
+// (every ProbeEvery) for the window before the attempt stops; a look that
+// finds the address answering ends the streak, and an answer in the stream
+// ends the looks.
+func TestUnreachableWindow(t *testing.T) {
+	lim := limits
+	lim.Idle = time.Hour
+	lim.UnreachableWindow = 12 * time.Second
+	look := func(s *State, at time.Duration, f reach.Finding) Effects { return s.Step(probed(f), t0.Add(at)) }
+	wake := func(s *State, at time.Duration) Effects { return s.Step(wakeUp, t0.Add(at)) }
+
+	s := New(lim, t0)
+	s.Step(line(unknownRetry), t0)
+	for _, at := range []time.Duration{1, 6, 11} {
+		if eff := look(s, at*time.Second, notFound); eff.Stop {
+			t.Fatalf("stopped at %vs, inside the window", at)
+		}
+		want := min(at+5, 13) * time.Second // the next look: ProbeEvery on, at most the window's end
+		if got := s.Wake().Sub(t0); got != want {
+			t.Fatalf("after the look at %vs: wake at %v, want %v", at, got, want)
+		}
+		if eff := wake(s, want); !eff.Probe {
+			t.Fatalf("no look asked for at %v", want)
+		}
+	}
+	if eff := look(s, 13*time.Second, notFound); !eff.Stop || s.StopReason() != StopUnreachable {
+		t.Fatalf("not stopped once the window was over: %+v %v", eff, s.StopReason())
+	}
+
+	s = New(lim, t0)
+	s.Step(line(unknownRetry), t0)
+	look(s, time.Second, notFound)
+	look(s, 6*time.Second, reached) // the gateway is up
+	if !s.Wake().After(t0.Add(time.Minute)) {
+		t.Errorf("a look after the address answered is still pending: wake at %v", s.Wake().Sub(t0))
+	}
+	look(s, 20*time.Second, notFound) // a new streak starts here
+	if eff := look(s, 31*time.Second, notFound); eff.Stop {
+		t.Error("a new streak stopped before its own window was over")
+	}
+	if eff := look(s, 32*time.Second, notFound); !eff.Stop {
+		t.Error("the new streak did not stop once its window was over")
+	}
+
+	s = New(lim, t0)
+	s.Step(line(unknownRetry), t0)
+	look(s, time.Second, notFound)
+	s.Step(line(streamStart), t0.Add(2*time.Second)) // the API answers
+	if eff := look(s, 13*time.Second, notFound); eff.Stop {
+		t.Error("a run that had an answer was stopped as unreachable")
+	}
+}

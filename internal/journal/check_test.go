@@ -131,6 +131,21 @@ func TestPlantedRecordsAreDamaged(t *testing.T) {
 	if r, err := Decode(v4); err != nil || !r.Trace.IsZero() || r.Version != recordVersion {
 		t.Errorf("a version 4 record without a trace reads as %+v, %v", r.Trace, err)
 	}
+	// Version 6 added api_answered: a version 5 record cannot have it.
+	answered := sample()
+	answered.APIAnswered = true
+	if r, err := Decode(mustEncode(t, answered)); err != nil || !r.APIAnswered {
+		t.Fatalf("a sample with version 6's api_answered reads as %v, %v", r.APIAnswered, err)
+	}
+	m = nil
+	if err := json.Unmarshal(mustEncode(t, answered), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["version"] = 5
+	v5, _ := json.Marshal(m)
+	if _, err := Decode(v5); err == nil || !strings.Contains(err.Error(), "version 6 added") {
+		t.Errorf("api_answered in a version 5 record: err = %v", err)
+	}
 }
 
 func mustEncode(t *testing.T, r Record) []byte {

@@ -46,7 +46,8 @@ const (
 // boot_id, pid_ns) and OutputFailures. Version 4 added PromptSHA256,
 // PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
 // attempt cut short by malarun's death too. Version 5 added Trace.
-const recordVersion = 5
+// Version 6 added APIAnswered.
+const recordVersion = 6
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
 // fields added since are zero in it, which is what they mean there.
@@ -147,6 +148,11 @@ type Record struct {
 	SessionID string `json:"session_id"`
 	// SessionTalked: that session has at least one assistant message.
 	SessionTalked bool `json:"session_talked"`
+	// APIAnswered: the API answered this run at least once (a streamed
+	// reply, a message, a success), even in an attempt that ended before a
+	// whole message: a connection failure later is the network going away,
+	// never a wrong address (docs/design.md §D17).
+	APIAnswered bool `json:"api_answered,omitempty"`
 	// SideEffects counts calls of tools with side effects in the current
 	// session line (since the last context restart), by tool.
 	SideEffects map[string]int `json:"side_effects,omitempty"`
@@ -274,6 +280,9 @@ func Decode(data []byte) (Record, error) {
 	}
 	if r.Version < 5 && !r.Trace.IsZero() {
 		return Record{}, fmt.Errorf("a version %d record cannot have trace (version 5 added it)", r.Version)
+	}
+	if r.Version < 6 && r.APIAnswered {
+		return Record{}, fmt.Errorf("a version %d record cannot have api_answered (version 6 added it)", r.Version)
 	}
 	r.Version = recordVersion
 	if err := check(r); err != nil {

@@ -34,6 +34,10 @@ type Target struct {
 	ExtraCAs string
 	// NoVerify: NODE_TLS_REJECT_UNAUTHORIZED=0, the CLI accepts any certificate.
 	NoVerify bool
+	// Settings names the settings file of the CLI's that sets a variable
+	// bearing on the address (settings.go): what the CLI will use is not
+	// known, so URL is nil and no look is made.
+	Settings string
 	// Provider names the switch (CLAUDE_CODE_USE_BEDROCK, ...) that sends
 	// the CLI to another provider's endpoint: ANTHROPIC_BASE_URL is not
 	// where it connects, so URL is nil and no look is made.
@@ -61,6 +65,10 @@ func TargetOf(env []string, cwd string) Target {
 	if t.ExtraCAs != "" && !filepath.IsAbs(t.ExtraCAs) {
 		t.ExtraCAs = filepath.Join(cwd, t.ExtraCAs) // as the CLI, which runs there, reads it
 	}
+	if f := addressInSettings(settingsFiles(get("HOME"), get("CLAUDE_CONFIG_DIR"), cwd)); f != "" {
+		t.Settings, t.Shown = f, "the address claude's settings set ("+f+")"
+		return t
+	}
 	for _, p := range providerSwitches() {
 		if v := strings.ToLower(get(p)); v != "" && v != "0" && v != "false" {
 			t.Provider, t.Shown = p, "the endpoint "+p+" selects"
@@ -71,6 +79,18 @@ func TargetOf(env []string, cwd string) Target {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		t.Shown = "ANTHROPIC_BASE_URL (not an http or https URL)"
 		return t
+	}
+	if addr, numeric, ok := whatwgIPv4(u.Hostname()); numeric {
+		if !ok {
+			t.Shown = "ANTHROPIC_BASE_URL (a numeric host that is no IPv4 address)"
+			return t
+		}
+		// The address the CLI's runtime connects to (ipv4.go).
+		port := u.Port()
+		u.Host = addr.String()
+		if port != "" {
+			u.Host += ":" + port
+		}
 	}
 	t.URL = u
 	t.Shown = ShownURL(u)

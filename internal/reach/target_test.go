@@ -1,7 +1,10 @@
 package reach
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -78,5 +81,89 @@ func TestShownWithProxyNamesTheProxy(t *testing.T) {
 	}
 	if got := TargetOf(nil, "/work").ShownWithProxy(); got != "https://api.anthropic.com" {
 		t.Errorf("shown without a proxy %q", got)
+	}
+}
+
+// Hosts that end in a number are IPv4 addresses, read as the CLI's runtime
+// reads them (WHATWG): the look goes where the CLI goes.
+func TestNumericHostsAreReadAsTheCLIReadsThem(t *testing.T) {
+	cases := []struct{ base, host, shown string }{
+		{"http://127.1:8080", "127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"http://2130706433:8080/v1", "127.0.0.1:8080", "http://127.0.0.1:8080/v1"},
+		{"http://0x7f000001", "127.0.0.1", "http://127.0.0.1"},
+		{"http://0x7F.1:9", "127.0.0.1:9", "http://127.0.0.1:9"},
+		{"https://0177.0.0.1", "127.0.0.1", "https://127.0.0.1"},
+		{"http://10.0.0.1.:80", "10.0.0.1:80", "http://10.0.0.1:80"},
+		{"http://api.example.com:80", "api.example.com:80", "http://api.example.com:80"},
+		{"http://1.2.3.4.5", "", "ANTHROPIC_BASE_URL (a numeric host that is no IPv4 address)"},
+		{"http://256.1.1.1", "", "ANTHROPIC_BASE_URL (a numeric host that is no IPv4 address)"},
+		{"http://1.16777216", "", "ANTHROPIC_BASE_URL (a numeric host that is no IPv4 address)"},
+		{"http://09.1", "", "ANTHROPIC_BASE_URL (a numeric host that is no IPv4 address)"},
+		{"http://[::1]:8080", "[::1]:8080", "http://[::1]:8080"},
+	}
+	for _, c := range cases {
+		tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + c.base}, "/")
+		host := ""
+		if tg.URL != nil {
+			host = tg.URL.Host
+		}
+		if host != c.host || tg.Shown != c.shown {
+			t.Errorf("%s: host %q shown %q, want %q %q", c.base, host, tg.Shown, c.host, c.shown)
+		}
+	}
+}
+
+// A settings file of the CLI's that sets the address (or a variable that
+// bears on it) means malarun cannot know where the CLI connects: no look.
+func TestAddressInClaudeSettingsMeansNoLook(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	sub := filepath.Join(work, "pkg", "x")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
+	if tg := TargetOf(env, sub); tg.URL == nil || tg.Settings != "" {
+		t.Fatalf("no settings: %+v", tg)
+	}
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Settings that say nothing of the address change nothing.
+	write(filepath.Join(home, ".claude", "settings.json"), `{"env":{"FOO":"1"},"hooks":{}}`)
+	if tg := TargetOf(env, sub); tg.URL == nil {
+		t.Errorf("unrelated settings stopped the look: %+v", tg)
+	}
+	for _, c := range []struct{ file, text string }{
+		{filepath.Join(home, ".claude", "settings.json"), `{"env":{"ANTHROPIC_BASE_URL":"http://gateway:8080"}}`},
+		{filepath.Join(work, ".claude", "settings.json"), `{"env":{"HTTPS_PROXY":"http://proxy:3128"}}`},
+		{filepath.Join(sub, ".claude", "settings.local.json"), `{"env":{"CLAUDE_CODE_USE_BEDROCK":"1"}}`},
+		{filepath.Join(work, ".claude", "settings.local.json"), `{not json`},
+	} {
+		write(c.file, c.text)
+		tg := TargetOf(env, sub)
+		if tg.URL != nil || !strings.Contains(tg.Settings, c.file) || !strings.Contains(tg.Shown, c.file) {
+			t.Errorf("%s %s: %+v", c.file, c.text, tg)
+		}
+		os.Remove(c.file)
+	}
+	// CLAUDE_CONFIG_DIR moves the user's settings.
+	cfgDir := t.TempDir()
+	write(filepath.Join(cfgDir, "settings.json"), `{"env":{"ANTHROPIC_BASE_URL":"http://gateway:8080"}}`)
+	if tg := TargetOf(append(env, "CLAUDE_CONFIG_DIR="+cfgDir), sub); tg.URL != nil {
+		t.Errorf("CLAUDE_CONFIG_DIR's settings ignored: %+v", tg)
+	}
+	// A FIFO in the settings' place neither blocks nor is trusted.
+	fifo := filepath.Join(work, ".claude", "settings.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tg := TargetOf(env, sub); tg.URL != nil || !strings.Contains(tg.Settings, "not a regular file") {
+		t.Errorf("a FIFO: %+v", tg)
 	}
 }

@@ -51,7 +51,7 @@ type attemptDriver struct {
 	lines <-chan stream.Event
 	// One timer, always set to the machine's next decision time.
 	timer *time.Timer
-	// probed delivers the look at the API's address (at most one); the
+	// probed delivers the look at the API's address (one at a time); the
 	// look runs under probeCtx, which ends with the attempt.
 	probed   <-chan reach.Finding
 	probeCtx context.Context
@@ -109,7 +109,7 @@ func (r *runner) newAttemptDriver(res *attemptResult, child Child) *attemptDrive
 	d.m = attempt.New(attempt.Limits{
 		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Background: r.cfg.BackgroundTimeout,
 		Linger: r.cfg.ResultExitTimeout, Deadline: r.policy.Deadline, Checkpoint: spec.Checkpoint,
-		LimitWaitLeft: r.state.LimitWaitLeft(), Talked: r.state.Talked,
+		LimitWaitLeft: r.state.LimitWaitLeft(), Talked: r.state.Talked, UnreachableWindow: r.cfg.UnreachableWindow,
 	}, time.Now())
 	d.timer = time.NewTimer(time.Hour)
 	d.rearm()
@@ -183,7 +183,7 @@ func (d *attemptDriver) onLine(ev stream.Event) {
 	if !stopping {
 		// What the line did comes before what malarun does about it.
 		r.emitLine(res, d.m, ev)
-		r.recordProgress(ev, d.m.Outstanding(), d.m.Running())
+		r.recordProgress(ev, d.m.Outstanding(), d.m.Running(), d.m.Talked())
 	}
 	d.apply(eff)
 }

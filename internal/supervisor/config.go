@@ -33,6 +33,10 @@ type Config struct {
 	// StateDir holds <issue>/runs/<run-id>/attempt-N.jsonl and friends.
 	StateDir string
 
+	// UnreachableWindow is how long the API's address must stay certainly
+	// unreachable, look after look, before a run that never had an answer
+	// ends with exit 10 (docs/design.md §D17); 0: at the first look.
+	UnreachableWindow time.Duration
 	// IdleTimeout ends an attempt when no line arrives for this long.
 	IdleTimeout time.Duration
 	// ToolTimeout replaces IdleTimeout while a tool call is outstanding.
@@ -119,6 +123,10 @@ const (
 	// that the task is likely too big for one issue, and each restart costs.
 	DefaultMaxContinuations = 5
 	DefaultMaxReclaims      = 3
+	// Long enough for a local gateway, a sidecar or a compose service to
+	// open its port after malarun starts (issue 31), short beside the
+	// minutes the CLI's own retries take to give up (§F25).
+	DefaultUnreachableWindow = 30 * time.Second
 )
 
 // DefaultConfig returns a Config with every default filled in.
@@ -140,6 +148,7 @@ func DefaultConfig() Config {
 		MaxContinuations:    DefaultMaxContinuations,
 		MaxReclaims:         DefaultMaxReclaims,
 		PromptChange:        PromptChangeRefuse,
+		UnreachableWindow:   DefaultUnreachableWindow,
 	}
 }
 

@@ -197,7 +197,7 @@ func recorded(rec journal.Record) run.Recorded {
 // wrote a checkpoint, or it cost something. A run resumed from such a
 // record treats a connection failure as the network going away.
 func talkedInRecord(rec journal.Record) bool {
-	return rec.SessionTalked || rec.Continuations > 0 || rec.Checkpoint != "" || rec.CostUSD > 0
+	return rec.APIAnswered || rec.SessionTalked || rec.Continuations > 0 || rec.Checkpoint != "" || rec.CostUSD > 0
 }
 
 // ownerAlive reports whether the recorded owner is provably alive: seen

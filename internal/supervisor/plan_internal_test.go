@@ -17,6 +17,7 @@ func TestTalkedInRecord(t *testing.T) {
 		{"a new run", journal.Record{}, false},
 		{"a session that never got a reply", journal.Record{SessionID: "s", Attempts: 2}, false},
 		{"a session that talked", journal.Record{SessionTalked: true}, true},
+		{"an answer streamed, no whole message (api_answered)", journal.Record{APIAnswered: true}, true},
 		{"a context restart", journal.Record{Continuations: 1}, true},
 		{"a checkpoint", journal.Record{Checkpoint: "done: x"}, true},
 		{"a cost", journal.Record{CostUSD: 0.01}, true},

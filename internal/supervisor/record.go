@@ -82,8 +82,11 @@ func (r *runner) recordAttemptStart(spec run.Attempt, child Child) error {
 // resuming), the tool calls with side effects (so a fresh start is known to
 // be unsafe), and the tool calls in flight (so the resume prompt names them).
 // Without fsync: frequent, and only malarun's own death must be survived.
-func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task) {
+func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task, answered bool) {
 	changed := false
+	if answered && !r.rec.APIAnswered {
+		r.rec.APIAnswered, changed = true, true
+	}
 	if ev.Type == "assistant" && ev.Model != "<synthetic>" && !r.rec.SessionTalked {
 		r.rec.SessionTalked, changed = true, true
 	}

@@ -101,6 +101,11 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	r.cfg.Env = environ.With(r.cfg.Env, "HOME", r.rec.Home)
 	r.cfg.Env = environ.With(r.cfg.Env, markerEnv, r.rec.Marker)
 	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd)
+	if hasFlag(r.cfg.ExtraArgs, "--settings") {
+		// Settings given on the command line may set the address too
+		// (reach/settings.go): no look.
+		r.target = reach.Target{Settings: "--settings", Shown: "the address claude's --settings may set"}
+	}
 	if err := r.save(); err != nil {
 		return err
 	}

@@ -10,9 +10,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testchild"
 )
 
@@ -56,10 +58,11 @@ const (
 )
 
 // The CLI's first retry without an answer, in a run that never had one:
-// malarun looks, finds the name does not exist, and stops at once (not
+// malarun looks, finds the name does not exist, looks again every
+// ProbeEvery, and stops once it has stayed so for unreachable_window (not
 // after the CLI's ten retries, nor its own three attempts), naming the
 // address without its secrets.
-func TestUnreachableAPIStopsAtTheFirstRetry(t *testing.T) {
+func TestUnreachableAPIStopsAfterTheWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-notfound-2.1.330.jsonl", testchild.EnvLines+"=2",
 			"ANTHROPIC_BASE_URL=http://user:s3cret@no-such-host.invalid/v1?token=s3cret")
@@ -67,17 +70,22 @@ func TestUnreachableAPIStopsAtTheFirstRetry(t *testing.T) {
 		h.cfg.MaxAttempts = 3
 		p := &fakeProbe{finding: nameNotFound}
 		h.probe = p.probe
-		rep, err, _ := h.run()
+		rep, err, took := h.run()
 		wantKind(t, err, outcome.APIUnreachable,
 			"cannot reach the API at http://no-such-host.invalid/v1: name not found (ENOTFOUND); check ANTHROPIC_BASE_URL and the network")
+		if took != supervisor.DefaultUnreachableWindow {
+			t.Errorf("took %v, want unreachable_window %v", took, supervisor.DefaultUnreachableWindow)
+		}
 		if strings.Contains(err.Error(), "s3cret") || strings.Contains(h.logs.String(), "s3cret") {
 			t.Errorf("a credential of the URL reached the message or the log: %v", err)
 		}
 		if len(rep.History) != 1 || rep.History[0].Ended != "api-unreachable" || rep.History[0].Outcome != "api-unreachable" {
 			t.Fatalf("history %+v, want one attempt ended api-unreachable", rep.History)
 		}
-		if got := p.calls(); len(got) != 1 || got[0].Shown != "http://no-such-host.invalid/v1" {
-			t.Errorf("probed %+v, want one look at http://no-such-host.invalid/v1", got)
+		// At 0, 5, 10, ... 30 s.
+		want := int(supervisor.DefaultUnreachableWindow/attempt.ProbeEvery) + 1
+		if got := p.calls(); len(got) != want || got[0].Shown != "http://no-such-host.invalid/v1" {
+			t.Errorf("probed %d times (%+v), want %d looks at http://no-such-host.invalid/v1", len(got), got[0].Shown, want)
 		}
 		rec := readRecord(t, h)
 		if rec.Status != journal.Failed || !strings.Contains(rec.Reason, "ENOTFOUND") {
@@ -194,6 +202,47 @@ func TestALookStillUnderWayEndsWithTheAttempt(t *testing.T) {
 		case <-asked:
 		default:
 			t.Fatal("no look was started: the test tests nothing")
+		}
+	})
+}
+
+// A gateway that opens its port a few seconds after malarun starts: the
+// first looks find it refused, a later one finds it open, and the CLI's
+// retries are left to reach it: no exit 10 (issue 31).
+func TestLateGatewayIsNotUnreachable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-refused-2.1.330.jsonl", testchild.EnvLines+"=2")
+		h.cfg.IdleTimeout = time.Hour
+		h.cfg.SessionTimeout = 2 * time.Minute // the script never answers: something must end the run
+		refused, _ := reach.Known("ECONNREFUSED")
+		looks := 0
+		h.probe = func(context.Context, reach.Target) reach.Finding {
+			looks++
+			if looks <= 2 {
+				return refused // the gateway opens after the second look
+			}
+			return reach.Finding{}
+		}
+		_, err, _ := h.run()
+		wantKind(t, err, outcome.SessionTimeout, "")
+		if looks != 3 {
+			t.Errorf("%d looks, want 3 (refused, refused, open)", looks)
+		}
+	})
+}
+
+// unreachable_window 0 is the old rule: the first certain look stops.
+func TestUnreachableWindowZeroStopsAtTheFirstLook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-notfound-2.1.330.jsonl", testchild.EnvLines+"=2")
+		h.cfg.IdleTimeout = time.Hour
+		h.cfg.UnreachableWindow = 0
+		p := &fakeProbe{finding: nameNotFound}
+		h.probe = p.probe
+		_, err, took := h.run()
+		wantKind(t, err, outcome.APIUnreachable, "ENOTFOUND")
+		if took != 0 || len(p.calls()) != 1 {
+			t.Errorf("took %v with %d looks, want at once with one", took, len(p.calls()))
 		}
 	})
 }

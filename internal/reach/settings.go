@@ -1,0 +1,106 @@
+package reach
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+)
+
+// The CLI also takes its environment from the "env" object of its settings
+// files, and a base URL set there is the one it connects to: malarun, which
+// saw only its own environment, once looked at https://api.anthropic.com and
+// ended a working run (issue 31). Which layer wins is the CLI's business
+// and changes between versions, so malarun does not guess: when a settings
+// file sets a variable that bears on the address, it makes no look at all
+// (the CLI's own retries, and malarun's, decide).
+
+// maxSettingsBytes bounds what is read of one settings file.
+const maxSettingsBytes = 1 << 20
+
+// addressVars are the variables TargetOf reads.
+func addressVars() []string {
+	return append([]string{"ANTHROPIC_BASE_URL", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED",
+		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}, providerSwitches()...)
+}
+
+// settingsFiles are the CLI's settings files for a CLI run in cwd with
+// home and configDir (CLAUDE_CONFIG_DIR): managed, user, and the project's
+// in cwd and each folder above it.
+func settingsFiles(home, configDir, cwd string) []string {
+	var files []string
+	if runtime.GOOS == "darwin" {
+		files = append(files, "/Library/Application Support/ClaudeCode/managed-settings.json")
+	} else {
+		files = append(files, "/etc/claude-code/managed-settings.json")
+	}
+	switch {
+	case configDir != "":
+		files = append(files, filepath.Join(configDir, "settings.json"))
+	case home != "":
+		files = append(files, filepath.Join(home, ".claude", "settings.json"))
+	}
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return files
+	}
+	for dir, n := filepath.Clean(cwd), 0; n < 64; n++ {
+		files = append(files, filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, ".claude", "settings.local.json"))
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return files
+}
+
+// addressInSettings names the first settings file that sets one of
+// addressVars in its env, or that exists and cannot be read as JSON (then
+// what it sets is unknown); "" when none does.
+func addressInSettings(files []string) string {
+	for _, f := range files {
+		data, err := readSettings(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return f + " (unreadable: " + err.Error() + ")"
+		}
+		var s struct {
+			Env map[string]any `json:"env"`
+		}
+		if err := json.Unmarshal(data, &s); err != nil {
+			return f + " (not JSON)"
+		}
+		for _, v := range addressVars() {
+			if _, ok := s.Env[v]; ok {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// readSettings reads a settings file without blocking on a FIFO or a
+// device, at most maxSettingsBytes.
+func readSettings(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	if st.Size() > maxSettingsBytes {
+		return nil, fmt.Errorf("larger than %d bytes", maxSettingsBytes)
+	}
+	return io.ReadAll(io.LimitReader(f, maxSettingsBytes))
+}
