@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build check test e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cross test-arm64-qemu clean
+.PHONY: build check test soak e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cross test-arm64-qemu clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
@@ -106,6 +106,16 @@ test:
 	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version (tests that do not use the CLI ran above)"
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./e2e/
 	@$(MAKE) -s --no-print-directory e2e-check
+
+# A fleet soak (e2e/soak_test.go): SOAK issues (ISSUESxCONCURRENCY), each
+# against its own fake API and the current CLI, with faults mixed in, run
+# by an orchestrator that follows `malarun exit-codes --json`. make test
+# runs a short one (an issue per fault kind, 3 at a time); this is the
+# long one, not in CI. It prints issues per hour and malarun's share of
+# the fleet's CPU.
+SOAK ?= 40x8
+soak:
+	MALARUN_SOAK=$(SOAK) MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) go test -count=1 -v -timeout 60m -run TestFleetSoak ./e2e/
 
 # The environment and parallelism of make test's go test runs. GORACE drops
 # the race runtime's one second sleep at the exit of every test binary. The

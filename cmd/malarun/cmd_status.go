@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -172,10 +173,14 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 		{"updated", r.UpdatedAt.Local().Format(time.DateTime)},
 		{"transcripts", r.RunDir},
 		{"runs", fmt.Sprint(len(r.Runs))},
+		{"mcp servers not connected", mcpText(r.MCPNotConnected)},
 	}
 	for _, row := range rows {
 		if (row[0] == "retry at" || row[0] == "limit type") && r.Status != journal.Waiting {
 			continue // only a usage-limited run has them
+		}
+		if row[0] == "mcp servers not connected" && row[1] == "" {
+			continue
 		}
 		fmt.Fprintf(tw, "%s:\t%s\n", row[0], ui.Clean(row[1], 0))
 	}
@@ -217,4 +222,13 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// mcpText names the MCP servers the last attempt's claude started without.
+func mcpText(servers []journal.MCPServer) string {
+	names := make([]string, 0, len(servers))
+	for _, s := range servers {
+		names = append(names, s.Name+" ("+s.Status+")")
+	}
+	return strings.Join(names, ", ")
 }

@@ -77,3 +77,23 @@ func TestStatusNamesThePromptAndItsLatestChange(t *testing.T) {
 		t.Errorf("a record without a hash: %q", got)
 	}
 }
+
+// The MCP servers the last attempt started without are a line of the
+// detail, cleaned; a record without any has none.
+func TestStatusNamesMCPServersNotConnected(t *testing.T) {
+	e := journal.Entry{Issue: "i", Record: journal.Record{Issue: "i", Status: journal.Succeeded,
+		MCPNotConnected: []journal.MCPServer{{Name: "broken\x1b[2J", Status: "failed"}, {Name: "slow", Status: "pending"}}}}
+	var b strings.Builder
+	if err := printStatusDetail(&b, e); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "mcp servers not connected:") || !strings.Contains(b.String(), "(failed), slow (pending)") || strings.Contains(b.String(), "\x1b") {
+		t.Errorf("detail:\n%q", b.String())
+	}
+	e.Record.MCPNotConnected = nil
+	b.Reset()
+	printStatusDetail(&b, e)
+	if strings.Contains(b.String(), "mcp") {
+		t.Errorf("a record without MCP trouble has the line:\n%s", b.String())
+	}
+}

@@ -376,6 +376,15 @@ func TestTakenOverRunStops(t *testing.T) {
 	p.start(nil, nil)
 	p.waitTranscript(1, `"name":"Bash"`)
 	claude := p.claudePid()
+	// The handshake is malarun's record of the running call, not the
+	// transcript: malarun saves its record when it reads the line, and a
+	// save after the take-over's would write its own owner back.
+	if !testchild.WaitUntil(exitLimit, nil, func() bool {
+		e, ok := journal.Read(p.stateDir, p.issue)
+		return ok && e.Err == nil && len(e.Record.Running) > 0
+	}) {
+		t.Fatal("malarun never recorded the running Bash call")
+	}
 	if err := os.Remove(filepath.Join(p.stateDir, p.issue, journal.LockFile)); err != nil {
 		t.Fatal(err)
 	}

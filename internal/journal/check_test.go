@@ -146,6 +146,12 @@ func TestPlantedRecordsAreDamaged(t *testing.T) {
 	if _, err := Decode(v5); err == nil || !strings.Contains(err.Error(), "version 6 added") {
 		t.Errorf("api_answered in a version 5 record: err = %v", err)
 	}
+	delete(m, "api_answered")
+	m["mcp_servers_not_connected"] = []map[string]string{{"name": "x", "status": "failed"}}
+	v5, _ = json.Marshal(m)
+	if _, err := Decode(v5); err == nil || !strings.Contains(err.Error(), "version 6 added") {
+		t.Errorf("mcp_servers_not_connected in a version 5 record: err = %v", err)
+	}
 }
 
 func mustEncode(t *testing.T, r Record) []byte {

@@ -46,7 +46,7 @@ const (
 // boot_id, pid_ns) and OutputFailures. Version 4 added PromptSHA256,
 // PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
 // attempt cut short by malarun's death too. Version 5 added Trace.
-// Version 6 added APIAnswered.
+// Version 6 added APIAnswered and MCPNotConnected.
 const recordVersion = 6
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
@@ -80,6 +80,12 @@ type Owner struct {
 type ToolCall struct {
 	Name  string `json:"name"`
 	Input string `json:"input"` // cut short, for the resume prompt
+}
+
+// MCPServer is an MCP server as the CLI's init line lists it.
+type MCPServer struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
 }
 
 // Task is a background task of the CLI that was running when the record
@@ -153,6 +159,9 @@ type Record struct {
 	// whole message: a connection failure later is the network going away,
 	// never a wrong address (docs/design.md §D17).
 	APIAnswered bool `json:"api_answered,omitempty"`
+	// MCPNotConnected are the MCP servers the last attempt's claude listed
+	// as not connected in its init line: it works without their tools.
+	MCPNotConnected []MCPServer `json:"mcp_servers_not_connected,omitempty"`
 	// SideEffects counts calls of tools with side effects in the current
 	// session line (since the last context restart), by tool.
 	SideEffects map[string]int `json:"side_effects,omitempty"`
@@ -281,8 +290,8 @@ func Decode(data []byte) (Record, error) {
 	if r.Version < 5 && !r.Trace.IsZero() {
 		return Record{}, fmt.Errorf("a version %d record cannot have trace (version 5 added it)", r.Version)
 	}
-	if r.Version < 6 && r.APIAnswered {
-		return Record{}, fmt.Errorf("a version %d record cannot have api_answered (version 6 added it)", r.Version)
+	if r.Version < 6 && (r.APIAnswered || len(r.MCPNotConnected) > 0) {
+		return Record{}, fmt.Errorf("a version %d record cannot have api_answered or mcp_servers_not_connected (version 6 added them)", r.Version)
 	}
 	r.Version = recordVersion
 	if err := check(r); err != nil {

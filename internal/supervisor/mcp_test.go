@@ -27,5 +27,9 @@ func TestMCPServersNotConnectedAreNamed(t *testing.T) {
 		if len(down) != 2 || down[0].Name != "broken" || down[1].Status != "failed" {
 			t.Errorf("report: %+v", down)
 		}
+		// The record keeps them for malarun status.
+		if rec := readRecord(t, h); len(rec.MCPNotConnected) != 2 || rec.MCPNotConnected[1].Name != "notthere" {
+			t.Errorf("record: %+v", rec.MCPNotConnected)
+		}
 	})
 }

@@ -87,6 +87,11 @@ func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, t
 	if answered && !r.rec.APIAnswered {
 		r.rec.APIAnswered, changed = true, true
 	}
+	if ev.Type == "system" && ev.Subtype == "init" {
+		if down := recordMCP(attempt.MCPDown(ev.MCPServers)); !slices.Equal(down, r.rec.MCPNotConnected) {
+			r.rec.MCPNotConnected, changed = down, true
+		}
+	}
 	if ev.Type == "assistant" && ev.Model != "<synthetic>" && !r.rec.SessionTalked {
 		r.rec.SessionTalked, changed = true, true
 	}
@@ -264,4 +269,12 @@ func (r *runner) attemptEnv(n int) []string {
 	}
 	env := environ.Without(r.cfg.Env, "TRACESTATE")
 	return environ.With(environ.With(env, "TRACEPARENT", tp), "TRACESTATE", ts)
+}
+
+func recordMCP(down []stream.MCPServer) []journal.MCPServer {
+	var out []journal.MCPServer
+	for _, s := range down {
+		out = append(out, journal.MCPServer{Name: s.Name, Status: s.Status})
+	}
+	return out
 }

@@ -91,3 +91,18 @@ func TestReportRetryAt(t *testing.T) {
 		t.Errorf("a summary without a limit has a limit row")
 	}
 }
+
+// MCP servers an attempt started without are a row of the summary, each
+// once, with its status; none, no row.
+func TestSummaryNamesMCPServersNotConnected(t *testing.T) {
+	r := sampleReport()
+	if strings.Contains(Summary(r), "MCP") {
+		t.Errorf("a run with every server connected has an MCP row:\n%s", Summary(r))
+	}
+	r.Attempts[0].MCPNotConnected = []MCPServer{{"broken", "failed"}, {"slow|pipe", "pending"}}
+	r.Attempts[1].MCPNotConnected = []MCPServer{{"broken", "failed"}}
+	want := "| MCP servers not connected | `broken` (failed), `slow\\|pipe` (pending) (the agent worked without their tools) |\n"
+	if s := Summary(r); !strings.Contains(s, want) {
+		t.Errorf("summary lacks %q:\n%s", want, s)
+	}
+}

@@ -38,6 +38,9 @@ func Summary(r Report) string {
 		}
 		row("limit", limit)
 	}
+	if down := mcpDown(r.Attempts); down != "" {
+		row("MCP servers not connected", down+" (the agent worked without their tools)")
+	}
 	row("cost", Cost(r.CostUSD))
 	row("duration", Duration(time.Duration(r.DurationMS)*time.Millisecond))
 	row("tokens", fmt.Sprintf("%s input, %s output, %s cache write, %s cache read",
@@ -68,6 +71,22 @@ func Summary(r Report) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// mcpDown names the MCP servers any attempt started without, once each,
+// as inline code with their status: "`broken` (failed)".
+func mcpDown(attempts []Attempt) string {
+	var names []string
+	seen := map[MCPServer]bool{}
+	for _, a := range attempts {
+		for _, s := range a.MCPNotConnected {
+			if !seen[s] && len(names) < 20 {
+				seen[s] = true
+				names = append(names, code(s.Name)+" ("+cell(s.Status)+")")
+			}
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // cell makes s safe inside a table cell: one line, no column breaks.

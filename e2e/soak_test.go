@@ -1,0 +1,286 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testchild"
+)
+
+// A fleet soak (issue 31): many issues, a few at a time, each against its
+// own fake API and the real CLI, driven by an orchestrator that follows
+// `malarun exit-codes --json` as a team's would (rerun on "now", wait for
+// retry_at on "after_retry_at", give up otherwise), with faults mixed in.
+// MALARUN_SOAK=ISSUESxCONCURRENCY sets the size (make soak: 40x8); make
+// test runs the short default, one issue per fault kind. Invariants: every
+// issue ends in success, its side effect ran once, its record says
+// succeeded, and nothing of any run is left (each env's cleanup checks).
+
+// soakFaults are the fault kinds, one per issue in turn.
+func soakFaults() []string {
+	return []string{"stall", "cli-killed-early", "malarun-kill", "usage-limit", "slow-hook", "failed-mcp",
+		"overloaded", "malarun-term", "none"}
+}
+
+// soakSize is the fleet: issues and how many run at once.
+func soakSize(t *testing.T) (issues, at int) {
+	spec := os.Getenv("MALARUN_SOAK")
+	if spec == "" {
+		return len(soakFaults()), 3
+	}
+	a, b, ok := strings.Cut(spec, "x")
+	n, err1 := strconv.Atoi(a)
+	c, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || c < 1 {
+		t.Fatalf("MALARUN_SOAK=%q: want ISSUESxCONCURRENCY, such as 40x8", spec)
+	}
+	return n, c
+}
+
+// soakIssue is one issue of the fleet and what its invocations cost.
+type soakIssue struct {
+	n     int
+	fault string
+	e     *env
+	side  string // the file its one Bash call appends to
+	// Invocations of malarun, their exit codes (-1: killed by the soak),
+	// and CPU ticks: malarun's own and its reaped children's (claude's tree).
+	codes              []int
+	ownTicks, cldTicks int64
+	err                string
+}
+
+func TestFleetSoak(t *testing.T) {
+	if e2e.claude == "" {
+		t.Skip("real claude CLI missing (make e2e-deps)")
+	}
+	if v := os.Getenv("MALARUN_CLAUDE_VERSION"); v != "" && v != currentCLIVersion && os.Getenv("MALARUN_SOAK") == "" {
+		t.Skipf("SKIPPED for claude %s: the short fleet soak runs against the current CLI (%s); make soak runs the long one", v, currentCLIVersion)
+	}
+	issues, at := soakSize(t)
+	table := exitTable(t)
+	fleet := make([]*soakIssue, issues)
+	for i := range fleet {
+		fleet[i] = newSoakIssue(t, i+1, soakFaults()[i%len(soakFaults())])
+	}
+	started := time.Now()
+	sem := make(chan struct{}, at)
+	var wg sync.WaitGroup
+	for _, is := range fleet {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			is.orchestrate(table)
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(started)
+	var own, cld int64
+	ok := 0
+	for _, is := range fleet {
+		own, cld = own+is.ownTicks, cld+is.cldTicks
+		if is.err != "" {
+			t.Errorf("issue %d (%s): %s; exit codes %v", is.n, is.fault, is.err, is.codes)
+			continue
+		}
+		if is.check(t) {
+			ok++
+		}
+	}
+	t.Logf("fleet soak: %d/%d issues succeeded, %d at a time, in %v: %.0f issues per hour; CPU: malarun %.2f s, claude %.2f s (malarun %.1f%% of the fleet's)",
+		ok, issues, at, wall.Round(time.Second), float64(issues)/wall.Hours(), float64(own)/100, float64(cld)/100, 100*float64(own)/float64(max(own+cld, 1)))
+	for _, is := range fleet {
+		t.Logf("  issue %2d %-16s exit codes %v", is.n, is.fault, is.codes)
+	}
+}
+
+// exitTable is `malarun exit-codes --json`: code → retry.
+func exitTable(t *testing.T) map[int]string {
+	out, err := exec.Command(e2e.malarun, "exit-codes", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Codes []struct {
+			Code  int    `json:"code"`
+			Retry string `json:"retry"`
+		} `json:"codes"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	table := map[int]string{}
+	for _, c := range doc.Codes {
+		table[c.Code] = c.Retry
+	}
+	return table
+}
+
+func newSoakIssue(t *testing.T, n int, fault string) *soakIssue {
+	side := filepath.Join(t.TempDir(), "side-effect")
+	bash := fakeapi.Bash("echo ran >> " + side)
+	if fault == "malarun-term" || fault == "malarun-kill" {
+		bash = fakeapi.Bash("echo ran >> " + side + "; sleep 3") // the soak signals malarun meanwhile
+	}
+	steps := []fakeapi.Step{bash}
+	switch fault {
+	case "stall":
+		steps = append(steps, fakeapi.Stall())
+	case "overloaded":
+		steps = append(steps, fakeapi.Repeat(fakeapi.Overloaded(), 2))
+	case "usage-limit":
+		steps = append(steps, fakeapi.UsageLimited("five_hour", time.Now().Add(20*time.Second)))
+	}
+	steps = append(steps, fakeapi.Text(fmt.Sprintf("Issue %d done.", n)))
+	e := newEnvWith(t, fakeapi.WithScript(steps...))
+	is := &soakIssue{n: n, fault: fault, e: e, side: side}
+	switch fault {
+	case "usage-limit":
+		oauthEnv(e)
+	case "slow-hook":
+		writeHooks(t, e.work, `{"Stop":[{"hooks":[{"type":"command","command":"sleep 6"}]}]}`)
+	case "failed-mcp":
+		cfg := filepath.Join(t.TempDir(), "mcp.json")
+		if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"broken":{"command":"/bin/false","args":[]}}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e.args = []string{"--mcp-config", cfg}
+	case "cli-killed-early":
+		// The first claude dies by SIGKILL before its first line, as under
+		// the OOM killer; the next ones are the real CLI.
+		dir := t.TempDir()
+		e.claudeBin = filepath.Join(dir, "claude")
+		marker := filepath.Join(dir, "killed")
+		script := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%s' ]; then : > '%s'; kill -9 $$; fi\nexec '%s' \"$@\"\n", marker, marker, e2e.claude)
+		if err := os.WriteFile(e.claudeBin, []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return is
+}
+
+// orchestrate runs the issue as an orchestrator following the exit-code
+// table would, at most 8 invocations.
+func (is *soakIssue) orchestrate(table map[int]string) {
+	for inv := 1; inv <= 8; inv++ {
+		code, report := is.invoke(inv)
+		is.codes = append(is.codes, code)
+		switch {
+		case code == 0:
+			return
+		case code == -1: // the soak's own kill: the next invocation reclaims the run
+		case table[code] == "now":
+		case table[code] == "after_retry_at":
+			var r struct {
+				RetryAt time.Time `json:"retry_at"`
+			}
+			if err := json.Unmarshal([]byte(report), &r); err != nil || r.RetryAt.IsZero() {
+				is.err = fmt.Sprintf("exit %d without retry_at: %v", code, err)
+				return
+			}
+			// An orchestrator's wait for the reset, not a test's: the
+			// fake API's limit ends at a wall-clock time.
+			time.Sleep(time.Until(r.RetryAt))
+		default:
+			is.err = fmt.Sprintf("exit %d, retry %q: given up", code, table[code])
+			return
+		}
+	}
+	is.err = "still not done after 8 invocations"
+}
+
+// invoke runs malarun once; the malarun-* faults signal it, on its first
+// invocation, once claude's Bash call is under way. It returns the exit
+// code (-1 if the soak killed it) and stdout (the --json report).
+func (is *soakIssue) invoke(inv int) (int, string) {
+	e := is.e
+	flags := []string{"--json", "--idle-timeout", "4s", "--kill-grace", "1s", "--backoff", "0s"}
+	cmd, stdout, _ := e.command(flags...)
+	if err := cmd.Start(); err != nil {
+		is.err = err.Error()
+		return -2, ""
+	}
+	killed := false
+	if inv == 1 && (is.fault == "malarun-term" || is.fault == "malarun-kill") {
+		// The handshake: the Bash call has written its side effect and
+		// sleeps; the signal comes while it runs.
+		if testchild.WaitUntil(time.Minute, nil, func() bool { _, err := os.Stat(is.side); return err == nil }) {
+			sig := syscall.SIGTERM
+			if is.fault == "malarun-kill" {
+				sig, killed = syscall.SIGKILL, true
+			}
+			cmd.Process.Signal(sig)
+		}
+	}
+	own, children := zombieTicks(cmd.Process.Pid)
+	is.ownTicks += own
+	is.cldTicks += children
+	cmd.Wait()
+	if killed {
+		return -1, stdout.String()
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String()
+}
+
+// zombieTicks waits for pid to exit without reaping it and reads its CPU
+// from /proc/pid/stat: its own ticks, and its reaped children's (malarun
+// reaps claude's whole tree as the subreaper). Zero where it cannot tell.
+func zombieTicks(pid int) (own, children int64) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			if err != nil {
+				return 0, 0
+			}
+			break
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	// Fields after the command's closing parenthesis: state is field 3,
+	// utime 14, stime 15, cutime 16, cstime 17.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	num := func(i int) int64 { v, _ := strconv.ParseInt(f[i-3], 10, 64); return v }
+	if len(f) < 15 {
+		return 0, 0
+	}
+	return num(14) + num(15), num(16) + num(17)
+}
+
+// check asserts what a successful issue must leave: its side effect once,
+// its record succeeded; it reports whether both hold.
+func (is *soakIssue) check(t *testing.T) bool {
+	t.Helper()
+	good := true
+	if b, _ := os.ReadFile(is.side); string(b) != "ran\n" {
+		t.Errorf("issue %d (%s): its Bash call ran %d times, want once", is.n, is.fault, strings.Count(string(b), "ran"))
+		good = false
+	}
+	out, err := exec.Command(e2e.malarun, "status", "issue-e2e", "--json", "--state-dir", filepath.Join(is.e.home, "state")).Output()
+	var rec struct {
+		Status string `json:"status"`
+	}
+	if err != nil || json.Unmarshal(out, &rec) != nil || rec.Status != "succeeded" {
+		t.Errorf("issue %d (%s): record %q (%v)", is.n, is.fault, rec.Status, err)
+		good = false
+	}
+	return good
+}
