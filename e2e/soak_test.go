@@ -160,15 +160,7 @@ func newSoakIssue(t *testing.T, n int, fault string) *soakIssue {
 		}
 		e.args = []string{"--mcp-config", cfg}
 	case "cli-killed-early":
-		// The first claude dies by SIGKILL before its first line, as under
-		// the OOM killer; the next ones are the real CLI.
-		dir := t.TempDir()
-		e.claudeBin = filepath.Join(dir, "claude")
-		marker := filepath.Join(dir, "killed")
-		script := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%s' ]; then : > '%s'; kill -9 $$; fi\nexec '%s' \"$@\"\n", marker, marker, e2e.claude)
-		if err := os.WriteFile(e.claudeBin, []byte(script), 0o700); err != nil {
-			t.Fatal(err)
-		}
+		e.claudeBin = killedOnceCLI(t)
 	}
 	return is
 }

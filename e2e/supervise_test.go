@@ -103,21 +103,26 @@ func TestRealCLIAuthFailureStopsEarly(t *testing.T) {
 	}
 }
 
+// killedOnceCLI is a claude that dies by SIGKILL before its first line the
+// first time it runs, as under the OOM killer, and is the real CLI after.
+func killedOnceCLI(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin, marker := filepath.Join(dir, "claude"), filepath.Join(dir, "killed-once")
+	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%s' ]; then : > '%s'; kill -9 $$; fi\nexec '%s' \"$@\"\n", marker, marker, e2e.claude)
+	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 // A CLI killed from outside before its first line (the OOM killer under
 // memory pressure): nothing ran, so malarun starts it again and the run
 // succeeds, where it used to fail the issue for good (exit 1, retry never).
-// The wrapper dies by SIGKILL the first time, as the CLI would, then execs
-// the real CLI.
 func TestRealCLIKilledBeforeFirstLineStartsAgain(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fakeapi.Text("Done after a kill."))
-	dir := t.TempDir()
-	e.claudeBin = filepath.Join(dir, "claude")
-	marker := filepath.Join(dir, "killed-once")
-	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%s' ]; then : > '%s'; kill -9 $$; fi\nexec '%s' \"$@\"\n", marker, marker, e2e.claude)
-	if err := os.WriteFile(e.claudeBin, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	e.claudeBin = killedOnceCLI(t)
 	r := e.run("--backoff", "0s", "--json")
 	r.wantCode(t, 0)
 	var rep struct {

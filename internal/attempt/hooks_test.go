@@ -36,11 +36,13 @@ func TestHooksAreWork(t *testing.T) {
 			{at: 90 * time.Second, in: wakeUp, stop: StopHang},
 		}},
 		{name: "a failed hook ends like any other", final: StopExited, steps: []step{
+			{at: 0, in: line(initLine), wake: 10 * time.Second},
 			{at: 1 * time.Second, in: line(hookStarted("h1", "PostToolUse:Bash")), wake: 61 * time.Second},
 			{at: 2 * time.Second, in: line(hookResponse("h1", "PostToolUse:Bash", "error", 1)), wake: 12 * time.Second},
 			{at: 3 * time.Second, in: streamEnd, stop: StopExited},
 		}},
 		{name: "a response for a hook never started changes nothing", final: StopHang, steps: []step{
+			{at: 0, in: line(initLine), wake: 10 * time.Second},
 			{at: 1 * time.Second, in: line(hookResponse("h9", "Stop", "success", 0)), wake: 11 * time.Second},
 			{at: 11 * time.Second, in: wakeUp, stop: StopHang},
 		}},

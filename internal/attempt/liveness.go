@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/malarun/malarun/internal/stream"
@@ -21,7 +22,9 @@ type liveness struct {
 	deadline time.Time
 	// last is when the last line came (the attempt's start before any).
 	last time.Time
-	// anyLine: a line has come (before it, FirstLineWait applies).
+	// anyLine: a line other than a hook's has come (before it,
+	// FirstLineWait applies: SessionStart hooks print before the init line,
+	// and the MCP servers are connected after them, §F27, §F28).
 	anyLine bool
 	// seen is how far into the stream the CLI's writing is known to have
 	// come: the end of the last line read, or the size found at a wake.
@@ -60,10 +63,11 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 			}
 		}
 	}
-	if ev.Type == "system" {
+	hookLine := ev.Type == "system" && strings.HasPrefix(ev.Subtype, "hook_")
+	if hookLine {
 		l.observeHook(ev)
 	}
-	l.anyLine = true
+	l.anyLine = l.anyLine || !hookLine
 	l.deadline = now.Add(l.limit())
 	l.last = now
 	l.seen = max(l.seen, ev.Offset+ev.Bytes+1)

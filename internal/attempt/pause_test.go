@@ -70,6 +70,12 @@ func TestFirstLineWait(t *testing.T) {
 			{at: 31 * time.Second, in: lineAt(okResult, 200), wake: 36 * time.Second},
 			{at: 32 * time.Second, in: streamEnd, stop: StopExited},
 		}},
+		{name: "a SessionStart hook before init does not end the wait for the first line", final: StopExited, steps: []step{
+			{at: 1 * time.Second, in: line(hookStarted("h1", "SessionStart:startup")), wake: 61 * time.Second},
+			{at: 2 * time.Second, in: line(hookResponse("h1", "SessionStart:startup", "success", 0)), wake: 62 * time.Second},
+			{at: 32 * time.Second, in: lineAt(initLine, 100), wake: 42 * time.Second},
+			{at: 33 * time.Second, in: streamEnd, stop: StopExited},
+		}},
 		{name: "no first line within FirstLineWait is a hang", final: StopHang, steps: []step{
 			{at: FirstLineWait, in: wakeWritten(0), stop: StopHang},
 		}},
