@@ -154,10 +154,8 @@ func logConfig(log zerolog.Logger, opts runOptions, cfg supervisor.Config) {
 	ev.Msg("configuration")
 }
 
-// maxPromptBytes bounds the prompt: the largest real prompts are a few MB,
-// and the largest context window holds about 4 MB of text. Material beyond
-// that belongs in files the agent reads, not in the prompt.
-const maxPromptBytes = 32 << 20
+// maxPromptBytes bounds the prompt (supervisor.MaxPromptBytes).
+const maxPromptBytes = supervisor.MaxPromptBytes
 
 // readPrompt returns the prompt and where it came from ("stdin" or the
 // path). The path may be a FIFO, /dev/stdin or a process substitution

@@ -222,7 +222,12 @@ func showSource(stateDir string, opts showOptions) (replay.Source, string, error
 		}
 	}
 	src.RunDir = filepath.Join(runs, runID)
-	if fi, err := os.Stat(src.RunDir); err != nil || !fi.IsDir() {
+	// Lstat: a runs/<id> that is a symbolic link leads out of the state
+	// directory, as the record's run_dir is not allowed to (issue 32).
+	if fi, err := os.Lstat(src.RunDir); err != nil || !fi.IsDir() {
+		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return src, "", fmt.Errorf("issue %s's run %s in %s is a symbolic link, which malarun does not follow", opts.issueID, runID, runs)
+		}
 		return src, "", fmt.Errorf("issue %s has no run %s in %s", opts.issueID, runID, runs)
 	}
 	if recorded && e.Err == nil && e.Record.RunID == runID {

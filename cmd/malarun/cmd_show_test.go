@@ -85,6 +85,14 @@ func TestShowMistakes(t *testing.T) {
 	if o := c.run("show", "issue-1", "--run", "20261120T000000Z-000000"); o.code != exitFailure || !strings.Contains(o.stderr, "has no run 20261120T000000Z-000000") {
 		t.Errorf("a run that is not there: exit %d, %s", o.code, o.stderr)
 	}
+	// A runs/<id> that is a symbolic link to a folder outside is not followed.
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(state, "issue-1", "runs", "20261120T000000Z-111111")); err != nil {
+		t.Fatal(err)
+	}
+	if o := c.run("show", "issue-1", "--run", "20261120T000000Z-111111"); o.code != exitFailure || !strings.Contains(o.stderr, "is a symbolic link, which malarun does not follow") {
+		t.Errorf("a symlinked run folder: exit %d, %s", o.code, o.stderr)
+	}
 	if o := c.run("show", "issue-2"); o.code != exitFailure || !strings.Contains(o.stderr, "issue issue-2 has no runs in "+state) {
 		t.Errorf("an issue with no runs: exit %d, %s", o.code, o.stderr)
 	}

@@ -41,8 +41,10 @@ func shutdownSignals() []os.Signal {
 // SIGINT. signal.Notify would catch them again and undo that choice
 // (os/signal: a signal passed to Notify "will no longer be ignored"). Go's
 // runtime keeps only SIGHUP and SIGINT ignored that way; SIGQUIT it takes
-// over in any case. With none left, nothing is relayed (Notify with no
-// signal would relay every signal).
+// over at start-up in any case and keeps the inherited disposition only in
+// its own unexported state (runtime.fwdSig), so an ignored SIGQUIT cannot
+// be seen here: the README names the exception (issue 32). With none left,
+// nothing is relayed (Notify with no signal would relay every signal).
 func notify(c chan<- os.Signal, sigs []os.Signal) {
 	var caught []os.Signal
 	for _, s := range sigs {

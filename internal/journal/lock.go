@@ -14,6 +14,7 @@ import (
 
 	// Builds only for the kernels malarun supports, with one clear error elsewhere.
 	_ "github.com/malarun/malarun/internal/platform"
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // keepEvery is how often a held lock's file is checked for removal. A lock
@@ -70,9 +71,14 @@ func openLocked(path, issue string) (*os.File, error) {
 	for range 10 {
 		// O_NOFOLLOW: the file is truncated once locked, and a symlink
 		// planted in its place must not lead that elsewhere.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o600)
+		// O_NONBLOCK: a FIFO planted in its place must not hold the open.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("open the lock: %w", err)
+		}
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			f.Close()
+			return nil, fmt.Errorf("the lock %s is not a regular file: remove it (no malarun made it)", path)
 		}
 		if err := lockBriefly(f); err != nil {
 			b := make([]byte, 512)
@@ -219,7 +225,7 @@ func (l *lockHolder) release() {
 
 // locked tests an issue's lock without taking it for long.
 func locked(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, LockFile))
+	f, err := statefile.Open(filepath.Join(dir, LockFile))
 	if err != nil {
 		return false
 	}

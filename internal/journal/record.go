@@ -9,11 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // Status is where an issue's latest run stands.
@@ -321,19 +321,18 @@ func ReadRecord(path string) (Record, error) {
 	return r, nil
 }
 
-// readAtMost reads a file that must not be larger than limit bytes.
+// readAtMost reads a record file that must not be larger than limit
+// bytes, the safe way (statefile): a FIFO, a link or a planted huge file
+// is a damaged record, refused at once.
 func readAtMost(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
+	b, err := statefile.Read(path, limit)
+	var tooLarge *statefile.TooLargeError
+	var notRegular *statefile.NotRegularError
+	switch {
+	case errors.As(err, &tooLarge):
 		return nil, &DecodeError{Path: path, Err: fmt.Errorf("it is over %d MiB, far larger than any record malarun writes", limit>>20)}
+	case errors.As(err, &notRegular):
+		return nil, &DecodeError{Path: path, Err: notRegular}
 	}
-	return b, nil
+	return b, err
 }

@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode/utf8"
+
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // transcriptName matches the CLI's stdout of one attempt in a run folder.
@@ -34,25 +35,10 @@ func attemptNumbers(runDir string) ([]int, error) {
 	return ns, nil
 }
 
-// openRegular opens a file of the run folder for reading: a regular file
-// only (a FIFO or a device planted there cannot hold show), never through a
-// symbolic link.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	return f, nil
-}
+// openRegular opens a file of the run folder for reading the one safe way
+// (statefile): a regular file only (a FIFO or a device planted there
+// cannot hold show), never through a symbolic link.
+func openRegular(path string) (*os.File, error) { return statefile.Open(path) }
 
 // promptLines is how much of a prompt the story shows.
 const (

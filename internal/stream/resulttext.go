@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // The decoder keeps at most MaxResultBytes of a result's text: a result can
@@ -43,7 +44,7 @@ type ResultText struct {
 // is an error: the caller has only kept then. The line is scanned once
 // here, with the memory of one decoder.
 func ReadResult(ref LineRef, kept string) (*ResultText, error) {
-	f, err := os.Open(ref.Path)
+	f, err := statefile.Open(ref.Path)
 	if err != nil {
 		return nil, err
 	}

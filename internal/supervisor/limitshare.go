@@ -58,7 +58,10 @@ func (r *runner) pendingLimit(now time.Time) (usagelimit.Limit, bool) {
 	if r.rec.RetryAt.After(now) {
 		l = usagelimit.Limit{RetryAt: r.rec.RetryAt, Type: r.rec.LimitType, Waitable: true}
 	}
-	if shared, ok := (usagelimit.Store{Dir: r.cfg.StateDir}).Read(r.limitKey(), now); ok && shared.RetryAt.After(l.RetryAt) {
+	store := usagelimit.Store{Dir: r.cfg.StateDir, Refused: func(err error) {
+		r.log.Warn().Err(err).Msg("ignored and removed a file in the usage-limit folder that malarun did not write")
+	}}
+	if shared, ok := store.Read(r.limitKey(), now); ok && shared.RetryAt.After(l.RetryAt) {
 		r.log.Info().Time("retry_at", shared.RetryAt).Str("limit_type", shared.Type).Msg("another malarun on this state directory met a usage limit for this account")
 		l = shared
 	}

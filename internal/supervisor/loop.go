@@ -3,13 +3,13 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -19,7 +19,7 @@ import (
 func (r *runner) loop(pl *plan, started time.Time) (Report, error) {
 	// The run's attempts so far: those of the malaruns before this one.
 	rep := Report{RunDir: r.runDir, Attempts: pl.rec.Attempts}
-	task, err := os.ReadFile(pl.prompt)
+	task, err := statefile.Read(pl.prompt, MaxPromptBytes)
 	if err != nil {
 		return rep, fmt.Errorf("read the run's prompt: %w", err)
 	}

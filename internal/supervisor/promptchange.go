@@ -12,6 +12,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // A rerun of an issue whose run can be continued (interrupted, stopped,
@@ -31,7 +32,7 @@ func promptHash(prompt []byte) string {
 // record older than version 4, which does not keep it; "" when it cannot
 // be read.
 func recordedPromptHash(rec journal.Record) string {
-	b, err := os.ReadFile(filepath.Join(rec.RunDir, "prompt.md"))
+	b, err := statefile.Read(filepath.Join(rec.RunDir, "prompt.md"), MaxPromptBytes)
 	if err != nil {
 		return ""
 	}
@@ -85,11 +86,41 @@ func keepPromptChange(rec *journal.Record, c *journal.PromptChange) {
 	}
 }
 
+// MaxPromptBytes bounds a prompt, the user's and the run folder's copy:
+// the largest real prompts are a few MB, and the largest context window
+// holds about 4 MB of text. Material beyond that belongs in files the
+// agent reads, not in the prompt.
+const MaxPromptBytes = 32 << 20
+
 // restorePrompt makes the run folder's prompt.md again when it was removed
-// (a tidied state directory) and this invocation was given the very prompt
-// the run began with, as the record's hash shows: the run can go on.
+// (a tidied state directory) or replaced by something that is no prompt
+// (a FIFO, a link, a file over MaxPromptBytes: statefile), and this
+// invocation was given the very prompt the run began with, as the record's
+// hash shows: the run can go on. Such a planted prompt with another prompt
+// given is a usage error, before the record is touched: the run cannot be
+// continued, and waiting on it would hang.
 func (r *runner) restorePrompt(rec journal.Record, path string) error {
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) || rec.PromptSHA256 != promptHash(r.cfg.Prompt) {
+	same := rec.PromptSHA256 == promptHash(r.cfg.Prompt)
+	f, err := statefile.Open(path)
+	if err == nil {
+		st, serr := f.Stat()
+		f.Close()
+		if serr == nil && st.Size() > MaxPromptBytes {
+			err = &statefile.TooLargeError{Path: path, Size: st.Size(), Limit: MaxPromptBytes}
+		}
+	}
+	var notRegular *statefile.NotRegularError
+	var tooLarge *statefile.TooLargeError
+	planted := errors.As(err, &notRegular) || errors.As(err, &tooLarge)
+	switch {
+	case planted && !same:
+		return &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("the recorded run's prompt is damaged (%v); run with --reset to start the issue over", err)}
+	case planted:
+		if rmErr := os.Remove(path); rmErr != nil {
+			return fmt.Errorf("remove the damaged prompt: %w", rmErr)
+		}
+		r.log.Warn().Err(err).Msg("the run's prompt.md was not a prompt malarun wrote: removed, and saved again from this prompt")
+	case !errors.Is(err, fs.ErrNotExist) || !same:
 		return nil
 	}
 	if err := os.MkdirAll(rec.RunDir, 0o700); err != nil {
@@ -98,6 +129,8 @@ func (r *runner) restorePrompt(rec journal.Record, path string) error {
 	if err := writePrivate(path, r.cfg.Prompt); err != nil {
 		return fmt.Errorf("save the run's prompt again: %w", err)
 	}
-	r.log.Warn().Str("prompt", path).Msg("the run's prompt.md was removed: saved again from this prompt, which is the same (its SHA-256 is the record's)")
+	if !planted {
+		r.log.Warn().Str("prompt", path).Msg("the run's prompt.md was removed: saved again from this prompt, which is the same (its SHA-256 is the record's)")
+	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,4 +187,52 @@ func secondAttempt(t *testing.T, h *harness) (flag, id, first, seen string) {
 	flag, id = sessionFlag(t, at[1])
 	_, first = sessionFlag(t, at[0])
 	return flag, id, first, at[1]
+}
+
+// A FIFO (or a link, or a sparse file of gigabytes) planted as the
+// interrupted run's prompt.md: with the same prompt given it is removed and
+// saved again, and the run goes on; with another prompt it is a usage error
+// (exit 2) at once, the record untouched. Nothing blocks on the FIFO.
+func TestPlantedPromptNeverHangs(t *testing.T) {
+	plants := map[string]func(string) error{
+		"fifo": func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"link": func(p string) error { return os.Symlink("/etc/passwd", p) },
+		"huge": func(p string) error { return os.WriteFile(p, nil, 0o600) },
+	}
+	for name, plant := range plants {
+		for _, same := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s same=%v", name, same), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					h := interruptedRun(t)
+					rec := recordOf(t, h)
+					path := filepath.Join(rec.RunDir, "prompt.md")
+					os.Remove(path)
+					if err := plant(path); err != nil {
+						t.Fatal(err)
+					}
+					if name == "huge" {
+						os.Truncate(path, 3<<30)
+					}
+					if !same {
+						// Told to continue the recorded run, whose prompt is gone.
+						h.cfg.Prompt, h.cfg.PromptChange = []byte("Another task."), supervisor.PromptChangeResume
+					}
+					_, err, _ := h.run()
+					if !same {
+						wantKind(t, err, outcome.Usage, "the recorded run's prompt is damaged")
+						if r := recordOf(t, h); r.Status != rec.Status || r.Owner != rec.Owner {
+							t.Errorf("the record changed: %s %+v", r.Status, r.Owner)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if b, _ := os.ReadFile(path); string(b) != "Fix the bug." {
+						t.Errorf("prompt.md is %q", b)
+					}
+				})
+			})
+		}
+	}
 }

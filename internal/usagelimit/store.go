@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // DirName is the folder of the state directory that holds the shared
@@ -22,7 +24,15 @@ const DirName = "usage-limits"
 // (and a CLI start) to be told again.
 type Store struct {
 	Dir string // the state directory; files go in <Dir>/usage-limits/<key>.json
+	// Refused is told of a file that is no note of malarun's (a FIFO, a
+	// link, a device, a file over MaxStoreBytes): it is removed and
+	// ignored (nil: silently).
+	Refused func(error)
 }
+
+// MaxStoreBytes bounds what is read of one file: malarun writes about a
+// hundred bytes.
+const MaxStoreBytes = 64 << 10
 
 // Key names an account without putting its secret on disk: a prefix of
 // the SHA-256 of the credential (API key or OAuth token), "default" when
@@ -98,7 +108,16 @@ func (s Store) Read(key string, now time.Time) (Limit, bool) {
 		return Limit{}, false
 	}
 	path := s.path(key)
-	data, err := os.ReadFile(path)
+	data, err := statefile.Read(path, MaxStoreBytes)
+	var notRegular *statefile.NotRegularError
+	var tooLarge *statefile.TooLargeError
+	if errors.As(err, &notRegular) || errors.As(err, &tooLarge) {
+		os.Remove(path) // the planted thing itself, never what a link points to
+		if s.Refused != nil {
+			s.Refused(err)
+		}
+		return Limit{}, false
+	}
 	if err != nil {
 		return Limit{}, false
 	}
@@ -117,7 +136,7 @@ func (s Store) Read(key string, now time.Time) (Limit, bool) {
 // a new limit there. The check and the removal are not one step; losing
 // that race loses a shared hint, never a run.
 func removeIfUnchanged(path string, was []byte) {
-	if now, err := os.ReadFile(path); err == nil && bytes.Equal(now, was) {
+	if now, err := statefile.Read(path, MaxStoreBytes); err == nil && bytes.Equal(now, was) {
 		os.Remove(path)
 	}
 }

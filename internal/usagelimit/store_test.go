@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -154,5 +155,48 @@ func TestStoreLeavesNoTemporaryFiles(t *testing.T) {
 	got, ok := s.Read(Key("t"), at)
 	if !ok || !got.RetryAt.Equal(at.Add(4*time.Minute)) {
 		t.Errorf("last write lost: %+v %v", got, ok)
+	}
+}
+
+// A FIFO, a link or a huge sparse file planted as an account's note is
+// refused at once (no blocking open, no read of gigabytes), removed, and
+// reported.
+func TestPlantedNotesAreRemoved(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	var refused []string
+	s.Refused = func(err error) { refused = append(refused, err.Error()) }
+	key := Key("t")
+	path := s.path(key)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plant := []func() error{
+		func() error { return syscall.Mkfifo(path, 0o600) },
+		func() error { return os.Symlink("/etc/passwd", path) },
+		func() error {
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Truncate(2 << 30)
+		},
+	}
+	for i, p := range plant {
+		if err := p(); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.Read(key, time.Now()); ok {
+			t.Errorf("plant %d: read as a limit", i)
+		}
+		if _, err := os.Lstat(path); !os.IsNotExist(err) {
+			t.Errorf("plant %d: not removed (%v)", i, err)
+		}
+	}
+	if len(refused) != 3 {
+		t.Errorf("refusals reported: %q", refused)
+	}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Errorf("the link's target went too: %v", err)
 	}
 }

@@ -1,0 +1,103 @@
+// Package statefile opens the files malarun reads back from its state
+// directory (records, locks, usage-limit files, run prompts, timelines,
+// transcripts) one safe way. The directory can be written by others (a
+// restored CI cache, a shared volume, another job on the runner): a FIFO
+// there would block open(2) for good, a device or socket is no file of
+// malarun's, a symbolic link can lead anywhere, and a sparse file of
+// gigabytes would be read whole. So a file is opened without blocking and
+// without following a final symbolic link, must be regular, and is read
+// up to a cap its caller names (issue 32).
+package statefile
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// NotRegularError is a path that names something other than a regular
+// file: a FIFO, socket, device, directory or symbolic link.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	what := "not a regular file"
+	switch {
+	case e.Mode&fs.ModeNamedPipe != 0:
+		what = "a FIFO, not a regular file"
+	case e.Mode&fs.ModeSymlink != 0:
+		what = "a symbolic link, which malarun does not follow there"
+	case e.Mode&fs.ModeSocket != 0:
+		what = "a socket, not a regular file"
+	case e.Mode&fs.ModeDevice != 0:
+		what = "a device, not a regular file"
+	case e.Mode.IsDir():
+		what = "a directory, not a regular file"
+	}
+	return e.Path + " is " + what
+}
+
+// TooLargeError is a file over the cap its reader allows.
+type TooLargeError struct {
+	Path  string
+	Size  int64 // as fstat said, or more than Limit
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, over the %d malarun reads of it", e.Path, e.Size, e.Limit)
+}
+
+// Open opens path for reading: never blocking (O_NONBLOCK: a FIFO's open
+// returns at once, and is then refused), never through a symbolic link at
+// the end of the path (ELOOP is reported as a NotRegularError), and only a
+// regular file. A missing file is an error satisfying errors.Is(err,
+// fs.ErrNotExist), as os.Open's.
+func Open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if pe, ok := err.(*fs.PathError); ok && pe.Err == syscall.ELOOP {
+			return nil, &NotRegularError{Path: path, Mode: fs.ModeSymlink}
+		}
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, Mode: st.Mode()}
+	}
+	return f, nil
+}
+
+// Read reads a whole file opened as Open does, refusing one over limit
+// bytes before reading any of it (a TooLargeError).
+func Read(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit { // it grew since the fstat
+		return nil, &TooLargeError{Path: path, Size: int64(len(b)), Limit: limit}
+	}
+	return b, nil
+}
