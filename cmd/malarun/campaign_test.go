@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -15,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // The campaign's length and seed: `go test ./cmd/malarun -run
@@ -125,7 +128,7 @@ func campaignScenarios(t *testing.T) map[string]func() (string, []string, []stri
 
 func campaignFaults() []string {
 	return []string{"none", "signal", "two-signals", "stderr-closed", "stderr-stalled", "events-reader-gone",
-		"lock-removed", "planted-record", "killed-and-reclaimed"}
+		"lock-removed", "planted-record", "planted-file", "killed-and-reclaimed"}
 }
 
 func drawCase(rng *rand.Rand) campaignCase {
@@ -232,6 +235,8 @@ func (c campaignCase) play(t *testing.T, rng *rand.Rand) []int {
 		assertNothingLeft(t, p)
 		reset := p.again("--reset")
 		return []int{code, c.finish(t, reset, runToEnd(reset))}
+	case "planted-file":
+		return plantFile(t, c, p, plantSites()[rng.IntN(len(plantSites()))], rng.IntN(3))
 	case "killed-and-reclaimed":
 		p.start(nil, nil)
 		after(func() { p.cmd.Process.Kill() })
@@ -379,4 +384,98 @@ func plantRecord(t *testing.T, p *proc, rng *rand.Rand) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// plantSites are the state paths plantFile plants at.
+func plantSites() []string { return []string{"record", "lock", "note"} }
+
+// plantFile plants at site a FIFO (kind 0), a symbolic link (1) or a
+// 3 GiB sparse file (2), one of the state paths malarun reads (issue 32):
+// nothing may block or read gigabytes, each ends at once with its
+// documented code, and the fix a user would make (--reset, removing the
+// lock) lets the issue run.
+func plantFile(t *testing.T, c campaignCase, p *proc, site string, kind int) []int {
+	t.Helper()
+	dir := filepath.Join(p.stateDir, p.issue)
+	path := map[string]string{
+		"record": filepath.Join(dir, journal.RecordFile),
+		"lock":   filepath.Join(dir, journal.LockFile),
+		"note":   filepath.Join(p.stateDir, usagelimit.DirName, limitKeyOf(p.cmd.Env)+".json"),
+	}[site]
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	switch kind {
+	case 0:
+		err = syscall.Mkfifo(path, 0o600)
+	case 1:
+		err = os.Symlink("/etc/passwd", path)
+	default:
+		var f *os.File
+		if f, err = os.Create(path); err == nil {
+			err = f.Truncate(3 << 30)
+			f.Close()
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code := runToEnd(p)
+	took := time.Since(start)
+	switch site {
+	case "record":
+		if code != exitUsage || took > 10*time.Second {
+			t.Fatalf("a planted record: exit %d after %v, want 2 at once; stderr:\n%s", code, took, p.stderr.String())
+		}
+		reset := p.again("--reset")
+		return []int{code, c.finish(t, reset, runToEnd(reset))}
+	case "lock":
+		if kind == 2 {
+			// A big regular file is a lock like any other: malarun locks it
+			// and truncates it to write its name; nothing is read.
+			return []int{c.finish(t, p, code)}
+		}
+		if code != exitFailure || took > 10*time.Second || !strings.Contains(p.stderr.String(), "lock") {
+			t.Fatalf("a planted lock: exit %d after %v, want 1 at once naming it; stderr:\n%s", code, took, p.stderr.String())
+		}
+		os.Remove(path) // what the message tells the user to do
+		next := p.again()
+		return []int{code, c.finish(t, next, runToEnd(next))}
+	}
+	// A planted usage-limit note is removed with a warning; the run goes on.
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("the planted note is still there: %v", err)
+	}
+	return []int{c.finish(t, p, code)}
+}
+
+// limitKeyOf is the usage-limit note's key for a malarun run with env, as
+// the supervisor computes it (limitshare.go).
+func limitKeyOf(env []string) string {
+	get := func(k string) string { return environ.Get(env, k) }
+	cred := cmp.Or(get("ANTHROPIC_API_KEY"), get("CLAUDE_CODE_OAUTH_TOKEN"))
+	if base := get("ANTHROPIC_BASE_URL"); base != "" {
+		cred += "\x00" + base
+	}
+	return usagelimit.Key(cred)
+}
+
+// Every planted kind at every site, once each (the campaign draws them).
+func TestPlantedStateFiles(t *testing.T) {
+	t.Parallel()
+	for _, site := range plantSites() {
+		for kind := range 3 {
+			t.Run(fmt.Sprintf("%s-%d", site, kind), func(t *testing.T) {
+				c := campaignCase{scenario: "success", fault: "planted-file"}
+				c.behaviour, c.env, c.args = campaignScenarios(t)[c.scenario]()
+				p := newProc(t, "planted", c.behaviour, append([]string(nil), c.env...), c.args...)
+				codes := plantFile(t, c, p, site, kind)
+				if last := codes[len(codes)-1]; last != 0 {
+					t.Errorf("codes %v: the issue did not run after the fix", codes)
+				}
+			})
+		}
+	}
 }

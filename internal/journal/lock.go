@@ -73,6 +73,9 @@ func openLocked(path, issue string) (*os.File, error) {
 		// planted in its place must not lead that elsewhere.
 		// O_NONBLOCK: a FIFO planted in its place must not hold the open.
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("the lock %s is a symbolic link, not a regular file: remove it (no malarun made it)", path)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("open the lock: %w", err)
 		}
