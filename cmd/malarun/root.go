@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,6 +81,12 @@ func (a *app) execute(ctx context.Context, root *cobra.Command, args []string) i
 	markUsageErrors(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err != nil && !a.runBegan && errors.Is(err, syscall.EPIPE) {
+		// The reader went away (malarun status | head -1): it took what it
+		// wanted, as git log | head does. No error line, exit 0 (README,
+		// "Pipes"). A run's own outputs are noted in its record instead.
+		return exitOK
+	}
 	code := exitCodeFor(err)
 	if err != nil && !a.runBegan {
 		if issue, ok := jsonRunRequested(root, args); ok {
