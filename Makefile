@@ -3,7 +3,7 @@
 # (currentCLIVersion in e2e/cliversion_test.go) must be the last; a test
 # checks it. Readers of this file (a Dockerfile's pin check) take the same
 # line: CLAUDE_CODE_OLDEST and CLAUDE_CODE_CURRENT are derived from it.
-CLAUDE_CODE_VERSIONS := 2.1.197 2.1.330
+CLAUDE_CODE_VERSIONS := 2.1.197 2.1.332
 CLAUDE_CODE_OLDEST   := $(firstword $(CLAUDE_CODE_VERSIONS))
 CLAUDE_CODE_CURRENT  := $(lastword $(CLAUDE_CODE_VERSIONS))
 # Each version is installed in its own directory: CLAUDE_CODE_DIR/<version>.

@@ -308,7 +308,7 @@ func TestActionsChecksCatch(t *testing.T) {
 		{"malarun outlives its step", "MALARUN_SESSION_TIMEOUT: 50m", "MALARUN_SESSION_TIMEOUT: 2h", "is not above session_timeout"},
 		{"no session timeout", "MALARUN_SESSION_TIMEOUT: 50m", "MALARUN_SESSION_TIMEOUT: 0s", "MALARUN_SESSION_TIMEOUT \"0s\""},
 		{"slow stop", "MALARUN_SHUTDOWN_GRACE: 5s", "MALARUN_SHUTDOWN_GRACE: 30s", "7.5 s after SIGINT"},
-		{"another CLI", "CLAUDE_CODE_VERSION: 2.1.330", "CLAUDE_CODE_VERSION: 2.1.100", "current version is 2.1.330"},
+		{"another CLI", "CLAUDE_CODE_VERSION: 2.1.332", "CLAUDE_CODE_VERSION: 2.1.100", "current version is 2.1.332"},
 		{"no report", `--json --events "$RUNNER_TEMP/events.jsonl"`, `--events "$RUNNER_TEMP/events.jsonl"`, "without --json"},
 		{"replay on success only", "      - name: Replay the run\n        if: always()\n", "      - name: Replay the run\n", "replay"},
 		{"replay not uploaded", "            ${{ runner.temp }}/show.html\n", "", "replay"},
@@ -339,7 +339,7 @@ func TestActionsChecksCatch(t *testing.T) {
 			if wf == nil {
 				t.Fatalf("%v", errs)
 			}
-			wantProblem(t, checkActions(wf, "2.1.330"), tt.want)
+			wantProblem(t, checkActions(wf, "2.1.332"), tt.want)
 		})
 	}
 }

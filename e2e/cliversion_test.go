@@ -18,7 +18,7 @@ import (
 // currentCLIVersion is the CLI version the suite runs against when nothing
 // says otherwise: the last of the Makefile's CLAUDE_CODE_VERSIONS, kept in
 // step by TestCurrentCLIVersionIsTheMakefiles.
-const currentCLIVersion = "2.1.330"
+const currentCLIVersion = "2.1.332"
 
 // cliChoice is which real CLI the suite runs against.
 type cliChoice struct {

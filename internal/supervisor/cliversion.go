@@ -11,7 +11,7 @@ import (
 // changed meaning can go unnoticed (docs/design.md §F17).
 const (
 	OldestSupportedCLI = "2.1.197"
-	NewestTestedCLI    = "2.1.330"
+	NewestTestedCLI    = "2.1.332"
 )
 
 // cliVersionNote says why a version is worth a warning ("" when it is in
