@@ -58,7 +58,7 @@ func (e *TooLargeError) Error() string {
 // regular file. A missing file is an error satisfying errors.Is(err,
 // fs.ErrNotExist), as os.Open's.
 func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|Safe|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		if pe, ok := err.(*fs.PathError); ok && pe.Err == syscall.ELOOP {
 			return nil, &NotRegularError{Path: path, Mode: fs.ModeSymlink}

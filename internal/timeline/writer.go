@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // Writer appends entries to a run folder's timeline. It never stops a run:
@@ -29,7 +31,7 @@ func (w *Writer) Append(e Entry) {
 		// O_NONBLOCK and O_NOFOLLOW: a FIFO planted in a run folder must not
 		// hold the open (one without a reader fails with ENXIO), nor a link
 		// lead the appends elsewhere (issue 32); then only a regular file.
-		f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0o600)
+		f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC|statefile.Safe, 0o600)
 		if err != nil {
 			w.err = err
 			return

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package statefile
+
+// Safe is 0 where the kernel has no such flags: malarun builds only for
+// Linux and macOS (internal/platform says so, in one error).
+const Safe = 0

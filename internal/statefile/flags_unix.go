@@ -1,0 +1,9 @@
+//go:build unix
+
+package statefile
+
+import "syscall"
+
+// Safe are the open flags that keep a planted file from holding or
+// redirecting an open: no blocking on a FIFO, no final symbolic link.
+const Safe = syscall.O_NONBLOCK | syscall.O_NOFOLLOW
