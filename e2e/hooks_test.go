@@ -22,6 +22,17 @@ func writeHooks(t *testing.T, work, hooks string) {
 	}
 }
 
+// giveFailedMCPServer passes claude an MCP server named name whose command
+// fails at once: the CLI lists it failed and runs without it (§F28).
+func giveFailedMCPServer(t *testing.T, e *env, name string) {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"`+name+`":{"command":"/bin/false","args":[]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.args = []string{"--mcp-config", cfg}
+}
+
 // A Stop hook that runs the project's checks for 10 s, with idle_timeout
 // 4 s: the hook is work (§F27), it runs once, and the run succeeds in one
 // attempt. Before, malarun killed the tree at every try.
@@ -76,11 +87,7 @@ func TestRealCLIFailedHookIsReported(t *testing.T) {
 func TestRealCLIFailedMCPServerIsNamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fakeapi.Text("Done without tools."))
-	cfg := filepath.Join(t.TempDir(), "mcp.json")
-	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"broken-tools":{"command":"/bin/false","args":[]}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.args = []string{"--mcp-config", cfg}
+	giveFailedMCPServer(t, e, "broken-tools")
 	r := e.run("--json")
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stderr, `"mcp_server":"broken-tools","status":"failed"`) {

@@ -152,11 +152,7 @@ func newSoakIssue(t *testing.T, n int, fault string) *soakIssue {
 	case "slow-hook":
 		writeHooks(t, e.work, `{"Stop":[{"hooks":[{"type":"command","command":"sleep 6"}]}]}`)
 	case "failed-mcp":
-		cfg := filepath.Join(t.TempDir(), "mcp.json")
-		if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"broken":{"command":"/bin/false","args":[]}}}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		e.args = []string{"--mcp-config", cfg}
+		giveFailedMCPServer(t, e, "broken")
 	case "cli-killed-early":
 		e.claudeBin = killedOnceCLI(t)
 	}

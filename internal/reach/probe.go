@@ -6,12 +6,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // ProbeTimeout bounds one probe: a look that takes longer found nothing
@@ -154,22 +154,17 @@ const maxCAsBytes = 4 << 20
 
 // readCAs reads a certificate bundle named by the environment: a regular
 // file only (a FIFO would block the look, a device never end), at most
-// maxCAsBytes.
+// maxCAsBytes (statefile.ReadFollowing: a link is followed, the bundle is
+// the user's).
 func readCAs(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	b, err := statefile.ReadFollowing(path, maxCAsBytes)
+	var notRegular *statefile.NotRegularError
+	var tooLarge *statefile.TooLargeError
+	switch {
+	case errors.As(err, &notRegular):
 		return nil, fmt.Errorf("NODE_EXTRA_CA_CERTS %s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxCAsBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxCAsBytes {
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("NODE_EXTRA_CA_CERTS %s is over %d MiB", path, maxCAsBytes>>20)
 	}
-	return b, nil
+	return b, err
 }

@@ -2,12 +2,11 @@ package reach
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
+
+	"github.com/malarun/malarun/internal/statefile"
 )
 
 // The CLI also takes its environment from the "env" object of its settings
@@ -62,7 +61,7 @@ func settingsFiles(home, configDir, cwd string) []string {
 // what it sets is unknown); "" when none does.
 func addressInSettings(files []string) string {
 	for _, f := range files {
-		data, err := readSettings(f)
+		data, err := statefile.ReadFollowing(f, maxSettingsBytes) // a settings file may be a link (dotfiles)
 		if os.IsNotExist(err) {
 			continue
 		}
@@ -82,25 +81,4 @@ func addressInSettings(files []string) string {
 		}
 	}
 	return ""
-}
-
-// readSettings reads a settings file without blocking on a FIFO or a
-// device, at most maxSettingsBytes.
-func readSettings(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	if st.Size() > maxSettingsBytes {
-		return nil, fmt.Errorf("larger than %d bytes", maxSettingsBytes)
-	}
-	return io.ReadAll(io.LimitReader(f, maxSettingsBytes))
 }

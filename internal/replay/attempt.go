@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -121,7 +122,7 @@ func (w *walk) lines(a *attemptReader, upTo int64, at time.Time) error {
 		if a.ended {
 			return nil
 		}
-		f, err := openRegular(a.path)
+		f, err := statefile.Open(a.path)
 		if err != nil {
 			a.missing = true
 			if errors.Is(err, os.ErrNotExist) {

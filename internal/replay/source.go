@@ -35,11 +35,6 @@ func attemptNumbers(runDir string) ([]int, error) {
 	return ns, nil
 }
 
-// openRegular opens a file of the run folder for reading the one safe way
-// (statefile): a regular file only (a FIFO or a device planted there
-// cannot hold show), never through a symbolic link.
-func openRegular(path string) (*os.File, error) { return statefile.Open(path) }
-
 // promptLines is how much of a prompt the story shows.
 const (
 	promptLines = 6
@@ -51,10 +46,10 @@ const (
 // prompt.md. Its size is the file's.
 func promptOf(runDir string, n int) (name, text string, size int64, err error) {
 	name = fmt.Sprintf("attempt-%d.prompt.md", n)
-	f, err := openRegular(filepath.Join(runDir, name))
+	f, err := statefile.Open(filepath.Join(runDir, name))
 	if errors.Is(err, os.ErrNotExist) {
 		name = "prompt.md"
-		f, err = openRegular(filepath.Join(runDir, name))
+		f, err = statefile.Open(filepath.Join(runDir, name))
 	}
 	if err != nil {
 		return name, "", 0, err

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -31,7 +32,7 @@ type Source struct {
 func Tell(src Source, r Renderer) (Summary, error) {
 	w := &walk{src: src, r: r, attempts: map[int]*attemptReader{}}
 	defer w.close()
-	tl, err := openRegular(filepath.Join(src.RunDir, timeline.FileName))
+	tl, err := statefile.Open(filepath.Join(src.RunDir, timeline.FileName))
 	switch {
 	case err == nil:
 		defer tl.Close()

@@ -57,8 +57,24 @@ func (e *TooLargeError) Error() string {
 // the end of the path (ELOOP is reported as a NotRegularError), and only a
 // regular file. A missing file is an error satisfying errors.Is(err,
 // fs.ErrNotExist), as os.Open's.
-func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|Safe|syscall.O_CLOEXEC, 0)
+func Open(path string) (*os.File, error) { return open(path, Safe) }
+
+// Read reads a whole file opened as Open does, refusing one over limit
+// bytes before reading any of it (a TooLargeError).
+func Read(path string, limit int64) ([]byte, error) { return read(path, limit, Safe) }
+
+// OpenAtMost is Open that also refuses a file over limit bytes (a
+// TooLargeError), for a caller that only needs to know the file is fit to
+// read, or reads it its own way.
+func OpenAtMost(path string, limit int64) (*os.File, error) { return openAtMost(path, limit, Safe) }
+
+// ReadFollowing is Read for a file the user names (a CA bundle, claude's
+// settings): a symbolic link there is the user's own choice and is
+// followed; the rest holds (no blocking open, a regular file, the cap).
+func ReadFollowing(path string, limit int64) ([]byte, error) { return read(path, limit, NoBlock) }
+
+func open(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|flags|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		if pe, ok := err.(*fs.PathError); ok && pe.Err == syscall.ELOOP {
 			return nil, &NotRegularError{Path: path, Mode: fs.ModeSymlink}
@@ -77,21 +93,29 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
-// Read reads a whole file opened as Open does, refusing one over limit
-// bytes before reading any of it (a TooLargeError).
-func Read(path string, limit int64) ([]byte, error) {
-	f, err := Open(path)
+func openAtMost(path string, limit int64, flags int) (*os.File, error) {
+	f, err := open(path, flags)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Size() > limit {
+		f.Close()
+		return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit}
+	}
+	return f, nil
+}
+
+func read(path string, limit int64, flags int) ([]byte, error) {
+	f, err := openAtMost(path, limit, flags)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit}
-	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err

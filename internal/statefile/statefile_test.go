@@ -67,3 +67,30 @@ func TestPlantedFilesAreRefused(t *testing.T) {
 		t.Errorf("a FIFO's error: %v", err)
 	}
 }
+
+// ReadFollowing, for the files the user names, follows a link and still
+// refuses a FIFO without blocking.
+func TestReadFollowing(t *testing.T) {
+	dir := t.TempDir()
+	file, link, fifo := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "link"), filepath.Join(dir, "fifo")
+	if err := os.WriteFile(file, []byte("pem"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFollowing(link, 10); err != nil || string(b) != "pem" {
+		t.Errorf("a link: %q, %v", b, err)
+	}
+	var nr *NotRegularError
+	if _, err := ReadFollowing(fifo, 10); !errors.As(err, &nr) {
+		t.Errorf("a FIFO: %v", err)
+	}
+	var tl *TooLargeError
+	if _, err := ReadFollowing(link, 2); !errors.As(err, &tl) {
+		t.Errorf("over the cap: %v", err)
+	}
+}

@@ -101,13 +101,9 @@ const MaxPromptBytes = 32 << 20
 // continued, and waiting on it would hang.
 func (r *runner) restorePrompt(rec journal.Record, path string) error {
 	same := rec.PromptSHA256 == promptHash(r.cfg.Prompt)
-	f, err := statefile.Open(path)
+	f, err := statefile.OpenAtMost(path, MaxPromptBytes)
 	if err == nil {
-		st, serr := f.Stat()
 		f.Close()
-		if serr == nil && st.Size() > MaxPromptBytes {
-			err = &statefile.TooLargeError{Path: path, Size: st.Size(), Limit: MaxPromptBytes}
-		}
 	}
 	var notRegular *statefile.NotRegularError
 	var tooLarge *statefile.TooLargeError
