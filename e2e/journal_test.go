@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,6 +166,53 @@ func TestKilledMalarunIsReclaimedAndResumed(t *testing.T) {
 	}
 	if !strings.Contains(out, `"reclaimed":true`) {
 		t.Errorf("the reclaim is not logged:\n%s", out)
+	}
+}
+
+// The escapee of issue 32: a tool process that leaves with setsid and an
+// empty environment (`setsid env -i cmd &`) carries no marker, so only the
+// run's cgroup, named in the record, lets the next malarun end it after
+// malarun was SIGKILLed (§D28). The group is gone at the end.
+func TestReclaimEndsAnEscapeeWithAClearedEnvironment(t *testing.T) {
+	f := newFakeRun(t, testchild.ResumeAware, testchild.EnvLines+"=2", testchild.EnvGrandchild+"=1", testchild.EnvBareGrandchild+"=1",
+		testchild.EnvTranscript+"="+writeLines(t, testchild.InitLine, testchild.ToolLine))
+	cmd, _ := f.startAndWait(1, `"subtype":"fake_grandchild"`)
+	b, _ := os.ReadFile(globOne(t, filepath.Join(f.state, "issue-7", "runs", "*", "attempt-1.jsonl")))
+	m := regexp.MustCompile(`"pid":(\d+),"parent":(\d+)`).FindSubmatch(b)
+	grandchild, _ := strconv.Atoi(string(m[1]))
+	t.Cleanup(func() { syscall.Kill(grandchild, syscall.SIGKILL) })
+	cg, _ := f.status()["cgroup"].(string)
+	if cg == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the run has no cgroup: CI's machines let malarun make one")
+		}
+		t.Skip("SKIPPED: malarun could make no cgroup here (not root?), so the reclaim cannot find a bare escapee")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if !proc.Alive(grandchild, 0) {
+		t.Fatalf("the setsid grandchild died with malarun: the test proves nothing")
+	}
+	if env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", grandchild)); strings.Contains(string(env), "MALARUN_RUN=") {
+		t.Fatalf("the escapee carries the run's marker: its environment was not cleared")
+	}
+	code, out, _ := f.runJSON()
+	if code != 0 {
+		t.Fatalf("second malarun: exit %d\n%s", code, out)
+	}
+	// Ended before anything of the new run started: by the reclaim, not by
+	// the end of the next attempt.
+	if !strings.Contains(out, "ended the processes a previous malarun left running") || !strings.Contains(out, `"found":1`) {
+		t.Errorf("the reclaim found nothing to end:\n%s", out)
+	}
+	if proc.Alive(grandchild, 0) {
+		t.Errorf("the escapee %d outlived the reclaim", grandchild)
+	}
+	if _, err := os.Stat(cg); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the run's cgroup %s is left: %v", cg, err)
+	}
+	if st := f.status(); st["cgroup"] != nil {
+		t.Errorf("the finished run's record still names a cgroup: %v", st["cgroup"])
 	}
 }
 

@@ -134,6 +134,9 @@ func check(r Record) error {
 			bad("sessions holds %q, not a session id", id)
 		}
 	}
+	if !isPath(r.Cgroup, true) || len(r.Cgroup) > maxCgroupPath {
+		bad("cgroup %q is not an absolute path", r.Cgroup) // its name is checked where it is used (proc.EndCgroup)
+	}
 	if !isPath(r.Cwd, false) {
 		bad("cwd %q is not an absolute path", r.Cwd)
 	}
@@ -235,6 +238,9 @@ const darwinView = "darwin"
 
 // isPath: an absolute path without NUL (it becomes the CLI's working
 // directory or HOME), or "" where empty is allowed.
+// maxCgroupPath bounds the recorded cgroup: the kernel's PATH_MAX.
+const maxCgroupPath = 4096
+
 func isPath(p string, emptyOK bool) bool {
 	if p == "" {
 		return emptyOK

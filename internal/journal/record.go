@@ -46,8 +46,8 @@ const (
 // boot_id, pid_ns) and OutputFailures. Version 4 added PromptSHA256,
 // PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
 // attempt cut short by malarun's death too. Version 5 added Trace.
-// Version 6 added APIAnswered and MCPNotConnected.
-const recordVersion = 6
+// Version 6 added APIAnswered and MCPNotConnected. Version 7 added Cgroup.
+const recordVersion = 7
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
 // fields added since are zero in it, which is what they mean there.
@@ -197,6 +197,10 @@ type Record struct {
 	// every process started with the run's marker in its environment.
 	Tree   []ProcRef `json:"tree,omitempty"`
 	Marker string    `json:"marker"` // MALARUN_RUN=<marker> in the environment of every process of the run
+	// Cgroup is the run's own cgroup v2 group, which holds every process of
+	// the run whatever it does ("": none could be made; since version 7).
+	// A malarun that reclaims the run ends what is in it and removes it.
+	Cgroup string `json:"cgroup,omitempty"`
 
 	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason,omitempty"`

@@ -14,3 +14,13 @@ func SpawnerWithoutSubreaper() (s *Spawner, restore func()) {
 	s = &Spawner{self: os.Getpid(), pgid: unix.Getpgrp(), attr: childAttr, live: map[int]*Process{}}
 	return s, func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
 }
+
+// CgroupAt is a Cgroup for the folder path, whatever it is: a test of what
+// happens when the kernel refuses to start a child in it.
+func CgroupAt(t interface{ Fatal(...any) }, path string) *Cgroup {
+	dir, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Cgroup{Path: path, dir: dir}
+}

@@ -21,6 +21,16 @@ import (
 // killSpawner kills it outright.
 func startSpawner(t *testing.T, mode string) (spawner *exec.Cmd, child, grandchild, guard int) {
 	t.Helper()
+	spawner, fields := startSpawnerSaying(t, mode)
+	if _, err := fmt.Sscan(strings.Join(fields[:min(3, len(fields))], " "), &child, &grandchild, &guard); err != nil {
+		t.Fatalf("spawner said %q", strings.Join(fields, " "))
+	}
+	return spawner, child, grandchild, guard
+}
+
+// startSpawnerSaying starts the spawner and returns what it said, in fields.
+func startSpawnerSaying(t *testing.T, mode string) (*exec.Cmd, []string) {
+	t.Helper()
 	qemutest.SkipReexec(t)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), envSpawner+"="+mode)
@@ -31,10 +41,10 @@ func startSpawner(t *testing.T, mode string) (spawner *exec.Cmd, child, grandchi
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	if _, err := fmt.Sscan(line, &child, &grandchild, &guard); err != nil {
+	if strings.HasPrefix(line, "error") {
 		t.Fatalf("spawner said %q", strings.TrimSpace(line))
 	}
-	return cmd, child, grandchild, guard
+	return cmd, strings.Fields(line)
 }
 
 func killSpawner(t *testing.T, cmd *exec.Cmd) {

@@ -28,6 +28,9 @@ func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
+// intoCgroup: darwin has no cgroups (a Cgroup is never made there).
+func intoCgroup(*syscall.SysProcAttr, int) {}
+
 // becomeSubreaper: darwin cannot.
 func becomeSubreaper() bool { return false }
 

@@ -29,6 +29,14 @@ func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
+// intoCgroup has clone3 start the child inside the cgroup whose folder fd
+// names (-1: none), so it is in it before it runs anything.
+func intoCgroup(attr *syscall.SysProcAttr, fd int) {
+	if fd >= 0 {
+		attr.UseCgroupFD, attr.CgroupFD = true, fd
+	}
+}
+
 // becomeSubreaper makes malarun the parent that orphans of its trees
 // re-parent to, instead of init, so they can still be found and reaped.
 func becomeSubreaper() bool {

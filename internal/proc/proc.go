@@ -41,6 +41,10 @@ type Spec struct {
 	// malarun (no subreaper: darwin), it finds the tree's setsid escapees,
 	// and a guard uses it to end the tree if malarun dies. "" if none.
 	Marker string
+	// Cgroup is the run's cgroup (NewCgroup), which the child starts in
+	// and never leaves; nil: none. If the kernel refuses to start it
+	// there, it starts outside, and Cgroup.Refused says why.
+	Cgroup *Cgroup
 }
 
 // Exit is how the direct child ended.

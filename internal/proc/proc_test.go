@@ -28,7 +28,11 @@ const (
 	envSpawner       = "PROC_TEST_SPAWNER"
 	spawnerPdeathsig = "pdeathsig"
 	spawnerGuarded   = "guarded"
-	envMark          = "PROC_TEST_MARK" // the guarded spawner's marker entry
+	// spawnerCgroup: the parent-death signal and the run's cgroup, with a
+	// grandchild whose environment is empty (no marker); it prints the
+	// cgroup's path after the pids.
+	spawnerCgroup = "cgroup"
+	envMark       = "PROC_TEST_MARK" // the guarded spawner's marker entry
 )
 
 func TestMain(m *testing.M) {
@@ -58,15 +62,27 @@ func runSpawner(mode string) {
 	case spawnerGuarded:
 		sp = proc.NewSpawner()
 		proc.GuardWithoutPdeathsig(sp, os.Args[0], proc.GuardCommand)
+	case spawnerCgroup:
+		sp = proc.NewSpawner()
 	default:
 		fmt.Println("error: unknown spawner mode", mode)
 		os.Exit(1)
 	}
+	env := testchild.Env(testchild.Grandchild, envSpawner+"=", marker)
+	var cg *proc.Cgroup
+	if mode == spawnerCgroup {
+		var err error
+		if cg, err = proc.NewCgroup(proc.CgroupName(marker)); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		env = append(env, testchild.EnvBareGrandchild+"=1")
+	}
 	out, _ := os.CreateTemp("", "spawner-out")
 	defer os.Remove(out.Name())
 	p, err := sp.Start(proc.Spec{
-		Path: os.Args[0], Env: testchild.Env(testchild.Grandchild, envSpawner+"=", marker),
-		Stdout: out, Stderr: out, Marker: marker,
+		Path: os.Args[0], Env: env,
+		Stdout: out, Stderr: out, Marker: marker, Cgroup: cg,
 	})
 	if err != nil {
 		fmt.Println("error", err)
@@ -81,6 +97,14 @@ func runSpawner(mode string) {
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
+	}
+	if cg != nil {
+		if cg.Refused() != nil {
+			fmt.Println("error", cg.Refused())
+			os.Exit(1)
+		}
+		fmt.Println(p.Pid, gpid, 0, cg.Path, marker)
+		select {}
 	}
 	fmt.Println(p.Pid, gpid, proc.GuardPid(sp))
 	select {}
@@ -109,6 +133,12 @@ func (f *fixture) start(behaviour string, env ...string) *proc.Process {
 // environment; "" for none) as its Spec.Marker.
 func (f *fixture) startMarked(behaviour, marker string, env ...string) *proc.Process {
 	f.t.Helper()
+	return f.startIn(nil, behaviour, marker, env...)
+}
+
+// startIn starts the fake child in cgroup cg (nil: none).
+func (f *fixture) startIn(cg *proc.Cgroup, behaviour, marker string, env ...string) *proc.Process {
+	f.t.Helper()
 	qemutest.SkipReexec(f.t)
 	if marker != "" {
 		env = append(env, marker)
@@ -124,7 +154,7 @@ func (f *fixture) startMarked(behaviour, marker string, env ...string) *proc.Pro
 	}
 	defer errf.Close()
 	env = testchild.Env(behaviour, env...)
-	p, err := f.sp.Start(proc.Spec{Path: os.Args[0], Env: env, Stdout: out, Stderr: errf, Marker: marker})
+	p, err := f.sp.Start(proc.Spec{Path: os.Args[0], Env: env, Stdout: out, Stderr: errf, Marker: marker, Cgroup: cg})
 	if err != nil {
 		f.t.Fatal(err)
 	}

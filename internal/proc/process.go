@@ -21,6 +21,9 @@ type Process struct {
 	marker   string
 	marks    markMemo
 	withdraw sync.Once // tells the guard, once, that the tree is gone
+	// cgroup holds every process of the tree, whatever it did to leave it
+	// (nil: the child was not started in one).
+	cgroup *Cgroup
 
 	mu   sync.Mutex
 	seen map[int]uint64 // every tree member ever seen: pid -> start time
@@ -70,6 +73,12 @@ func (p *Process) members() []procStat {
 	if p.marker != "" {
 		read := func(pid int) bool { return carries(pid, p.marker) }
 		q.marked = func(s procStat) bool { return p.marks.carries(s, read) }
+	}
+	if p.cgroup != nil {
+		q.contained = map[int]bool{}
+		for _, pid := range p.cgroup.pids() {
+			q.contained[pid] = true
+		}
 	}
 	return liveMembers(procs, q)
 }

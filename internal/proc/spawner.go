@@ -105,13 +105,17 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 		return nil, fmt.Errorf("open stdin for the child: %w", err)
 	}
 
-	cmd := exec.Command(spec.Path, spec.Args...)
-	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
-	cmd.Stdin = stdin
-	cmd.Stdout = spec.Stdout
-	cmd.Stderr = spec.Stderr
-	cmd.SysProcAttr = s.attr()
+	command := func(cgroupFD int) *exec.Cmd {
+		cmd := exec.Command(spec.Path, spec.Args...)
+		cmd.Dir = spec.Dir
+		cmd.Env = spec.Env
+		cmd.Stdin = stdin
+		cmd.Stdout = spec.Stdout
+		cmd.Stderr = spec.Stderr
+		cmd.SysProcAttr = s.attr()
+		intoCgroup(cmd.SysProcAttr, cgroupFD)
+		return cmd
+	}
 
 	p := &Process{spawner: s, done: make(chan struct{}), seen: map[int]uint64{}}
 	if !s.subreaper && spec.Marker != "" {
@@ -128,8 +132,20 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 		if s.guardArgv != nil && s.guard == nil && s.guardErr == nil && spec.Marker != "" {
 			s.guard, s.guardErr = s.startGuard()
 		}
+		cmd := command(spec.Cgroup.fd())
 		err := cmd.Start()
+		if err != nil && spec.Cgroup.fd() >= 0 {
+			// The kernel would not start it inside the group (no clone3,
+			// as under qemu's user mode; a group it may not move into):
+			// the tree goes without one, and so does every later child.
+			if cmd = command(-1); cmd.Start() == nil {
+				spec.Cgroup.refused, err = err, nil
+			}
+		}
 		if err == nil {
+			if spec.Cgroup.fd() >= 0 {
+				p.cgroup = spec.Cgroup
+			}
 			s.track(cmd.Process.Pid, p)
 		}
 		s.mu.Unlock()

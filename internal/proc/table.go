@@ -53,14 +53,17 @@ type treeQuery struct {
 	// finds the tree's processes that the walk from the child cannot reach
 	// by the run's marker. nil: not needed, and not paid for.
 	marked func(procStat) bool
+	// contained are the pids in the run's cgroup: members whatever their
+	// parent, group or environment (nil: no cgroup).
+	contained map[int]bool
 	// unreaped: adopted zombies that could not be waited for yet.
 	unreaped map[int]bool
 }
 
 // liveMembers returns the live members of the tree in procs, ancestors
 // first: the child, its descendants by parent pid, anything in its process
-// group, adopted orphans, marked orphans, and any earlier member still
-// alive under its original start time. Zombies are dead and not members,
+// group, adopted orphans, marked orphans, processes in the run's cgroup,
+// and any earlier member still alive under its original start time. Zombies are dead and not members,
 // except one that malarun cannot reap yet, and one whose parent is another
 // member: that one re-parents to malarun when its parent dies and is reaped
 // by a later walk, and until then it counts, or a stop could end with it
@@ -95,7 +98,7 @@ func liveMembers(procs []procStat, q treeQuery) []procStat {
 		if ourGroup && s.Pgid == q.root.Pid || q.adopted != nil && q.adopted(s) {
 			add(s.Pid)
 		}
-		if st, ok := q.seen[s.Pid]; ok && st == s.StartTime {
+		if st, ok := q.seen[s.Pid]; ok && st == s.StartTime || q.contained[s.Pid] {
 			add(s.Pid)
 		}
 	}

@@ -82,10 +82,11 @@ func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	}
 	child, err := r.deps.Claude.Start(Launch{Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd,
 		Env: r.attemptEnv(spec.N), Stdin: r.promptPath(spec), Stdout: res.stdoutPath, Stderr: res.stderrPath,
-		Marker: markerEnv + "=" + r.rec.Marker})
+		Marker: markerEnv + "=" + r.rec.Marker, Cgroup: r.cgroup})
 	if err != nil {
 		return nil, err
 	}
+	r.noteCgroupRefused()
 	defer child.Close()
 	if err := r.recordAttemptStart(spec, child); err != nil {
 		child.Stop(r.cfg.KillGrace, r.hurry)

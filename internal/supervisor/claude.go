@@ -35,6 +35,8 @@ type Launch struct {
 	// Marker is the environment entry every process of the run carries
 	// (MALARUN_RUN=<issue>/<run-id>, docs/design.md §D2).
 	Marker string
+	// Cgroup is the run's cgroup, which it starts in (nil: none).
+	Cgroup *proc.Cgroup
 }
 
 // Child is a claude that Start started.
@@ -116,7 +118,7 @@ func (c *spawned) Start(l Launch) (Child, error) {
 		return nil, fmt.Errorf("follow %s: %w", l.Stdout, err)
 	}
 	p, err := c.spawner.Start(proc.Spec{Path: l.Path, Args: l.Args, Dir: l.Dir, Env: l.Env,
-		StdinPath: l.Stdin, Stdout: stdout, Stderr: stderr, Marker: l.Marker})
+		StdinPath: l.Stdin, Stdout: stdout, Stderr: stderr, Marker: l.Marker, Cgroup: l.Cgroup})
 	if err != nil {
 		close(exited)
 		follower.Close()

@@ -25,6 +25,10 @@ type Deps struct {
 	// Spawner starts the real CLI when Claude is nil; nil makes one (which
 	// makes this process a child subreaper, where the kernel has one).
 	Spawner *proc.Spawner
+	// Contain makes the run's own cgroup, named for the run (proc.NewCgroup,
+	// the default when Claude and Spawner are nil): every attempt's CLI
+	// starts in it. nil, or an error: the run has none (§D28).
+	Contain func(name string) (*proc.Cgroup, error)
 	// Guard is the command line that runs proc.RunGuard (malarun and its
 	// hidden proc.GuardCommand): on a kernel with no parent-death signal
 	// (darwin), that process ends the CLI's tree if malarun is killed. Used

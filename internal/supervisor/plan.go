@@ -222,8 +222,9 @@ func ownerIdentity(o journal.Owner) proc.Identity {
 	return proc.Identity{Pid: o.Pid, StartTime: o.StartTime, BootID: o.BootID, PidNS: o.PidNS}
 }
 
-// endLeftovers ends what a dead malarun's run left running: its recorded
-// processes (checked by start time) and anything carrying the run's marker.
+// endLeftovers ends what a dead malarun's run left running: everything in
+// the run's cgroup, its recorded processes (checked by start time) and
+// anything carrying the run's marker.
 func (r *runner) endLeftovers(rec journal.Record) {
 	var refs []proc.Ref
 	if r.self.SameView(ownerIdentity(rec.Owner)) {
@@ -236,7 +237,12 @@ func (r *runner) endLeftovers(rec journal.Record) {
 	} else if len(rec.Tree) > 0 {
 		r.log.Warn().Str("owner_host", rec.Owner.Host).Msg("the run's malarun died on another host or in another container: its recorded processes are not signalled (a container's end kills them); those this one can see are found by the run's marker")
 	}
-	found, left := proc.EndMarked(markerEnv+"="+rec.Marker, refs, r.cfg.KillGrace)
+	found, err := proc.EndCgroup(rec.Cgroup, proc.CgroupName(rec.Marker), r.cfg.KillGrace)
+	if err != nil {
+		r.log.Warn().Err(err).Msg("the run's recorded cgroup was not used: its processes are looked for by the run's marker only")
+	}
+	marked, left := proc.EndMarked(markerEnv+"="+rec.Marker, refs, r.cfg.KillGrace)
+	found += marked
 	if found > 0 {
 		r.log.Info().Int("found", found).Int("left", len(left)).Msg("ended the processes a previous malarun left running")
 	}

@@ -100,6 +100,7 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	r.cfg.Cwd = r.rec.Cwd
 	r.cfg.Env = environ.With(r.cfg.Env, "HOME", r.rec.Home)
 	r.cfg.Env = environ.With(r.cfg.Env, markerEnv, r.rec.Marker)
+	r.contain()
 	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd)
 	if hasFlag(r.cfg.ExtraArgs, "--settings") {
 		// Settings given on the command line may set the address too
@@ -119,6 +120,7 @@ func (r *runner) close(pl *plan, rep Report, err error, started time.Time) (Repo
 	if r.shutdownTimer != nil {
 		r.shutdownTimer.Stop()
 	}
+	r.releaseCgroup()
 	if serr := r.finishRecord(err); serr != nil {
 		err = serr
 	}

@@ -34,7 +34,9 @@ type runner struct {
 	runDir  string
 	ctxDone <-chan struct{}
 	monitor *ctxpressure.Monitor
-	tmpl    prompts
+	// cgroup holds the run's processes (nil: none could be made).
+	cgroup *proc.Cgroup
+	tmpl   prompts
 
 	// self is this malarun's process identity, recorded as the run's
 	// owner and compared with a recorded owner's.
@@ -81,6 +83,9 @@ func (d Deps) withDefaults(log zerolog.Logger) Deps {
 	}
 	if d.Claude == nil {
 		s := d.Spawner
+		if s == nil && d.Contain == nil {
+			d.Contain = proc.NewCgroup
+		}
 		if s == nil {
 			s = proc.NewSpawner(proc.WithGuard(d.Guard...))
 		}

@@ -113,6 +113,12 @@ const EnvContinued = "MALARUN_FAKE_CONTINUED"
 // would) and print its GrandchildLine.
 const EnvGrandchild = "MALARUN_FAKE_GRANDCHILD"
 
+// EnvBareGrandchild makes every setsid grandchild start with an empty
+// environment, as `setsid env -i cmd &` does: it carries no marker of the
+// run (docs/design.md §D28), only its behaviour and this entry, by which a
+// test finds it.
+const EnvBareGrandchild = "MALARUN_FAKE_BARE_GRANDCHILD"
+
 // EnvResumed is the transcript a ResumeAware child replays when resumed.
 const EnvResumed = "MALARUN_FAKE_RESUMED"
 
@@ -296,6 +302,9 @@ func startGrandchild() int { return startSetsid(Sleeper) }
 func startSetsid(behaviour string) int {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), EnvBehaviour+"="+behaviour, EnvArgsFile+"=", EnvReport+"=")
+	if tag := os.Getenv(EnvBareGrandchild); tag != "" {
+		cmd.Env = []string{EnvBehaviour + "=" + behaviour, EnvBareGrandchild + "=" + tag}
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

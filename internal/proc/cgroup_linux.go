@@ -1,0 +1,272 @@
+package proc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Linux's cgroup v2 side of cgroup.go.
+
+// CanContain: the kernel has cgroup v2 (whether malarun may make a group
+// is known only by trying: NewCgroup).
+const CanContain = true
+
+// maxCgroupFile bounds what is read from a cgroup's files (cgroup.procs of
+// a run: a pid per line).
+const maxCgroupFile = 4 << 20
+
+// NewCgroup makes (or opens, if an earlier malarun of the run left it) the
+// group name under malarun's own cgroup. It fails where there is no cgroup
+// v2 hierarchy, where malarun's own group cannot be found in it, or where
+// malarun may not make groups there (not root and not delegated; a
+// container whose /sys/fs/cgroup is read-only).
+func NewCgroup(name string) (*Cgroup, error) {
+	if !strings.HasPrefix(name, cgroupPrefix) || strings.ContainsAny(name, "/\x00") {
+		return nil, fmt.Errorf("cgroup name %q is not one malarun makes", name)
+	}
+	own, err := ownCgroupDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(own, name)
+	merr := os.Mkdir(path, 0o755)
+	if merr != nil && !errors.Is(merr, os.ErrExist) {
+		return nil, fmt.Errorf("make the run's cgroup: %w", merr)
+	}
+	dir, err := openCgroupDir(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cgroup{Path: path, dir: dir}
+	if merr != nil && !c.kill() {
+		// Left by an earlier malarun of the run, and not ended by the
+		// reclaim (EndCgroup): what is in it is a leftover, and a group
+		// that cannot be emptied would hold them beside the new tree.
+		c.dir.Close()
+		return nil, fmt.Errorf("cgroup %s holds processes that survive SIGKILL", path)
+	}
+	return c, nil
+}
+
+// openCgroupDir opens path as a folder of a cgroup v2 file system,
+// following no link: a recorded path may be hostile.
+func openCgroupDir(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open cgroup %s: %w", path, err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("%s is not in a cgroup v2 file system", path)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// ownCgroupDir is the folder of malarun's own cgroup v2 group: its path in
+// /proc/self/cgroup ("0::/path") under the cgroup2 mount that holds it.
+func ownCgroupDir() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	rel := ""
+	found := false
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel, found = p, true
+		}
+	}
+	if !found || !strings.HasPrefix(rel, "/") || strings.HasSuffix(rel, " (deleted)") {
+		return "", errors.New("malarun is in no cgroup v2 group (cgroup v1 only)")
+	}
+	mi, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer mi.Close()
+	return cgroupMountDir(mi, rel)
+}
+
+// cgroupMountDir finds, in mountinfo, the cgroup2 mount whose root holds
+// the group rel, and returns rel's folder under it.
+func cgroupMountDir(mountinfo io.Reader, rel string) (string, error) {
+	sc := bufio.NewScanner(mountinfo)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options [optional...] - fstype source super
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 1 || g[0] != "cgroup2" {
+			continue
+		}
+		root, point := unescapeMount(f[3]), unescapeMount(f[4])
+		if root == "/" {
+			return filepath.Join(point, rel), nil
+		}
+		if sub, ok := strings.CutPrefix(rel, root); ok && (sub == "" || sub[0] == '/') {
+			return filepath.Join(point, sub), nil
+		}
+	}
+	return "", errors.New("no cgroup2 file system is mounted where malarun's group is")
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// pids lists the processes in the group now (zombies have left it).
+func (c *Cgroup) pids() []int {
+	if c == nil || c.dir == nil {
+		return nil
+	}
+	return readPids(c.dir, "cgroup.procs")
+}
+
+func readPids(dir *os.File, name string) []int {
+	f, err := openAt(dir, name, unix.O_RDONLY)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxCgroupFile))
+	var out []int
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if pid, err := strconv.Atoi(string(line)); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// openAt opens one of the group's files through its folder's descriptor,
+// so a group whose folder was replaced is never confused with another.
+func openAt(dir *os.File, name string, flags int) (*os.File, error) {
+	fd, err := unix.Openat(int(dir.Fd()), name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// populated reads cgroup.events: whether a live process is in the group
+// or below it.
+func (c *Cgroup) populated() bool {
+	f, err := openAt(c.dir, "cgroup.events", unix.O_RDONLY)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	return bytes.Contains(b, []byte("populated 1"))
+}
+
+// kill ends every process in the group with cgroup.kill (Linux 5.14; before
+// it, SIGKILL to each pid, again until none is left), and waits up to
+// maxKillTime for the group to be empty. It reports whether it is.
+func (c *Cgroup) kill() bool {
+	if c == nil || c.dir == nil {
+		return true
+	}
+	byFile := false
+	if f, err := openAt(c.dir, "cgroup.kill", unix.O_WRONLY); err == nil {
+		_, werr := f.Write([]byte("1"))
+		byFile = werr == nil
+		f.Close()
+	}
+	until := time.Now().Add(maxKillTime)
+	for {
+		if !byFile {
+			for _, pid := range c.pids() {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		if !c.populated() {
+			return true
+		}
+		if time.Now().After(until) {
+			return false
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// Remove ends whatever is still in the group and removes it. It reports
+// an error if the group could not be emptied or removed (a process stuck
+// in the kernel): it is left for the next malarun of the run.
+func (c *Cgroup) Remove() error {
+	if c == nil || c.dir == nil {
+		return nil
+	}
+	defer func() {
+		c.dir.Close()
+		c.dir = nil
+	}()
+	if !c.kill() {
+		return fmt.Errorf("cgroup %s still holds processes after SIGKILL", c.Path)
+	}
+	if err := unix.Rmdir(c.Path); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("remove cgroup %s: %w", c.Path, err)
+	}
+	return nil
+}
+
+// EndCgroup ends the processes left in a run's group by a malarun that
+// died, and removes the group: SIGTERM to each, up to grace for them to
+// exit, then cgroup.kill. path comes from the run's record, so it is
+// trusted only if it is a clean absolute path ending in name (CgroupName
+// of the run's marker) and is a folder of a cgroup v2 file system, reached
+// through no link. It returns how many processes it found.
+func EndCgroup(path, name string, grace time.Duration) (found int, err error) {
+	if path == "" {
+		return 0, nil
+	}
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path || filepath.Base(path) != name || !strings.HasPrefix(name, cgroupPrefix) {
+		return 0, fmt.Errorf("recorded cgroup %q is not this run's", path)
+	}
+	if real, err := filepath.EvalSymlinks(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, nil // already gone (removed, or a reboot since)
+		}
+		return 0, err
+	} else if real != path {
+		return 0, fmt.Errorf("recorded cgroup %q leads elsewhere (%s)", path, real)
+	}
+	dir, err := openCgroupDir(path)
+	if err != nil {
+		return 0, err
+	}
+	c := &Cgroup{Path: path, dir: dir}
+	var refs []Ref
+	for _, pid := range c.pids() {
+		if st, err := StartTime(pid); err == nil {
+			refs = append(refs, Ref{Pid: pid, StartTime: st})
+		}
+	}
+	EndRefs(refs, grace)
+	return len(refs), c.Remove()
+}

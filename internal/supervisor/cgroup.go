@@ -1,0 +1,54 @@
+package supervisor
+
+import (
+	"github.com/malarun/malarun/internal/proc"
+)
+
+// The run's own cgroup (docs/design.md §D28): made when the run opens,
+// named in the record before any process starts in it, ended and removed
+// when the run closes, or by the malarun that reclaims the run
+// (endLeftovers).
+
+// contain makes the run's cgroup, where malarun may. Where it may not
+// (not root and not delegated; a container's read-only /sys/fs/cgroup;
+// darwin), the subreaper and the run's marker find the run's processes,
+// as the README's platform table says.
+func (r *runner) contain() {
+	if r.deps.Contain == nil {
+		return
+	}
+	cg, err := r.deps.Contain(proc.CgroupName(r.rec.Marker))
+	if err != nil {
+		r.rec.Cgroup = ""
+		if proc.CanContain {
+			r.log.Info().Err(err).Msg("no cgroup of the run's own: its processes are found by the subreaper and the run's marker (a tool process that clears its environment and leaves the tree can outlive a malarun killed outright)")
+		}
+		return
+	}
+	r.cgroup, r.rec.Cgroup = cg, cg.Path
+	r.log.Debug().Str("cgroup", cg.Path).Msg("the run's processes are held in its cgroup")
+}
+
+// noteCgroupRefused gives up the cgroup once the kernel would not start
+// the CLI in it (the CLI then started outside it): said once, and the
+// record no longer names it.
+func (r *runner) noteCgroupRefused() {
+	if r.cgroup == nil || r.cgroup.Refused() == nil {
+		return
+	}
+	r.log.Info().Err(r.cgroup.Refused()).Str("cgroup", r.cgroup.Path).Msg("the kernel would not start claude in the run's cgroup: its processes are found by the subreaper and the run's marker")
+	r.releaseCgroup()
+}
+
+// releaseCgroup ends what is left in the run's cgroup (nothing, once every
+// tree was stopped) and removes it.
+func (r *runner) releaseCgroup() {
+	if r.cgroup == nil {
+		return
+	}
+	if err := r.cgroup.Remove(); err != nil {
+		r.log.Warn().Err(err).Msg("the run's cgroup stays for the next malarun of this issue to end")
+		return
+	}
+	r.cgroup, r.rec.Cgroup = nil, ""
+}
