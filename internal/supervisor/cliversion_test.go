@@ -6,26 +6,28 @@ import (
 	"testing"
 )
 
-func TestCLIVersionNote(t *testing.T) {
+func TestCLIVersionOutsideTheRange(t *testing.T) {
 	for _, c := range []struct {
-		v    string
-		want string // a word of the note; "" = none
+		v             string
+		tooOld, newer bool
 	}{
-		{"", ""},
-		{"2.1.197", ""},
-		{"2.1.250", ""},
-		{"2.1.330", ""},
-		{"2.1.332", ""},
-		{"2.1.196", "older"},
-		{"2.0.999", "older"},
-		{"2.1.333", "newer"},
-		{"2.2.0", "newer"},
-		{"3", "newer"},
-		{"2.1.330-beta.1", ""},
+		{"", false, false},
+		{"2.1.197", false, false},
+		{"2.1.250", false, false},
+		{"2.1.330", false, false},
+		{"2.1.332", false, false},
+		{"2.1.196", true, false},
+		{"2.0.999", true, false},
+		{"2.1.333", false, true},
+		{"2.2.0", false, true},
+		{"3", false, true},
+		{"2.1.330-beta.1", false, false},
 	} {
-		got := cliVersionNote(c.v)
-		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
-			t.Errorf("cliVersionNote(%q) = %q, want one with %q", c.v, got, c.want)
+		if got := tooOld(c.v); got != c.tooOld {
+			t.Errorf("tooOld(%q) = %v", c.v, got)
+		}
+		if got := newerThanTested(c.v); got != c.newer {
+			t.Errorf("newerThanTested(%q) = %v", c.v, got)
 		}
 	}
 }

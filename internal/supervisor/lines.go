@@ -102,6 +102,9 @@ func hookFailed(ev stream.Event) bool {
 // logLine logs the lines that matter at info, the rest at debug; evented:
 // emitLine reports the line's events (not while the tree is stopped).
 func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
+	if what := stream.Unfamiliar(ev); what != "" {
+		r.warnUnfamiliar(log, what)
+	}
 	switch {
 	case ev.Kind != stream.KindJSON:
 		log.Warn().Int64("line", ev.Line).Int64("bytes", ev.Bytes).Str("kind", ev.Kind.String()).Msg("undecodable line in the stream")
@@ -155,10 +158,26 @@ func (r *runner) logInit(log zerolog.Logger, ev stream.Event) {
 		r.mcpWarned[s] = true
 		log.Warn().Str("mcp_server", s.Name).Str("status", s.Status).Msg("an MCP server claude was given is not connected: the agent works without its tools")
 	}
-	if note := cliVersionNote(ev.ClaudeCodeVersion); note != "" && !r.versionWarned {
+	if ev.ClaudeCodeVersion != "" {
+		r.cliVersion = ev.ClaudeCodeVersion
+	}
+	if tooOld(ev.ClaudeCodeVersion) && !r.versionWarned {
 		r.versionWarned = true
 		// The version is the CLI's text: a field, never in the message
 		// (messages are constant; see cmd/malarun/logging.go).
-		log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Str("note", note).Msg("claude's version is outside the tested range")
+		log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Str("oldest_supported", OldestSupportedCLI).
+			Msg("claude is older than the oldest version malarun supports: upgrade it")
 	}
+}
+
+// warnUnfamiliar says, once per kind in a run, that claude printed a kind
+// of line malarun does not know: the evidence that a CLI newer than the
+// newest tested brought something new (a version alone is no evidence).
+func (r *runner) warnUnfamiliar(log zerolog.Logger, what string) {
+	if r.unfamiliarWarned[what] || len(r.unfamiliarWarned) >= stream.MaxListItems {
+		return
+	}
+	r.unfamiliarWarned[what] = true
+	log.Warn().Str("line", what).Str("claude_code_version", r.cliVersion).Bool("newer_than_tested", newerThanTested(r.cliVersion)).
+		Msg("claude printed a kind of line malarun does not know: it is ignored")
 }

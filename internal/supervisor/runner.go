@@ -49,7 +49,11 @@ type runner struct {
 	// fresh session reuses the one it started with (ensureRunDir).
 	prompts map[string][]byte
 
-	versionWarned bool                      // the CLI's version was outside the tested range: said once per run
+	versionWarned bool                      // the CLI is older than the oldest supported: said once per run
+	cliVersion    string                    // the CLI's version, from its last init line ("": none yet)
+	// unfamiliarWarned are the kinds of line malarun did not know, said
+	// once each per run (stream.Unfamiliar).
+	unfamiliarWarned map[string]bool
 	mcpWarned     map[stream.MCPServer]bool // MCP servers not connected, warned about once per run
 
 	// timeline is the run folder's record of decisions and receive times,

@@ -1,0 +1,42 @@
+package stream
+
+// The kinds of line the CLI is known to print (recorded from 2.1.197 to
+// 2.1.332, and the Agent SDK's message types), whether malarun acts on them
+// or not. A line of another kind is what a newer CLI may bring that
+// malarun does not know: it is ignored, and said once (docs/design.md
+// §F17), instead of a warning on every run of a CLI newer than the
+// newest tested.
+func knownType(t string) bool {
+	switch t {
+	case "system", "assistant", "user", "result", "stream_event", "rate_limit_event",
+		"tool_progress", "auth_status", "tool_use_summary", "prompt_suggestion", "keep_alive":
+		return true
+	}
+	return false
+}
+
+func knownSystemSubtype(s string) bool {
+	switch s {
+	case "init", "api_retry", "compact_boundary", "status",
+		"hook_started", "hook_progress", "hook_response",
+		"task_started", "task_progress", "task_updated", "task_notification",
+		"background_tasks_changed", "files_persisted", "local_command_output", "elicitation_complete":
+		return true
+	}
+	return false
+}
+
+// Unfamiliar names what in a decoded line malarun does not know ("type
+// X", "system subtype Y"), or "" when it knows the kind. Results are judged
+// by attempt.UnknownResult, which knows what each of theirs means.
+func Unfamiliar(ev Event) string {
+	switch {
+	case ev.Kind != KindJSON || ev.Type == "result":
+		return ""
+	case !knownType(ev.Type):
+		return "type " + ev.Type
+	case ev.Type == "system" && !knownSystemSubtype(ev.Subtype):
+		return "system subtype " + ev.Subtype
+	}
+	return ""
+}
