@@ -23,6 +23,7 @@ const (
 	KindText           Kind = "text"            // the assistant's text: Text
 	KindToolCall       Kind = "tool_call"       // Tool, ToolID, Summary, Input, Background
 	KindToolResult     Kind = "tool_result"     // Tool, ToolID, IsError, Bytes, Head, Tail, Images, TookMS
+	KindToolRunning    Kind = "tool_running"    // --follow only: a call still running: Tool, ToolID, Summary, TookMS (so far)
 	KindHook           Kind = "hook"            // a hook of the CLI's ended: Hook, Outcome, ExitCode, IsError, TookMS
 	KindTaskStarted    Kind = "task_started"    // a background task: Task, Summary
 	KindTaskFinished   Kind = "task_finished"   // Task, Summary, TookMS
@@ -43,7 +44,7 @@ const (
 // Malarun reports whether the item is malarun's decision, not the agent's work.
 func (k Kind) Malarun() bool {
 	switch k {
-	case KindText, KindToolCall, KindToolResult, KindResult, KindPrompt, KindHook:
+	case KindText, KindToolCall, KindToolResult, KindToolRunning, KindResult, KindPrompt, KindHook:
 		return false
 	}
 	return true

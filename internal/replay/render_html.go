@@ -109,6 +109,8 @@ func (h *htmlRenderer) Item(it *Item) error {
 		if it.Background {
 			h.w.WriteString(` (background)`)
 		}
+	case KindToolRunning:
+		fmt.Fprintf(h.w, `<span class="tool">%s</span> still running, %s`, esc(it.Tool), ui.Duration(time.Duration(it.TookMS)*time.Millisecond))
 	case KindHook:
 		class := "ok"
 		if it.IsError {

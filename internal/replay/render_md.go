@@ -20,12 +20,15 @@ const mdLongLines = 5
 // HTML, link, @mention, #reference or emphasis in it is ever rendered.
 type mdRenderer struct {
 	w *bufio.Writer
+	// following: a run going on is told; every item is written at once.
+	following bool
 }
 
 // NewMarkdown writes the story as Markdown to w.
 func NewMarkdown(w io.Writer) Renderer { return &mdRenderer{w: bufio.NewWriter(w)} }
 
 func (m *mdRenderer) Begin(h Header) error {
+	m.following = h.Following
 	fmt.Fprintf(m.w, "### malarun show %s, run %s\n\n", mdCode(h.Issue), mdCode(h.RunID))
 	if h.Status != "" {
 		fmt.Fprintf(m.w, "Status: %s. ", mdCode(h.Status))
@@ -70,6 +73,8 @@ func (m *mdRenderer) Item(it *Item) error {
 		fmt.Fprintf(m.w, "- %s%s %s\n", at, mdCode(it.Tool), mdCode(gist))
 	case KindHook:
 		fmt.Fprintf(m.w, "- %shook %s: %s\n", at, mdCode(it.Hook), hookGist(it))
+	case KindToolRunning:
+		fmt.Fprintf(m.w, "- %s⏳ %s still running, %s: %s\n", at, mdCode(it.Tool), ui.Duration(time.Duration(it.TookMS)*time.Millisecond), mdCode(it.Summary))
 	case KindToolResult:
 		status := "ok"
 		if it.IsError {
@@ -99,7 +104,7 @@ func (m *mdRenderer) Item(it *Item) error {
 	default:
 		fmt.Fprintf(m.w, "- %s**malarun** %s\n", at, mdCode(decision(it)))
 	}
-	return nil
+	return m.flushIf(m.following)
 }
 
 func (m *mdRenderer) End(s Summary) error {

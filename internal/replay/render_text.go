@@ -47,6 +47,8 @@ type textRenderer struct {
 	opt   TextOptions
 	day   string // the date last shown: a story that crosses days says so
 	timed bool
+	// following: a run going on is told; every item is written at once.
+	following bool
 }
 
 // NewText writes the story as text to w.
@@ -65,7 +67,7 @@ func (t *textRenderer) paint(sgr, s string) string {
 }
 
 func (t *textRenderer) Begin(h Header) error {
-	t.timed = h.Timed
+	t.timed, t.following = h.Timed, h.Following
 	head := fmt.Sprintf("malarun show · %s · run %s", ui.Clean(h.Issue, 0), ui.Clean(h.RunID, 0))
 	if h.Status != "" {
 		head += " · " + ui.Clean(h.Status, 0)
@@ -106,6 +108,8 @@ func (t *textRenderer) Item(it *Item) error {
 		t.entry(it, what+"  "+ui.Clean(gist, 0), "")
 	case KindToolResult:
 		t.toolResult(it)
+	case KindToolRunning:
+		t.entry(it, t.paint(sgrDim, "⏳ "+ui.Clean(it.Tool, 80)+" still running · "+ui.Duration(time.Duration(it.TookMS)*time.Millisecond))+"  "+ui.Clean(it.Summary, 0), "")
 	case KindHook:
 		color := sgrCyan
 		if it.IsError {
@@ -125,7 +129,9 @@ func (t *textRenderer) Item(it *Item) error {
 	default:
 		t.entry(it, t.paint(sgrMagenta, "▲ malarun ")+decision(it), "")
 	}
-	return t.flushIf(it.Kind.Malarun())
+	// Followed, every item goes out as it comes: the agent's too (a
+	// tool call is what someone watching waits to see).
+	return t.flushIf(it.Kind.Malarun() || t.following)
 }
 
 func (t *textRenderer) End(s Summary) error {

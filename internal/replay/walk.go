@@ -25,12 +25,18 @@ type Source struct {
 	// what the run has written: it waits a little and says whether the run
 	// ended (stop is then why). The story then tells what came last and ends.
 	Follow func() (stop string, err error)
+	// Now is the clock that times the calls still running while a run is
+	// followed (nil: time.Now).
+	Now func() time.Time
 }
 
 // Tell tells the story of src's run to r. It reads the run folder's
 // timeline and transcripts as streams: memory does not grow with them.
 func Tell(src Source, r Renderer) (Summary, error) {
-	w := &walk{src: src, r: r, attempts: map[int]*attemptReader{}}
+	w := &walk{src: src, r: r, attempts: map[int]*attemptReader{}, running: map[string]*runningCall{}}
+	if w.src.Now == nil {
+		w.src.Now = time.Now
+	}
 	defer w.close()
 	tl, err := statefile.Open(filepath.Join(src.RunDir, timeline.FileName))
 	switch {
@@ -100,6 +106,9 @@ type walk struct {
 	began   string
 	runCost float64 // the cost of the attempts that ended, and of the current one so far
 	window  int64   // the context window last known
+	// running are the tool calls told and not answered yet, while a run is
+	// followed (running.go).
+	running map[string]*runningCall
 }
 
 func (w *walk) close() {
@@ -116,6 +125,7 @@ func (w *walk) emit(it *Item) error {
 	}
 	w.seq++
 	it.Seq = w.seq
+	w.track(it)
 	switch it.Kind {
 	case KindToolCall:
 		w.sum.ToolCalls++
@@ -143,6 +153,9 @@ func (w *walk) timed() error {
 		if errors.Is(err, io.EOF) {
 			if w.src.Follow == nil {
 				break
+			}
+			if err := w.stillRunning(); err != nil {
+				return err
 			}
 			stop, err := w.src.Follow()
 			if err != nil {
