@@ -145,7 +145,7 @@ func (h *htmlRenderer) Item(it *Item) error {
 		if a.DurationMS > 0 {
 			fmt.Fprintf(h.w, ` after %s`, ui.Duration(time.Duration(a.DurationMS)*time.Millisecond))
 		}
-		fmt.Fprintf(h.w, `, %s, %s in / %s out, %d tool calls`, ui.Cost(a.CostUSD), ui.Tokens(a.Tokens.Input), ui.Tokens(a.Tokens.Output), a.ToolCalls)
+		fmt.Fprintf(h.w, `, %s, %s in / %s out, %s`, ui.Cost(a.CostUSD), ui.Tokens(a.Tokens.Input), ui.Tokens(a.Tokens.Output), ui.Plural(a.ToolCalls, "tool call"))
 		if a.CLIVersion != "" {
 			fmt.Fprintf(h.w, `, claude %s`, esc(a.CLIVersion))
 		}
@@ -187,11 +187,11 @@ func (h *htmlRenderer) End(s Summary) error {
 	if s.ExitCode != nil {
 		fmt.Fprintf(h.w, ` (exit %d)`, *s.ExitCode)
 	}
-	fmt.Fprintf(h.w, ` · %d attempts · %s`, len(s.Attempts), ui.Cost(s.CostUSD))
+	fmt.Fprintf(h.w, ` · %s · %s`, ui.Plural(len(s.Attempts), "attempt"), ui.Cost(s.CostUSD))
 	if !s.Started.IsZero() && !s.Ended.IsZero() {
 		fmt.Fprintf(h.w, ` · %s`, ui.Duration(s.Ended.Sub(s.Started)))
 	}
-	fmt.Fprintf(h.w, ` · %d tool calls · %s in, %s out, %s cache read</p>`+"\n", s.ToolCalls,
+	fmt.Fprintf(h.w, ` · %s · %s in, %s out, %s cache read</p>`+"\n", ui.Plural(s.ToolCalls, "tool call"),
 		ui.Tokens(s.Tokens.Input), ui.Tokens(s.Tokens.Output), ui.Tokens(s.Tokens.CacheRead))
 	if s.Reason != "" {
 		fmt.Fprintf(h.w, "<pre>%s</pre>\n", esc(s.Reason))

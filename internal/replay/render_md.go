@@ -58,7 +58,7 @@ func (m *mdRenderer) Item(it *Item) error {
 		if it.Info.DurationMS > 0 {
 			fmt.Fprintf(m.w, " after %s", ui.Duration(time.Duration(it.Info.DurationMS)*time.Millisecond))
 		}
-		fmt.Fprintf(m.w, ", %s, %d tool calls\n", ui.Cost(it.Info.CostUSD), it.Info.ToolCalls)
+		fmt.Fprintf(m.w, ", %s, %s\n", ui.Cost(it.Info.CostUSD), ui.Plural(it.Info.ToolCalls, "tool call"))
 		if it.Info.Reason != "" && it.Info.Outcome != "success" {
 			m.block("  ", "", it.Info.Reason)
 		}
@@ -116,7 +116,7 @@ func (m *mdRenderer) End(s Summary) error {
 	if s.ExitCode != nil {
 		fmt.Fprintf(m.w, " (exit %d)", *s.ExitCode)
 	}
-	fmt.Fprintf(m.w, ": %d attempts, %s, %d tool calls, %d results\n\n", len(s.Attempts), ui.Cost(s.CostUSD), s.ToolCalls, s.Results)
+	fmt.Fprintf(m.w, ": %s, %s, %s, %s\n\n", ui.Plural(len(s.Attempts), "attempt"), ui.Cost(s.CostUSD), ui.Plural(s.ToolCalls, "tool call"), ui.Plural(s.Results, "result"))
 	m.w.WriteString("| attempt | began | session | took | ended | cost |\n| ---: | --- | --- | ---: | --- | ---: |\n")
 	for _, a := range s.Attempts {
 		fmt.Fprintf(m.w, "| %d | %s | %s | %s | %s | %s |\n", a.N, beganText(a.Began), mdCode(ui.ShortSession(a.Session)),

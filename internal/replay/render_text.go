@@ -146,11 +146,11 @@ func (t *textRenderer) End(s Summary) error {
 	if s.ExitCode != nil {
 		out += fmt.Sprintf(" (exit %d)", *s.ExitCode)
 	}
-	parts := []string{out, fmt.Sprintf("%d attempts", len(s.Attempts)), ui.Cost(s.CostUSD)}
+	parts := []string{out, ui.Plural(len(s.Attempts), "attempt"), ui.Cost(s.CostUSD)}
 	if !s.Started.IsZero() && !s.Ended.IsZero() {
 		parts = append(parts, ui.Duration(s.Ended.Sub(s.Started)))
 	}
-	parts = append(parts, fmt.Sprintf("%d tool calls, %d results", s.ToolCalls, s.Results),
+	parts = append(parts, ui.Plural(s.ToolCalls, "tool call")+", "+ui.Plural(s.Results, "result"),
 		fmt.Sprintf("%s in, %s out, %s cache write, %s cache read", ui.Tokens(s.Tokens.Input), ui.Tokens(s.Tokens.Output),
 			ui.Tokens(s.Tokens.CacheCreation), ui.Tokens(s.Tokens.CacheRead)))
 	t.wrapped("", strings.Join(parts, " · "))
@@ -209,7 +209,7 @@ func (t *textRenderer) attemptFooter(it *Item) {
 		parts = append(parts, fmt.Sprintf("claude exit %d", *a.ExitCode))
 	}
 	parts = append(parts, ui.Cost(a.CostUSD), fmt.Sprintf("%s in / %s out", ui.Tokens(a.Tokens.Input), ui.Tokens(a.Tokens.Output)),
-		fmt.Sprintf("%d tool calls", a.ToolCalls))
+		ui.Plural(a.ToolCalls, "tool call"))
 	if a.CLIVersion != "" {
 		parts = append(parts, "claude "+ui.Clean(a.CLIVersion, 40))
 	}

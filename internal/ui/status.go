@@ -199,12 +199,12 @@ func (s *Status) parts(now time.Time) []statusPart {
 	case phaseStarting:
 		add("starting claude", keepAlways)
 	case phaseRunning:
-		add(plural(s.messages, "msg"), rankMessages)
+		add(Plural(s.messages, "msg"), rankMessages)
 		if len(s.tools) > 0 {
 			add("running "+Clean(strings.Join(s.tools, ", "), 40), rankTool)
 		}
 		if len(s.tasks) > 0 {
-			add(plural(len(s.tasks), "background task")+": "+Clean(strings.Join(s.tasks, ", "), 60), rankTasks)
+			add(Plural(len(s.tasks), "background task")+": "+Clean(strings.Join(s.tasks, ", "), 60), rankTasks)
 		}
 	case phaseStopping:
 		add("stopping ("+s.stopReason+")", keepAlways)
@@ -251,7 +251,8 @@ func (s *Status) countdown(now time.Time) string {
 	return "hang in " + Duration(left.Round(time.Second))
 }
 
-func plural(n int, word string) string {
+// Plural counts n of word: "1 tool call", "2 tool calls".
+func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}

@@ -21,9 +21,9 @@ func Summary(r Report) string {
 	b.WriteString("| | |\n| --- | --- |\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
 	row("outcome", fmt.Sprintf("%s, exit code %d", code(r.Outcome), r.ExitCode))
-	attempts := fmt.Sprintf("%d (%s, %s", r.AttemptsTotal, plural(len(r.Sessions), "session"), plural(r.Continuations, "context restart"))
+	attempts := fmt.Sprintf("%d (%s, %s", r.AttemptsTotal, Plural(len(r.Sessions), "session"), Plural(r.Continuations, "context restart"))
 	if r.Reclaims > 0 {
-		attempts += ", " + plural(r.Reclaims, "takeover") + " from a malarun that died"
+		attempts += ", " + Plural(r.Reclaims, "takeover") + " from a malarun that died"
 	}
 	row("attempts", attempts+")")
 	if r.LimitType != "" || !r.RetryAt.IsZero() {
