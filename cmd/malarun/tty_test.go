@@ -164,7 +164,7 @@ func TestStatusLineOnATerminal(t *testing.T) {
 	}
 	r.checkClean(status)
 	lines = r.screen.Lines()
-	for _, want := range []string{"attempt 1: stopping claude's process tree (interrupted)", "issue-tty failed: interrupted (exit 130) at attempt 1"} {
+	for _, want := range []string{"attempt 1: stopping claude's process tree (interrupted)", "issue-tty interrupted (exit 130) at attempt 1"} {
 		if !lineWith(lines, want) {
 			t.Errorf("no event line %q; screen:\n%s", want, r.screen)
 		}

@@ -178,10 +178,7 @@ func (h *htmlRenderer) pre(text string, fold int) {
 
 func (h *htmlRenderer) End(s Summary) error {
 	h.w.WriteString("</section>\n<section id=\"picture\">\n")
-	outcome := "no recorded end"
-	if s.Outcome != "" {
-		outcome = s.Outcome
-	}
+	outcome := firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end")
 	fmt.Fprintf(h.w, `<h1>malarun show %s, run %s</h1>`+"\n", esc(h.header.Issue), esc(h.header.RunID))
 	fmt.Fprintf(h.w, `<p class="facts"><b>%s</b>`, esc(outcome))
 	if s.ExitCode != nil {

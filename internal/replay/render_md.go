@@ -110,7 +110,7 @@ func (m *mdRenderer) Item(it *Item) error {
 func (m *mdRenderer) End(s Summary) error {
 	mark, word := "✅", "succeeded"
 	if s.Outcome != "success" {
-		mark, word = "❌", "failed: "+mdCode(firstNonEmpty(s.Outcome, "no recorded end"))
+		mark, word = "❌", mdCode(firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end"))
 	}
 	fmt.Fprintf(m.w, "\n%s **%s**", mark, word)
 	if s.ExitCode != nil {

@@ -141,7 +141,7 @@ func (t *textRenderer) End(s Summary) error {
 	case s.Outcome == "success":
 		out = t.paint(sgrGreen+sgrBold, "succeeded")
 	case s.Outcome != "":
-		out = t.paint(sgrRed+sgrBold, "failed: "+ui.Clean(s.Outcome, 60))
+		out = t.paint(sgrRed+sgrBold, ui.Clean(ui.EndWord(s.Outcome), 80))
 	}
 	if s.ExitCode != nil {
 		out += fmt.Sprintf(" (exit %d)", *s.ExitCode)

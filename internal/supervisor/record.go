@@ -210,21 +210,14 @@ func (r *runner) finishRecord(err error) error {
 		waiting = false
 		r.rec.RetryAt, r.rec.LimitType = time.Time{}, ""
 	}
+	r.rec.Status = journal.StatusFor(outcome.Of(err))
 	switch {
 	case waiting:
 		r.rec.Status = journal.Waiting
 		r.rec.Reason = err.Error()
 	case err == nil:
-		r.rec.Status = journal.Succeeded
 		r.rec.Running, r.rec.Tasks = nil, nil
-	case errors.Is(err, outcome.Interrupted):
-		r.rec.Status = journal.Interrupted
-		r.rec.Reason = err.Error()
-	case errors.Is(err, outcome.RetriesExhausted), errors.Is(err, outcome.SessionTimeout):
-		r.rec.Status = journal.Stopped
-		r.rec.Reason = err.Error()
 	default:
-		r.rec.Status = journal.Failed
 		r.rec.Reason = err.Error()
 	}
 	if err == nil || !errors.Is(err, outcome.Interrupted) {

@@ -49,12 +49,12 @@ type runner struct {
 	// fresh session reuses the one it started with (ensureRunDir).
 	prompts map[string][]byte
 
-	versionWarned bool                      // the CLI is older than the oldest supported: said once per run
-	cliVersion    string                    // the CLI's version, from its last init line ("": none yet)
+	versionWarned bool   // the CLI is older than the oldest supported: said once per run
+	cliVersion    string // the CLI's version, from its last init line ("": none yet)
 	// unfamiliarWarned are the kinds of line malarun did not know, said
 	// once each per run (stream.Unfamiliar).
 	unfamiliarWarned map[string]bool
-	mcpWarned     map[stream.MCPServer]bool // MCP servers not connected, warned about once per run
+	mcpWarned        map[stream.MCPServer]bool // MCP servers not connected, warned about once per run
 
 	// timeline is the run folder's record of decisions and receive times,
 	// for malarun show (timeline.go); timelineWarned: its failure was logged.

@@ -148,11 +148,7 @@ func retryLine(e supervisor.Event, st *Status) string {
 }
 
 func finishedLine(e supervisor.Event, st *Status) string {
-	what := "succeeded"
-	if e.Outcome != "success" {
-		what = "failed: " + e.Outcome
-	}
-	s := fmt.Sprintf("%s %s (exit %d)", e.Issue, what, e.ExitCode)
+	s := fmt.Sprintf("%s %s (exit %d)", e.Issue, EndWord(e.Outcome), e.ExitCode)
 	if !e.RetryAt.IsZero() {
 		s += ", retry at " + e.RetryAt.Local().Format(time.DateTime)
 	}

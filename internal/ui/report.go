@@ -5,6 +5,7 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 )
@@ -16,9 +17,13 @@ const ReportVersion = 1
 
 // Report is the --json report: how a run ended, in one JSON object.
 type Report struct {
-	Version  int    `json:"version"`
-	Issue    string `json:"issue"`
-	Outcome  string `json:"outcome"`
+	Version int    `json:"version"`
+	Issue   string `json:"issue"`
+	Outcome string `json:"outcome"`
+	// Status is the record's status word for the run's end, as `malarun
+	// status` shows it (journal.StatusFor): succeeded, stopped, waiting,
+	// interrupted or failed.
+	Status   string `json:"status"`
 	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason"`
 	// Result is claude's final result text on success ("" otherwise).
@@ -155,7 +160,7 @@ type Ending struct {
 // NewReport builds the report of a run from the supervisor's Report.
 func NewReport(rep supervisor.Report, end Ending) Report {
 	r := Report{
-		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, ExitCode: end.ExitCode,
+		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(journal.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{}, Reclaims: rep.Reclaims, Reclaimed: rep.Reclaimed,
 		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,

@@ -65,7 +65,7 @@ func TestSummary(t *testing.T) {
 	}
 	r.ExitCode, r.Outcome, r.Reason = 3, "retries_exhausted", "claude said:\n```\n::error::boom\n```"
 	s = Summary(r)
-	if !strings.Contains(s, "### ❌ malarun `issue-123` failed: retries_exhausted (exit 3)") ||
+	if !strings.Contains(s, "### ❌ malarun `issue-123` stopped: retries_exhausted (exit 3)") ||
 		!strings.Contains(s, "\n````text\nclaude said:\n```\n::error::boom\n```\n````\n") {
 		t.Errorf("failure summary:\n%s", s)
 	}

@@ -93,7 +93,7 @@ func TestEventLines(t *testing.T) {
 		{supervisor.Event{Kind: supervisor.EvRestart, Continuation: 1, CheckpointBytes: 2100},
 			"context restart 1: a new session continues from the checkpoint (2100 bytes)"},
 		{supervisor.Event{Kind: supervisor.EvRunFinished, Issue: "issue-1", Outcome: "retries_exhausted", ExitCode: 3, CostUSD: 0.01, Time: t0.Add(62 * time.Second)},
-			"issue-1 failed: retries_exhausted (exit 3) at attempt 2, 1m2s, $0.0100"},
+			"issue-1 stopped: retries_exhausted (exit 3) at attempt 2, 1m2s, $0.0100"},
 	}
 	for _, tt := range tests {
 		if tt.e.Time.IsZero() {

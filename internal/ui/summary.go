@@ -13,9 +13,9 @@ import (
 func Summary(r Report) string {
 	var b strings.Builder
 	mark := "✅"
-	what := "succeeded"
+	what := EndWord(r.Outcome)
 	if r.ExitCode != 0 {
-		mark, what = "❌", "failed: "+r.Outcome
+		mark = "❌"
 	}
 	fmt.Fprintf(&b, "### %s malarun %s %s (exit %d)\n\n", mark, code(r.Issue), what, r.ExitCode)
 	b.WriteString("| | |\n| --- | --- |\n")
