@@ -157,6 +157,7 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 	rows := [][2]string{
 		{"issue", r.Issue},
 		{"status", statusWord(e)},
+		{"running", runningText(e)},
 		{"reason", r.Reason},
 		{"retry at", retryAtText(r)},
 		{"limit type", r.LimitType},
@@ -179,8 +180,11 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 		if (row[0] == "retry at" || row[0] == "limit type") && r.Status != journal.Waiting {
 			continue // only a usage-limited run has them
 		}
-		if row[0] == "mcp servers not connected" && row[1] == "" {
+		if row[1] == "" && (row[0] == "mcp servers not connected" || row[0] == "running" || row[0] == "reason") {
 			continue
+		}
+		if row[0] == "exit code" && r.Status == journal.Processing {
+			continue // not ended: no code yet
 		}
 		fmt.Fprintf(tw, "%s:\t%s\n", row[0], ui.Clean(row[1], 0))
 	}
@@ -231,4 +235,21 @@ func mcpText(servers []journal.MCPServer) string {
 		names = append(names, s.Name+" ("+s.Status+")")
 	}
 	return strings.Join(names, ", ")
+}
+
+// runningText says, for a run that is processing, which attempt runs and
+// since when ("" otherwise): the attempts counted so far are the ended ones.
+func runningText(e journal.Entry) string {
+	r := e.Record
+	if r.Status != journal.Processing {
+		return ""
+	}
+	s := fmt.Sprintf("attempt %d", r.Attempts+1)
+	if !r.AttemptStartedAt.IsZero() {
+		s += " since " + r.AttemptStartedAt.Local().Format(time.DateTime)
+	}
+	if statusWord(e) != string(journal.Processing) {
+		s += " (its malarun is gone)"
+	}
+	return s
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +98,32 @@ func TestStatusNamesMCPServersNotConnected(t *testing.T) {
 	printStatusDetail(&b, e)
 	if strings.Contains(b.String(), "mcp") {
 		t.Errorf("a record without MCP trouble has the line:\n%s", b.String())
+	}
+}
+
+// A run in its first attempt says it is running, which attempt and since
+// when, not "attempts: 0" with an exit code it does not have yet (issue 34).
+func TestStatusOfARunningRun(t *testing.T) {
+	t.Parallel()
+	p, open := gatedRun(t, "issue-running")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.start(nil, w)
+	w.Close()
+	readUntil(r, `attempt started`)
+	go io.Copy(io.Discard, r)
+	st := exec.Command(os.Args[0], "status", "issue-running", "--state-dir", p.stateDir)
+	st.Env = append(os.Environ(), envAsMalarun+"=1")
+	out, err := st.Output()
+	open()
+	p.wait()
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	s := string(out)
+	if !regexp.MustCompile(`(?m)^running: +attempt 1 since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`).MatchString(s) || strings.Contains(s, "exit code:") {
+		t.Errorf("status of a run in its first attempt:\n%s", s)
 	}
 }

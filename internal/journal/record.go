@@ -46,7 +46,8 @@ const (
 // boot_id, pid_ns) and OutputFailures. Version 4 added PromptSHA256,
 // PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
 // attempt cut short by malarun's death too. Version 5 added Trace.
-// Version 6 added APIAnswered and MCPNotConnected. Version 7 added Cgroup.
+// Version 6 added APIAnswered and MCPNotConnected. Version 7 added Cgroup
+// and AttemptStartedAt.
 const recordVersion = 7
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
@@ -201,6 +202,10 @@ type Record struct {
 	// the run whatever it does ("": none could be made; since version 7).
 	// A malarun that reclaims the run ends what is in it and removes it.
 	Cgroup string `json:"cgroup,omitempty"`
+	// AttemptStartedAt is when the run's latest claude started (zero:
+	// none yet; since version 7): `malarun status` says since when a run
+	// that is processing has been in its attempt.
+	AttemptStartedAt time.Time `json:"attempt_started_at,omitzero"`
 
 	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason,omitempty"`

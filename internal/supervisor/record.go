@@ -74,6 +74,7 @@ func (r *runner) recordAttemptStart(spec run.Attempt, child Child) error {
 		r.rec.Tree = []journal.ProcRef{{Pid: child.Pid(), StartTime: st}}
 	}
 	r.rec.Running, r.rec.Tasks = nil, nil
+	r.rec.AttemptStartedAt = time.Now().UTC()
 	return r.save()
 }
 
