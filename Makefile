@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build check test soak e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cross test-arm64-qemu clean
+.PHONY: build check test soak e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
@@ -205,6 +205,22 @@ e2e-deps-%:
 			@anthropic-ai/claude-code@$* && \
 		$(claude_env) "$$bin" --version; \
 	fi
+
+# The Kubernetes recipe on a real control plane (issue 33): etcd (Debian's
+# etcd-server), kube-apiserver and kube-controller-manager built from the
+# Go module proxy by tools/kube, on 127.0.0.1; a kubelet stand-in runs the
+# pods' malarun and the pinned CLI against the fake API. Needs root (mount
+# namespaces). The binaries are kept in .cache/kube/<kubernetes>-<go>, so
+# a new Kubernetes or Go version builds them again. See docs/cluster-test.md.
+KUBE_VERSION := $(shell sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\)$$/\1/p' tools/kube/go.mod)
+KUBE_BIN     := $(abspath .cache/kube)/$(KUBE_VERSION)-$(shell go env GOVERSION)
+
+cluster-bin:
+	@scripts/cluster-bin.sh $(KUBE_BIN)
+
+cluster-test: cluster-bin e2e-deps-$(CLAUDE_CODE_CURRENT)
+	cd deploy/cluster && MALARUN_KUBE_BIN=$(KUBE_BIN) MALARUN_CLAUDE_DIR=$(abspath $(CLAUDE_CODE_DIR))/$(CLAUDE_CODE_CURRENT) \
+		go test -count=1 -timeout 20m -v ./...
 
 # Not in CI: the end-to-end tests against the newest CLI on npm, to see
 # drift before a pin moves. Installs it into $(CLAUDE_CODE_DIR)/latest (npm
