@@ -244,9 +244,11 @@ func runningText(e journal.Entry) string {
 	if r.Status != journal.Processing {
 		return ""
 	}
-	s := fmt.Sprintf("attempt %d", r.Attempts+1)
+	// Between attempts (a backoff, a reclaim before its first attempt)
+	// no claude runs: the record's attempt start is cleared at each end.
+	s := fmt.Sprintf("between attempts (%d so far)", r.Attempts)
 	if !r.AttemptStartedAt.IsZero() {
-		s += " since " + r.AttemptStartedAt.Local().Format(time.DateTime)
+		s = fmt.Sprintf("attempt %d since %s", r.Attempts+1, r.AttemptStartedAt.Local().Format(time.DateTime))
 	}
 	if statusWord(e) != string(journal.Processing) {
 		s += " (its malarun is gone)"

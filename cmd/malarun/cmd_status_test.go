@@ -127,3 +127,23 @@ func TestStatusOfARunningRun(t *testing.T) {
 		t.Errorf("status of a run in its first attempt:\n%s", s)
 	}
 }
+
+// Between attempts (a backoff, a reclaim before its first attempt) no
+// claude runs, and status says so rather than name an attempt.
+func TestRunningText(t *testing.T) {
+	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.Local)
+	for _, tc := range []struct {
+		rec    journal.Record
+		locked bool
+		want   string
+	}{
+		{journal.Record{Status: journal.Processing, Attempts: 0, AttemptStartedAt: at}, true, "attempt 1 since 2026-11-26 10:00:00"},
+		{journal.Record{Status: journal.Processing, Attempts: 2}, true, "between attempts (2 so far)"},
+		{journal.Record{Status: journal.Processing, Attempts: 1, AttemptStartedAt: at}, false, "attempt 2 since 2026-11-26 10:00:00 (its malarun is gone)"},
+		{journal.Record{Status: journal.Succeeded, Attempts: 1}, false, ""},
+	} {
+		if got := runningText(journal.Entry{Record: tc.rec, Locked: tc.locked}); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.rec, got, tc.want)
+		}
+	}
+}

@@ -202,9 +202,9 @@ type Record struct {
 	// the run whatever it does ("": none could be made; since version 7).
 	// A malarun that reclaims the run ends what is in it and removes it.
 	Cgroup string `json:"cgroup,omitempty"`
-	// AttemptStartedAt is when the run's latest claude started (zero:
-	// none yet; since version 7): `malarun status` says since when a run
-	// that is processing has been in its attempt.
+	// AttemptStartedAt is when the claude running now started (zero: none
+	// runs, between attempts; since version 7): `malarun status` says since
+	// when a run that is processing has been in its attempt.
 	AttemptStartedAt time.Time `json:"attempt_started_at,omitzero"`
 
 	ExitCode int    `json:"exit_code"`

@@ -201,7 +201,7 @@ func (c *Cgroup) kill() bool {
 	until := time.Now().Add(maxKillTime)
 	for {
 		if !byFile {
-			for _, pid := range c.pids() {
+			for _, pid := range subtreePids(c.Path) {
 				_ = unix.Kill(pid, unix.SIGKILL)
 			}
 		}
@@ -229,10 +229,44 @@ func (c *Cgroup) Remove() error {
 	if !c.kill() {
 		return fmt.Errorf("cgroup %s still holds processes after SIGKILL", c.Path)
 	}
-	if err := unix.Rmdir(c.Path); err != nil && !errors.Is(err, unix.ENOENT) {
+	// Groups below it (a malarun run by the agent makes its own run's
+	// group there) go first: a group with children cannot be removed.
+	if err := removeGroups(c.Path); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("remove cgroup %s: %w", c.Path, err)
 	}
 	return nil
+}
+
+// removeGroups removes the group at path and every group below it,
+// deepest first (a cgroup folder holds only the kernel's files and its
+// child groups).
+func removeGroups(path string) error {
+	entries, _ := os.ReadDir(path)
+	for _, e := range entries {
+		if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+			if err := removeGroups(filepath.Join(path, e.Name())); err != nil && !errors.Is(err, unix.ENOENT) {
+				return err
+			}
+		}
+	}
+	return unix.Rmdir(path)
+}
+
+// subtreePids lists the processes in the group at path and below it.
+func subtreePids(path string) []int {
+	dir, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer dir.Close()
+	pids := readPids(dir, "cgroup.procs")
+	entries, _ := dir.ReadDir(-1)
+	for _, e := range entries {
+		if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+			pids = append(pids, subtreePids(filepath.Join(path, e.Name()))...)
+		}
+	}
+	return pids
 }
 
 // EndCgroup ends the processes left in a run's group by a malarun that

@@ -153,3 +153,19 @@ func waitGone(t *testing.T, pid int) {
 		t.Fatalf("process %d did not exit", pid)
 	}
 }
+
+// A group with a group below it (a malarun run by the agent makes its
+// run's group inside this one) is removed with it.
+func TestRemoveTakesGroupsBelow(t *testing.T) {
+	cg := requireCgroup(t, proc.CgroupName(t.Name()))
+	below := filepath.Join(cg.Path, "malarun-below")
+	if err := os.Mkdir(below, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := cg.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cg.Path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there: %v", cg.Path, err)
+	}
+}

@@ -134,12 +134,17 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 		}
 		cmd := command(spec.Cgroup.fd())
 		err := cmd.Start()
-		if err != nil && spec.Cgroup.fd() >= 0 {
-			// The kernel would not start it inside the group (no clone3,
-			// as under qemu's user mode; a group it may not move into):
-			// the tree goes without one, and so does every later child.
-			if cmd = command(-1); cmd.Start() == nil {
-				spec.Cgroup.refused, err = err, nil
+		if err != nil && spec.Cgroup.fd() >= 0 && cgroupRefusal(err) {
+			// The kernel may have refused to start it inside the group (no
+			// clone3, as under qemu's user mode; a group it may not move
+			// into): if it starts outside, the tree goes without one, and
+			// so does every later child. If not, the plain start's error
+			// is the one to report.
+			plain := command(-1)
+			if err2 := plain.Start(); err2 == nil {
+				cmd, spec.Cgroup.refused, err = plain, err, nil
+			} else {
+				err = err2
 			}
 		}
 		if err == nil {
@@ -220,4 +225,16 @@ func (s *Spawner) tellGuard(n guardNote) {
 	g := s.guard
 	s.mu.Unlock()
 	g.tell(n)
+}
+
+// cgroupRefusal reports whether a failed start may be clone3 refusing
+// CLONE_INTO_CGROUP rather than the program failing to start: a passing
+// failure (ETXTBSY, EAGAIN, ENOMEM) must not cost the run its group.
+func cgroupRefusal(err error) bool {
+	for _, e := range []error{unix.ENOSYS, unix.EPERM, unix.EACCES, unix.EBUSY, unix.EOPNOTSUPP, unix.EINVAL, unix.E2BIG, unix.EBADF, unix.ENODEV} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

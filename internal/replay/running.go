@@ -43,9 +43,11 @@ func (w *walk) track(it *Item) {
 		}
 	case KindToolResult:
 		delete(w.running, it.ToolID)
-	case KindAttemptEnded:
+	case KindAttemptEnded, KindAttemptStarted:
+		// An attempt's end takes its calls out; so does the next one's
+		// start (an attempt whose malarun was killed has no recorded end).
 		for id, c := range w.running {
-			if c.item.Attempt == it.Attempt {
+			if c.item.Attempt == it.Attempt || it.Kind == KindAttemptStarted {
 				delete(w.running, id)
 			}
 		}

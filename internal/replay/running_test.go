@@ -88,6 +88,41 @@ func TestFollowStopsTellingAnAnsweredCall(t *testing.T) {
 	}
 }
 
+// A call of an attempt whose malarun was killed (no recorded end) is not
+// told as running once the next attempt starts.
+func TestFollowForgetsCallsOfAnEarlierAttempt(t *testing.T) {
+	rf := newRunFolder(t)
+	b, err := os.ReadFile(transcripts + "tool-use-success.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	rf.write("attempt-1.jsonl", lines[0]+lines[1]) // the call, never answered: malarun died
+	rf.write("attempt-2.jsonl", lines[0])
+	rf.entry(0, timeline.Entry{Event: "run_started"})
+	rf.entry(0, timeline.Entry{Event: "attempt_started", Attempt: 1, Session: "s1", Pid: 100})
+	zero, one := int64(0), int64(len(lines[0]))
+	rf.entry(1, timeline.Entry{Event: timeline.EventLine, Attempt: 1, Offset: &zero})
+	rf.entry(2, timeline.Entry{Event: timeline.EventLine, Attempt: 1, Offset: &one})
+	rf.entry(60, timeline.Entry{Event: "run_started", Continued: true})
+	rf.entry(60, timeline.Entry{Event: "attempt_started", Attempt: 2, Session: "s1", Pid: 200})
+	polls := 0
+	var r recorder
+	follow := func() (string, error) {
+		if polls++; polls == 3 {
+			return "the run ended", nil
+		}
+		return "", nil
+	}
+	late := rf.t0.Add(time.Hour)
+	if _, err := Tell(Source{Issue: "issue-1", RunDir: rf.dir, Follow: follow, Now: func() time.Time { return late }}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.kinds(), "tool_running") {
+		t.Errorf("a call of attempt 1 was told running during attempt 2: %s", r.kinds())
+	}
+}
+
 // Followed, the text and Markdown renderers write each item as it comes:
 // a tool call is not held back until malarun's next decision.
 func TestFollowedItemsAreWrittenAtOnce(t *testing.T) {

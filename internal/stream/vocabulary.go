@@ -1,5 +1,7 @@
 package stream
 
+import "unicode/utf8"
+
 // The kinds of line the CLI is known to print (recorded from 2.1.197 to
 // 2.1.332, and the Agent SDK's message types), whether malarun acts on them
 // or not. A line of another kind is what a newer CLI may bring that
@@ -34,9 +36,23 @@ func Unfamiliar(ev Event) string {
 	case ev.Kind != KindJSON || ev.Type == "result":
 		return ""
 	case !knownType(ev.Type):
-		return "type " + ev.Type
+		return "type " + shortName(ev.Type)
 	case ev.Type == "system" && !knownSystemSubtype(ev.Subtype):
-		return "system subtype " + ev.Subtype
+		return "system subtype " + shortName(ev.Subtype)
 	}
 	return ""
+}
+
+// shortName bounds a name the CLI printed to 64 bytes, cut at a rune: it
+// goes into a log line once per name, and a run keeps at most
+// MaxListItems of them.
+func shortName(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

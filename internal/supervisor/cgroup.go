@@ -41,14 +41,18 @@ func (r *runner) noteCgroupRefused() {
 }
 
 // releaseCgroup ends what is left in the run's cgroup (nothing, once every
-// tree was stopped) and removes it.
+// tree was stopped) and removes it. A group that could not be removed (a
+// process stuck in the kernel) stays named in the record, for the next
+// malarun of the issue; this one is done with it either way.
 func (r *runner) releaseCgroup() {
 	if r.cgroup == nil {
 		return
 	}
-	if err := r.cgroup.Remove(); err != nil {
+	err := r.cgroup.Remove()
+	r.cgroup = nil
+	if err != nil {
 		r.log.Warn().Err(err).Msg("the run's cgroup stays for the next malarun of this issue to end")
 		return
 	}
-	r.cgroup, r.rec.Cgroup = nil, ""
+	r.rec.Cgroup = ""
 }

@@ -168,6 +168,7 @@ func tasksOfRecord(tasks []journal.Task) []attempt.Task {
 func (r *runner) recordDecision(res *attemptResult) {
 	s := r.state
 	r.rec.Attempts = s.Attempts
+	r.rec.AttemptStartedAt = time.Time{} // none runs until the next starts
 	r.rec.SessionID = s.SessionID
 	r.rec.SessionTalked = s.SessionTalked
 	// A copy: recordProgress counts the next attempt's calls into the

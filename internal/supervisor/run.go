@@ -108,6 +108,7 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 		r.target = reach.Target{Settings: "--settings", Shown: "the address claude's --settings may set"}
 	}
 	if err := r.save(); err != nil {
+		r.releaseCgroup() // no record names it, and close will not run
 		return err
 	}
 	r.log.Info().Str("run_dir", r.runDir).Str("prompt", r.cfg.PromptSource).Bool("continued", pl.begin.Continued).Msg("run started")

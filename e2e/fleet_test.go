@@ -1,0 +1,96 @@
+package e2e_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/testchild"
+)
+
+// The laptop recipe (deploy/xargs/malarun-fleet.sh): 20 issues, 4 at a
+// time with xargs -P, against the fake CLI with a fault per issue, chosen
+// by a claude wrapper from the issue's number: a clean run, a hung tool
+// (malarun kills and resumes it within the run), a usage limit (exit 75:
+// the recipe runs the issue again with --limit-wait and malarun sleeps
+// until it resets), two crashes (exit 3 with --max-attempts 2: the recipe
+// runs it again at once). Every issue must end in success (issue 34). A
+// limit is the account's: issues that start while it holds stop with 75
+// too, before their first attempt, and run again after it.
+func TestLaptopFleetRecipe(t *testing.T) {
+	onceAcrossCLIs(t) // the fake child, not the real CLI
+	dir := t.TempDir()
+	prompts, counts, out := filepath.Join(dir, "prompts"), filepath.Join(dir, "counts"), filepath.Join(dir, "out")
+	for _, d := range []string{prompts, counts} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 20 {
+		if err := os.WriteFile(filepath.Join(prompts, fmt.Sprintf("issue-%02d.md", i)), []byte(fmt.Sprintf("Fix issue %d.", i)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hang := writeLines(t, testchild.InitLine, testchild.ToolLine)
+	success, _ := filepath.Abs("../testdata/transcripts/tool-use-success.jsonl")
+	recipe, _ := filepath.Abs("../deploy/xargs/malarun-fleet.sh")
+	// The wrapper counts each issue's claude runs and picks its fault from
+	// the issue's number (MALARUN_RUN is <issue>/<run id>).
+	wrapper := filepath.Join(dir, "claude")
+	script := `#!/bin/sh
+issue=${MALARUN_RUN%%/*}
+n=$(( $(cat "` + counts + `/$issue" 2>/dev/null || echo 0) + 1 ))
+echo $n > "` + counts + `/$issue"
+case $(( $(echo "$issue" | sed 's/^issue-0*//; s/^$/0/') % 4 )) in
+0) export ` + testchild.EnvBehaviour + `=` + testchild.Replay + ` ` + testchild.EnvTranscript + `=` + success + ` ;;
+1) export ` + testchild.EnvBehaviour + `=` + testchild.ResumeAware + ` ` + testchild.EnvLines + `=2 ` + testchild.EnvTranscript + `=` + hang + ` ;;
+2) export ` + testchild.EnvBehaviour + `=` + testchild.UsageLimited + ` ` + testchild.EnvResetsAt + `=$(( $(date +%s) + 2 )) ;;
+3) if [ $n -le 2 ]; then export ` + testchild.EnvBehaviour + `=` + testchild.CrashMidLine + ` ` + testchild.EnvLines + `=1
+   else export ` + testchild.EnvBehaviour + `=` + testchild.Replay + ` ` + testchild.EnvTranscript + `=` + success + `; fi ;;
+esac
+exec "` + os.Args[0] + `" "$@"
+`
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	cmd := exec.Command("sh", recipe, prompts, "4", "--",
+		"--claude-bin", wrapper, "--state-dir", state, "--tool-timeout", "1s", "--max-attempts", "2", "--backoff", "0s")
+	cmd.Env = append(os.Environ(), "MALARUN="+e2e.malarun, "MALARUN_FLEET_OUT="+out, "MALARUN_FLEET_LIMIT_WAIT=1m")
+	start := time.Now()
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("fleet: %v after %v\n%s", err, time.Since(start), b)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 20 {
+		t.Fatalf("%d lines, want one per issue:\n%s", len(lines), b)
+	}
+	for i := range 20 {
+		issue := fmt.Sprintf("issue-%02d", i)
+		// At least the runs its own fault takes; more when another issue's
+		// usage limit, shared by the account (§D10), stopped it first.
+		least := map[int]int{0: 1, 1: 1, 2: 2, 3: 2}[i%4]
+		m := regexp.MustCompile(regexp.QuoteMeta(issue) + `: succeeded \(run (\d+)\)`).FindStringSubmatch(string(b))
+		if runs := 0; m == nil || func() bool { runs, _ = strconv.Atoi(m[1]); return runs < least }() {
+			log, _ := os.ReadFile(filepath.Join(out, issue+".log"))
+			t.Errorf("%s did not succeed after at least %d runs:\n%s\n%s's log:\n%s", issue, least, b, issue, lastLines(string(log), 12))
+		}
+		e, ok := journal.Read(state, issue)
+		if !ok || e.Err != nil || e.Record.Status != journal.Succeeded {
+			t.Errorf("%s: record %+v", issue, e)
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
