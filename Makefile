@@ -17,10 +17,18 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build check test soak e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
+.PHONY: build demo check test soak e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
+
+# A real rescue in under a minute, with nothing but a clone: the pinned
+# CLI against the project's fake API, which stalls mid-answer once; malarun
+# kills the tree, resumes the session, and `malarun show` tells the story
+# (scripts/demo.sh; everything in a temporary folder, removed at the end).
+demo: build e2e-deps-$(CLAUDE_CODE_CURRENT)
+	go build -o bin/fakeapi ./cmd/fakeapi
+	@scripts/demo.sh $(abspath bin/malarun) $(abspath bin/fakeapi) $(call claude_bin,$(CLAUDE_CODE_CURRENT))
 
 .PHONY: man install
 

@@ -1,0 +1,41 @@
+package e2e_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// make demo (scripts/demo.sh): the real CLI, a fake API that stalls mid-
+// answer once; malarun detects the silence, resumes the session, the task
+// finishes, and the story is printed. It exits 0 and leaves nothing in its
+// temporary folder (issue 34: the README's first command).
+func TestDemo(t *testing.T) {
+	if e2e.claude == "" {
+		t.Skip("real claude CLI missing (make e2e-deps)")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fakeapi")
+	build := exec.Command("go", "build", "-o", fake, "./cmd/fakeapi")
+	build.Dir = e2e.root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build fakeapi: %v\n%s", err, out)
+	}
+	cmd := exec.Command("bash", filepath.Join(e2e.root, "scripts", "demo.sh"), e2e.malarun, fake, e2e.claude)
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "DEMO_IDLE_TIMEOUT=3s")
+	out, err := cmd.CombinedOutput()
+	s := string(out)
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, s)
+	}
+	for _, want := range []string{"hang detected", "retry decision: resume", "attempt 2 · resumed the session", "succeeded (exit 0) · 2 attempts"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the demo does not show %q:\n%s", want, s)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "malarun-demo.*")); len(left) > 0 {
+		t.Errorf("the demo left %v", left)
+	}
+}

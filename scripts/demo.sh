@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# make demo: a real rescue in under a minute, with nothing but a clone.
+# The project's fake Anthropic API (cmd/fakeapi) and the pinned real CLI:
+# the agent runs a command, then the API stalls in the middle of its next
+# answer; malarun sees the silence, kills the CLI's process tree, resumes
+# the same session, and the task finishes. Then `malarun show` tells the
+# story. Everything lives in a temporary folder that is removed at the end.
+set -euo pipefail
+malarun=$1 fakeapi=$2 claude=$3
+idle=${DEMO_IDLE_TIMEOUT:-8s}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/malarun-demo.XXXXXX")
+api_pid=
+cleanup() {
+	[ -n "$api_pid" ] && kill "$api_pid" 2>/dev/null && wait "$api_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$tmp/home" "$tmp/work"
+cat >"$tmp/task.md" <<'TASK'
+Count the files in this folder, then say you are done.
+TASK
+
+# The API's script: a Bash call, then a stall mid-answer, then the answer
+# the resumed session gets.
+"$fakeapi" 'bash:ls | wc -l' stall 'text:Done: the folder is counted.' >"$tmp/api.url" 2>"$tmp/api.log" &
+api_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/api.url" ] && break; sleep 0.1; done
+url=$(head -1 "$tmp/api.url")
+
+bar() {
+	if [ -t 1 ]; then printf '\n\033[1m== %s\033[0m\n\n' "$*"; else printf '\n== %s\n\n' "$*"; fi
+}
+bar "malarun demo-1 --prompt task.md --idle-timeout $idle -- --allowedTools Bash"
+echo "(the real claude $("$claude" --version 2>/dev/null | cut -d' ' -f1), a fake API on $url that stalls mid-answer once)"
+echo
+set +e
+(cd "$tmp/work" && HOME="$tmp/home" ANTHROPIC_BASE_URL="$url" ANTHROPIC_API_KEY=demo-key-not-used \
+	CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
+	"$malarun" demo-1 --prompt "$tmp/task.md" --state-dir "$tmp/state" --claude-bin "$claude" \
+	--idle-timeout "$idle" --log-format console -- --allowedTools Bash)
+code=$?
+set -e
+bar "exit code $code ($("$malarun" exit-codes --json | tr -d '\n' | sed -n "s/.*\"code\": *$code, *\"outcome\": *\"\([a-z_]*\)\".*/\1/p"))"
+bar "malarun show demo-1: the story of the run"
+"$malarun" show demo-1 --state-dir "$tmp/state" --no-pager
+echo
+echo "Everything above lived in $tmp, removed now. Next: README.md, 'Run'."
+exit "$code"
