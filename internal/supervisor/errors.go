@@ -19,13 +19,20 @@ type RunError struct {
 	// unknown, or when waiting cannot help. LimitType is its kind (five_hour, ...).
 	RetryAt   time.Time
 	LimitType string
+	// Headline, when set, names the refusal in place of the outcome's
+	// words ("the prompt changed", not "configuration error").
+	Headline string
 }
 
 func (e *RunError) Error() string {
-	if e.Detail == "" {
-		return e.Kind.Error()
+	head := e.Kind.Error()
+	if e.Headline != "" {
+		head = e.Headline
 	}
-	return e.Kind.Error() + ": " + e.Detail
+	if e.Detail == "" {
+		return head
+	}
+	return head + ": " + e.Detail
 }
 
 func (e *RunError) Unwrap() error { return e.Kind }

@@ -67,7 +67,7 @@ func (r *runner) promptChange(rec journal.Record, now time.Time) (*journal.Promp
 			Msg("prompt_change start_over: this prompt differs from the recorded run's; starting a new run with it (the recorded run stays on disk)")
 		return change, nil
 	}
-	return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf(
+	return nil, &RunError{Kind: outcome.Usage, Headline: "refused: the prompt changed", Detail: fmt.Sprintf(
 		"issue %s: this prompt (%s, sha256 %.12s) is not the one its %s run %s began with (sha256 %.12s, saved as %s), which would be continued. "+
 			"To continue that run, run again with its prompt (--prompt %s) or with --prompt-change=resume; "+
 			"to start this task instead, use --prompt-change=start_over (the recorded run stays on disk) or --reset",

@@ -59,6 +59,9 @@ func TestRerunWithAnotherPromptIsRefused(t *testing.T) {
 		h.cfg.Prompt, h.cfg.PromptSource = []byte("Write the release notes."), "notes.md"
 		_, err, _ := h.run()
 		wantKind(t, err, outcome.Usage, "is not the one")
+		if !strings.HasPrefix(err.Error(), "refused: the prompt changed: issue issue-1: ") {
+			t.Errorf("the refusal does not say what it is first: %v", err)
+		}
 		for _, want := range []string{"notes.md", hashOf("Write the release notes.")[:12], hashOf("Fix the bug.")[:12],
 			"--prompt-change=resume", "--prompt-change=start_over", "--reset", "prompt.md"} {
 			if !strings.Contains(err.Error(), want) {
