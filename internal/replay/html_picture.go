@@ -236,9 +236,9 @@ func (p *picture) draw(w io.Writer) {
 	height := lanesBottom + 2*(chartH+16) + 10
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-label="timeline of the run">`+"\n", svgWidth, height)
 	io.WriteString(w, `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line class="hatchline" x1="0" y1="0" x2="0" y2="6"/></pattern></defs>`+"\n")
-	// The axis: six ticks with wall-clock times (UTC).
-	for i := 0; i <= 5; i++ {
-		t := t0.Add(span * time.Duration(i) / 5)
+	// The axis: ticks at round wall-clock times (UTC), each labelled with
+	// the time it stands at.
+	for _, t := range axisTicks(t0, t0.Add(span)) {
 		fmt.Fprintf(w, `<line class="axis" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f"/><text x="%.1f" y="14" text-anchor="middle">%s</text>`+"\n",
 			x(t), laneTop-4, x(t), height-6, x(t), t.UTC().Format("15:04:05"))
 	}
@@ -306,4 +306,31 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// axisTicks are the times from t0 to t1 at the smallest round step (1 s,
+// 2 s, 5 s, 10 s, 15 s, 30 s, 1 m, ... 1 day) that gives at most six, so that
+// each tick stands exactly at the whole second its label says (a tick at
+// 07.9 s labelled ":07" drew bars under the wrong second: issue 34).
+func axisTicks(t0, t1 time.Time) []time.Time {
+	steps := [...]time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
+		30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
+		30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
+	ticks := func(step time.Duration) []time.Time {
+		var out []time.Time
+		first := t0.Truncate(step) // time's zero is a UTC midnight: steps land on round UTC times
+		if first.Before(t0) {
+			first = first.Add(step)
+		}
+		for t := first; !t.After(t1) && len(out) <= 6; t = t.Add(step) {
+			out = append(out, t)
+		}
+		return out
+	}
+	for _, s := range steps {
+		if out := ticks(s); len(out) <= 6 {
+			return out
+		}
+	}
+	return ticks(steps[len(steps)-1])
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,40 @@ func TestPictureKeepsTheFirstAndLatestDecisions(t *testing.T) {
 	got := p.shapes()
 	if len(got) != maxMarks || got[0].seq != 1 || got[len(got)-1].seq != 3*maxMarks {
 		t.Errorf("%d decisions kept, first %d, last %d; want %d, 1 and %d", len(got), got[0].seq, got[len(got)-1].seq, maxMarks, 3*maxMarks)
+	}
+}
+
+// The axis's ticks stand at round times, at most six, within the span,
+// each at the whole second its label shows.
+func TestAxisTicks(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse("15:04:05.000", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		from, to string
+		want     []string
+	}{
+		{"12:00:07.900", "12:00:19.100", []string{"12:00:08", "12:00:10", "12:00:12", "12:00:14", "12:00:16", "12:00:18"}},
+		{"12:00:00.000", "12:00:01.000", []string{"12:00:00", "12:00:01"}},
+		{"12:03:10.500", "12:09:50.000", []string{"12:04:00", "12:05:00", "12:06:00", "12:07:00", "12:08:00", "12:09:00"}},
+		{"09:58:00.000", "11:30:00.000", []string{"10:00:00", "10:30:00", "11:00:00", "11:30:00"}},
+	} {
+		var got []string
+		for _, tk := range axisTicks(at(tc.from), at(tc.to)) {
+			if tk.Before(at(tc.from)) || tk.After(at(tc.to)) || tk.Nanosecond() != 0 {
+				t.Errorf("%s-%s: tick %v outside the span or not on a second", tc.from, tc.to, tk)
+			}
+			got = append(got, tk.Format("15:04:05"))
+		}
+		if len(got) > 6 || len(got) < 2 {
+			t.Errorf("%s-%s: %d ticks %v", tc.from, tc.to, len(got), got)
+		}
+		if len(tc.want) > 0 && !slices.Equal(got, tc.want) {
+			t.Errorf("%s-%s: ticks %v, want %v", tc.from, tc.to, got, tc.want)
+		}
 	}
 }
