@@ -27,12 +27,15 @@ type limitReport struct {
 	LimitType string    `json:"limit_type"`
 }
 
-// A five-hour limit that resets in 5 s, limit_wait 1m: malarun waits for
+// A five-hour limit that resets in 15 s, limit_wait 1m: malarun waits for
 // the reset, resumes the same session (the API sees the session and the
-// task again), and the run succeeds.
+// task again), and the run succeeds. (With 5 s, under load the limited
+// request reached the API 0.3 s after the reset, and malarun waited, as it
+// should for a reset already past, to the end of the minute the CLI's text
+// names: a minute, not the test's 5 s.)
 func TestRealCLIUsageLimitWaitThenResume(t *testing.T) {
 	t.Parallel()
-	resetsAt := time.Now().Add(5 * time.Second).Truncate(time.Second)
+	resetsAt := time.Now().Add(15 * time.Second).Truncate(time.Second)
 	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("Done after the limit."))
 	oauthEnv(e)
 	events := filepath.Join(e.home, "events.jsonl")
