@@ -72,13 +72,13 @@ release:
 		else shasum -a 256 malarun-*; fi > SHA256SUMS
 	@cat dist/SHA256SUMS
 
-# The inner loop (README, CONTRIBUTING.md): vet, and the unit tests of
+# The inner loop (docs/testing.md, CONTRIBUTING.md): vet, and the unit tests of
 # internal/ and cmd/ under -race with -short, which skips what needs
 # minutes or the real CLI: the end-to-end suite (not in these packages),
 # the go install test, the hostile campaign, the fake API's tests against
 # the real CLI, and 18 of the 20 runs of the non-blocking writer test.
 # Decisions are tested in fake time (docs/design.md §D23), so this takes
-# under a minute on 2 cores with a warm build cache (README gives the
+# under a minute on 2 cores with a warm build cache (docs/testing.md gives the
 # figure). make test is the full gate.
 # GORACE drops the race runtime's one second sleep at the exit of every
 # test binary (a second per package, for nothing). cmd/ first, and four
@@ -99,7 +99,7 @@ check:
 # CLI exported in the shell cannot stand in for the pinned ones.
 # -count=1: the e2e tests build and run the malarun binary and the real CLI,
 # which Go's test cache cannot see, so a cached result could be stale.
-# OTLP over gRPC is a build of its own (-tags otlpgrpc, README: Telemetry):
+# OTLP over gRPC is a build of its own (-tags otlpgrpc, docs/telemetry.md):
 # its vet and tests run next, then a check that the default build links no
 # gRPC (its package initialisation would cost every start; grpc_off.go).
 test:

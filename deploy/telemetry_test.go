@@ -21,7 +21,7 @@ const (
 )
 
 // otelVar is one variable of malarun's environment that its telemetry
-// reads (README: Telemetry), as a recipe gives it.
+// reads (docs/telemetry.md), as a recipe gives it.
 type otelVar struct {
 	// value is the text written in the recipe or, for a ConfigMap key of the
 	// recipe, that key's value.
@@ -50,7 +50,7 @@ type otelEnv struct {
 // may set: where a run ran, each with few values (k8s.pod.name: one per
 // pod, no more than service.instance.id, which malarun makes per
 // invocation). Not the issue: it is the run span's malarun.issue, and
-// malarun keeps it off metrics (README: Telemetry), where it would make
+// malarun keeps it off metrics (docs/telemetry.md), where it would make
 // series per issue. Not a run's id either (cicd.pipeline.run.id): the
 // conventions make that resource opt-in for metrics, for the same reason.
 var resourceKeys = []string{

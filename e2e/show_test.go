@@ -205,7 +205,7 @@ func TestRealCLIShowTellsAStalledResumedRun(t *testing.T) {
 // openShowPage opens a show page in a real browser: no console error, no
 // request but the file, a lane per attempt, the model's script not run, and
 // a click on a bar shows its item. With MALARUN_SCREENSHOT=FILE it saves a
-// PNG of the page there (the README's picture is made so).
+// PNG of the page there (docs/show.md's picture is made so).
 func openShowPage(t *testing.T, page string, attempts int) {
 	t.Helper()
 	path := headless.Require(t)

@@ -522,14 +522,14 @@ func bareEscapee(t *testing.T, c campaignCase, p *proc, after func(func())) []in
 	case contained || os.Getenv("CI") == "true":
 		t.Errorf("tool processes that cleared their environment outlived the reclaim: %v", left)
 	default:
-		t.Logf("SKIPPED: no cgroup could be made here, so escapees %v that cleared their environment outlive a killed malarun (README, Platforms)", left)
+		t.Logf("SKIPPED: no cgroup could be made here, so escapees %v that cleared their environment outlive a killed malarun (docs/platforms.md)", left)
 	}
 	return codes
 }
 
 // ignoredSignals: malarun is started, as `nohup` or a shell's background
 // job starts it, with SIGHUP and SIGINT ignored, and gets one of them
-// (which: sig) at a random moment. It keeps it ignored (README, Signals):
+// (which: sig) at a random moment. It keeps it ignored (docs/record.md, "Interrupted is not dead"):
 // the run ends as it would have without it.
 func ignoredSignals(t *testing.T, c campaignCase, p *proc, after func(func()), which int) []int {
 	t.Helper()

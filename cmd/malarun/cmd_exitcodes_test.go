@@ -117,12 +117,12 @@ func TestExitCodesUsage(t *testing.T) {
 	newCLI(t).run("Exit-Codes", "--prompt", "P").wantUsage(t, `"Exit-Codes" is reserved`)
 }
 
-// TestExitCodesInStep keeps the README's table, --help and exit-codes in
-// step: the same codes, and where the README has a column for it, the same
+// TestExitCodesInStep keeps docs/exit-codes.md's table, --help and exit-codes in
+// step: the same codes, and where the page has a column for it, the same
 // outcome, retry and next invocation.
 func TestExitCodesInStep(t *testing.T) {
 	// Read before newCLI moves the test into an empty directory.
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/exit-codes.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestExitCodesInStep(t *testing.T) {
 		readmeCodes = append(readmeCodes, row.code)
 	}
 	if !slices.Equal(readmeCodes, codes) {
-		t.Errorf("README's exit code table lists %v; exit-codes %v", readmeCodes, codes)
+		t.Errorf("docs/exit-codes.md's exit code table lists %v; exit-codes %v", readmeCodes, codes)
 	}
 	for i, c := range contract().Codes {
 		if i >= len(table) || table[i].code != c.Code {
@@ -170,13 +170,13 @@ func TestExitCodesInStep(t *testing.T) {
 		want := map[string]string{"outcome": c.Outcome, "retry": c.Retry, "next invocation": c.NextInvocation}
 		for col, v := range table[i].cells {
 			if w, ok := want[col]; ok && v != w {
-				t.Errorf("README: code %d, %s %q; exit-codes says %q", c.Code, col, v, w)
+				t.Errorf("docs/exit-codes.md: code %d, %s %q; exit-codes says %q", c.Code, col, v, w)
 			}
 		}
 	}
 }
 
-// readmeRow is one code of the README's exit code table, with its cells by
+// readmeRow is one code of docs/exit-codes.md's exit code table, with its cells by
 // column name (lower case, backquotes dropped).
 type readmeRow struct {
 	code  int
@@ -188,7 +188,7 @@ type readmeRow struct {
 func readmeExitCodes(readme []byte) ([]readmeRow, error) {
 	_, rest, ok := bytes.Cut(readme, []byte("\n## Exit codes\n"))
 	if !ok {
-		return nil, fmt.Errorf(`README.md has no "## Exit codes" section`)
+		return nil, fmt.Errorf(`docs/exit-codes.md has no "## Exit codes" section`)
 	}
 	var header []string
 	var rows []readmeRow
@@ -213,12 +213,12 @@ func readmeExitCodes(readme []byte) ([]readmeRow, error) {
 				header = append(header, strings.ToLower(c))
 			}
 			if len(header) == 0 || header[0] != "code" {
-				return nil, fmt.Errorf("README's exit code table starts with %q, want a code column", header)
+				return nil, fmt.Errorf("docs/exit-codes.md's exit code table starts with %q, want a code column", header)
 			}
 			continue
 		}
 		if len(cells) != len(header) {
-			return nil, fmt.Errorf("README exit code row %q has %d cells for %d columns", line, len(cells), len(header))
+			return nil, fmt.Errorf("docs/exit-codes.md exit code row %q has %d cells for %d columns", line, len(cells), len(header))
 		}
 		byName := map[string]string{}
 		for i, h := range header {
@@ -227,18 +227,18 @@ func readmeExitCodes(readme []byte) ([]readmeRow, error) {
 		for s := range strings.SplitSeq(cells[0], "/") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil {
-				return nil, fmt.Errorf("README exit code row %q: %v", line, err)
+				return nil, fmt.Errorf("docs/exit-codes.md exit code row %q: %v", line, err)
 			}
 			rows = append(rows, readmeRow{code: n, cells: byName})
 		}
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("README's exit code table is empty")
+		return nil, fmt.Errorf("docs/exit-codes.md's exit code table is empty")
 	}
 	return rows, nil
 }
 
-// A combined row carries the same cells for both codes: the README writes
+// A combined row carries the same cells for both codes: docs/exit-codes.md writes
 // 130 and 143 on one line, so their outcome, retry and next invocation must
 // agree in the table for that line to be true.
 func TestReadmeExitCodesParser(t *testing.T) {
@@ -264,7 +264,7 @@ func TestReadmeExitCodesParser(t *testing.T) {
 	for _, c := range contract().Codes {
 		if c.Code == 129 || c.Code == 130 || c.Code == 131 || c.Code == 143 {
 			if c.Outcome != "interrupted" || c.Retry != "now" || c.NextInvocation != "resumes" {
-				t.Errorf("code %d differs from its README row partners: %+v", c.Code, c)
+				t.Errorf("code %d differs from its docs/exit-codes.md row partners: %+v", c.Code, c)
 			}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 // The manual's ENVIRONMENT and FILES: what malarun reads besides its
 // flags. The configuration keys come from the key table; the rest is
-// written here, and says no more than the README.
+// written here, and says no more than the README and docs/.
 
 func environmentBlocks() []manpage.Block {
 	out := []manpage.Block{manpage.Para(`Every configuration key has a variable: MALARUN_ and the key in upper case.
@@ -26,7 +26,7 @@ A flag overrides it, and it overrides the config file; an empty value counts as 
 		{"GITHUB_ACTIONS", "true: one log group per attempt, an error annotation on failure, no status line, and the model's text kept from running workflow commands."},
 		{"GITHUB_STEP_SUMMARY", "under GitHub Actions, a Markdown summary of the run is appended to this file."},
 		{"MALARUN_RUN", "not read but set: every process of a run carries MALARUN_RUN=<issue>/<run-id>, so that the next malarun finds what a dead one left running."},
-		{"OTEL_EXPORTER_OTLP_ENDPOINT", "set (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, ..._METRICS_ENDPOINT): malarun exports OpenTelemetry traces and metrics there over OTLP/HTTP protobuf; the other OTEL_* variables mean what the OpenTelemetry spec says (README: Telemetry). At exit the flush takes at most 2 s."},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "set (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, ..._METRICS_ENDPOINT): malarun exports OpenTelemetry traces and metrics there over OTLP/HTTP protobuf; the other OTEL_* variables mean what the OpenTelemetry spec says (docs/telemetry.md). At exit the flush takes at most 2 s."},
 		{"TRACEPARENT, TRACESTATE", "with export on, the run's trace is their child and each attempt's claude gets its attempt span instead; with export off, claude gets them unchanged."},
 	}
 	for _, o := range others {

@@ -31,7 +31,7 @@ func newStatusCmd(a *app) *cobra.Command {
 		Long: `status shows what malarun recorded about an issue: status (processing,
 interrupted, succeeded, failed; poisoned), attempts, reclaims, sessions, the last
 reason, cost, and where the run's transcripts are. Without ISSUE_ID it lists
-every issue in state_dir. --json prints the records as JSON (see README).`,
+every issue in state_dir. --json prints the records as JSON (see docs/record.md).`,
 		Example: `  malarun status
   malarun status issue-123
   malarun status issue-123 --json | jq .reason`,

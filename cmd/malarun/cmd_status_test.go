@@ -35,10 +35,10 @@ func TestStatusReadsConfigFile(t *testing.T) {
 	}
 }
 
-// The README lists every field of record.json (and so of `status --json`),
+// docs/record.md lists every field of record.json (and so of `status --json`),
 // the owner's included: a field added to the record is added there too.
 func TestReadmeListsEveryRecordField(t *testing.T) {
-	readme, err := os.ReadFile(repoPath("README.md"))
+	readme, err := os.ReadFile(repoPath("docs/record.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestReadmeListsEveryRecordField(t *testing.T) {
 	walk(reflect.TypeFor[journal.Record]())
 	for _, n := range names {
 		if !strings.Contains(string(readme), "`"+n+"`") {
-			t.Errorf("README does not list the record field `%s`", n)
+			t.Errorf("docs/record.md does not list the record field `%s`", n)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func shutdownSignals() []os.Signal {
 // runtime keeps only SIGHUP and SIGINT ignored that way; SIGQUIT it takes
 // over at start-up in any case and keeps the inherited disposition only in
 // its own unexported state (runtime.fwdSig), so an ignored SIGQUIT cannot
-// be seen here: the README names the exception (issue 32). With none left,
+// be seen here: docs/record.md names the exception (issue 32). With none left,
 // nothing is relayed (Notify with no signal would relay every signal).
 func notify(c chan<- os.Signal, sigs []os.Signal) {
 	var caught []os.Signal

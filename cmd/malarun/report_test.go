@@ -118,7 +118,7 @@ func TestJSONReport(t *testing.T) {
 }
 
 // TestSchemaMatchesReport: the schema's properties are the report's JSON
-// fields, the outcome enum is the exit code table's, and the README
+// fields, the outcome enum is the exit code table's, and docs/json-report.md
 // documents every field.
 func TestSchemaMatchesReport(t *testing.T) {
 	schema := loadSchema(t)
@@ -165,13 +165,13 @@ func TestSchemaMatchesReport(t *testing.T) {
 	if want = slices.Compact(want); !slices.Equal(outcomes, want) {
 		t.Errorf("schema outcomes %q, exit code table %q", outcomes, want)
 	}
-	readme, err := os.ReadFile(repoPath("README.md"))
+	readme, err := os.ReadFile(repoPath("docs/json-report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range append(append(keys(props), keys(attemptProps)...), outcomes...) {
 		if !strings.Contains(string(readme), "`"+name+"`") {
-			t.Errorf("README does not document `%s`", name)
+			t.Errorf("docs/json-report.md does not document `%s`", name)
 		}
 	}
 }

@@ -83,8 +83,8 @@ func (a *app) execute(ctx context.Context, root *cobra.Command, args []string) i
 	err := root.ExecuteContext(ctx)
 	if err != nil && !a.runBegan && errors.Is(err, syscall.EPIPE) {
 		// The reader went away (malarun status | head -1): it took what it
-		// wanted, as git log | head does. No error line, exit 0 (README,
-		// "Pipes"). A run's own outputs are noted in its record instead.
+		// wanted, as git log | head does. No error line, exit 0 (docs/json-report.md,
+		// "When outputs fail"). A run's own outputs are noted in its record instead.
 		return exitOK
 	}
 	code := exitCodeFor(err)
@@ -170,7 +170,7 @@ malarun exports OpenTelemetry traces (a span per run and per attempt, its
 decisions as span events) and metrics (runs, attempts, hangs, limit waits,
 durations, cost, tokens) over OTLP/HTTP protobuf; each attempt's claude gets
 TRACEPARENT naming its span. Off otherwise. A collector that fails costs one
-warning and at most 2 s at exit, never the exit code (README: Telemetry).`,
+warning and at most 2 s at exit, never the exit code (docs/telemetry.md).`,
 		Example: `  malarun issue-123 --prompt task.md
   cat task.md | malarun issue-123 --prompt -
   malarun issue-123 --prompt task.md -- --model sonnet --allowedTools Bash

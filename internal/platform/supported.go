@@ -5,7 +5,7 @@
 // it, so the go command compiles none of them for such a kernel and shows
 // only unsupported.go's message, instead of a screen of undefined names.
 // Supported: Linux (everything tested) and darwin (built and
-// vetted; README "Platforms").
+// vetted; docs/platforms.md).
 package platform
 
 // Supported is true wherever this package builds.

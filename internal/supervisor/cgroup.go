@@ -12,7 +12,7 @@ import (
 // contain makes the run's cgroup, where malarun may. Where it may not
 // (not root and not delegated; a container's read-only /sys/fs/cgroup;
 // darwin), the subreaper and the run's marker find the run's processes,
-// as the README's platform table says.
+// as the table in docs/platforms.md says.
 func (r *runner) contain() {
 	if r.deps.Contain == nil {
 		return

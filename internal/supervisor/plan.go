@@ -204,8 +204,8 @@ func talkedInRecord(rec journal.Record) bool {
 // from the same boot and PID namespace (else its pid names a stranger or
 // nothing), under its recorded start time (else the pid was reused). When
 // that cannot be told (another host or container, an older record), the
-// lock alone decides, as it always has (README "The lock needs a file
-// system with real locks").
+// lock alone decides, as it always has (docs/many-issues.md "The lock needs
+// a file system with real locks").
 func (r *runner) ownerAlive(o journal.Owner) bool {
 	if o.Pid <= 0 || o.StartTime == 0 || !r.self.SameView(ownerIdentity(o)) {
 		return false

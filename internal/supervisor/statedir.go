@@ -14,7 +14,7 @@ import (
 // is the configuration's: exit 2, and the same line fails the same way.
 // Anything else (permission denied, a read-only or full file system, an
 // I/O error, a file system without locks) is malarun's own trouble, exit 1
-// as the README says: the configuration is right, the machine is not.
+// as docs/configuration.md says: the configuration is right, the machine is not.
 func stateDirError(stateDir string, err error) error {
 	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.ELOOP) {
 		return &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("state_dir %s cannot be a directory: %v", stateDir, err)}

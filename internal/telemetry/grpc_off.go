@@ -3,7 +3,7 @@
 // The default build has no OTLP/gRPC: the official gRPC exporters' package
 // initialisation (gRPC and the generated protobuf types) would cost every
 // malarun start about 6 ms of CPU, whether telemetry is on or not, and the
-// binary 5 MB (a release build; measured, README: Telemetry). FromEnv
+// binary 5 MB (a release build; measured, docs/telemetry.md). FromEnv
 // refuses OTEL_EXPORTER_OTLP_PROTOCOL=grpc here, saying that
 // `go build -tags otlpgrpc` adds it (grpc_on.go).
 

@@ -4,7 +4,7 @@
 // `go build -tags otlpgrpc`. It uses the official exporters, which link
 // gRPC and the generated protobuf types: their package initialisation
 // costs every malarun start about 6 ms of CPU, whether telemetry is on or
-// not, and the binary 5 MB (measured, README: Telemetry), so the default
+// not, and the binary 5 MB (measured, docs/telemetry.md), so the default
 // build leaves them out (grpc_off.go) and writes OTLP/HTTP itself
 // (exporter.go).
 //

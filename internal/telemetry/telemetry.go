@@ -211,7 +211,7 @@ func (t *Run) notExported(signal string, err error) {
 // resourceAttrs: malarun's own, then OTEL_RESOURCE_ATTRIBUTES, then
 // service.name (later ones win). Each invocation is its own
 // service.instance.id, so that a backend keeps the cumulative series of
-// hundreds of short-lived malaruns apart (README: Telemetry).
+// hundreds of short-lived malaruns apart (docs/telemetry.md).
 func resourceAttrs(s Settings, info Info) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		attribute.String("service.instance.id", journal.NewUUID()),
