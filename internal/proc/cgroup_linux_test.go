@@ -147,10 +147,17 @@ func waitGone(t *testing.T, pid int) {
 	if err != nil {
 		return // gone already
 	}
+	waitPidfd(t, pid, pidfd, 10000)
+}
+
+// waitPidfd waits up to ms milliseconds for the process behind pidfd to
+// exit (the pidfd becomes readable), and closes it.
+func waitPidfd(t *testing.T, pid, pidfd, ms int) {
+	t.Helper()
 	defer unix.Close(pidfd)
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	if n, _ := unix.Poll(fds, 10000); n != 1 {
-		t.Fatalf("process %d did not exit", pid)
+	if n, err := unix.Poll(fds, ms); n != 1 {
+		t.Fatalf("process %d did not exit within %d ms (poll %d, %v)", pid, ms, n, err)
 	}
 }
 

@@ -16,20 +16,17 @@ import (
 // TestGuardEndsTheTreeOfAKilledSpawner).
 func TestChildDiesWithItsSpawner(t *testing.T) {
 	spawner, child, grandchild, _ := startSpawner(t, spawnerPdeathsig)
-	t.Cleanup(func() { unix.Kill(grandchild, unix.SIGKILL) })
-	// A pidfd becomes readable when the process exits: wait on it instead
-	// of polling.
+	t.Cleanup(func() { unix.Kill(grandchild, unix.SIGKILL); unix.Kill(child, unix.SIGKILL) })
+	// A pidfd becomes readable when the process exits: opened before the
+	// kill, so the child cannot be gone (and its pid reused) first.
 	pidfd, err := unix.PidfdOpen(child, 0)
 	if err != nil {
 		t.Fatalf("pidfd_open(%d): %v", child, err)
 	}
-	defer unix.Close(pidfd)
 	killSpawner(t, spawner)
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 5000)
-	if n != 1 || proc.Alive(child, 0) {
-		unix.Kill(child, unix.SIGKILL)
-		t.Fatalf("child %d outlived its killed spawner (poll %d, %v)", child, n, err)
+	waitPidfd(t, child, pidfd, 5000)
+	if proc.Alive(child, 0) {
+		t.Fatalf("child %d outlived its killed spawner", child)
 	}
 }
 

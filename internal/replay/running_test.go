@@ -14,18 +14,7 @@ import (
 // runs at growing steps of its time so far (issue 34: a long Bash call was
 // invisible exactly while someone watched).
 func TestFollowTellsACallStillRunning(t *testing.T) {
-	rf := newRunFolder(t)
-	b, err := os.ReadFile(transcripts + "tool-use-success.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	rf.write("attempt-1.jsonl", lines[0]+lines[1]) // init and the call; its result is not written yet
-	rf.entry(0, timeline.Entry{Event: "run_started"})
-	rf.entry(0, timeline.Entry{Event: "attempt_started", Attempt: 1, Session: "s1", Pid: 100})
-	zero, one := int64(0), int64(len(lines[0]))
-	rf.entry(1, timeline.Entry{Event: timeline.EventLine, Attempt: 1, Offset: &zero})
-	rf.entry(2, timeline.Entry{Event: timeline.EventLine, Attempt: 1, Offset: &one}) // the call, at t0+2s
+	rf, _ := callNotAnswered(t)
 
 	// The clock at each catch-up, in seconds after t0.
 	clock := []float64{4, 8, 13, 16, 40}
@@ -91,19 +80,8 @@ func TestFollowStopsTellingAnAnsweredCall(t *testing.T) {
 // A call of an attempt whose malarun was killed (no recorded end) is not
 // told as running once the next attempt starts.
 func TestFollowForgetsCallsOfAnEarlierAttempt(t *testing.T) {
-	rf := newRunFolder(t)
-	b, err := os.ReadFile(transcripts + "tool-use-success.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	rf.write("attempt-1.jsonl", lines[0]+lines[1]) // the call, never answered: malarun died
-	rf.write("attempt-2.jsonl", lines[0])
-	rf.entry(0, timeline.Entry{Event: "run_started"})
-	rf.entry(0, timeline.Entry{Event: "attempt_started", Attempt: 1, Session: "s1", Pid: 100})
-	zero, one := int64(0), int64(len(lines[0]))
-	rf.entry(1, timeline.Entry{Event: timeline.EventLine, Attempt: 1, Offset: &zero})
-	rf.entry(2, timeline.Entry{Event: timeline.EventLine, Attempt: 1, Offset: &one})
+	rf, initLine := callNotAnswered(t) // never answered: its malarun died
+	rf.write("attempt-2.jsonl", initLine)
 	rf.entry(60, timeline.Entry{Event: "run_started", Continued: true})
 	rf.entry(60, timeline.Entry{Event: "attempt_started", Attempt: 2, Session: "s1", Pid: 200})
 	polls := 0
@@ -121,6 +99,25 @@ func TestFollowForgetsCallsOfAnEarlierAttempt(t *testing.T) {
 	if strings.Contains(r.kinds(), "tool_running") {
 		t.Errorf("a call of attempt 1 was told running during attempt 2: %s", r.kinds())
 	}
+}
+
+// callNotAnswered is a run folder whose attempt 1 has printed its init
+// line (at t0+1s) and a Bash call (at t0+2s), and no result yet; it
+// returns the folder and the init line.
+func callNotAnswered(t *testing.T) (*runFolder, string) {
+	rf := newRunFolder(t)
+	b, err := os.ReadFile(transcripts + "tool-use-success.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	rf.write("attempt-1.jsonl", lines[0]+lines[1])
+	rf.entry(0, timeline.Entry{Event: "run_started"})
+	rf.entry(0, timeline.Entry{Event: "attempt_started", Attempt: 1, Session: "s1", Pid: 100})
+	zero, one := int64(0), int64(len(lines[0]))
+	rf.entry(1, timeline.Entry{Event: timeline.EventLine, Attempt: 1, Offset: &zero})
+	rf.entry(2, timeline.Entry{Event: timeline.EventLine, Attempt: 1, Offset: &one})
+	return rf, lines[0]
 }
 
 // Followed, the text and Markdown renderers write each item as it comes:
