@@ -3,11 +3,11 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -69,19 +69,18 @@ func takeLock(path, issue, holder string) (*lockHolder, error) {
 // the open and the lock would be a lock no other malarun sees.
 func openLocked(path, issue string) (*os.File, error) {
 	for range 10 {
-		// O_NOFOLLOW: the file is truncated once locked, and a symlink
-		// planted in its place must not lead that elsewhere.
-		// O_NONBLOCK: a FIFO planted in its place must not hold the open.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
-		if errors.Is(err, syscall.ELOOP) {
+		// The safe open (statefile): the file is truncated once locked, so
+		// a symlink planted in its place must not lead that elsewhere, and
+		// a FIFO there must not hold the open.
+		f, err := statefile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		var notRegular *statefile.NotRegularError
+		switch {
+		case errors.As(err, &notRegular) && notRegular.Mode&fs.ModeSymlink != 0:
 			return nil, fmt.Errorf("the lock %s is a symbolic link, not a regular file: remove it (no malarun made it)", path)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("open the lock: %w", err)
-		}
-		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			f.Close()
+		case errors.As(err, &notRegular):
 			return nil, fmt.Errorf("the lock %s is not a regular file: remove it (no malarun made it)", path)
+		case err != nil:
+			return nil, fmt.Errorf("open the lock: %w", err)
 		}
 		if err := lockBriefly(f); err != nil {
 			b := make([]byte, 512)

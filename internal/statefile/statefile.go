@@ -73,8 +73,18 @@ func OpenAtMost(path string, limit int64) (*os.File, error) { return openAtMost(
 // followed; the rest holds (no blocking open, a regular file, the cap).
 func ReadFollowing(path string, limit int64) ([]byte, error) { return read(path, limit, NoBlock) }
 
-func open(path string, flags int) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|flags|syscall.O_CLOEXEC, 0)
+// OpenFile opens path as Open does (never blocking, no final symbolic
+// link, only a regular file) for a writer: flag adds the access mode and
+// O_CREATE, O_APPEND, ...; perm is for a file it creates. The lock and the
+// timeline, which malarun writes, are opened so.
+func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
+	return openFile(path, flag|Safe, perm)
+}
+
+func open(path string, flags int) (*os.File, error) { return openFile(path, os.O_RDONLY|flags, 0) }
+
+func openFile(path string, flags int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flags|syscall.O_CLOEXEC, perm)
 	if err != nil {
 		if pe, ok := err.(*fs.PathError); ok && pe.Err == syscall.ELOOP {
 			return nil, &NotRegularError{Path: path, Mode: fs.ModeSymlink}

@@ -2,9 +2,7 @@ package timeline
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/malarun/malarun/internal/statefile"
 )
@@ -31,14 +29,9 @@ func (w *Writer) Append(e Entry) {
 		// O_NONBLOCK and O_NOFOLLOW: a FIFO planted in a run folder must not
 		// hold the open (one without a reader fails with ENXIO), nor a link
 		// lead the appends elsewhere (issue 32); then only a regular file.
-		f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC|statefile.Safe, 0o600)
+		f, err := statefile.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
 			w.err = err
-			return
-		}
-		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			f.Close()
-			w.err = fmt.Errorf("%s is not a regular file", w.path)
 			return
 		}
 		w.f = f
