@@ -60,18 +60,7 @@ func TestFollowStopsTellingAnAnsweredCall(t *testing.T) {
 	rf.entry(0, timeline.Entry{Event: "run_started"})
 	rf.entry(0, timeline.Entry{Event: "attempt_started", Attempt: 1, Session: "s1", Pid: 100})
 	rf.lineTimes(1, 1)
-	polls := 0
-	var r recorder
-	follow := func() (string, error) {
-		if polls++; polls == 3 {
-			return "the run ended", nil
-		}
-		return "", nil
-	}
-	late := rf.t0.Add(time.Hour)
-	if _, err := Tell(Source{Issue: "issue-1", RunDir: rf.dir, Follow: follow, Now: func() time.Time { return late }}, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := followAnHourLater(t, rf)
 	if strings.Contains(r.kinds(), "tool_running") {
 		t.Errorf("an answered call was told running: %s", r.kinds())
 	}
@@ -84,6 +73,16 @@ func TestFollowForgetsCallsOfAnEarlierAttempt(t *testing.T) {
 	rf.write("attempt-2.jsonl", initLine)
 	rf.entry(60, timeline.Entry{Event: "run_started", Continued: true})
 	rf.entry(60, timeline.Entry{Event: "attempt_started", Attempt: 2, Session: "s1", Pid: 200})
+	r := followAnHourLater(t, rf)
+	if strings.Contains(r.kinds(), "tool_running") {
+		t.Errorf("a call of attempt 1 was told running during attempt 2: %s", r.kinds())
+	}
+}
+
+// followAnHourLater follows rf's run with the clock an hour after t0
+// (past every step of a call's telling): it catches up twice, then the run
+// ends.
+func followAnHourLater(t *testing.T, rf *runFolder) *recorder {
 	polls := 0
 	var r recorder
 	follow := func() (string, error) {
@@ -96,9 +95,7 @@ func TestFollowForgetsCallsOfAnEarlierAttempt(t *testing.T) {
 	if _, err := Tell(Source{Issue: "issue-1", RunDir: rf.dir, Follow: follow, Now: func() time.Time { return late }}, &r); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(r.kinds(), "tool_running") {
-		t.Errorf("a call of attempt 1 was told running during attempt 2: %s", r.kinds())
-	}
+	return &r
 }
 
 // callNotAnswered is a run folder whose attempt 1 has printed its init
