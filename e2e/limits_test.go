@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/testchild"
 )
 
 // oauthEnv makes the CLI use a subscription token (any value) instead of an
@@ -80,6 +82,42 @@ func TestRealCLIUsageLimitWaitThenResume(t *testing.T) {
 	}
 	if !wait.RetryAt.Equal(resetsAt) || wait.LimitType != "five_hour" || wait.Until.Before(resetsAt) {
 		t.Errorf("limit_wait event %+v, want retry_at %v and five_hour; events:\n%s", wait, resetsAt, b)
+	}
+}
+
+// A malarun killed outright (OOM, a node, a deploy) while it waits for the
+// reset: the next malarun of the issue continues the run, waits out what
+// is left, resumes the same session and succeeds (issue 40: on 3689d6a, as
+// root, the kernel killed every claude the rerun started in the run's
+// cgroup, docs/design.md §F31, and the run ended with exit 3).
+func TestRealCLIKilledInALimitWaitThenResumes(t *testing.T) {
+	t.Parallel()
+	resetsAt := time.Now().Add(15 * time.Second).Truncate(time.Second)
+	e := newEnv(t, fakeapi.UsageLimited("five_hour", resetsAt), fakeapi.Text("Done after the limit."))
+	oauthEnv(e)
+	cmd, _, stderr := e.start("--limit-wait", "1m")
+	stateDir := filepath.Join(e.home, "state")
+	if !testchild.WaitUntil(time.Minute, nil, func() bool {
+		rec, ok := journal.Read(stateDir, "issue-e2e")
+		return ok && rec.Err == nil && rec.Record.Status == journal.Waiting
+	}) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("malarun never waited for the reset; stderr:\n%s", stderr)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	r := e.run("--limit-wait", "1m")
+	r.wantCode(t, 0)
+	if r.stdout != "Done after the limit.\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	reqs := e.api.ConversationRequests()
+	if len(reqs) != 2 || reqs[1].SessionID != reqs[0].SessionID {
+		t.Fatalf("%d conversation requests, want the limited one and its session resumed; stderr:\n%s", len(reqs), r.stderr)
+	}
+	if reqs[1].Time.Before(resetsAt) {
+		t.Errorf("resumed at %v, before the reset at %v", reqs[1].Time, resetsAt)
 	}
 }
 

@@ -120,6 +120,12 @@ func campaignScenarios(t *testing.T) map[string]func() (string, []string, []stri
 		"usage-limit": func() (string, []string, []string) {
 			return testchild.UsageLimited, []string{testchild.EnvResetsAt + "=" + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)}, nil
 		},
+		// A limit whose reset comes within limit_wait: malarun waits, then
+		// resumes the session, which succeeds.
+		"usage-limit-wait": func() (string, []string, []string) {
+			return testchild.UsageLimited, []string{testchild.EnvResetsAt + "=" + strconv.FormatInt(time.Now().Add(3*time.Second).Unix(), 10)},
+				[]string{"--limit-wait", "1h"}
+		},
 		"term-ignoring-tree": func() (string, []string, []string) {
 			return testchild.Grandchild, nil, []string{"--tool-timeout", "1s", "--kill-grace", "300ms", "--max-attempts", "1"}
 		},
@@ -131,12 +137,12 @@ func campaignScenarios(t *testing.T) map[string]func() (string, []string, []stri
 
 func campaignFaults() []string {
 	return []string{"none", "signal", "two-signals", "stderr-closed", "stderr-stalled", "events-reader-gone",
-		"lock-removed", "planted-record", "planted-file", "killed-and-reclaimed", "bare-escapee-reclaimed", "ignored-signals"}
+		"lock-removed", "planted-record", "planted-file", "killed-and-reclaimed", "bare-escapee-reclaimed", "ignored-signals", "killed-in-limit-wait"}
 }
 
 func drawCase(rng *rand.Rand) campaignCase {
 	names := []string{"success", "hang-resumed", "crash", "error-result", "absurd-numbers", "hostile-text", "usage-limit",
-		"term-ignoring-tree", "big-line"}
+		"usage-limit-wait", "term-ignoring-tree", "big-line"}
 	faults := campaignFaults()
 	return campaignCase{scenario: names[rng.IntN(len(names))], fault: faults[rng.IntN(len(faults))]}
 }
@@ -244,6 +250,8 @@ func (c campaignCase) play(t *testing.T, rng *rand.Rand) []int {
 		return bareEscapee(t, c, p, after)
 	case "ignored-signals":
 		return ignoredSignals(t, c, p, after, rng.IntN(2))
+	case "killed-in-limit-wait":
+		return killedInLimitWait(t, c, p)
 	case "killed-and-reclaimed":
 		p.start(nil, nil)
 		after(func() { p.cmd.Process.Kill() })
@@ -261,9 +269,7 @@ func holdsIssue(p *proc) bool {
 	if _, err := os.Stat(filepath.Join(p.stateDir, p.issue, journal.RecordFile)); err == nil {
 		return true
 	}
-	pid := p.cmd.Process.Pid
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	return err != nil || testchild.Zombie(pid)
+	return !alive(p)
 }
 
 func runToEnd(p *proc) int {
@@ -527,6 +533,38 @@ func bareEscapee(t *testing.T, c campaignCase, p *proc, after func(func())) []in
 	return codes
 }
 
+// killedInLimitWait: malarun is killed outright once the record says it
+// waits for a usage limit's reset (at once, in a scenario with no such
+// wait, or when it has ended); the next malarun continues the run. A run
+// whose wait was cut so must still succeed (issue 40: on 3689d6a the
+// rerun's every claude was killed by the kernel as it entered the run's
+// cgroup, exit 3).
+func killedInLimitWait(t *testing.T, c campaignCase, p *proc) []int {
+	t.Helper()
+	p.start(nil, nil)
+	waited := false
+	testchild.WaitUntil(exitLimit, nil, func() bool {
+		e, ok := journal.Read(p.stateDir, p.issue)
+		waited = ok && e.Err == nil && e.Record.Status == journal.Waiting && !e.Record.RetryAt.IsZero() && e.Record.RetryAt.After(time.Now())
+		return waited || !alive(p)
+	})
+	p.cmd.Process.Kill()
+	p.cmd.Wait()
+	next := p.again()
+	code := c.finish(t, next, runToEnd(next))
+	if waited && c.scenario == "usage-limit-wait" && code != 0 {
+		t.Errorf("the run continued after malarun was killed in its limit wait: exit %d, want 0; stderr:\n%s", code, next.stderr.String())
+	}
+	return []int{code}
+}
+
+// alive reports whether p's malarun has not exited (a zombie has).
+func alive(p *proc) bool {
+	pid := p.cmd.Process.Pid
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil && !testchild.Zombie(pid)
+}
+
 // ignoredSignals: malarun is started, as `nohup` or a shell's background
 // job starts it, with SIGHUP and SIGINT ignored, and gets one of them
 // (which: sig) at a random moment. It keeps it ignored (docs/record.md, "Interrupted is not dead"):
@@ -548,11 +586,12 @@ func ignoredSignals(t *testing.T, c campaignCase, p *proc, after func(func()), w
 
 // The campaign's process faults on the scenarios they matter for, once
 // each, so that CI runs them whatever the campaign's seed draws.
-func TestEscapeesAndIgnoredSignals(t *testing.T) {
+func TestCampaignProcessFaults(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ scenario, fault string }{
 		{"hang-resumed", "bare-escapee-reclaimed"}, {"term-ignoring-tree", "bare-escapee-reclaimed"},
 		{"success", "ignored-signals"}, {"hang-resumed", "ignored-signals"},
+		{"usage-limit-wait", "killed-in-limit-wait"},
 	} {
 		t.Run(tc.scenario+"-"+tc.fault, func(t *testing.T) {
 			c := campaignCase{scenario: tc.scenario, fault: tc.fault}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,11 +26,12 @@ const CanContain = true
 // a run: a pid per line).
 const maxCgroupFile = 4 << 20
 
-// NewCgroup makes (or opens, if an earlier malarun of the run left it) the
-// group name under malarun's own cgroup. It fails where there is no cgroup
-// v2 hierarchy, where malarun's own group cannot be found in it, or where
+// NewCgroup makes the group name under malarun's own cgroup (anew, if an
+// earlier malarun of the run left it). It fails where there is no cgroup
+// v2 hierarchy, where malarun's own group cannot be found in it, where
 // malarun may not make groups there (not root and not delegated; a
-// container whose /sys/fs/cgroup is read-only).
+// container whose /sys/fs/cgroup is read-only), and where the kernel would
+// not start a process in it (admits).
 func NewCgroup(name string) (*Cgroup, error) {
 	if !strings.HasPrefix(name, cgroupPrefix) || strings.ContainsAny(name, "/\x00") {
 		return nil, fmt.Errorf("cgroup name %q is not one malarun makes", name)
@@ -39,23 +41,74 @@ func NewCgroup(name string) (*Cgroup, error) {
 		return nil, err
 	}
 	path := filepath.Join(own, name)
-	merr := os.Mkdir(path, 0o755)
-	if merr != nil && !errors.Is(merr, os.ErrExist) {
-		return nil, fmt.Errorf("make the run's cgroup: %w", merr)
+	err = os.Mkdir(path, 0o755)
+	if errors.Is(err, os.ErrExist) {
+		// Left by an earlier malarun of the run that was killed outright
+		// before the reclaim that removes it (one killed while it waited
+		// for a usage limit's reset is not reclaimed: its run is
+		// continued). What is in it is a leftover. The group is ended,
+		// removed and made anew: a group once written cgroup.kill kills
+		// every child later cloned into it (docs/design.md §F31).
+		if err := removeLeftGroup(path); err != nil {
+			return nil, err
+		}
+		err = os.Mkdir(path, 0o755)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("make the run's cgroup: %w", err)
 	}
 	dir, err := openCgroupDir(path)
 	if err != nil {
 		return nil, err
 	}
 	c := &Cgroup{Path: path, dir: dir}
-	if merr != nil && !c.kill() {
-		// Left by an earlier malarun of the run, and not ended by the
-		// reclaim (EndCgroup): what is in it is a leftover, and a group
-		// that cannot be emptied would hold them beside the new tree.
+	if err := c.admits(); err != nil {
 		c.dir.Close()
-		return nil, fmt.Errorf("cgroup %s holds processes that survive SIGKILL", path)
+		_ = unix.Rmdir(path)
+		return nil, err
 	}
 	return c, nil
+}
+
+// removeLeftGroup ends what an earlier malarun of the run left in its group
+// and removes the group.
+func removeLeftGroup(path string) error {
+	dir, err := openCgroupDir(path)
+	if err != nil {
+		return err
+	}
+	return (&Cgroup{Path: path, dir: dir}).Remove()
+}
+
+// admits checks, before the run relies on the group, that the kernel lets
+// a process start in it: a child is cloned into it as the CLI will be
+// (clone3, CLONE_INTO_CGROUP) and told to run "/", which no kernel runs.
+// Its exec failing (EACCES) proves it got in alive. A child that never
+// came back from the clone with an error was killed on its way in: Linux
+// 6.14 and later compare the cgroup.kill count of malarun's own group with
+// the target's, and kill the child when they differ (§F31). A refused
+// clone3 (ENOSYS under qemu's user mode, EBUSY in threaded mode) is an
+// error too. Costs one vfork per run.
+func (c *Cgroup) admits() error {
+	attr := &syscall.ProcAttr{Sys: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: c.fd()}}
+	pid, err := syscall.ForkExec("/", []string{"malarun-cgroup-check"}, attr)
+	switch {
+	case errors.Is(err, syscall.EACCES):
+		return nil
+	case err != nil:
+		return fmt.Errorf("the kernel will not start a process in cgroup %s: %w", c.Path, err)
+	}
+	var ws unix.WaitStatus
+	_, _ = unix.Wait4(pid, &ws, 0, nil)
+	return fmt.Errorf("the kernel kills every process started in cgroup %s (a check process ended with %v before it could run anything)", c.Path, describeWait(ws))
+}
+
+// describeWait says how a process ended.
+func describeWait(ws unix.WaitStatus) string {
+	if ws.Signaled() {
+		return "signal " + ws.Signal().String()
+	}
+	return "exit " + strconv.Itoa(ws.ExitStatus())
 }
 
 // openCgroupDir opens path as a folder of a cgroup v2 file system,
@@ -249,7 +302,21 @@ func removeGroups(path string) error {
 			}
 		}
 	}
-	return unix.Rmdir(path)
+	return rmdirGroup(path)
+}
+
+// rmdirGroup removes one emptied group. The kernel answers EBUSY while a
+// process that has just died is still leaving it (runc retries too): that
+// is tried again, for at most maxKillTime.
+func rmdirGroup(path string) error {
+	until := time.Now().Add(maxKillTime)
+	for {
+		err := unix.Rmdir(path)
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(until) {
+			return err
+		}
+		time.Sleep(pollEvery)
+	}
 }
 
 // subtreePids lists the processes in the group at path and below it.

@@ -24,3 +24,6 @@ func CgroupAt(t interface{ Fatal(...any) }, path string) *Cgroup {
 	}
 	return &Cgroup{Path: path, dir: dir}
 }
+
+// Admits is the check NewCgroup makes of a group before a run relies on it.
+func (c *Cgroup) Admits() error { return c.admits() }
