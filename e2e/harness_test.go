@@ -11,6 +11,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -114,6 +115,9 @@ type env struct {
 	// claudeBin, when set, is given as --claude-bin instead of the real
 	// CLI (a wrapper that records something and execs it).
 	claudeBin string
+	// waitLimit bounds a run (default 2 minutes): beyond it malarun is
+	// killed and the test fails.
+	waitLimit time.Duration
 }
 
 // The test runs beside the suite's other such tests (t.Parallel): each has
@@ -200,17 +204,19 @@ func (e *env) command(flags ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer)
 	return cmd, &stdout, &stderr
 }
 
-// wait waits for a started malarun, killing it (a failure) after 2 minutes.
+// wait waits for a started malarun, killing it (a failure) after
+// waitLimit (2 minutes unless the test says).
 func (e *env) wait(cmd *exec.Cmd, stdout, stderr *bytes.Buffer, started time.Time) result {
 	e.t.Helper()
+	limit := cmp.Or(e.waitLimit, 2*time.Minute)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(limit):
 		cmd.Process.Kill()
 		<-done
-		e.t.Fatalf("malarun did not finish within 2 minutes; stderr:\n%s", stderr)
+		e.t.Fatalf("malarun did not finish within %v; stderr:\n%s", limit, stderr)
 	}
 	r := result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String(), took: time.Since(started), pid: cmd.Process.Pid}
 	e.t.Logf("malarun exit %d after %v", r.code, r.took.Round(time.Millisecond))

@@ -77,7 +77,7 @@ func TestRealCLIResumePromptNamesInterruptedTool(t *testing.T) {
 			t.Errorf("resume prompt lacks %q:\n%s", want, last)
 		}
 	}
-	if !strings.Contains(r.stderr, "tool_timeout, while Bash ran") {
+	if !strings.Contains(r.stderr, "while Bash ran (tool_timeout)") {
 		t.Errorf("the log does not say the tool timed out:\n%s", r.stderr)
 	}
 }

@@ -38,7 +38,7 @@ func TestRealCLIStallIsKilledAsHang(t *testing.T) {
 	e := newEnvAlone(t, fakeapi.Stall())
 	r := e.run("--idle-timeout", "4s", "--kill-grace", "2s", "--max-attempts", "1")
 	r.wantCode(t, 3)
-	if !strings.Contains(r.stderr, "no output for 4s (idle_timeout)") {
+	if !strings.Contains(r.stderr, "no output for 4s in a reply, between its parts (idle_timeout)") {
 		t.Errorf("stderr does not say why:\n%s", r.stderr)
 	}
 	if n := len(e.api.Stalls()); n != 1 {

@@ -17,6 +17,15 @@ func TestParseStep(t *testing.T) {
 		{"tool:ToolSearch:{}", "tool_use ToolSearch"},
 		{"2*error:529", "http 529 overloaded_error"},
 		{"stall", "stall"},
+		{"think:hmm", `thinking "hmm" + text "Done thinking."`},
+		{"{input=200s,ping=30s}bash:echo hi", "tool_use Bash + paced {FirstEvent:0s Gap:0s ThinkingGap:0s InputAfter:3m20s Ping:30s StallAfter:0}"},
+		{"{stall=1}text:The answer", `text "The answer" + paced {FirstEvent:0s Gap:0s ThinkingGap:0s InputAfter:0s Ping:0s StallAfter:1}`},
+		{"2*{first=1s}text:x", `text "x" + paced {FirstEvent:1s Gap:0s ThinkingGap:0s InputAfter:0s Ping:0s StallAfter:0}`},
+		{"{input=200s}stall", ""},
+		{"{input=soon}text:x", ""},
+		{"{stall=0}text:x", ""},
+		{"{colour=1s}text:x", ""},
+		{"{input=1s text:x", ""},
 		{"tool:Bash", ""},
 		{"tool::{}", ""},
 		{"tool:Bash:null", ""},
@@ -33,6 +42,19 @@ func TestParseStep(t *testing.T) {
 			t.Errorf("parseStep(%q): %v", c.arg, err)
 		case c.want != "" && st.String() != c.want:
 			t.Errorf("parseStep(%q) = %s, want %s", c.arg, st, c.want)
+		}
+	}
+}
+
+// -h prints the step grammar and exits 0.
+func TestHelpShowsTheStepGrammar(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run(t.Context(), []string{"-h"}, &stdout, &stderr); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	for _, want := range []string{"text:REPLY", "{PACE}STEP", "limit:SECONDS", "-dump"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("-h does not show %q:\n%s", want, stderr.String())
 		}
 	}
 }

@@ -269,7 +269,7 @@ func TestGitHubActionsFailure(t *testing.T) {
 			t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
 		}
 		cmds := workflowCommands(p.stderr.String())
-		if len(cmds) != 3 || cmds[2] != "::error title=malarun%3A issue-gh failed (exit 3)::retries exhausted: 1 attempts, the most max_attempts allows; last: no output for 1s (idle_timeout); the process tree was killed" {
+		if len(cmds) != 3 || cmds[2] != "::error title=malarun%3A issue-gh failed (exit 3)::retries exhausted: 1 attempts, the most max_attempts allows; last: no output for 1s while waiting for the API's reply (idle_timeout); the process tree was killed" {
 			t.Errorf("stderr runs %q", cmds)
 		}
 		if p.stdout.Len() != 0 {

@@ -121,15 +121,9 @@ func byResult(a Ended, stop StopReason) (Ending, string) {
 }
 
 func hangEnding(m *State) (Ending, string) {
-	limit, tools := m.Hang()
-	what := "idle_timeout"
-	if m.hangFirst && limit == FirstLineWait {
-		what = "before claude's first line: idle_timeout, at least the CLI's MCP start-up wait"
-	}
-	if len(tools) > 0 {
-		what = "tool_timeout, while " + strings.Join(tools, ", ") + " ran"
-	}
-	return Hang, fmt.Sprintf("no output for %s (%s); the process tree was killed", limit, what)
+	limit, _ := m.Hang()
+	d := m.HangPhase()
+	return Hang, fmt.Sprintf("no output for %s %s (%s); the process tree was killed", limit, d.Label(), m.lim.whose(d.Phase))
 }
 
 // LimitOf is what an attempt said about the usage limit that stopped it:

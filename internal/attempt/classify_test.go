@@ -34,7 +34,7 @@ func TestBeforeTheFirstLine(t *testing.T) {
 		{Exit{Signal: syscall.SIGSEGV}, false, Crash, "killed by signal 11"},
 		{Exit{Code: 1}, false, EarlyExit, "claude exited with code 1 before its first line"},
 		{Exit{Code: 137}, false, EarlyExit, "exited with code 137"},
-		{Exit{Signal: syscall.SIGKILL}, true, Hang, "no output for 1m0s (before claude's first line: idle_timeout, at least the CLI's MCP start-up wait)"},
+		{Exit{Signal: syscall.SIGKILL}, true, Hang, "no output for 1m0s before claude's first line (idle_timeout, at least the CLI's MCP start-up wait)"},
 	}
 	for _, c := range cases {
 		m := New(limits, t0)

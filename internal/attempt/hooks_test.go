@@ -71,7 +71,7 @@ func TestHookCutOffIsNamed(t *testing.T) {
 		t.Errorf("cut off %+v", got)
 	}
 	_, reason := hangEnding(s)
-	if want := "no output for 1m0s (tool_timeout, while the Stop hook ran)"; !strings.HasPrefix(reason, want) {
+	if want := "no output for 1m0s while the Stop hook ran (tool_timeout)"; !strings.HasPrefix(reason, want) {
 		t.Errorf("reason %q, want it to begin %q", reason, want)
 	}
 }

@@ -9,26 +9,48 @@ import (
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
-// liveness decides when a model at work counts as hung. Every line pushes
-// the deadline out. While a tool call is outstanding the CLI prints nothing
-// until the tool ends (docs/design.md §F15), so the longer tool limit
-// applies; an api_retry line announces a wait of its own, which is added.
+// liveness decides when a model at work counts as hung. Every line that is
+// progress pushes the deadline out by the allowance of the phase the
+// stream is in after it (docs/design.md §D30): the model thinking, writing
+// text or a tool call's input, a request waiting for its reply, a tool or
+// hook running (the CLI prints nothing until it ends: §F15), the CLI
+// waiting to retry (the wait an api_retry line announced, added). A line
+// that only says the CLI waits (a ping) moves nothing.
 type liveness struct {
-	idle, tool  time.Duration
+	lim         Limits
 	outstanding []stream.ToolUse // tool calls without their result, in call order
 	// hooks are the hooks started and not ended, in start order: a hook is
 	// work like a tool call, silent until it ends (§F27).
-	hooks    []Hook
-	deadline time.Time
-	// last is when the last line came (the attempt's start before any).
+	hooks []Hook
+	// workSince is when the tools and hooks running now began to run.
+	workSince time.Time
+	stream    streamPhase
+	// retryWait is the wait the last api_retry line announced.
+	retryWait time.Duration
+	// due is when the silence since the last line of progress becomes a
+	// hang; deadline is due, or later while the reader catches up with
+	// bytes written since it last looked (unread).
+	due, deadline time.Time
+	// last is when the last line of progress came (the attempt's start
+	// before any).
 	last time.Time
 	// anyLine: a line other than a hook's has come (before it,
 	// FirstLineWait applies: SessionStart hooks print before the init line,
 	// and the MCP servers are connected after them, §F27, §F28).
 	anyLine bool
 	// seen is how far into the stream the CLI's writing is known to have
-	// come: the end of the last line read, or the size found at a wake.
-	seen int64
+	// come: the end of the last line read, or the size found at a wake;
+	// read is the end of the last line read, and catchUpTo the size a
+	// catch-up waits for the reader to reach.
+	seen, read, catchUpTo int64
+}
+
+func newLiveness(lim Limits, now time.Time) liveness {
+	l := liveness{lim: lim, last: now, stream: streamPhase{since: now}}
+	_, allowed := l.doing()
+	l.due = now.Add(allowed)
+	l.deadline = l.due
+	return l
 }
 
 // ReadCatchUp is how long a hang waits, once the stream is found to hold
@@ -47,13 +69,29 @@ func (l *liveness) unread(written int64, now time.Time) bool {
 	if written <= l.seen {
 		return false
 	}
-	l.seen = written
+	l.seen, l.catchUpTo = written, written
 	l.deadline = now.Add(ReadCatchUp)
 	return true
 }
 
-// observe updates the deadline for a line that arrived at now.
+// observe updates the phase and the deadline for a line that arrived at now.
 func (l *liveness) observe(ev stream.Event, now time.Time) {
+	l.read = max(l.read, ev.Offset+ev.Bytes+1)
+	l.seen = max(l.seen, l.read)
+	if waitingOnly(ev) {
+		if l.catchUpTo > 0 && l.read >= l.catchUpTo {
+			// What was written while malarun looked away was only this
+			// (pings): the silence was not broken, and the hang is due.
+			l.deadline, l.catchUpTo = l.due, 0
+		}
+		return
+	}
+	idle := len(l.outstanding) == 0 && len(l.hooks) == 0
+	defer func() {
+		if idle && (len(l.outstanding) > 0 || len(l.hooks) > 0) {
+			l.workSince = now
+		}
+	}()
 	l.outstanding = append(l.outstanding, ev.ToolUses...)
 	for _, id := range ev.ToolResults {
 		for i, tu := range l.outstanding {
@@ -66,14 +104,17 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 	hookLine := ev.Type == "system" && strings.HasPrefix(ev.Subtype, "hook_")
 	if hookLine {
 		l.observeHook(ev)
+	} else {
+		l.anyLine = true
+		l.stream.observe(ev, now)
 	}
-	l.anyLine = l.anyLine || !hookLine
-	l.deadline = now.Add(l.limit())
-	l.last = now
-	l.seen = max(l.seen, ev.Offset+ev.Bytes+1)
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
-		l.deadline = l.deadline.Add(usagelimit.Delay(ev.RetryDelayMS))
+		l.retryWait = usagelimit.Delay(ev.RetryDelayMS)
 	}
+	_, allowed := l.doing()
+	l.due = now.Add(allowed)
+	l.deadline, l.catchUpTo = l.due, 0
+	l.last = now
 }
 
 // observeHook keeps the running hooks: a hook_started adds one (at most
@@ -93,16 +134,29 @@ func (l *liveness) observeHook(ev stream.Event) {
 	}
 }
 
-// limit is the silence allowed now: tool_timeout while a tool call or a
-// hook runs; before the first line at least FirstLineWait.
-func (l *liveness) limit() time.Duration {
-	switch {
-	case len(l.outstanding) > 0 || len(l.hooks) > 0:
-		return l.tool
-	case !l.anyLine:
-		return max(l.idle, FirstLineWait)
+// doing is what decides the silence allowed now, and that allowance: the
+// tools and hooks running (a sub-agent's stream runs inside one), else the
+// stream's phase.
+func (l *liveness) doing() (Doing, time.Duration) {
+	d := Doing{Phase: l.stream.phase, What: l.stream.what}
+	if !l.anyLine {
+		d = Doing{Phase: PhaseStarting}
 	}
-	return l.idle
+	allowed := l.lim.allowance(d.Phase, l.retryWait)
+	if len(l.outstanding) > 0 || len(l.hooks) > 0 {
+		// tool_timeout replaces the allowance, unless the model is writing
+		// beside the running tools and may be silent longer there.
+		if work := l.lim.allowance(PhaseTool, 0); !d.Phase.writing() || work >= allowed {
+			return Doing{Phase: PhaseTool, What: strings.Join(l.toolsRunning(), ", ")}, work
+		}
+	}
+	return d, allowed
+}
+
+// limit is the silence allowed now.
+func (l *liveness) limit() time.Duration {
+	_, allowed := l.doing()
+	return allowed
 }
 
 // FirstLineWait is the least silence allowed before the CLI's first line:

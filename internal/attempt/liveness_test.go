@@ -25,9 +25,9 @@ func TestLivenessDeadlines(t *testing.T) {
 		{"api retry adds its delay", stream.Event{Type: "system", Subtype: "api_retry", RetryDelayMS: 1500}, 5 * time.Second, 8500 * time.Millisecond, nil},
 		{"unknown result id", stream.Event{Type: "user", ToolResults: []string{"zzz"}}, 6 * time.Second, 8 * time.Second, nil},
 	}
-	l := &liveness{idle: idle, tool: tool, deadline: t0.Add(idle)}
-	if got := l.deadline.Sub(t0); got != idle {
-		t.Fatalf("initial deadline %v, want %v", got, idle)
+	l := newLiveness(Limits{Idle: idle, Tool: tool}, t0)
+	if got := l.deadline.Sub(t0); got != FirstLineWait {
+		t.Fatalf("initial deadline %v, want %v (FirstLineWait)", got, FirstLineWait)
 	}
 	for _, s := range steps {
 		l.observe(s.ev, t0.Add(s.at))

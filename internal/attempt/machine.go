@@ -8,40 +8,6 @@ import (
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
-// Limits are an attempt's timers, from the configuration.
-type Limits struct {
-	// Idle and Tool bound the silence of a model at work: Idle between
-	// lines, Tool while a tool call is outstanding (idle_timeout, tool_timeout).
-	Idle, Tool time.Duration
-	// Background bounds the wait, after a result, for background tasks the
-	// result left running (background_timeout; 0: no bound but Deadline).
-	Background time.Duration
-	// Linger is how long the CLI may stay alive after its final result with
-	// no background task running (result_exit_timeout).
-	Linger time.Duration
-	// Deadline is the session deadline (session_timeout); zero: none.
-	Deadline time.Time
-	// Checkpoint: the attempt asks for a checkpoint, so context pressure is
-	// not acted on (the request itself adds to the context).
-	Checkpoint bool
-	// LimitWaitLeft is what is left of limit_wait when the attempt starts.
-	// An api_retry for a 429 whose delay exceeds Idle is the CLI waiting
-	// out a usage limit itself: it is spent from LimitWaitLeft (CLIWaited;
-	// a re-announced sleep counts once), and one that does not fit stops
-	// the attempt with UsageLimit. Delays within Idle are the CLI's
-	// ordinary backoff for a passing rate limit: left to it and free, even
-	// with limit_wait 0.
-	LimitWaitLeft time.Duration
-	// UnreachableWindow: a probe's certain finding stops the attempt only
-	// once the address has stayed so, probe after probe (ProbeEvery), for
-	// this long (0: at once).
-	UnreachableWindow time.Duration
-	// Talked: an earlier attempt of the run talked to the API (§D17), so a
-	// connection failure now is the network going away: left to the CLI's
-	// retries and malarun's, never a configuration error.
-	Talked bool
-}
-
 // InputKind names what happened.
 type InputKind int
 
@@ -118,7 +84,7 @@ type State struct {
 	// hangSilence is how long claude had been silent when the hang was found.
 	hangSilence time.Duration
 	hangTools   []string
-	hangFirst   bool                // the hang came before the CLI's first line
+	hangDoing   Doing               // the phase the hang was found in
 	limit       usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
 	cause       reach.Finding       // for Unreachable: why the API cannot be reached
 	unreach     unreachable         // the looks at the API's address over the window (unreachable.go)
@@ -130,7 +96,7 @@ type State struct {
 
 // New starts the machine for an attempt whose process started at now.
 func New(lim Limits, now time.Time) *State {
-	return &State{lim: lim, talked: lim.Talked, live: liveness{idle: lim.Idle, tool: lim.Tool, deadline: now.Add(max(lim.Idle, FirstLineWait)), last: now}}
+	return &State{lim: lim, talked: lim.Talked, live: newLiveness(lim, now)}
 }
 
 // Step folds in one input that happened at now.
@@ -290,7 +256,8 @@ func (s *State) wake(now time.Time, written int64) Effects {
 	case !now.Before(s.live.deadline) && s.live.unread(written, now):
 		// The CLI wrote since malarun last looked: not silent, malarun was.
 	case !now.Before(s.live.deadline):
-		s.hangLimit, s.hangTools, s.hangFirst = s.live.limit(), s.live.toolsRunning(), !s.live.anyLine
+		s.hangDoing, s.hangLimit = s.live.doing()
+		s.hangTools = s.live.toolsRunning()
 		// From the last line (or the start): the limit, any wait an
 		// api_retry line announced, and a wake-up that came late.
 		s.hangSilence = now.Sub(s.live.last)
@@ -370,6 +337,20 @@ func (s *State) Running() []Task { return s.tasks.running }
 // Hang is the silence that was allowed and the tools that ran when a hang
 // was detected.
 func (s *State) Hang() (time.Duration, []string) { return s.hangLimit, s.hangTools }
+
+// HangPhase is what claude was doing when the hang was found.
+func (s *State) HangPhase() Doing { return s.hangDoing }
+
+// Doing is what claude is doing now, as far as silence goes, the silence
+// allowed in it, and since when it has been doing it (for the status line).
+func (s *State) Doing() (Doing, time.Duration, time.Time) {
+	d, allowed := s.live.doing()
+	since := s.live.stream.since
+	if d.Phase == PhaseTool {
+		since = s.live.workSince
+	}
+	return d, allowed, since
+}
 
 // HangSilence is how long claude had been silent when the hang was found
 // (at least the limit Hang returns).

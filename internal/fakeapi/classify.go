@@ -45,9 +45,11 @@ const titleSystemPrompt = "Generate a concise, sentence-case title"
 //   - --json-schema does not use output_config.format: the CLI adds a
 //     StructuredOutput tool to the conversation instead (25 tools), so
 //     such runs classify as conversations all the same.
-//   - No non-streaming request was seen in -p mode; one is still treated
-//     as a side request, because the script's steps are all streamed
-//     conversation turns.
+//   - A non-streaming request with the conversation's shape is the CLI's
+//     fallback after its own stream watchdog gave up on a streaming one
+//     (docs/design.md §F22, §F32): the same turn asked again, so it is a
+//     conversation request and takes the next step, answered whole once
+//     the step's [Pace] has passed.
 //   - Compaction (verified with `/compact` on a resumed session) reuses the
 //     conversation's shape exactly, tools and thinking included; only its
 //     last user message differs: after the last tool results, a text block
@@ -64,7 +66,7 @@ func Classify(r *Request) Kind {
 	if isCompaction(r) {
 		return KindCompaction
 	}
-	if !r.Stream || len(p.Tools) == 0 || hasOutputFormat(p.OutputConfig) ||
+	if len(p.Tools) == 0 || hasOutputFormat(p.OutputConfig) ||
 		strings.Contains(r.SystemText(), titleSystemPrompt) {
 		return KindSide
 	}

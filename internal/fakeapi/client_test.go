@@ -55,6 +55,8 @@ type assembled struct {
 	ID         string
 	Model      string
 	Text       string
+	Thinking   string
+	Signature  string
 	ToolUses   []toolUse
 	StopReason string
 	StartUsage map[string]any
@@ -100,6 +102,10 @@ func assemble(t *testing.T, evs []sseEvent) assembled {
 				a.Text += d["text"].(string)
 			case "input_json_delta":
 				partial[idx].WriteString(d["partial_json"].(string))
+			case "thinking_delta":
+				a.Thinking += d["thinking"].(string)
+			case "signature_delta":
+				a.Signature += d["signature"].(string)
 			default:
 				t.Errorf("unknown delta %v", d)
 			}

@@ -35,11 +35,12 @@ const (
 )
 
 type blockSpec struct {
-	toolUse bool
-	text    string
-	name    string
-	input   json.RawMessage
-	id      string // fixed tool_use id; "" means allocate one
+	toolUse  bool
+	thinking bool // a thinking block; text is the thought
+	text     string
+	name     string
+	input    json.RawMessage
+	id       string // fixed tool_use id; "" means allocate one
 }
 
 // Step is one scripted answer to a conversation request. Build it with
@@ -59,6 +60,7 @@ type Step struct {
 
 	gate  <-chan struct{}
 	times int // how many requests this step answers; <0 forever; 0 means 1
+	pace  Pace
 }
 
 // Text is a reply with one text block and stop reason end_turn.
@@ -280,11 +282,17 @@ func (s Step) String() string {
 	}
 	var parts []string
 	for _, b := range s.blocks {
-		if b.toolUse {
+		switch {
+		case b.toolUse:
 			parts = append(parts, "tool_use "+b.name)
-		} else {
+		case b.thinking:
+			parts = append(parts, "thinking "+strconv.Quote(abbreviate(b.text, 40)))
+		default:
 			parts = append(parts, "text "+strconv.Quote(abbreviate(b.text, 40)))
 		}
+	}
+	if s.pace != (Pace{}) {
+		parts = append(parts, fmt.Sprintf("paced %+v", s.pace))
 	}
 	return strings.Join(parts, " + ")
 }

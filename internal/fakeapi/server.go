@@ -224,13 +224,10 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, req *Requ
 		writeJSONError(w, step.status, step.header, step.errType, step.errMsg, reqID)
 	case stepReply:
 		if !req.Stream {
-			writeMessage(w, rep)
+			s.writeMessageAfter(w, r, step, rep)
 			return
 		}
-		ev := startEvents(w)
-		if ev.messageStart(rep) == nil {
-			_ = ev.rest(rep) // an error only means the client left
-		}
+		s.streamReply(w, r, req, step, rep)
 	case stepStreamError:
 		if !req.Stream {
 			// Without a stream there is no 200 to fail after: the same
@@ -258,6 +255,22 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, req *Requ
 			panic(http.ErrAbortHandler)
 		}
 	}
+}
+
+// streamReply streams a reply paced as its step says: a silence before
+// message_start, pings and gaps, and a stall in the middle if asked.
+func (s *Server) streamReply(w http.ResponseWriter, r *http.Request, req *Request, step Step, rep reply) {
+	p := pacer{ctx: r.Context(), closing: s.closing, ping: step.pace.Ping}
+	ev := startEvents(w)
+	p.ev = ev
+	if !p.wait(step.pace.FirstEvent) || ev.messageStart(rep) != nil {
+		return
+	}
+	stalled := func() {
+		s.addStall(req)
+		p.hold()
+	}
+	_ = ev.rest(rep, step.pace, p, stalled) // an error only means the client left
 }
 
 // record assigns the request its sequence number, lets fill complete its
@@ -325,6 +338,11 @@ func (s *Server) resolveLocked(step Step, req *Request) reply {
 		rep.model = "claude-sonnet-4-5"
 	}
 	for _, b := range step.blocks {
+		if b.thinking {
+			thought, sig := b.text, fakeSignature
+			rep.blocks = append(rep.blocks, block{Type: "thinking", Thinking: &thought, Signature: &sig})
+			continue
+		}
 		if !b.toolUse {
 			text := b.text
 			rep.blocks = append(rep.blocks, block{Type: "text", Text: &text})

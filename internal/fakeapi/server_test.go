@@ -94,9 +94,10 @@ func TestToolUseRejectsNonObjectInput(t *testing.T) {
 func TestSideRequestsDoNotConsumeSteps(t *testing.T) {
 	srv := Start(t, WithScript(Text("scripted")))
 
-	// Non-streaming: a plain JSON message.
+	// Non-streaming, with no tools (a helper's query): a plain JSON message.
 	body := conversation("anything")
 	delete(body, "stream")
+	body["tools"] = []any{}
 	resp := post(t.Context(), t, srv.URL(), "s1", body)
 	var msg struct {
 		ID      string `json:"id"`
@@ -165,7 +166,8 @@ func TestClassify(t *testing.T) {
 		want Kind
 	}{
 		{"conversation", withTools(func(map[string]any) {}), KindConversation},
-		{"not streaming", withTools(func(m map[string]any) { m["stream"] = false }), KindSide},
+		// The CLI's fallback after its stream watchdog: the same turn, whole.
+		{"not streaming", withTools(func(m map[string]any) { m["stream"] = false }), KindConversation},
 		{"no tools", withTools(func(m map[string]any) { m["tools"] = []any{} }), KindSide},
 		{"structured output", withTools(func(m map[string]any) {
 			m["output_config"] = map[string]any{"effort": "high", "format": map[string]any{"type": "json_schema"}}

@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"unicode/utf8"
@@ -19,11 +20,30 @@ type reply struct {
 
 // block is one content block of a reply, in the API's JSON shape.
 type block struct {
-	Type  string          `json:"type"`
-	Text  *string         `json:"text,omitempty"`
-	ID    string          `json:"id,omitempty"`
-	Name  string          `json:"name,omitempty"`
-	Input json.RawMessage `json:"input,omitempty"`
+	Type      string          `json:"type"`
+	Text      *string         `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+}
+
+// fakeSignature is the signature of every thinking block (the CLI sends it
+// back with the history; nothing checks it here).
+const fakeSignature = "fakeapi-signature"
+
+// payload is what a block's deltas carry.
+func (b block) payload() string {
+	switch {
+	case b.Type == "tool_use":
+		return string(b.Input)
+	case b.Thinking != nil:
+		return *b.Thinking
+	case b.Text != nil:
+		return *b.Text
+	}
+	return ""
 }
 
 // apiUsage is the usage object of the API. All four counts are always
@@ -146,10 +166,17 @@ func (e *eventWriter) messageStart(rep reply) error {
 	return e.send("ping", map[string]string{"type": "ping"})
 }
 
-// rest sends the content blocks, message_delta and message_stop.
-func (e *eventWriter) rest(rep reply) error {
+// rest sends the content blocks, message_delta and message_stop, paced
+// by pace (waiting with p); stalled is called, and nothing more is sent,
+// once pace.StallAfter deltas went out.
+func (e *eventWriter) rest(rep reply, pace Pace, p pacer, stalled func()) error {
+	sent := 0
 	for i, b := range rep.blocks {
-		if err := e.block(i, b); err != nil {
+		more, err := e.block(i, b, pace, p, &sent)
+		if err != nil || !more {
+			if err == nil {
+				stalled()
+			}
 			return err
 		}
 	}
@@ -167,37 +194,63 @@ func (e *eventWriter) rest(rep reply) error {
 // block streams one content block: a start carrying an empty shell, the
 // payload in deltas, a stop. Tool input goes as input_json_delta fragments
 // that only parse once joined, like the real API's, so a client that
-// forgets to concatenate them fails here rather than in production.
-func (e *eventWriter) block(index int, b block) error {
+// forgets to concatenate them fails here rather than in production. It
+// reports false (and no error) when the stream must stall here.
+func (e *eventWriter) block(index int, b block, pace Pace, p pacer, sent *int) (bool, error) {
 	var start block
 	var deltas []map[string]any
-	switch b.Type {
-	case "tool_use":
+	parts := chunks(b.payload())
+	switch {
+	case b.Type == "tool_use":
 		start = block{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage("{}")}
-		for _, part := range chunks(string(b.Input)) {
+		for _, part := range parts {
 			deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": part})
 		}
+	case b.Type == "thinking":
+		empty := ""
+		start = block{Type: "thinking", Thinking: &empty, Signature: &empty}
+		for _, part := range parts {
+			deltas = append(deltas, map[string]any{"type": "thinking_delta", "thinking": part})
+		}
+		deltas = append(deltas, map[string]any{"type": "signature_delta", "signature": *b.Signature})
 	default:
 		empty := ""
 		start = block{Type: "text", Text: &empty}
-		for _, part := range chunks(*b.Text) {
+		for _, part := range parts {
 			deltas = append(deltas, map[string]any{"type": "text_delta", "text": part})
 		}
 	}
 	if err := e.send("content_block_start", map[string]any{
 		"type": "content_block_start", "index": index, "content_block": start,
 	}); err != nil {
-		return err
+		return false, err
 	}
-	for _, d := range deltas {
+	for i, d := range deltas {
+		silence := pace.gapFor(b.Type)
+		switch {
+		case b.Type == "tool_use" && i == 0:
+			silence = pace.InputAfter
+		case i == 0 || d["type"] == "signature_delta":
+			silence = 0
+		}
+		if !p.wait(silence) {
+			return false, errClientGone
+		}
 		if err := e.send("content_block_delta", map[string]any{
 			"type": "content_block_delta", "index": index, "delta": d,
 		}); err != nil {
-			return err
+			return false, err
+		}
+		if *sent++; pace.StallAfter > 0 && *sent == pace.StallAfter {
+			return false, nil
 		}
 	}
-	return e.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+	return true, e.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 }
+
+// errClientGone ends a paced answer whose client left (or whose server is
+// closing) during a silence.
+var errClientGone = errors.New("fakeapi: the client went away")
 
 // errorEvent sends an in-stream error, the API's way to fail after the
 // 200 status has gone out.

@@ -158,6 +158,14 @@ func check(r Record) error {
 			bad("%s is %d", name, n)
 		}
 	}
+	if len(r.PhaseRoom) > maxPhases {
+		bad("phase_room names %d phases, there are %d", len(r.PhaseRoom), maxPhases)
+	}
+	for phase, n := range r.PhaseRoom {
+		if n < 0 || n > maxPhaseRoom || len(phase) > 32 || strings.Trim(phase, "abcdefghijklmnopqrstuvwxyz_") != "" {
+			bad("phase_room of %q is %d", phase, n)
+		}
+	}
 	for tool, n := range r.SideEffects {
 		if n < 0 || n > maxCount {
 			bad("side_effects of %q is %d", tool, n)
@@ -185,6 +193,14 @@ func check(r Record) error {
 	checkPrompts(r, bad)
 	return errors.Join(errs...)
 }
+
+// maxPhases and maxPhaseRoom bound what phase_room may hold: a name per
+// phase of the stream (attempt.Phase, nine today, room to grow) and a
+// few doublings each (attempt.MaxRoom is 2).
+const (
+	maxPhases    = 16
+	maxPhaseRoom = 8
+)
 
 // checkPrompts: the hashes are SHA-256 in hex, the decisions malarun's.
 func checkPrompts(r Record, bad func(string, ...any)) {

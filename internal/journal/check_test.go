@@ -58,6 +58,9 @@ func plantedRecords() map[string]func(*Record) {
 		"unknown output":          func(r *Record) { r.OutputFailures = []OutputFailure{{Output: "/dev/tty", Error: "x"}} },
 		"no issue":                func(r *Record) { r.Issue = "" },
 		"run reclaims negative":   func(r *Record) { r.RunReclaims = -1 },
+		"phase room huge":         func(r *Record) { r.PhaseRoom = map[string]int{"tool_input": 63} },
+		"phase room negative":     func(r *Record) { r.PhaseRoom = map[string]int{"thinking": -1} },
+		"phase room odd name":     func(r *Record) { r.PhaseRoom = map[string]int{"\x1b[2J": 1} },
 		"more killed than ran":    func(r *Record) { r.Attempts, r.KilledAttempts = 1, 2 },
 		"prompt hash not hex":     func(r *Record) { r.PromptSHA256 = strings.Repeat("z", 64) },
 		"prompt hash short":       func(r *Record) { r.PromptSHA256 = "abc" },
@@ -151,6 +154,21 @@ func TestPlantedRecordsAreDamaged(t *testing.T) {
 	v5, _ = json.Marshal(m)
 	if _, err := Decode(v5); err == nil || !strings.Contains(err.Error(), "version 6 added") {
 		t.Errorf("mcp_servers_not_connected in a version 5 record: err = %v", err)
+	}
+	// Version 8 added phase_room: a version 7 record cannot have it.
+	roomy := sample()
+	roomy.PhaseRoom = map[string]int{"tool_input": 2}
+	if r, err := Decode(mustEncode(t, roomy)); err != nil || r.PhaseRoom["tool_input"] != 2 {
+		t.Fatalf("a sample with phase_room reads as %v, %v", r.PhaseRoom, err)
+	}
+	m = nil
+	if err := json.Unmarshal(mustEncode(t, roomy), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["version"] = 7
+	v7, _ := json.Marshal(m)
+	if _, err := Decode(v7); err == nil || !strings.Contains(err.Error(), "version 8 added") {
+		t.Errorf("phase_room in a version 7 record: err = %v", err)
 	}
 }
 

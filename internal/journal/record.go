@@ -47,8 +47,8 @@ const (
 // PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
 // attempt cut short by malarun's death too. Version 5 added Trace.
 // Version 6 added APIAnswered and MCPNotConnected. Version 7 added Cgroup
-// and AttemptStartedAt.
-const recordVersion = 7
+// and AttemptStartedAt. Version 8 added PhaseRoom.
+const recordVersion = 8
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
 // fields added since are zero in it, which is what they mean there.
@@ -207,6 +207,12 @@ type Record struct {
 	// when a run that is processing has been in its attempt.
 	AttemptStartedAt time.Time `json:"attempt_started_at,omitzero"`
 
+	// PhaseRoom is how many times the run doubled the silence allowed in
+	// a phase of the stream (by phase name: tool_input, thinking, ...)
+	// after attempts were killed there (docs/design.md §D30; since version
+	// 8): a rerun of the run keeps it, so the same kill does not come back.
+	PhaseRoom map[string]int `json:"phase_room,omitempty"`
+
 	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason,omitempty"`
 
@@ -301,6 +307,9 @@ func Decode(data []byte) (Record, error) {
 	}
 	if r.Version < 6 && (r.APIAnswered || len(r.MCPNotConnected) > 0) {
 		return Record{}, fmt.Errorf("a version %d record cannot have api_answered or mcp_servers_not_connected (version 6 added them)", r.Version)
+	}
+	if r.Version < 8 && len(r.PhaseRoom) > 0 {
+		return Record{}, fmt.Errorf("a version %d record cannot have phase_room (version 8 added it)", r.Version)
 	}
 	r.Version = recordVersion
 	if err := check(r); err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/statefile"
 )
 
@@ -60,25 +61,43 @@ func settingsFiles(home, configDir, cwd string) []string {
 // addressVars in its env, or that exists and cannot be read as JSON (then
 // what it sets is unknown); "" when none does.
 func addressInSettings(files []string) string {
+	f, _ := settingIn(files, addressVars())
+	return f
+}
+
+// SettingsSet names the first of the CLI's settings files (for a CLI run
+// in cwd with env) whose "env" sets one of vars, and which one ("" when
+// none does). A settings file's env overrides the environment the CLI is
+// started with (both pinned CLIs copy it into their process environment),
+// so a variable malarun sets for the CLI may not be what the CLI uses.
+func SettingsSet(env []string, cwd string, vars []string) (file, name string) {
+	get := func(k string) string { return environ.Get(env, k) }
+	return settingIn(settingsFiles(get("HOME"), get("CLAUDE_CONFIG_DIR"), cwd), vars)
+}
+
+// settingIn names the first of files that sets one of vars in its env, and
+// the variable, or a file that exists and cannot be read as JSON (then
+// what it sets is unknown: name is "").
+func settingIn(files, vars []string) (file, name string) {
 	for _, f := range files {
 		data, err := statefile.ReadFollowing(f, maxSettingsBytes) // a settings file may be a link (dotfiles)
 		if os.IsNotExist(err) {
 			continue
 		}
 		if err != nil {
-			return f + " (unreadable: " + err.Error() + ")"
+			return f + " (unreadable: " + err.Error() + ")", ""
 		}
 		var s struct {
 			Env map[string]any `json:"env"`
 		}
 		if err := json.Unmarshal(data, &s); err != nil {
-			return f + " (not JSON)"
+			return f + " (not JSON)", ""
 		}
-		for _, v := range addressVars() {
+		for _, v := range vars {
 			if _, ok := s.Env[v]; ok {
-				return f
+				return f, v
 			}
 		}
 	}
-	return ""
+	return "", ""
 }

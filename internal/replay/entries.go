@@ -80,7 +80,7 @@ func (w *walk) entry(e timeline.Entry) error {
 	case "api_retry":
 		it.Kind, it.BackoffMS = KindAPIRetry, e.BackoffMS
 	case "hang_detected":
-		it.Kind, it.SilenceMS, it.ToolsRunning = KindHang, e.LimitMS, e.ToolsRunning
+		it.Kind, it.SilenceMS, it.ToolsRunning, it.Phase, it.Doing = KindHang, e.LimitMS, e.ToolsRunning, e.Phase, e.Doing
 	case "kill_sent":
 		it.Kind, it.Pid, it.GraceMS = KindKill, e.Pid, e.GraceMS
 	case "tree_gone":

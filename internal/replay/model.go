@@ -29,7 +29,7 @@ const (
 	KindTaskFinished   Kind = "task_finished"   // Task, Summary, TookMS
 	KindResult         Kind = "result"          // Subtype, IsError, Text, CostUSD, RunCostUSD, Tokens
 	KindAPIRetry       Kind = "api_retry"       // the CLI retries a request: Reason, BackoffMS
-	KindHang           Kind = "hang"            // SilenceMS, ToolsRunning, Reason
+	KindHang           Kind = "hang"            // SilenceMS, ToolsRunning, Phase, Doing, Reason
 	KindKill           Kind = "kill"            // the tree is stopped: Reason, Pid, GraceMS
 	KindTreeGone       Kind = "tree_gone"       // Termed, Killed, TookMS
 	KindAttemptEnded   Kind = "attempt_ended"   // Info, complete
@@ -78,13 +78,17 @@ type Item struct {
 	Hook       string `json:"hook,omitempty"`   // a hook's name: Stop, PreToolUse:Bash, ...
 	Subtype    string `json:"subtype,omitempty"`
 
-	Reason       string    `json:"reason,omitempty"`
-	Action       string    `json:"action,omitempty"`
-	Outcome      string    `json:"outcome,omitempty"`
-	ExitCode     *int      `json:"exit_code,omitempty"`
-	Continued    bool      `json:"continued,omitempty"`
-	Pid          int       `json:"pid,omitempty"`
-	ToolsRunning []string  `json:"tools_running,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
+	Action       string   `json:"action,omitempty"`
+	Outcome      string   `json:"outcome,omitempty"`
+	ExitCode     *int     `json:"exit_code,omitempty"`
+	Continued    bool     `json:"continued,omitempty"`
+	Pid          int      `json:"pid,omitempty"`
+	ToolsRunning []string `json:"tools_running,omitempty"`
+	// Phase and Doing (hang) are what claude was doing when it was silent,
+	// as a name and in words (docs/design.md §D30).
+	Phase        string    `json:"phase,omitempty"`
+	Doing        string    `json:"doing,omitempty"`
 	TookMS       int64     `json:"took_ms,omitempty"` // a tool call's or task's run time; a tree stop's
 	SilenceMS    int64     `json:"silence_ms,omitempty"`
 	BackoffMS    int64     `json:"backoff_ms,omitempty"`

@@ -46,7 +46,9 @@ func decision(it *Item) string {
 		return "run started"
 	case KindHang:
 		s := "hang: no output for " + ms(it.SilenceMS)
-		if len(it.ToolsRunning) > 0 {
+		if it.Doing != "" {
+			s += ", " + ui.Clean(it.Doing, 120)
+		} else if len(it.ToolsRunning) > 0 {
 			s += ", while " + ui.Clean(strings.Join(it.ToolsRunning, ", "), 120) + " ran"
 		}
 		return s

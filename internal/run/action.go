@@ -142,7 +142,11 @@ type PromptData struct {
 	Tasks []attempt.Task
 	// Hooks name the hooks cut off with the attempt: what they check or do
 	// was not done.
-	Hooks      []string
+	Hooks []string
+	// CutReply (resume) says what the model was writing when its reply was
+	// cut off: the CLI keeps no part of a block that did not end, so the
+	// model would not know (docs/design.md §D30).
+	CutReply   string
 	Reason     string // why the last attempt ended
 	Checkpoint string // the previous session's checkpoint (continuation)
 	// LimitNote (resume) says the session was stopped by a usage limit

@@ -40,6 +40,8 @@ type Recorded struct {
 	Tasks   []attempt.Task
 	// Talked: the run had an answer from the API before.
 	Talked bool
+	// Room is the room the run gave each phase so far (§D30).
+	Room attempt.Room
 	// Limited is the usage limit the run stopped on (nil: none): the resume
 	// prompt says so, so the agent does not look for a fault of its own.
 	Limited *usagelimit.Limit
@@ -53,7 +55,7 @@ func Begin(p Policy, b Beginning, now time.Time, d Draws) (State, Action) {
 	s := State{
 		Next: b.FirstAttempt, Attempts: r.Attempts, AttemptsAtStart: r.NotCounted,
 		SessionID: r.SessionID, SessionTalked: r.SessionTalked, SideEffects: r.SideEffects, CostUSD: r.CostUSD,
-		Continuations: r.Continuations, Checkpoint: r.Checkpoint, HasCheckpoint: r.Checkpoint != "", Talked: r.Talked,
+		Continuations: r.Continuations, Checkpoint: r.Checkpoint, HasCheckpoint: r.Checkpoint != "", Talked: r.Talked, Room: r.Room,
 		LimitWait: usagelimit.Budget{Total: p.LimitWait},
 	}.clone()
 	a := Attempt{N: s.take(), SessionID: r.SessionID, Resume: r.SessionID != ""}

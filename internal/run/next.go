@@ -63,6 +63,12 @@ func (s *State) fold(p Policy, e Ended) {
 	}
 	s.Checkpointing = false
 	s.Talked = s.Talked || e.Talked
+	if e.Ending == attempt.Hang && e.Hung != nil {
+		// A healthy model can be silent there for longer than the
+		// allowance: the next attempt gets more room, so the same kill
+		// does not come on every resume (§D30).
+		s.Room.Grow(e.Hung.Phase)
+	}
 	// The CLI's own sleeps through a usage limit came out of limit_wait.
 	s.LimitWait.Spend(e.CLIWaited)
 }
@@ -162,6 +168,7 @@ func (s *State) nextAttempt(dec Decision, e Ended, d Draws) Attempt {
 	case Resume:
 		a.SessionID, a.Resume = dec.SessionID, true
 		data.Interrupted, data.Tasks, data.Hooks = e.CutCalls, e.CutTasks, e.CutHooks
+		data.CutReply = cutReply(e.Hung)
 		a.Prompt = Prompt{Template: PromptResume, Data: data}
 	case Checkpoint:
 		a.SessionID, a.Resume, a.Checkpoint = dec.SessionID, true, true
@@ -181,6 +188,32 @@ func (s *State) nextAttempt(dec Decision, e Ended, d Draws) Attempt {
 		a.SessionID, a.Prompt = d.NewSession, Prompt{Template: PromptWritten, Written: s.SessionPrompt}
 	}
 	return a
+}
+
+// cutReply tells the model what it was writing when a hang cut its reply
+// off ("" when it was not writing: a tool ran, a request waited).
+func cutReply(d *attempt.Doing) string {
+	if d == nil {
+		return ""
+	}
+	const lost = " The API stopped sending it, so none of that part is in your history."
+	switch d.Phase {
+	case attempt.PhaseToolInput:
+		what := "a tool call"
+		if d.What != "" {
+			what = "a " + d.What + " call"
+		}
+		return "Your last reply was cut off while you were writing the input of " + what + ": that call never ran." + lost
+	case attempt.PhaseText:
+		return "Your last reply was cut off while you were writing text." + lost
+	case attempt.PhaseThinking:
+		return "Your last reply was cut off while you were thinking." + lost
+	case attempt.PhaseBlock:
+		return "Your last reply was cut off while you were writing a " + d.What + " block." + lost
+	case attempt.PhaseReplying:
+		return "Your last reply was cut off between two of its parts." + lost
+	}
+	return ""
 }
 
 // afterLimit is the attempt that follows a usage limit's reset: the same

@@ -89,6 +89,9 @@ func withLimit(l usagelimit.Limit) func(*Ended) {
 	return func(e *Ended) { e.Limit = l }
 }
 func withTasks(tasks ...attempt.Task) func(*Ended) { return func(e *Ended) { e.CutTasks = tasks } }
+func hungIn(p attempt.Phase, what string) func(*Ended) {
+	return func(e *Ended) { e.Hung = &attempt.Doing{Phase: p, What: what} }
+}
 
 func TestRunPaths(t *testing.T) {
 	fiveHour := usagelimit.Limit{RetryAt: t0.Add(30 * time.Second), Type: "five_hour", Waitable: true}
@@ -115,6 +118,41 @@ func TestRunPaths(t *testing.T) {
 					}
 				}},
 			{ended: ended(attempt.Success, "new-0", true), want: "end success"},
+		}},
+		{"a hang in a tool call's input gives the next attempts room there, up to MaxRoom, and tells the model", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true, hungIn(attempt.PhaseToolInput, "Write")), want: "start 2 resume new-0 resume.md",
+				check: func(t *testing.T, s State, a Action) {
+					if s.Room[attempt.PhaseToolInput] != 1 {
+						t.Errorf("room %v, want the tool input's doubled once", s.Room)
+					}
+					if d := a.Attempt.Prompt.Data; !strings.Contains(d.CutReply, "writing the input of a Write call: that call never ran") {
+						t.Errorf("resume prompt data %+v", d)
+					}
+				}},
+			{ended: ended(attempt.Hang, "new-0", true, hungIn(attempt.PhaseToolInput, "Write")), want: "sleep 5s"},
+			{at: 5 * time.Second, want: "start 3 resume new-0 resume.md"},
+			{at: time.Hour, ended: ended(attempt.Hang, "new-0", true, hungIn(attempt.PhaseToolInput, "Write")), want: "sleep 15s",
+				check: func(t *testing.T, s State, a Action) {
+					if s.Room[attempt.PhaseToolInput] != attempt.MaxRoom {
+						t.Errorf("room %v, want the tool input's at MaxRoom", s.Room)
+					}
+				}},
+		}},
+		{"a hang mid-text or in a tool gives no room", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true, hungIn(attempt.PhaseText, "")), want: "start 2 resume new-0 resume.md",
+				check: func(t *testing.T, s State, a Action) {
+					if d := a.Attempt.Prompt.Data; !strings.Contains(d.CutReply, "while you were writing text") {
+						t.Errorf("resume prompt data %+v", d)
+					}
+				}},
+			{ended: ended(attempt.Hang, "new-0", true, hungIn(attempt.PhaseTool, "Bash"), withCut(bash)), want: "sleep 5s",
+				check: func(t *testing.T, s State, a Action) {
+					if s.Room != (attempt.Room{}) || s.Pending.Prompt.Data.CutReply != "" || len(s.Pending.Prompt.Data.Interrupted) != 1 {
+						t.Errorf("room %v, prompt data %+v: want no room, no cut reply, the cut call", s.Room, s.Pending.Prompt.Data)
+					}
+				}},
 		}},
 		{"a second hang waits the backoff first", nil, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},

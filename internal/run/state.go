@@ -66,6 +66,9 @@ type State struct {
 	// connection failure is the network going away, not a mistake.
 	Talked bool
 
+	// Room is how many times each phase's allowance of silence is doubled:
+	// attempts of this run were killed there (docs/design.md §D30).
+	Room attempt.Room
 	// LimitWait is what is spent of limit_wait; LastReset the last reset
 	// waited for (a limit that resets no later is a loop).
 	LimitWait usagelimit.Budget
@@ -148,6 +151,9 @@ type Ended struct {
 	CLIWaited time.Duration
 	// Talked: the attempt had an answer from the API.
 	Talked bool
+	// Hung is, for a hang malarun found (not a background_timeout), what
+	// claude was doing when it was silent (nil: no such hang).
+	Hung *attempt.Doing
 }
 
 // Draws are the random values a step may use, drawn by the driver so that

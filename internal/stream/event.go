@@ -138,8 +138,17 @@ type Event struct {
 	// RateLimitErrorCode is rate_limit_info.errorCode (credits_required, ...).
 	RateLimitErrorCode string
 
-	// StreamEventType is event.type of a stream_event line (message_start, content_block_delta, ...).
+	// StreamEventType is event.type of a stream_event line (message_start,
+	// content_block_start, content_block_delta, ping, ...). With it, what the
+	// model is writing (docs/design.md §F32): StreamBlockType is a
+	// content_block_start's content_block.type (text, thinking, tool_use,
+	// ...), StreamBlockName its name (the tool of a tool_use block), and
+	// StreamDeltaType a content_block_delta's delta.type (text_delta,
+	// thinking_delta, input_json_delta, signature_delta, ...).
 	StreamEventType string
+	StreamBlockType string
+	StreamBlockName string
+	StreamDeltaType string
 
 	// MCPServers is the init line's mcp_servers: the MCP servers the CLI
 	// was given and how each stands (§F28).

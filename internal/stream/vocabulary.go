@@ -3,7 +3,9 @@ package stream
 import "unicode/utf8"
 
 // The kinds of line the CLI is known to print (recorded from 2.1.197 to
-// 2.1.332, and the Agent SDK's message types), whether malarun acts on them
+// 2.1.332, thinking_tokens included; model_refusal_no_fallback and
+// memory_recall read from 2.1.332's output filter; and the Agent SDK's
+// message types), whether malarun acts on them
 // or not. A line of another kind is what a newer CLI may bring that
 // malarun does not know: it is ignored, and said once (docs/design.md
 // §F17), instead of a warning on every run of a CLI newer than the
@@ -22,7 +24,8 @@ func knownSystemSubtype(s string) bool {
 	case "init", "api_retry", "compact_boundary", "status",
 		"hook_started", "hook_progress", "hook_response",
 		"task_started", "task_progress", "task_updated", "task_notification",
-		"background_tasks_changed", "files_persisted", "local_command_output", "elicitation_complete":
+		"background_tasks_changed", "files_persisted", "local_command_output", "elicitation_complete",
+		"thinking_tokens", "model_refusal_no_fallback", "memory_recall":
 		return true
 	}
 	return false

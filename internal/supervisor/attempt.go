@@ -107,14 +107,21 @@ func (r *runner) newAttemptDriver(res *attemptResult, child Child) *attemptDrive
 	// The event first: an observer may open an output group for the attempt.
 	r.emit(Event{Kind: EvAttemptStarted, Attempt: spec.N, Session: spec.SessionID, Pid: child.Pid(), Resume: spec.Resume, Purpose: spec.Purpose()})
 	d.log.Info().Int("pid", child.Pid()).Bool("resume", spec.Resume).Str("transcript", res.stdoutPath).Msg("attempt started")
-	d.m = attempt.New(attempt.Limits{
-		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Background: r.cfg.BackgroundTimeout,
-		Linger: r.cfg.ResultExitTimeout, Deadline: r.policy.Deadline, Checkpoint: spec.Checkpoint,
-		LimitWaitLeft: r.state.LimitWaitLeft(), Talked: r.state.Talked, UnreachableWindow: r.cfg.UnreachableWindow,
-	}, time.Now())
+	d.m = attempt.New(r.attemptLimits(spec.Checkpoint), time.Now())
 	d.timer = time.NewTimer(time.Hour)
 	d.rearm()
 	return d
+}
+
+// attemptLimits are the attempt machine's limits now: the configuration's,
+// with the room the run gave each phase (docs/design.md §D30).
+func (r *runner) attemptLimits(checkpoint bool) attempt.Limits {
+	return attempt.Limits{
+		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Text: r.cfg.TextTimeout, Thinking: r.cfg.ThinkingTimeout,
+		ToolInput: r.cfg.ToolInputTimeout, Room: r.state.Room, Background: r.cfg.BackgroundTimeout,
+		Linger: r.cfg.ResultExitTimeout, Deadline: r.policy.Deadline, Checkpoint: checkpoint,
+		LimitWaitLeft: r.state.LimitWaitLeft(), Talked: r.state.Talked, UnreachableWindow: r.cfg.UnreachableWindow,
+	}
 }
 
 // rearm sets the timer to the machine's next decision time.
@@ -255,10 +262,11 @@ func (d *attemptDriver) logStop(why attempt.StopReason) {
 	switch why {
 	case attempt.StopHang:
 		limit, tools := d.m.Hang()
-		d.log.Warn().Stringer("silent_for", limit).Strs("tools_running", tools).Str(AlsoEventField, string(EvHangDetected)).
-			Msg("hang detected: no output within the limit")
+		doing := d.m.HangPhase()
+		d.log.Warn().Stringer("silent_for", limit).Str("phase", doing.Phase.String()).Str("doing", doing.Label()).Strs("tools_running", tools).
+			Str(AlsoEventField, string(EvHangDetected)).Msg("hang detected: no output within the limit")
 		d.r.emit(Event{Kind: EvHangDetected, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Limit: limit, Silence: d.m.HangSilence(),
-			ToolsRunning: tools, Reason: fmt.Sprintf("no output for %s", limit)})
+			ToolsRunning: tools, Phase: doing.Phase.String(), Doing: doing.Label(), Reason: fmt.Sprintf("no output for %s", limit)})
 	case attempt.StopLingered:
 		d.log.Warn().Stringer("after", cfg.ResultExitTimeout).Msg("claude still alive after its result line")
 	case attempt.StopBackgroundTimeout:

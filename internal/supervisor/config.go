@@ -37,10 +37,16 @@ type Config struct {
 	// unreachable, look after look, before a run that never had an answer
 	// ends with exit 10 (docs/design.md §D17); 0: at the first look.
 	UnreachableWindow time.Duration
-	// IdleTimeout ends an attempt when no line arrives for this long.
+	// IdleTimeout ends an attempt when no line arrives for this long while
+	// claude waits for the API's reply, between the parts of a reply, and
+	// wherever no other timeout applies (docs/design.md §D30).
 	IdleTimeout time.Duration
-	// ToolTimeout replaces IdleTimeout while a tool call is outstanding.
+	// ToolTimeout replaces IdleTimeout while a tool call or hook runs.
 	ToolTimeout time.Duration
+	// TextTimeout, ThinkingTimeout and ToolInputTimeout replace it while
+	// the model writes a text block, thinks, or writes a tool call's input
+	// (seen only with PartialMessages).
+	TextTimeout, ThinkingTimeout, ToolInputTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL.
 	KillGrace time.Duration
 	// ShutdownGrace bounds how long malarun takes to stop the tree after a shutdown signal.
@@ -104,12 +110,18 @@ const (
 	PromptChangeStartOver = journal.PromptStartOver
 )
 
-// Defaults. The idle timeout can be short because partial messages print a
-// line for every streamed chunk: silence means the API sent nothing at all.
-// The tool timeout must exceed the Bash tool's own 10 minute ceiling.
+// Defaults. Each phase's allowance is set from the silences measured and
+// reported in a healthy stream (docs/design.md §F32, §D30): text deltas
+// flow, so a minute of silence in the middle of a text block is a dead
+// stream; thinking comes in bursts up to about two minutes apart; a tool
+// call's input arrives whole, minutes after its block began, for a long
+// file. The tool timeout must exceed the Bash tool's own 10 minute ceiling.
 const (
 	DefaultIdleTimeout       = 3 * time.Minute
 	DefaultToolTimeout       = 15 * time.Minute
+	DefaultTextTimeout       = time.Minute
+	DefaultThinkingTimeout   = 3 * time.Minute
+	DefaultToolInputTimeout  = 15 * time.Minute
 	DefaultKillGrace         = 10 * time.Second
 	DefaultShutdownGrace     = 5 * time.Second
 	DefaultResultExitTimeout = 5 * time.Second
@@ -135,6 +147,9 @@ func DefaultConfig() Config {
 		ClaudeBin:           "claude",
 		IdleTimeout:         DefaultIdleTimeout,
 		ToolTimeout:         DefaultToolTimeout,
+		TextTimeout:         DefaultTextTimeout,
+		ThinkingTimeout:     DefaultThinkingTimeout,
+		ToolInputTimeout:    DefaultToolInputTimeout,
 		KillGrace:           DefaultKillGrace,
 		ShutdownGrace:       DefaultShutdownGrace,
 		ResultExitTimeout:   DefaultResultExitTimeout,
@@ -187,6 +202,9 @@ func (c Config) Validate() error {
 	}{
 		{"idle_timeout", c.IdleTimeout},
 		{"tool_timeout", c.ToolTimeout},
+		{"text_timeout", c.TextTimeout},
+		{"thinking_timeout", c.ThinkingTimeout},
+		{"tool_input_timeout", c.ToolInputTimeout},
 		{"kill_grace", c.KillGrace},
 		{"shutdown_grace", c.ShutdownGrace},
 		{"result_exit_timeout", c.ResultExitTimeout},

@@ -18,6 +18,10 @@ func (r *runner) endedOf(res *attemptResult) run.Ended {
 	e := run.Ended{Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
 		ToolCalls: toolCalls(res.log.ToolCalls), CostUSD: res.log.CostUSD, CutCalls: toolCalls(cutCalls), CutTasks: cutTasks, CutHooks: hookLabels(m.HooksCutOff()),
 		Reply: res.log.LastReply(), CLIWaited: m.CLIWaited(res.ended), Talked: m.Talked()}
+	if ending == attempt.Hang && res.stop == attempt.StopHang {
+		d := m.HangPhase()
+		e.Hung = &d
+	}
 	if ending == attempt.RateLimit {
 		e.Limit = attempt.LimitOf(m, res.log, time.Now(), r.childZone())
 	}

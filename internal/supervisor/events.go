@@ -22,7 +22,7 @@ const (
 	EvTaskStarted    EventKind = "task_started"    // a background task: Task (its id), Reason (what it runs)
 	EvTaskFinished   EventKind = "task_finished"   // Task, Reason
 	EvAPIRetry       EventKind = "api_retry"       // Reason (status, error), Backoff (the CLI's wait)
-	EvHangDetected   EventKind = "hang_detected"   // Reason, Limit, Silence
+	EvHangDetected   EventKind = "hang_detected"   // Reason, Limit, Silence, Phase, Doing
 	EvKillSent       EventKind = "kill_sent"       // Reason (why the tree is stopped), Pid, Grace
 	EvTreeGone       EventKind = "tree_gone"       // Termed, Killed, Took
 	EvAttemptEnded   EventKind = "attempt_ended"   // Outcome, Ending, Reason, ExitCode of claude, ClaudeCodeVersion
@@ -80,10 +80,18 @@ type Event struct {
 	// Silence (hang_detected) is how long claude had been silent: the
 	// limit, and the time it took to notice.
 	Silence time.Duration
-	Grace   time.Duration
-	Took    time.Duration
-	Termed  int
-	Killed  int
+	// Phase (hang_detected, progress) is what claude's stream shows it
+	// doing, by name (attempt.Phase: text, thinking, tool_input, tool, ...),
+	// and Doing the same in words ("while writing the input of a Write
+	// call"); PhaseSince (progress) is when that began, and Limit there the
+	// silence allowed in it (docs/design.md §D30).
+	Phase      string
+	Doing      string
+	PhaseSince time.Time
+	Grace      time.Duration
+	Took       time.Duration
+	Termed     int
+	Killed     int
 
 	ExitCode int
 	// ClaudeCodeVersion (attempt_ended) is the CLI's version from its init line.

@@ -63,7 +63,7 @@ func TestHookCutOffIsNamedInTheResume(t *testing.T) {
 		if took != 30*time.Second {
 			t.Errorf("took %v, want tool_timeout", took)
 		}
-		if r := rep.History[0].Reason; !strings.Contains(r, "no output for 30s (tool_timeout, while the Stop hook ran)") {
+		if r := rep.History[0].Reason; !strings.Contains(r, "no output for 30s while the Stop hook ran (tool_timeout)") {
 			t.Errorf("first attempt's reason %q", r)
 		}
 		resume := h.attempts()[1]

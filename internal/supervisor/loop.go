@@ -82,7 +82,13 @@ func (r *runner) startAttempt(a run.Attempt) (*attemptResult, error) {
 func (r *runner) afterAttempt(res *attemptResult, rep *Report) (run.Action, error) {
 	e := r.endedOf(res)
 	var act run.Action
+	room := r.state.Room
 	r.state, act = run.Next(r.policy, r.state, e, time.Now(), r.draws())
+	if e.Hung != nil && r.state.Room != room {
+		lim := r.attemptLimits(false)
+		r.log.Info().Str("phase", e.Hung.Phase.String()).Str("doing", e.Hung.Label()).Stringer("allowed", lim.Allowance(e.Hung.Phase)).
+			Msg("the next attempts get more room in the phase the hang was in: a healthy model can be silent there for longer, and the same kill must not come on every resume")
+	}
 	rep.Attempts, rep.SessionID, rep.CostUSD = r.state.Attempts, e.SessionID, r.state.CostUSD
 	dec := act.Decision
 	r.log.Info().Int("attempt", res.spec.N).Str("outcome", e.Ending.String()).Str("reason", e.Reason).

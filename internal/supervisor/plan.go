@@ -189,7 +189,7 @@ func (r *runner) reclaim(j *journal.Journal, p *plan) error {
 func recorded(rec journal.Record) run.Recorded {
 	return run.Recorded{Attempts: rec.Attempts, NotCounted: rec.KilledAttempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations, Checkpoint: rec.Checkpoint,
-		Running: callsOfRecord(rec.Running), Tasks: tasksOfRecord(rec.Tasks), Talked: talkedInRecord(rec)}
+		Running: callsOfRecord(rec.Running), Tasks: tasksOfRecord(rec.Tasks), Talked: talkedInRecord(rec), Room: roomOfRecord(rec.PhaseRoom)}
 }
 
 // talkedInRecord reports whether a recorded run already had an answer from

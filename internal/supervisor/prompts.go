@@ -28,7 +28,9 @@ type promptData struct {
 	// never notify the resumed session of them.
 	Tasks []attempt.Task
 	// Hooks name the hooks cut off with the attempt ("the Stop hook").
-	Hooks      []string
+	Hooks []string
+	// CutReply says what the model was writing when its reply was cut off.
+	CutReply   string
 	Reason     string // why the last attempt ended
 	Checkpoint string // the previous session's checkpoint (continuation)
 	Task       string // the original prompt (fallback)
@@ -127,7 +129,7 @@ func (r *runner) writePrompt(a run.Attempt) error {
 	}
 	d := a.Prompt.Data
 	text, err := render(t, promptData{IssueID: r.cfg.IssueID, Task: string(r.task), Interrupted: d.Interrupted, Tasks: d.Tasks, Hooks: d.Hooks,
-		Reason: d.Reason, Checkpoint: d.Checkpoint, LimitNote: d.LimitNote})
+		CutReply: d.CutReply, Reason: d.Reason, Checkpoint: d.Checkpoint, LimitNote: d.LimitNote})
 	if err != nil {
 		return &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}

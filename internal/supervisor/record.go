@@ -184,6 +184,7 @@ func (r *runner) recordDecision(res *attemptResult) {
 	r.rec.TotalCostUSD += s.CostUSD - r.rec.CostUSD
 	r.rec.CostUSD = s.CostUSD
 	r.rec.Checkpoint = s.Checkpoint
+	r.rec.PhaseRoom = roomToRecord(s.Room)
 	r.rec.Tree = nil
 	cutCalls, cutTasks := res.machine.CutOff()
 	r.rec.Running = recordCalls(cutCalls)
@@ -264,6 +265,32 @@ func (r *runner) attemptEnv(n int) []string {
 	}
 	env := environ.Without(r.cfg.Env, "TRACESTATE")
 	return environ.With(environ.With(env, "TRACEPARENT", tp), "TRACESTATE", ts)
+}
+
+// roomToRecord is the run's room by phase name, for the record (nil:
+// none given).
+func roomToRecord(room attempt.Room) map[string]int {
+	var out map[string]int
+	for _, p := range attempt.Phases() {
+		if room[p] > 0 {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[p.String()] = room[p]
+		}
+	}
+	return out
+}
+
+// roomOfRecord reads the record's room back: names malarun does not know
+// are left out, and each count is bounded by attempt.MaxRoom (the record
+// is checked, but a newer malarun may know more phases).
+func roomOfRecord(m map[string]int) attempt.Room {
+	var room attempt.Room
+	for _, p := range attempt.Phases() {
+		room[p] = min(max(m[p.String()], 0), attempt.MaxRoom)
+	}
+	return room
 }
 
 func recordMCP(down []stream.MCPServer) []journal.MCPServer {

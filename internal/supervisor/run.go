@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
@@ -100,6 +101,7 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	r.cfg.Cwd = r.rec.Cwd
 	r.cfg.Env = environ.With(r.cfg.Env, "HOME", r.rec.Home)
 	r.cfg.Env = environ.With(r.cfg.Env, markerEnv, r.rec.Marker)
+	r.cfg.Env = r.cliLimits(r.cfg.Env)
 	r.contain()
 	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd)
 	if hasFlag(r.cfg.ExtraArgs, "--settings") {
@@ -140,6 +142,34 @@ func (r *runner) close(pl *plan, rep Report, err error, started time.Time) (Repo
 	r.emit(fin)
 	r.timeline.Close()
 	return rep, err
+}
+
+// cliLimits is env with the CLI's own stream limits turned off
+// (attempt.CLIVars, docs/design.md §D30), so that malarun's allowance for
+// each phase decides when a silent stream is dead; a user's own value
+// wins, with a warning where it lets the CLI give up sooner. So does a
+// value in claude's settings files, which the CLI lets override its
+// environment.
+func (r *runner) cliLimits(env []string) []string {
+	if !r.cfg.PartialMessages {
+		// Without partial messages malarun sees no phase: the CLI's
+		// watchdogs are the only ones that know a stream from a tool.
+		return env
+	}
+	lim := attempt.Limits{Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Text: r.cfg.TextTimeout,
+		Thinking: r.cfg.ThinkingTimeout, ToolInput: r.cfg.ToolInputTimeout}
+	out, warns := attempt.CLIEnv(env, lim)
+	for _, w := range warns {
+		r.log.Warn().Str("why", w).Msg("claude's environment sets one of its own stream limits, which gives up on a silent stream sooner than malarun would")
+	}
+	var names []string
+	for _, v := range attempt.CLIVars() {
+		names = append(names, v.Name)
+	}
+	if f, name := reach.SettingsSet(out, r.cfg.Cwd, append(names, "CLAUDE_STREAM_IDLE_TIMEOUT_MS")); f != "" && name != "" {
+		r.log.Warn().Str("settings", f).Str("variable", name).Msg("claude's settings file sets a variable of its own stream limits, which overrides what malarun gives claude: claude may give up on a stream malarun would let run, and ask again for the whole reply")
+	}
+	return out
 }
 
 // warnings logs what in the environment or configuration can hurt a run.

@@ -258,7 +258,7 @@ func TestHangIsKilledAndReported(t *testing.T) {
 		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"hang-after-init.jsonl")
 		h.cfg.IdleTimeout = 300 * time.Millisecond
 		_, err, took := h.run()
-		wantKind(t, err, outcome.RetriesExhausted, "no output for 300ms (idle_timeout)")
+		wantKind(t, err, outcome.RetriesExhausted, "no output for 300ms while waiting for the API's reply (idle_timeout)")
 		// In fake time the hang is found exactly when the silence reaches
 		// idle_timeout, and the scripted child ends at its SIGTERM.
 		if took != h.cfg.IdleTimeout {
@@ -304,7 +304,7 @@ func TestSilentToolLongerThanToolTimeoutIsAHang(t *testing.T) {
 		h.cfg.IdleTimeout = 10 * time.Second
 		h.cfg.ToolTimeout = 200 * time.Millisecond
 		_, err, took := h.run()
-		wantKind(t, err, outcome.RetriesExhausted, "tool_timeout, while Bash ran")
+		wantKind(t, err, outcome.RetriesExhausted, "while Bash ran (tool_timeout)")
 		if took != h.cfg.ToolTimeout {
 			t.Errorf("took %v, want exactly tool_timeout %v", took, h.cfg.ToolTimeout)
 		}

@@ -17,7 +17,7 @@ func (e Event) Entry() timeline.Entry {
 		Tool: e.Tool, ToolInput: e.ToolInput, Task: e.Task, Hook: e.Hook, Outcome: e.Outcome, Action: e.Action, Reason: e.Reason,
 		BackoffMS: e.Backoff.Milliseconds(), LimitMS: e.Limit.Milliseconds(), GraceMS: e.Grace.Milliseconds(),
 		TookMS: e.Took.Milliseconds(), Termed: e.Termed, Killed: e.Killed,
-		ToolsRunning: e.ToolsRunning, Occupancy: e.Occupancy, Window: e.Window,
+		ToolsRunning: e.ToolsRunning, Phase: e.Phase, Doing: e.Doing, Occupancy: e.Occupancy, Window: e.Window,
 		Continuation: e.Continuation, CheckpointBytes: e.CheckpointBytes,
 		Until: utcOrZero(e.Until), RetryAt: utcOrZero(e.RetryAt), LimitType: e.LimitType,
 	}

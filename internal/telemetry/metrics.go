@@ -28,6 +28,7 @@ const (
 const (
 	attrOutcome   = "malarun.outcome"
 	attrEnding    = "malarun.attempt.ending"
+	attrHangPhase = "malarun.hang.phase" // what claude was doing when it hung (docs/design.md §D30)
 	attrLimitType = "malarun.limit.type"
 	// malarun's own: the semantic conventions' gen_ai.token.type has no
 	// values for cache reads and writes.

@@ -49,8 +49,11 @@ func (t *Run) Observe(e supervisor.Event) {
 		t.attemptEvent(e.Attempt, string(e.Kind), at, seconds("malarun.backoff", e.Backoff))
 	case supervisor.EvHangDetected:
 		t.attemptEvent(e.Attempt, string(e.Kind), at, seconds("malarun.hang.silence", e.Silence), seconds("malarun.hang.limit", e.Limit),
-			attribute.StringSlice("malarun.tools_running", cutTexts(e.ToolsRunning)))
-		t.inst.hangs.Add(ctx, 1)
+			attribute.StringSlice("malarun.tools_running", cutTexts(e.ToolsRunning)), attribute.String(attrHangPhase, cutText(e.Phase)))
+		// The phase on the attempt's span too, so a trace view can group
+		// attempts by where they hung (nine names at most: a bounded label).
+		t.attemptSpan(e.Attempt, e.Time).SetAttributes(attribute.String(attrHangPhase, cutText(e.Phase)))
+		t.inst.hangs.Add(ctx, 1, with(attribute.String(attrHangPhase, cutText(e.Phase))))
 		t.inst.hangSilence.Record(ctx, e.Silence.Seconds())
 	case supervisor.EvKillSent:
 		t.attemptEvent(e.Attempt, string(e.Kind), at, attribute.String("malarun.kill.reason", e.Reason), seconds("malarun.kill.grace", e.Grace))

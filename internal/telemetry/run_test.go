@@ -42,7 +42,7 @@ func aHungThenResumedRun(t0 time.Time, tel *Run, previous journal.TraceRef) (sup
 	tel.Observe(supervisor.Event{Time: at(1), Kind: supervisor.EvToolStarted, Attempt: 1, Tool: "Bash", ToolInput: "cat secret.txt"})
 	tel.Observe(supervisor.Event{Time: at(1.5), Kind: supervisor.EvTaskStarted, Attempt: 1, Task: "b1", Reason: "npm test --token=xyz"})
 	tel.Observe(supervisor.Event{Time: at(5.2), Kind: supervisor.EvHangDetected, Attempt: 1, Limit: 4 * time.Second, Silence: 4200 * time.Millisecond,
-		ToolsRunning: []string{"Bash"}, Reason: "no output for 4s"})
+		ToolsRunning: []string{"Bash"}, Phase: "tool", Doing: "while Bash ran", Reason: "no output for 4s"})
 	tel.Observe(supervisor.Event{Time: at(5.2), Kind: supervisor.EvKillSent, Attempt: 1, Reason: "hang", Grace: 10 * time.Second})
 	tel.Observe(supervisor.Event{Time: at(5.4), Kind: supervisor.EvTreeGone, Attempt: 1, Termed: 3, Killed: 1, Took: 200 * time.Millisecond})
 	tel.Observe(supervisor.Event{Time: at(5.4), Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: "hang", Ending: "hang", ExitCode: -1,
@@ -119,7 +119,7 @@ func TestARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 	if tp2 != "00-"+hex.EncodeToString(a2.TraceId)+"-"+hex.EncodeToString(a2.SpanId)+"-01" {
 		t.Errorf("attempt 2's TRACEPARENT %q does not name its span %x", tp2, a2.SpanId)
 	}
-	wantAttrs(t, "attempt 1", a1.Attributes, map[string]any{"malarun.attempt.ending": "hang", "malarun.outcome": "hang", "process.pid": int64(41),
+	wantAttrs(t, "attempt 1", a1.Attributes, map[string]any{"malarun.attempt.ending": "hang", "malarun.outcome": "hang", "process.pid": int64(41), "malarun.hang.phase": "tool",
 		"session.id": "s-1", "malarun.claude.version": "2.1.330", "malarun.attempt.resume": false})
 	wantAttrs(t, "attempt 2", a2.Attributes, map[string]any{"malarun.attempt.ending": "exited", "malarun.attempt.resume": true})
 	if a1.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || a2.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
@@ -129,7 +129,7 @@ func TestARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 		t.Errorf("attempt 1 events %v", evs)
 	}
 	hang := a1.Events[1]
-	wantAttrs(t, "hang", hang.Attributes, map[string]any{"malarun.hang.silence_s": 4.2, "malarun.hang.limit_s": 4.0})
+	wantAttrs(t, "hang", hang.Attributes, map[string]any{"malarun.hang.silence_s": 4.2, "malarun.hang.limit_s": 4.0, "malarun.hang.phase": "tool"})
 	if got := time.Unix(0, int64(hang.TimeUnixNano)); got.Sub(time.Unix(0, int64(a1.StartTimeUnixNano))) < 5*time.Second {
 		t.Errorf("the hang event is at %v, not at its event's time", got)
 	}
@@ -145,7 +145,7 @@ func TestARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 	wantSum(t, m, MetricRuns, map[string]string{"malarun.outcome": "success"}, 1)
 	wantSum(t, m, MetricAttempts, map[string]string{"malarun.attempt.ending": "hang"}, 1)
 	wantSum(t, m, MetricAttempts, map[string]string{"malarun.attempt.ending": "exited"}, 1)
-	wantSum(t, m, MetricHangs, nil, 1)
+	wantSum(t, m, MetricHangs, map[string]string{"malarun.hang.phase": "tool"}, 1)
 	wantSum(t, m, MetricTokens, map[string]string{"malarun.token.type": "input"}, 100)
 	wantSum(t, m, MetricTokens, map[string]string{"malarun.token.type": "cache_read"}, 7)
 	wantSum(t, m, MetricCost, nil, 0.25)

@@ -27,9 +27,10 @@ const (
 	// Image prints init, one user line holding an image of EnvSize bytes
 	// of base64 (default 100 MiB), a text and a result; exit 0.
 	Image = "image"
-	// TimedHang prints init and three lines, then nothing until SIGTERM;
-	// it reports when its last line was written and when SIGTERM came,
-	// then dies of that signal.
+	// TimedHang prints init and three lines (or EnvTranscript's lines),
+	// then nothing until SIGTERM but a ping line every EnvPing (if set: a
+	// line that is no progress); it reports when its last line before the
+	// pings was written and when SIGTERM came, then dies of that signal.
 	TimedHang = "timed-hang"
 	// SilentText prints init and a text, creates EnvMarker (holding the
 	// Monotonic time) as its silence begins, says nothing for EnvSilence,
@@ -48,6 +49,7 @@ const (
 const (
 	EnvPace   = "MALARUN_FAKE_PACE"   // Partial: pause between lines (a duration)
 	EnvMarker = "MALARUN_FAKE_MARKER" // SilentText: file created when the silence begins
+	EnvPing   = "MALARUN_FAKE_PING"   // TimedHang: a ping stream_event this often while it hangs
 )
 
 // runMeasured runs behaviour if it is one of the measured ones; ok is
@@ -77,7 +79,14 @@ func runMeasured(behaviour string) (code int, ok bool) {
 		emit(synth.Text(session, "msg_1", synth.ResultText))
 		emit(synth.Result(session, synth.ResultText))
 	case TimedHang:
-		timedHang(emit, session)
+		var lines []string
+		if os.Getenv(EnvTranscript) != "" {
+			field := regexp.MustCompile(`"session_id":"[^"]*"`)
+			for _, l := range transcript() {
+				lines = append(lines, field.ReplaceAllLiteralString(l, `"session_id":"`+session+`"`))
+			}
+		}
+		timedHang(emit, session, lines, envDuration(EnvPing))
 	case SilentText:
 		emit(synth.Init(session))
 		emit(synth.Text(session, "msg_1", "Thinking."))
@@ -104,16 +113,35 @@ func runMeasured(behaviour string) (code int, ok bool) {
 }
 
 // timedHang never returns: it ends by the SIGTERM it waits for.
-func timedHang(emit synth.LineWriter, session string) {
+func timedHang(emit synth.LineWriter, session string, lines []string, ping time.Duration) {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
-	emit(synth.Init(session))
-	for i := 1; i <= 3; i++ {
-		time.Sleep(20 * time.Millisecond) // a run that talks a little before it hangs
-		emit(synth.Text(session, fmt.Sprintf("msg_%d", i), "Working on it."))
+	if lines == nil {
+		emit(synth.Init(session))
+		for i := 1; i <= 3; i++ {
+			time.Sleep(20 * time.Millisecond) // a run that talks a little before it hangs
+			emit(synth.Text(session, fmt.Sprintf("msg_%d", i), "Working on it."))
+		}
+	}
+	for _, l := range lines {
+		emit(l)
 	}
 	rep := Report{LastLineNs: Monotonic()}
-	<-term
+	if ping > 0 {
+		tick := time.NewTicker(ping)
+		defer tick.Stop()
+	pinging:
+		for {
+			select {
+			case <-tick.C:
+				emit(`{"type":"stream_event","event":{"type":"ping"},"session_id":"` + session + `","parent_tool_use_id":null}`)
+			case <-term:
+				break pinging
+			}
+		}
+	} else {
+		<-term
+	}
 	rep.TermNs = Monotonic()
 	rep.ExitCode = 143
 	writeReport(rep)

@@ -50,7 +50,12 @@ type Entry struct {
 	// hook's (hook_finished); always present on the first two, 0 included.
 	ExitCode *int `json:"exit_code,omitempty"`
 
-	ToolsRunning    []string `json:"tools_running,omitempty"`
+	ToolsRunning []string `json:"tools_running,omitempty"`
+	// Phase and Doing (hang_detected): what claude was doing when it was
+	// silent, as a name (text, thinking, tool_input, tool, ...) and in
+	// words ("while writing text"; docs/design.md §D30).
+	Phase           string   `json:"phase,omitempty"`
+	Doing           string   `json:"doing,omitempty"`
 	Occupancy       int64    `json:"occupancy,omitempty"`
 	Window          int64    `json:"window,omitempty"`
 	CostUSD         *float64 `json:"cost_usd,omitempty"` // on finished: the run's cost

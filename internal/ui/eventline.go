@@ -68,7 +68,9 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 		}
 	case supervisor.EvHangDetected:
 		s = at + "hang detected: " + Clean(e.Reason, maxInput)
-		if len(e.ToolsRunning) > 0 {
+		if e.Doing != "" {
+			s += " " + Clean(e.Doing, 80)
+		} else if len(e.ToolsRunning) > 0 {
 			s += " while " + Clean(strings.Join(e.ToolsRunning, ", "), 60) + " ran"
 		}
 	case supervisor.EvKillSent:

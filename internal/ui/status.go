@@ -21,22 +21,28 @@ type Status struct {
 	issue       string
 	maxAttempts int
 
-	started    time.Time // the run's start: elapsed counts from here
-	attempt    int
-	session    string
-	phase      phase
-	messages   int
-	tools      []string
-	tasks      []string // background tasks running
-	occupancy  int64
-	window     int64
-	cost       float64
-	lastLine   time.Time // the last line of the stream
-	deadline   time.Time // when the current silence becomes a hang
-	stopReason string    // while stopping the tree
-	next       string    // the retry decision, while waiting for the next attempt
-	nextAt     time.Time // when the next attempt starts (after a backoff or a limit wait)
-	limitType  string    // while waiting for a usage limit to reset
+	started   time.Time // the run's start: elapsed counts from here
+	attempt   int
+	session   string
+	phase     phase
+	messages  int
+	tools     []string
+	tasks     []string // background tasks running
+	occupancy int64
+	window    int64
+	cost      float64
+	lastLine  time.Time     // the last line of the stream
+	deadline  time.Time     // when the current silence becomes a hang
+	allowed   time.Duration // the silence allowed in the stream's phase (0: unknown)
+	// streamPhase and doing are what the stream shows claude doing (a
+	// name, and in words), since phaseSince (docs/design.md §D30).
+	streamPhase string
+	doing       string
+	phaseSince  time.Time
+	stopReason  string    // while stopping the tree
+	next        string    // the retry decision, while waiting for the next attempt
+	nextAt      time.Time // when the next attempt starts (after a backoff or a limit wait)
+	limitType   string    // while waiting for a usage limit to reset
 	// endedReason is the reason the last attempt's "ended" event line gave
 	// ("" when that attempt had no such line): a decision to give up for
 	// the same reason does not repeat it.
@@ -71,6 +77,7 @@ func (s *Status) Apply(e supervisor.Event) {
 		s.attempt, s.session = e.Attempt, e.Session
 		s.phase = phaseStarting
 		s.messages, s.tools, s.lastLine, s.deadline, s.stopReason, s.next = 0, nil, time.Time{}, time.Time{}, "", ""
+		s.streamPhase, s.doing, s.allowed = "", "", 0
 		s.endedReason = ""
 	case supervisor.EvProgress:
 		if s.phase == phaseStarting {
@@ -80,6 +87,7 @@ func (s *Status) Apply(e supervisor.Event) {
 		s.messages, s.tools, s.tasks = e.Messages, e.ToolsRunning, e.Tasks
 		s.occupancy, s.window, s.cost = e.Occupancy, e.Window, e.CostUSD
 		s.lastLine, s.deadline = e.Time, e.IdleDeadline
+		s.streamPhase, s.doing, s.phaseSince, s.allowed = e.Phase, e.Doing, e.PhaseSince, e.Limit
 	case supervisor.EvKillSent:
 		s.phase, s.stopReason = phaseStopping, e.Reason
 	case supervisor.EvAttemptEnded:
@@ -201,7 +209,9 @@ func (s *Status) parts(now time.Time) []statusPart {
 	case phaseRunning:
 		add(Plural(s.messages, "msg"), rankMessages)
 		if len(s.tools) > 0 {
-			add("running "+Clean(strings.Join(s.tools, ", "), 40), rankTool)
+			add("running "+Clean(strings.Join(s.tools, ", "), 40)+s.inPhase(now, 0), rankTool)
+		} else if d := s.doingNow(now); d != "" {
+			add(d, rankTool)
 		}
 		if len(s.tasks) > 0 {
 			add(Plural(len(s.tasks), "background task")+": "+Clean(strings.Join(s.tasks, ", "), 60), rankTasks)
@@ -235,12 +245,49 @@ func (s *Status) parts(now time.Time) []statusPart {
 	return parts
 }
 
-// countdown is "hang in 25s" once the idle limit is close.
+// doingNow is what the stream shows claude doing, for the status line
+// ("writing the input of a Write call · 2m10s"): the model's writing
+// phases always, a wait for the API's reply once it has lasted
+// waitShownAfter; "" otherwise (the parts of a reply come and go
+// in milliseconds).
+func (s *Status) doingNow(now time.Time) string {
+	d, ok := strings.CutPrefix(s.doing, "while ")
+	switch {
+	case !ok:
+		return ""
+	case s.streamPhase == "waiting":
+		if now.Sub(s.phaseSince) < waitShownAfter {
+			return ""
+		}
+	case s.streamPhase == "replying" || s.streamPhase == "starting":
+		return ""
+	}
+	return Clean(d, 60) + s.inPhase(now, time.Second)
+}
+
+// inPhase is " · 2m10s", the time in the current phase, once it is at
+// least from.
+func (s *Status) inPhase(now time.Time, from time.Duration) string {
+	in := now.Sub(s.phaseSince).Truncate(time.Second)
+	if s.phaseSince.IsZero() || in < from || in < time.Second {
+		return ""
+	}
+	return " · " + Duration(in)
+}
+
+// waitShownAfter is how long a wait for the API's reply lasts before the
+// status line says so.
+const waitShownAfter = 5 * time.Second
+
+// countdown is "hang in 25s" once the limit of the stream's phase is close.
 func (s *Status) countdown(now time.Time) string {
 	if s.phase != phaseRunning || s.deadline.IsZero() || s.lastLine.IsZero() || len(s.tasks) > 0 {
 		return ""
 	}
 	limit := s.deadline.Sub(s.lastLine)
+	if s.allowed > 0 {
+		limit = s.allowed // lines that are no progress (pings) come without moving the deadline
+	}
 	left := s.deadline.Sub(now)
 	if left > countdownWithin && left > limit/countdownFraction {
 		return ""

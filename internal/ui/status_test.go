@@ -230,3 +230,39 @@ func TestStatusLineKeepsTheCountdownWhenNarrow(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The status line says what the stream shows claude doing, and for how
+// long; pings (lines that move no deadline) do not bring the countdown
+// forward.
+func TestStatusLineTellsThePhase(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	s := NewStatus("issue-123", 0)
+	s.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
+	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: t0, Attempt: 1, Session: session})
+	writing := supervisor.Event{Kind: supervisor.EvProgress, Time: at(10 * time.Second), Attempt: 1, Session: session, Messages: 3,
+		Phase: "tool_input", Doing: "while writing the input of a Write call", PhaseSince: at(10 * time.Second),
+		Limit: 15 * time.Minute, IdleDeadline: at(10*time.Second + 15*time.Minute)}
+	s.Apply(writing)
+	// A ping two minutes in: a line, but the deadline stays.
+	ping := writing
+	ping.Time = at(2*time.Minute + 10*time.Second)
+	s.Apply(ping)
+	want := "issue-123 · attempt 1 · session 5fcbbccf · 2m20s · 3 msgs · writing the input of a Write call · 2m10s"
+	if got := s.Line(at(2*time.Minute + 20*time.Second)); got != want {
+		t.Errorf("writing a tool input:\n got %q\nwant %q", got, want)
+	}
+	if got := s.Line(at(11*time.Minute + 30*time.Second)); !strings.HasSuffix(got, " · hang in 3m40s") {
+		t.Errorf("the last quarter of the tool input's 15m, pings or not: %q", got)
+	}
+	waiting := supervisor.Event{Kind: supervisor.EvProgress, Time: at(12 * time.Minute), Attempt: 1, Session: session, Messages: 4,
+		Phase: "waiting", Doing: "while waiting for the API's reply", PhaseSince: at(12 * time.Minute), Limit: 3 * time.Minute,
+		IdleDeadline: at(15 * time.Minute)}
+	s.Apply(waiting)
+	if got := s.Line(at(12*time.Minute + 2*time.Second)); strings.Contains(got, "waiting") {
+		t.Errorf("a wait of 2s is not worth a word: %q", got)
+	}
+	if got := s.Line(at(12*time.Minute + 40*time.Second)); !strings.Contains(got, " · waiting for the API's reply · 40s") {
+		t.Errorf("a wait of 40s: %q", got)
+	}
+}

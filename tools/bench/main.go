@@ -44,6 +44,7 @@ type options struct {
 	runs       int           // overhead runs with the fake child
 	rounds     int           // rounds of bare CLI / malarun / malarun+wrapper
 	hangs      int           // detection: hangs
+	phaseHangs int           // phases: hangs per phase, and recoveries
 	idleTO     time.Duration // detection: idle_timeout
 	kills      int           // kill latency: trees of each kind
 	grace      time.Duration // kill latency: kill_grace for the trees that ignore SIGTERM
@@ -83,6 +84,7 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 50, "overhead: malarun runs with the fake child")
 	flag.IntVar(&o.rounds, "rounds", 30, "overhead: rounds of bare CLI, malarun, malarun with the CPU-reporting wrapper, in random order")
 	flag.IntVar(&o.hangs, "hangs", 100, "detection: hangs")
+	flag.IntVar(&o.phaseHangs, "phase-hangs", 20, "phases: hangs per phase (and resumed hangs for the recovery latency)")
 	flag.DurationVar(&o.idleTO, "idle-timeout", 200*time.Millisecond, "detection: malarun's idle_timeout")
 	flag.IntVar(&o.kills, "kills", 30, "kill latency: trees of each kind")
 	flag.DurationVar(&o.grace, "grace", 200*time.Millisecond, "kill latency: kill_grace")
@@ -145,6 +147,7 @@ func run(o options) error {
 	}{
 		{"overhead", h.overheadFake},
 		{"detect", h.detection},
+		{"phases", h.phases},
 		{"kill", h.killLatency},
 		{"rss", h.peakRSS},
 		{"scale", h.scaleRuns},

@@ -1,0 +1,115 @@
+package e2e_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/fakeapi"
+)
+
+// Issue 38's cases at malarun's defaults, timed like the real API: minutes
+// each, so they run with MALARUN_E2E_LONG=1 (`make e2e-long`, both pinned
+// CLIs, about 7 minutes; .ci/run runs it beside make test). The scaled
+// cases in phases_test.go run in every make test.
+func requireLong(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("!!! SKIPPING a long test under -short !!!")
+	}
+	if os.Getenv("MALARUN_E2E_LONG") == "" {
+		t.Skip("!!! SKIPPING: a long test at malarun's defaults (minutes of real time): MALARUN_E2E_LONG=1, or make e2e-long !!!")
+	}
+	t.Parallel()
+}
+
+// longEnv is an env whose fake API answers the call with id toolu_long
+// by step, and a request that carries its result with a text: a model
+// that writes the same call again on every attempt.
+func longEnv(t *testing.T, call fakeapi.Step) *env {
+	t.Helper()
+	e := newEnvWith(t, fakeapi.WithScript(fakeapi.Repeat(call.WithToolUseID("toolu_long"), 0)),
+		fakeapi.WithResponder(func(r *fakeapi.Request) (fakeapi.Step, bool) {
+			return fakeapi.Text("Written."), r.HasToolResult("toolu_long")
+		}))
+	e.waitLimit = 12 * time.Minute
+	return e
+}
+
+// A tool call whose input is silent for 200 s runs once, and the run
+// exits 0 on its first attempt.
+func TestLongToolInputOf200sAtTheDefaults(t *testing.T) {
+	requireLong(t)
+	e := longEnv(t, fakeapi.Bash("echo written").WithPace(fakeapi.Pace{InputAfter: 200 * time.Second, Ping: 30 * time.Second}))
+	r := e.run()
+	r.wantCode(t, 0)
+	if n := r.logCount("attempt started"); n != 1 {
+		t.Errorf("%d attempts, want 1", n)
+	}
+}
+
+// A stream that stops mid-text is resumed, and the run finishes within 75 s
+// of its start.
+func TestLongMidTextStallAtTheDefaults(t *testing.T) {
+	requireLong(t)
+	e := newEnv(t, fakeapi.Bash("echo looked"), fakeapi.Text("The answer is that the build needs a clean cache.").WithPace(fakeapi.Pace{StallAfter: 1, Ping: 30 * time.Second}),
+		fakeapi.Text("Done after the stall."))
+	r := e.run()
+	r.wantCode(t, 0)
+	if r.took > 75*time.Second {
+		t.Errorf("the run took %v, want at most 75s", r.took)
+	}
+	t.Logf("stalled mid-text, finished in %v", r.took)
+}
+
+// 100 s gaps in a thinking block are not a hang.
+func TestLongThinkingGapsOf100sAtTheDefaults(t *testing.T) {
+	requireLong(t)
+	thought := strings.Repeat("Consider the repository's layout, then the failing test. ", 150) // 3 chunks: 2 gaps
+	e := newEnv(t, fakeapi.Combine(fakeapi.Thinking(thought), fakeapi.Text("Thought it through.")).
+		WithPace(fakeapi.Pace{ThinkingGap: 100 * time.Second, Ping: 30 * time.Second}))
+	e.waitLimit = 6 * time.Minute
+	r := e.run()
+	r.wantCode(t, 0)
+	if n := r.logCount("attempt started"); n != 1 {
+		t.Errorf("%d attempts, want 1", n)
+	}
+}
+
+// A model that writes the same 6-minute tool input on every attempt still
+// finishes its run: with the CLI's own watchdogs it never could (§F32).
+func TestLongSixMinuteToolInputOnEveryAttempt(t *testing.T) {
+	requireLong(t)
+	e := longEnv(t, fakeapi.Bash("echo written").WithPace(fakeapi.Pace{InputAfter: 6 * time.Minute}))
+	r := e.run()
+	r.wantCode(t, 0)
+	t.Logf("%d attempts, %v", r.logCount("attempt started"), r.took)
+}
+
+// A user who keeps the CLI's stream watchdog on is warned; the CLI then
+// abandons a 330 s tool input at 300 s and asks again without streaming:
+// that fallback, answered at once here, is not killed.
+func TestLongTheCLIsOwnFallbackIsNotKilled(t *testing.T) {
+	requireLong(t)
+	e := newEnv(t, fakeapi.Bash("echo written").WithToolUseID("toolu_fb").WithPace(fakeapi.Pace{InputAfter: 330 * time.Second}),
+		fakeapi.Bash("echo written").WithToolUseID("toolu_fb"), fakeapi.Text("Written."))
+	e.extraEnv = append(e.extraEnv, "CLAUDE_ENABLE_STREAM_WATCHDOG=1")
+	e.waitLimit = 10 * time.Minute
+	r := e.run()
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stderr, "CLAUDE_ENABLE_STREAM_WATCHDOG is on in claude's environment") {
+		t.Errorf("no warning about the user's watchdog")
+	}
+	var streamed, whole int
+	for _, q := range e.api.ConversationRequests() {
+		if q.Stream {
+			streamed++
+		} else {
+			whole++
+		}
+	}
+	if n := r.logCount("attempt started"); n != 1 || whole != 1 {
+		t.Errorf("%d attempts, %d streamed and %d non-streaming requests, want 1 attempt and the CLI's one fallback", n, streamed, whole)
+	}
+}

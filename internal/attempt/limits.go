@@ -1,0 +1,142 @@
+package attempt
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Limits are an attempt's timers, from the configuration.
+type Limits struct {
+	// Idle and Tool bound the silence of a model at work: Idle while it
+	// waits for a reply or between a reply's parts, Tool while a tool call
+	// or hook runs (idle_timeout, tool_timeout). Text, Thinking and
+	// ToolInput bound it while the model writes a text block, thinks, or
+	// writes a tool call's input (text_timeout, thinking_timeout,
+	// tool_input_timeout; zero: Idle). docs/design.md §D30.
+	Idle, Tool, Text, Thinking, ToolInput time.Duration
+	// Room doubles a phase's allowance: earlier attempts of the run were
+	// killed in that phase (§D30).
+	Room Room
+	// Background bounds the wait, after a result, for background tasks the
+	// result left running (background_timeout; 0: no bound but Deadline).
+	Background time.Duration
+	// Linger is how long the CLI may stay alive after its final result with
+	// no background task running (result_exit_timeout).
+	Linger time.Duration
+	// Deadline is the session deadline (session_timeout); zero: none.
+	Deadline time.Time
+	// Checkpoint: the attempt asks for a checkpoint, so context pressure is
+	// not acted on (the request itself adds to the context).
+	Checkpoint bool
+	// LimitWaitLeft is what is left of limit_wait when the attempt starts.
+	// An api_retry for a 429 whose delay exceeds Idle is the CLI waiting
+	// out a usage limit itself: it is spent from LimitWaitLeft (CLIWaited;
+	// a re-announced sleep counts once), and one that does not fit stops
+	// the attempt with UsageLimit. Delays within Idle are the CLI's
+	// ordinary backoff for a passing rate limit: left to it and free, even
+	// with limit_wait 0.
+	LimitWaitLeft time.Duration
+	// UnreachableWindow: a probe's certain finding stops the attempt only
+	// once the address has stayed so, probe after probe (ProbeEvery), for
+	// this long (0: at once).
+	UnreachableWindow time.Duration
+	// Talked: an earlier attempt of the run talked to the API (§D17), so a
+	// connection failure now is the network going away: left to the CLI's
+	// retries and malarun's, never a configuration error.
+	Talked bool
+}
+
+// Room is how many times each phase's allowance is doubled (at most
+// MaxRoom), by phase.
+type Room [phaseCount]int
+
+// Grow gives phase p one more doubling, if it grows (Phase.Grows) and has
+// not reached MaxRoom; it reports whether it did.
+func (r *Room) Grow(p Phase) bool {
+	if !p.Grows() || r[p] >= MaxRoom {
+		return false
+	}
+	r[p]++
+	return true
+}
+
+// MaxRoom bounds the doublings of a phase's allowance over a run: a
+// healthy silence up to four times the allowance finishes by the third
+// attempt in that phase, and a dead stream costs at most four allowances.
+const MaxRoom = 2
+
+// allowance is the silence allowed in phase p, with the room the run gave
+// it; retryWait is the wait the CLI announced for PhaseRetry.
+func (lim Limits) allowance(p Phase, retryWait time.Duration) time.Duration {
+	or := func(d time.Duration) time.Duration {
+		if d <= 0 {
+			return lim.Idle
+		}
+		return d
+	}
+	var d time.Duration
+	switch p {
+	case PhaseStarting:
+		return max(lim.Idle, FirstLineWait)
+	case PhaseTool:
+		return lim.Tool
+	case PhaseRetry:
+		return lim.Idle + retryWait
+	case PhaseText:
+		d = or(lim.Text)
+	case PhaseThinking:
+		d = or(lim.Thinking)
+	case PhaseToolInput:
+		d = or(lim.ToolInput)
+	case PhaseBlock:
+		d = max(or(lim.Text), or(lim.Thinking), or(lim.ToolInput))
+	default:
+		d = lim.Idle
+	}
+	return doubled(d, lim.Room[p])
+}
+
+// Allowance is the silence allowed in phase p (for messages and the
+// status line; a retry's announced wait not included).
+func (lim Limits) Allowance(p Phase) time.Duration { return lim.allowance(p, 0) }
+
+// whose names the setting behind phase p's allowance, for messages:
+// "text_timeout", "thinking_timeout ×2: earlier attempts were killed there".
+func (lim Limits) whose(p Phase) string {
+	var key string
+	switch p {
+	case PhaseStarting:
+		return "idle_timeout, at least the CLI's MCP start-up wait"
+	case PhaseTool:
+		return "tool_timeout"
+	case PhaseRetry:
+		return "idle_timeout after the wait the CLI announced"
+	case PhaseText:
+		key = "text_timeout"
+	case PhaseThinking:
+		key = "thinking_timeout"
+	case PhaseToolInput:
+		key = "tool_input_timeout"
+	case PhaseBlock:
+		key = "the longest of text_timeout, thinking_timeout and tool_input_timeout"
+	default:
+		key = "idle_timeout"
+	}
+	if n := min(max(lim.Room[p], 0), MaxRoom); n > 0 {
+		key += fmt.Sprintf(" ×%d: an earlier attempt of the run was killed there", 1<<n)
+	}
+	return key
+}
+
+// doubled is d doubled n times (n within 0..MaxRoom), saturating far
+// beyond any allowance a configuration can hold.
+func doubled(d time.Duration, n int) time.Duration {
+	for range min(max(n, 0), MaxRoom) {
+		if d > math.MaxInt64/2 {
+			return math.MaxInt64
+		}
+		d *= 2
+	}
+	return d
+}

@@ -1,0 +1,176 @@
+package stream
+
+// stringCap is how much of a string value of f is kept; 0 means skip it.
+func (d *Decoder) stringCap(f field) int {
+	switch f {
+	case fResult:
+		return MaxResultBytes
+	case fBlockText:
+		return MaxTextBytes
+	case fErrorItem:
+		if len(d.ev.Errors) >= MaxListItems {
+			return 0
+		}
+		return MaxShortBytes
+	case fTaskItemID, fTaskItemType, fTaskItemStatus, fTaskItemDesc:
+		if len(d.ev.Tasks) >= MaxListItems {
+			return 0
+		}
+		if f == fTaskItemDesc {
+			return MaxInputBytes
+		}
+		return MaxShortBytes
+	case fDescription:
+		return MaxInputBytes
+	case fMCPName, fMCPStatus:
+		if len(d.ev.MCPServers) >= MaxListItems {
+			return 0
+		}
+		return MaxShortBytes
+	case fType, fSubtype, fSessionID, fParentToolUseID, fModel, fTerminalReason, fError,
+		fRLStatus, fRLType, fRLErrorCode, fEventType, fEventBlockType, fEventBlockName, fEventDeltaType, fBlockType, fBlockID, fBlockName, fBlockToolUseID,
+		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind, fPartType,
+		fHookID, fHookName, fHookEvent, fHookOutcome:
+		return MaxShortBytes
+	}
+	return 0
+}
+
+func (d *Decoder) setString(f field, s string, trunc bool) {
+	ev, b := &d.ev, &d.blk
+	switch f {
+	case fType:
+		ev.Type = s
+	case fSubtype:
+		ev.Subtype = s
+	case fSessionID:
+		ev.SessionID = s
+	case fParentToolUseID:
+		ev.ParentToolUseID = s
+	case fModel:
+		ev.Model = s
+	case fResult:
+		ev.Result, ev.ResultTruncated = s, trunc
+	case fErrorItem:
+		ev.Errors = append(ev.Errors, s)
+	case fTerminalReason:
+		ev.TerminalReason = s
+	case fError:
+		ev.Error = s
+	case fRLStatus:
+		ev.RateLimitStatus = s
+	case fRLType:
+		ev.RateLimitType = s
+	case fEventType:
+		ev.StreamEventType = s
+	case fEventBlockType:
+		ev.StreamBlockType = s
+	case fEventBlockName:
+		ev.StreamBlockName = s
+	case fEventDeltaType:
+		ev.StreamDeltaType = s
+	case fRLErrorCode:
+		ev.RateLimitErrorCode = s
+	case fVersion:
+		ev.ClaudeCodeVersion = s
+	case fTaskID:
+		ev.TaskID = s
+	case fToolUseID:
+		ev.ToolUseID = s
+	case fStatus:
+		ev.Status = s
+	case fTaskType:
+		ev.TaskType = s
+	case fDescription:
+		ev.Description = s
+	case fOutputFile:
+		ev.OutputFile = s
+	case fSummary:
+		ev.Summary = s
+	case fOriginKind:
+		ev.OriginKind = s
+	case fHookID:
+		ev.HookID = s
+	case fHookName:
+		ev.HookName = s
+	case fHookEvent:
+		ev.HookEvent = s
+	case fHookOutcome:
+		ev.HookOutcome = s
+	case fTaskItemID:
+		d.task.ID = s
+	case fTaskItemType:
+		d.task.Type = s
+	case fTaskItemDesc:
+		d.task.Description = s
+	case fTaskItemStatus:
+		d.task.Status = s
+	case fMCPName:
+		d.mcp.Name = s
+	case fMCPStatus:
+		d.mcp.Status = s
+	case fBlockType:
+		b.typ = s
+	case fBlockID:
+		b.id = s
+	case fBlockName:
+		b.name = s
+	case fBlockText:
+		b.text = s
+	case fBlockToolUseID:
+		b.toolUseID = s
+	case fPartType:
+		d.tr.partType = s
+	}
+}
+
+func (d *Decoder) setBool(f field, v bool) {
+	switch f {
+	case fIsError:
+		d.ev.IsError = v
+	case fBackgrounded:
+		d.ev.Backgrounded = v
+	case fBackground:
+		d.blk.background = v
+	case fResultIsError:
+		d.tr.isError = v
+	}
+}
+
+func (d *Decoder) opened(c ctx) {
+	switch c {
+	case ctxUsage:
+		d.ev.HasUsage = true
+	case ctxBlock:
+		d.blk.reset()
+		if d.tr != nil {
+			d.tr.startBlock()
+		}
+	case ctxTasks:
+		// A snapshot: a repeated key replaces it, as encoding/json would.
+		d.ev.Tasks, d.ev.HasTasks = nil, true
+	case ctxTask:
+		d.task = Task{}
+	case ctxMCPServers:
+		d.ev.MCPServers = nil // a repeated key replaces the list
+	case ctxMCPServer:
+		d.mcp = MCPServer{}
+	}
+}
+
+func (d *Decoder) closed(c ctx) {
+	switch c {
+	case ctxBlock:
+		d.endBlock()
+	case ctxResultPart:
+		d.tr.endPart()
+	case ctxTask:
+		if len(d.ev.Tasks) < MaxListItems {
+			d.ev.Tasks = append(d.ev.Tasks, d.task)
+		}
+	case ctxMCPServer:
+		if len(d.ev.MCPServers) < MaxListItems {
+			d.ev.MCPServers = append(d.ev.MCPServers, d.mcp)
+		}
+	}
+}
