@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build demo check test soak e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
+.PHONY: build demo check test soak e2e-long e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
@@ -124,6 +124,18 @@ test:
 SOAK ?= 40x8
 soak:
 	MALARUN_SOAK=$(SOAK) MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) go test -count=1 -v -timeout 60m -run TestFleetSoak ./e2e/
+
+# Issue 38's cases at malarun's defaults, timed like the real API (a 200 s
+# tool input, a 6-minute one on every attempt, 100 s thinking gaps, a
+# stream that dies mid-text, the CLI's own fallback): minutes of real time
+# each, mostly waiting, so every test of both pinned CLIs runs at once
+# (about 7 minutes in all). .ci/run runs it after make test.
+e2e-long: e2e-deps
+	@set -e; pids=; for v in $(CLAUDE_CODE_VERSIONS); do \
+		MALARUN_E2E_LONG=1 MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$$v $(TEST_ENV) go test -count=1 -parallel 8 -timeout 20m -run 'TestLong' ./e2e/ \
+			> .cache/e2e-long-$$v.log 2>&1 & pids="$$pids $$!"; done; \
+	rc=0; for p in $$pids; do wait $$p || rc=1; done; \
+	for v in $(CLAUDE_CODE_VERSIONS); do echo "== e2e-long against claude $$v"; cat .cache/e2e-long-$$v.log; done; exit $$rc
 
 # The environment and parallelism of make test's go test runs. GORACE drops
 # the race runtime's one second sleep at the exit of every test binary. The

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/supervisor"
 )
 
@@ -148,5 +149,22 @@ func TestDocsJSONReportListsEveryEvent(t *testing.T) {
 	}
 	for _, v := range missingRows(rows, want) {
 		t.Errorf("docs/json-report.md has no table row for the event `%s`", v)
+	}
+}
+
+// Every phase of the stream has its row in docs/configuration.md's phase
+// table, and every variable malarun sets for claude has its row, with
+// the value malarun gives it (docs/design.md §D30).
+func TestPhasesAndCLIVarsHaveRows(t *testing.T) {
+	rows := tableRows(readPage(t, "docs/configuration.md"))
+	want := map[string][]string{}
+	for _, p := range attempt.Phases() {
+		want["phase "+p.String()] = []string{"| `" + p.String() + "` |"}
+	}
+	for _, v := range attempt.CLIVars() {
+		want["variable "+v.Name] = []string{"| `" + v.Name + "` | `" + v.Value + "` |"}
+	}
+	if missing := missingRows(rows, want); len(missing) > 0 {
+		t.Errorf("docs/configuration.md has no row for %v", missing)
 	}
 }

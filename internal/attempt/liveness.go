@@ -22,8 +22,11 @@ type liveness struct {
 	// hooks are the hooks started and not ended, in start order: a hook is
 	// work like a tool call, silent until it ends (§F27).
 	hooks []Hook
-	// workSince is when the tools and hooks running now began to run.
+	// workSince is when the tools and hooks running now began to run;
+	// working names them ("Bash, the Stop hook"), made again only when
+	// they change (a line comes every few milliseconds).
 	workSince time.Time
+	working   string
 	stream    streamPhase
 	// retryWait is the wait the last api_retry line announced.
 	retryWait time.Duration
@@ -75,7 +78,7 @@ func (l *liveness) unread(written int64, now time.Time) bool {
 }
 
 // observe updates the phase and the deadline for a line that arrived at now.
-func (l *liveness) observe(ev stream.Event, now time.Time) {
+func (l *liveness) observe(ev *stream.Event, now time.Time) {
 	l.read = max(l.read, ev.Offset+ev.Bytes+1)
 	l.seen = max(l.seen, l.read)
 	if waitingOnly(ev) {
@@ -87,11 +90,6 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 		return
 	}
 	idle := len(l.outstanding) == 0 && len(l.hooks) == 0
-	defer func() {
-		if idle && (len(l.outstanding) > 0 || len(l.hooks) > 0) {
-			l.workSince = now
-		}
-	}()
 	l.outstanding = append(l.outstanding, ev.ToolUses...)
 	for _, id := range ev.ToolResults {
 		for i, tu := range l.outstanding {
@@ -104,7 +102,14 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 	hookLine := ev.Type == "system" && strings.HasPrefix(ev.Subtype, "hook_")
 	if hookLine {
 		l.observeHook(ev)
-	} else {
+	}
+	if hookLine || len(ev.ToolUses) > 0 || len(ev.ToolResults) > 0 {
+		l.working = strings.Join(l.toolsRunning(), ", ")
+		if idle && (len(l.outstanding) > 0 || len(l.hooks) > 0) {
+			l.workSince = now
+		}
+	}
+	if !hookLine {
 		l.anyLine = true
 		l.stream.observe(ev, now)
 	}
@@ -121,7 +126,7 @@ func (l *liveness) observe(ev stream.Event, now time.Time) {
 // stream.MaxListItems: a stream that never ends its hooks cannot grow
 // this), its hook_response removes it. hook_progress changes nothing but
 // the deadline, as any line does.
-func (l *liveness) observeHook(ev stream.Event) {
+func (l *liveness) observeHook(ev *stream.Event) {
 	if ev.HookID == "" {
 		return
 	}
@@ -147,7 +152,7 @@ func (l *liveness) doing() (Doing, time.Duration) {
 		// tool_timeout replaces the allowance, unless the model is writing
 		// beside the running tools and may be silent longer there.
 		if work := l.lim.allowance(PhaseTool, 0); !d.Phase.writing() || work >= allowed {
-			return Doing{Phase: PhaseTool, What: strings.Join(l.toolsRunning(), ", ")}, work
+			return Doing{Phase: PhaseTool, What: l.working}, work
 		}
 	}
 	return d, allowed

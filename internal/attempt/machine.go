@@ -103,7 +103,7 @@ func New(lim Limits, now time.Time) *State {
 func (s *State) Step(in Input, now time.Time) Effects {
 	switch in.Kind {
 	case Line:
-		return s.line(in, now)
+		return s.line(&in, now)
 	case StreamEnd:
 		return s.stop(StopExited, KillGrace)
 	case Wake:
@@ -117,8 +117,10 @@ func (s *State) Step(in Input, now time.Time) Effects {
 	return Effects{}
 }
 
-func (s *State) line(in Input, now time.Time) Effects {
-	ev := in.Event
+// line takes in by pointer: an Event is large, and a line comes every few
+// milliseconds.
+func (s *State) line(in *Input, now time.Time) Effects {
+	ev := &in.Event
 	if ev.Type == "result" {
 		// Even while stopping: the last result decides the outcome.
 		s.results++
@@ -211,7 +213,7 @@ func (s *State) afterBackground(now time.Time) time.Time {
 // answered reports whether a line shows an answer of the API: a reply
 // streaming (stream_event), a message of the model (not the CLI's own
 // <synthetic> one, which reports an error), or a successful result.
-func answered(ev stream.Event) bool {
+func answered(ev *stream.Event) bool {
 	switch ev.Type {
 	case "stream_event":
 		return true
@@ -224,7 +226,7 @@ func answered(ev stream.Event) bool {
 }
 
 // beginsTurn reports whether a line shows the model at work again.
-func beginsTurn(ev stream.Event) bool {
+func beginsTurn(ev *stream.Event) bool {
 	switch ev.Type {
 	case "assistant", "user", "stream_event":
 		return true

@@ -123,7 +123,7 @@ type streamPhase struct {
 }
 
 // observe moves the phase for a line that came at now.
-func (s *streamPhase) observe(ev stream.Event, now time.Time) {
+func (s *streamPhase) observe(ev *stream.Event, now time.Time) {
 	if ev.ParentToolUseID != "" {
 		return
 	}
@@ -155,7 +155,7 @@ func (s *streamPhase) observe(ev stream.Event, now time.Time) {
 	}
 }
 
-func (s *streamPhase) onStreamEvent(ev stream.Event) (Phase, string) {
+func (s *streamPhase) onStreamEvent(ev *stream.Event) (Phase, string) {
 	switch ev.StreamEventType {
 	case "message_start", "content_block_stop", "message_delta":
 		return PhaseReplying, ""
@@ -204,6 +204,6 @@ func deltaPhase(t string) (Phase, string) {
 // of the API, a keep-alive): it is not progress, so it moves no deadline
 // (2.1.332 prints the API's pings, which go on while a stream that died
 // mid-sentence is held open: §F32).
-func waitingOnly(ev stream.Event) bool {
+func waitingOnly(ev *stream.Event) bool {
 	return ev.Type == "stream_event" && ev.StreamEventType == "ping" || ev.Type == "keep_alive"
 }

@@ -37,7 +37,7 @@ type taskChange struct {
 
 // observe folds one line into the set. commands are the inputs of the
 // background tool calls so far, by tool_use id, to name what a task runs.
-func (t *tasks) observe(ev stream.Event, commands map[string]string) taskChange {
+func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange {
 	var ch taskChange
 	if ev.Type != "system" {
 		return ch

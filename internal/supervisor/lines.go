@@ -69,7 +69,11 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 	e := base
 	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = EvProgress, res.log.Assistants, m.ToolsRunning(), m.Wake()
 	doing, allowed, since := m.Doing()
-	e.Phase, e.Doing, e.PhaseSince, e.Limit = doing.Phase.String(), doing.Label(), since, allowed
+	if doing != r.doing {
+		// Said in words once per phase, not once per line.
+		r.doing, r.doingLabel = doing, doing.Label()
+	}
+	e.Phase, e.Doing, e.PhaseSince, e.Limit = doing.Phase.String(), r.doingLabel, since, allowed
 	e.Tasks = attempt.TaskLabels(m.Running())
 	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
 	e.CostUSD = r.state.CostUSD + res.log.CostUSD

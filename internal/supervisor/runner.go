@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
@@ -69,6 +70,11 @@ type runner struct {
 	// lockLost is closed once another malarun took the issue over (its
 	// lock file was removed; journal.Journal.Lost): this run stops at once.
 	lockLost <-chan struct{}
+
+	// doing and doingLabel are the phase the last progress event told,
+	// and its words.
+	doing      attempt.Doing
+	doingLabel string
 
 	interrupted os.Signal
 	hurry       chan struct{} // closed by a second signal: kill at once

@@ -79,7 +79,7 @@ func main() {
 	flag.StringVar(&o.decoder, "decoder", "", "output of the stream decoder's go test -bench run, to tabulate")
 	flag.StringVar(&o.transcripts, "transcripts", "testdata/transcripts", "the recorded transcripts")
 	flag.StringVar(&o.jsonOut, "json", "", "also write every raw sample to this file")
-	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (overhead,real,detect,kill,idle,rss,scale,telemetry); empty: all")
+	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (overhead,real,detect,phases,kill,idle,rss,scale,telemetry); empty: all")
 	flag.StringVar(&o.tmpfs, "tmpfs", "/dev/shm", "a tmpfs to repeat the overhead runs on, to tell the disk's share; empty: skip")
 	flag.IntVar(&o.runs, "runs", 50, "overhead: malarun runs with the fake child")
 	flag.IntVar(&o.rounds, "rounds", 30, "overhead: rounds of bare CLI, malarun, malarun with the CPU-reporting wrapper, in random order")
