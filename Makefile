@@ -207,7 +207,7 @@ cross:
 # The linux/arm64 test binaries of ./internal/... run through
 # qemu-aarch64-static (apt-get install qemu-user-static), which is invoked
 # directly: no binfmt_misc. What qemu-user cannot do skips, listed with its
-# reason (internal/qemutest). PACKAGES narrows it. See the script.
+# reason (internal/testing/qemutest). PACKAGES narrows it. See the script.
 test-arm64-qemu:
 	@scripts/test-arm64-qemu.sh
 

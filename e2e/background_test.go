@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/ui"
 )
 

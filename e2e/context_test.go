@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 const checkpointText = "## Goal\nMake the tests pass.\n## Remaining Tasks\nRun the suite."

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // The laptop recipe (deploy/xargs/malarun-fleet.sh): 20 issues, 4 at a

@@ -1,6 +1,6 @@
 // Package e2e_test drives the built malarun binary against the real Claude
 // Code CLI (installed by `make e2e-deps`), which talks to a fake Anthropic
-// API (internal/fakeapi) on 127.0.0.1: no network, no key. Each test gets
+// API (internal/testing/fakeapi) on 127.0.0.1: no network, no key. Each test gets
 // its own HOME, so the processes a test started can be found afterwards by
 // that HOME in their environment, and proven gone.
 //
@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // suite holds what TestMain prepared.

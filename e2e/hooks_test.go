@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 // writeHooks puts hooks (the "hooks" object of settings.json) into the

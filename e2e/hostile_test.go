@@ -15,10 +15,10 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // gatedTool is a Bash call that writes its shell's pid to pidFile, then

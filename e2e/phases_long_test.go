@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 // Issue 38's cases at malarun's defaults, timed like the real API: minutes

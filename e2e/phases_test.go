@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 // Liveness by phase (issue 38, docs/design.md §D30) against the real CLI,

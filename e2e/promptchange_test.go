@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 // With the real CLI: an interrupted run, then a rerun with another prompt.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 // retryFlags keep retries quick: no backoff, and an idle limit short enough

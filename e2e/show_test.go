@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
-	"github.com/malarun/malarun/internal/headless"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
+	"github.com/malarun/malarun/internal/testing/headless"
 	"github.com/malarun/malarun/internal/replay"
-	"github.com/malarun/malarun/internal/schemacheck"
+	"github.com/malarun/malarun/internal/testing/schemacheck"
 )
 
 // showRun is a run that did some work, stalled, was resumed, started a

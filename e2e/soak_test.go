@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A fleet soak (issue 31): many issues, a few at a time, each against its

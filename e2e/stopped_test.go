@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 // Exit 124 leaves the run resumable: the next invocation of the issue

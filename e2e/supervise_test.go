@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/proc"
 )
 

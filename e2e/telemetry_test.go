@@ -13,8 +13,8 @@ import (
 
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 
-	"github.com/malarun/malarun/internal/fakeapi"
-	"github.com/malarun/malarun/internal/otlptest"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
+	"github.com/malarun/malarun/internal/testing/otlptest"
 	"github.com/malarun/malarun/internal/telemetry"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 // Two machines, one volume: host A's malarun runs in UTS and PID namespaces

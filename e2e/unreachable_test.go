@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // fastStop bounds how long a run against an address that cannot work may

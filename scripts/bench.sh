@@ -7,8 +7,8 @@
 #      100 MB transcript (internal/replay/bench_test.go);
 #   2. tools/bench (a Go module of its own, so that the product's ./...
 #      leaves it out): the built malarun binary against the fake CLI of
-#      internal/testchild and against the real CLI (installed by
-#      `make e2e-deps`) talking to internal/fakeapi: overhead, detection
+#      internal/testing/testchild and against the real CLI (installed by
+#      `make e2e-deps`) talking to internal/testing/fakeapi: overhead, detection
 #      accuracy, kill latency, idle cost, peak RSS, 50 runs at once.
 #
 # Environment:

@@ -3,7 +3,7 @@
 # each package in PACKAGES (default ./internal/...) and runs it through
 # qemu-aarch64-static, invoked directly: no binfmt_misc registration, which
 # a CI machine's sandbox may not allow and which would change how children
-# start. A test that cannot work there skips through internal/qemutest,
+# start. A test that cannot work there skips through internal/testing/qemutest,
 # saying why; this script lists every such skip at the end.
 #
 # -test.short as `go test -short`; no -race (it needs cgo, off when cross
@@ -60,7 +60,7 @@ for f in "$out"/*.test; do
 done | awk -F'\t' '
 	{ names[$2] = names[$2] "\n  " $1; n[$2]++; total++ }
 	END {
-		if (total) print "== " total " tests skipped under qemu-user (internal/qemutest), by reason:"
+		if (total) print "== " total " tests skipped under qemu-user (internal/testing/qemutest), by reason:"
 		for (r in names) print "-- " n[r] " skipped: " r names[r]
 	}'
 for pkg in "${failed[@]}"; do

@@ -1,4 +1,4 @@
-// Command fakeapi runs the fake Anthropic Messages API of internal/fakeapi
+// Command fakeapi runs the fake Anthropic Messages API of internal/testing/fakeapi
 // for manual experiments with the real Claude Code CLI; `fakeapi -h`
 // prints the step grammar (usage below).
 package main
@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 func main() {

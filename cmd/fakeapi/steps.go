@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/malarun/malarun/internal/fakeapi"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 // usage is `fakeapi -h`: what it is for and the step grammar.

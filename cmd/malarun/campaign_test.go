@@ -20,7 +20,7 @@ import (
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // showFolder makes a run folder of issue-1 under a state dir, from a

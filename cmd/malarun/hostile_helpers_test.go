@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // exitLimit bounds how long a test waits for malarun to exit: far more

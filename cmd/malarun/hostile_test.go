@@ -14,7 +14,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	iproc "github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // Every signal that would end malarun (a closed terminal's SIGHUP, Ctrl-\'s

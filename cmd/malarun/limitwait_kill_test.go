@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A malarun killed outright (OOM, a node, a deploy) while it waits for a

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // envAsMalarun makes the test binary run malarun's main: tests run the real

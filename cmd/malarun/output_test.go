@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 	"github.com/malarun/malarun/internal/timeline"
 	"github.com/malarun/malarun/internal/ui"
 )

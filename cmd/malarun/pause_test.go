@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A malarun stopped (Ctrl-Z, SIGSTOP, a paused container) for longer than

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A shutdown signal in each phase of a run ends it at once, resumably,

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/schemacheck"
+	"github.com/malarun/malarun/internal/testing/schemacheck"
 	"github.com/malarun/malarun/internal/ui"
 
 	"github.com/malarun/malarun/internal/outcome"

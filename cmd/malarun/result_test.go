@@ -12,7 +12,7 @@ import (
 
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 const copiedLog = `"message":"result copied from the transcript"`

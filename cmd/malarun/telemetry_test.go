@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/otlptest"
+	"github.com/malarun/malarun/internal/testing/otlptest"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 )

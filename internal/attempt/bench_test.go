@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/synth"
+	"github.com/malarun/malarun/internal/testing/synth"
 )
 
 // What the machine costs a line of a reply with partial messages (most of

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A lock file removed while its malarun holds the issue (a cleanup job, a

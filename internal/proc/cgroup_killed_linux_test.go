@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A group once written cgroup.kill kills every process later cloned into

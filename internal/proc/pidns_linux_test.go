@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/qemutest"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/qemutest"
+	"github.com/malarun/malarun/internal/testing/testchild"
 	"golang.org/x/sys/unix"
 )
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/qemutest"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/qemutest"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // An orphan that re-parents to malarun and dies while the CLI still runs

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/qemutest"
+	"github.com/malarun/malarun/internal/testing/qemutest"
 )
 
 // reapAdopted must take only orphans' exit statuses: never one that

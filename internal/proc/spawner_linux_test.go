@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 	"golang.org/x/sys/unix"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A second SIGTERM means "exit now" to many programs (Node ones included):

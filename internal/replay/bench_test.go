@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/synth"
+	"github.com/malarun/malarun/internal/testing/synth"
 	"github.com/malarun/malarun/internal/timeline"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/headless"
+	"github.com/malarun/malarun/internal/testing/headless"
 )
 
 // The HTML page in a real browser (Debian's chromium): it renders with no

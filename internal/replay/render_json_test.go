@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/schemacheck"
+	"github.com/malarun/malarun/internal/testing/schemacheck"
 )
 
 // The JSON form is valid against docs/show.schema.json, decodes back to

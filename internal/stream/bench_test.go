@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/malarun/malarun/internal/synth"
+	"github.com/malarun/malarun/internal/testing/synth"
 )
 
 // benchInput is one input of the decoder benchmarks, built on first use and

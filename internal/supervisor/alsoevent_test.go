@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A log record that names an event (supervisor.AlsoEventField) is one an

@@ -16,7 +16,7 @@ import (
 
 // Claude starts the CLI for an attempt. The supervisor's only way to a
 // process: the real one (spawned, below) or a test's fake, which plays
-// scripted lines in fake time (internal/fakeclaude).
+// scripted lines in fake time (internal/testing/fakeclaude).
 type Claude interface {
 	Start(l Launch) (Child, error)
 }

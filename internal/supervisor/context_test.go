@@ -9,7 +9,7 @@ import (
 
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // assistantWith is an assistant text line whose usage puts the context at

@@ -20,7 +20,7 @@ type Deps struct {
 	Signals <-chan os.Signal
 	// Claude starts each attempt's CLI (nil: the real one, cfg.ClaudeBin,
 	// through Spawner). Tests pass a fake that plays scripted lines in fake
-	// time (internal/fakeclaude), so a decision is tested without a process.
+	// time (internal/testing/fakeclaude), so a decision is tested without a process.
 	Claude Claude
 	// Spawner starts the real CLI when Claude is nil; nil makes one (which
 	// makes this process a child subreaper, where the kernel has one).

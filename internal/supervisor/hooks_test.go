@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A Stop hook that runs the project's checks for longer than idle_timeout

@@ -10,7 +10,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // rejectionWarnings returns the logged warnings about out-of-range numbers

@@ -15,9 +15,9 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/qemutest"
+	"github.com/malarun/malarun/internal/testing/qemutest"
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // failingFinal saves every record but the one that ends the run: a full

@@ -19,14 +19,14 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/fakeclaude"
+	"github.com/malarun/malarun/internal/testing/fakeclaude"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/qemutest"
+	"github.com/malarun/malarun/internal/testing/qemutest"
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 func TestMain(m *testing.M) {

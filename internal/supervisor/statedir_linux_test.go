@@ -8,7 +8,7 @@ import (
 	"testing/synctest"
 
 	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 	"golang.org/x/sys/unix"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 
 	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // A state_dir that names a file is a mistake of the configuration: exit 2.

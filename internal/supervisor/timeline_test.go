@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 	"github.com/malarun/malarun/internal/timeline"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // traceLines are what the fake child recorded of TRACEPARENT and TRACESTATE, per attempt.

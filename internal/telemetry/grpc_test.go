@@ -35,7 +35,7 @@ import (
 	"google.golang.org/grpc/stats"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/otlptest"
+	"github.com/malarun/malarun/internal/testing/otlptest"
 	"github.com/malarun/malarun/internal/supervisor"
 )
 

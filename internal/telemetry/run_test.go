@@ -20,7 +20,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/otlptest"
+	"github.com/malarun/malarun/internal/testing/otlptest"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 )

@@ -1,8 +1,8 @@
 // Command bench is malarun's benchmark harness (`make bench`, through
 // scripts/bench.sh). It runs the built malarun binary against the fake
-// claude CLI of internal/testchild (this same binary, re-executed with
+// claude CLI of internal/testing/testchild (this same binary, re-executed with
 // MALARUN_FAKE_CHILD naming a behaviour) and against the real CLI talking
-// to internal/fakeapi, measures what malarun adds, and prints the results
+// to internal/testing/fakeapi, measures what malarun adds, and prints the results
 // as Markdown tables.
 //
 // It is a module of its own (tools/bench/go.mod, with a replace of the
@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // options are the harness flags.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // phaseCase is a stream that ends in one phase (docs/design.md §D30): the

@@ -77,7 +77,7 @@ func (r *report) overheadFake(own, ticks, lat, wall dist, tmpfs string, tmpfsOwn
 
 func (r *report) overheadReal(rounds int, bare, mal dist, ratio, rlo, rhi, diff, dlo, dhi float64, own, ticksDirect, ticksWrapped, lat dist) {
 	r.add(section{
-		title:  fmt.Sprintf("1b. Overhead with the real CLI against internal/fakeapi, %d interleaved rounds (ms)", rounds),
+		title:  fmt.Sprintf("1b. Overhead with the real CLI against internal/testing/fakeapi, %d interleaved rounds (ms)", rounds),
 		header: distHeader,
 		rows: [][]string{
 			distRow("wall: bare CLI", bare),

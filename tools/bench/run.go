@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // userHZ is the unit of utime and stime in /proc/<pid>/stat on Linux
@@ -27,7 +27,7 @@ const userHZ = 100
 // harness holds what every scenario needs.
 type harness struct {
 	malarun string // the built binary
-	self    string // this binary: the fake claude (internal/testchild) and the wrapper
+	self    string // this binary: the fake claude (internal/testing/testchild) and the wrapper
 	tmp     string
 	state   string // --state-dir shared by all runs (one issue per run)
 	prompt  string
@@ -39,7 +39,7 @@ type harness struct {
 type runSpec struct {
 	issue     string
 	claudeBin string   // default: this binary as the fake claude
-	child     string   // the fake claude's behaviour (internal/testchild)
+	child     string   // the fake claude's behaviour (internal/testing/testchild)
 	baseEnv   []string // malarun's environment; default: the harness's (see benchEnv)
 	env       []string // added to malarun's environment (and so the CLI's)
 	flags     []string // malarun flags

@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/fakeapi"
-	"github.com/malarun/malarun/internal/synth"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
+	"github.com/malarun/malarun/internal/testing/synth"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 const ms = 1e6 // ns per ms, for converting samples
@@ -325,7 +325,7 @@ func (h *harness) scaleRuns(o options, rep *report) error {
 }
 
 // overheadReal compares the real CLI run bare with the same run under
-// malarun, against internal/fakeapi in this process: rounds of three runs
+// malarun, against internal/testing/fakeapi in this process: rounds of three runs
 // in random order: the bare CLI, malarun running it, and malarun running it
 // through the wrapper that reports the CPU of the CLI's tree (which is what
 // lets malarun's own CPU be told from its children's).

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/malarun/malarun/internal/synth"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/synth"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // otlpSink answers every OTLP/HTTP export with 200 at once and counts

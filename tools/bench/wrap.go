@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // envWrap, set by the harness, makes this binary the wrapper around the
@@ -21,7 +21,7 @@ import (
 const envWrap = "MALARUN_BENCH_WRAP"
 
 // childReport is what malarun's child reported: the fake child
-// (internal/testchild) or the wrapper.
+// (internal/testing/testchild) or the wrapper.
 type childReport struct {
 	testchild.Report
 	// Leftover (wrapper) counts descendants still running when the CLI exited.

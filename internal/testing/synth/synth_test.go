@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/synth"
+	"github.com/malarun/malarun/internal/testing/synth"
 )
 
 const session = "5313e7c2-72e3-4a4f-96f5-b6f07478e90f"

@@ -10,7 +10,7 @@ import (
 )
 
 // A script is what a behaviour that only prints does: lines, silences, an
-// end. The fake child process plays it (play, below); internal/fakeclaude
+// end. The fake child process plays it (play, below); internal/testing/fakeclaude
 // plays the same script with no process, in a test's fake time, so that
 // the supervisor's decisions are tested on exactly the output its process
 // tests use. Behaviours that need a process (signals, grandchildren,

@@ -4,7 +4,7 @@
 // they are generated so that a 100 MB line is never held in memory. The
 // line shapes are those of the recordings in testdata/transcripts.
 //
-// It is used by the fake CLI (internal/testchild, which the benchmark
+// It is used by the fake CLI (internal/testing/testchild, which the benchmark
 // harness in tools/bench runs too) and by the stream package's benchmarks,
 // never by the malarun binary.
 package synth

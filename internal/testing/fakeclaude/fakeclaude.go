@@ -1,5 +1,5 @@
 // Package fakeclaude is a claude that is not a process: it plays
-// internal/testchild's scripts (the same output the fake child process
+// internal/testing/testchild's scripts (the same output the fake child process
 // prints) through the supervisor's Claude seam. Its silences are
 // time.Sleep, so under testing/synctest a test of a five-minute hang runs
 // in fake time, in milliseconds, with nothing to kill. The supervisor's
@@ -20,7 +20,7 @@ import (
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // Claude starts scripted children. The zero value is ready to use.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/qemutest"
-	"github.com/malarun/malarun/internal/synth"
-	"github.com/malarun/malarun/internal/testchild"
+	"github.com/malarun/malarun/internal/testing/qemutest"
+	"github.com/malarun/malarun/internal/testing/synth"
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // TestMain makes the test binary the fake child when it is started as
@@ -141,7 +141,7 @@ func TestPartialIsARunOfAboutEnvLines(t *testing.T) {
 }
 
 func TestReplaySessionRewritesEverySessionID(t *testing.T) {
-	transcript, err := filepath.Abs("../../testdata/transcripts/tool-use-success.jsonl")
+	transcript, err := filepath.Abs("../../../testdata/transcripts/tool-use-success.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@
 // clicks work. The protocol runs over a pipe (--remote-debugging-pipe:
 // JSON messages ending in a NUL byte, the browser reading fd 3 and writing
 // fd 4), so no port is opened and no websocket library is needed. Test
-// support only, like internal/testchild.
+// support only, like internal/testing/testchild.
 package headless
 
 import (

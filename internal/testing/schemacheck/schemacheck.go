@@ -1,7 +1,7 @@
 // Package schemacheck validates JSON against the project's schemas
 // (docs/report.schema.json, docs/show.schema.json) in tests: only the
 // keywords they use, and any other keyword is an error, so a schema cannot
-// drift beyond what is checked. Test support only, like internal/testchild.
+// drift beyond what is checked. Test support only, like internal/testing/testchild.
 package schemacheck
 
 import (

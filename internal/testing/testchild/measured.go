@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/malarun/malarun/internal/synth"
+	"github.com/malarun/malarun/internal/testing/synth"
 )
 
 // Measured behaviours, for the benchmark harness (tools/bench). Each prints
