@@ -155,7 +155,7 @@ func TestRealCLIShowTellsAStalledResumedRun(t *testing.T) {
 	// The first attempt's tool call, then its hang, the kill and the
 	// resume, then the second attempt's work.
 	order := strings.Join(kinds, " ")
-	if !strings.Contains(order, "attempt_started tool_call hang kill tree_gone attempt_ended retry attempt_started tool_call") {
+	if !strings.Contains(order, "attempt_started tool_call hang_detected kill_sent tree_gone attempt_ended retry_decided attempt_started tool_call") {
 		t.Errorf("story order: %s", order)
 	}
 	a := story.Summary.Attempts

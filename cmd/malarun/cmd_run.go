@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
@@ -103,15 +105,15 @@ func runRun(ctx context.Context, opts runOptions, d *deps) error {
 	return out.finish(report, err)
 }
 
-func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput) (supervisor.Report, *telemetry.Run, error) {
+func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput) (event.Report, *telemetry.Run, error) {
 	prompt, source, err := readPrompt(ctx, opts.promptPath, d)
 	if err != nil {
-		return supervisor.Report{}, nil, err
+		return event.Report{}, nil, err
 	}
 	s := opts.config.settings
 	log, err := out.newLogger(s.logFormat, s.logLevel)
 	if err != nil {
-		return supervisor.Report{}, nil, usage(err)
+		return event.Report{}, nil, usage(err)
 	}
 	cfg := s.cfg
 	cfg.IssueID = opts.issueID
@@ -123,10 +125,10 @@ func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput
 	// never logged.
 	cfg.Env = d.environ()
 	if err := cfg.Validate(); err != nil {
-		return supervisor.Report{}, nil, usage(err)
+		return event.Report{}, nil, usage(err)
 	}
 	if err := out.openEvents(ctx); err != nil {
-		return supervisor.Report{}, nil, err
+		return event.Report{}, nil, err
 	}
 	logConfig(log, opts, cfg)
 	sd := supervisor.Deps{Log: log, Signals: d.signals, Guard: guardCommand(),

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/supervisor"
 )
 
 // The reference pages in docs/ hold the tables a user comes back for. A
@@ -94,11 +95,11 @@ func TestDocsExitCodesListsEveryCode(t *testing.T) {
 	}
 }
 
-// eventKinds reads the EventKind constants of internal/supervisor/events.go:
+// eventKinds reads the Kind constants of internal/event/event.go:
 // their Go names and their values.
 func eventKinds(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), repoPath("internal/supervisor/events.go"), nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), repoPath("internal/event/event.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +111,13 @@ func eventKinds(t *testing.T) map[string]string {
 		}
 		for _, s := range g.Specs {
 			v := s.(*ast.ValueSpec)
-			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != "EventKind" {
+			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != "Kind" {
 				continue
 			}
 			for i, n := range v.Names {
 				lit, ok := v.Values[i].(*ast.BasicLit)
 				if !ok {
-					t.Fatalf("events.go: %s is not a string literal", n.Name)
+					t.Fatalf("event.go: %s is not a string literal", n.Name)
 				}
 				val, err := strconv.Unquote(lit.Value)
 				if err != nil {
@@ -127,7 +128,7 @@ func eventKinds(t *testing.T) map[string]string {
 		}
 	}
 	if len(kinds) == 0 {
-		t.Fatal("found no EventKind constants in internal/supervisor/events.go")
+		t.Fatal("found no Kind constants in internal/event/event.go")
 	}
 	return kinds
 }
@@ -136,13 +137,13 @@ func eventKinds(t *testing.T) map[string]string {
 // feed) is a row of docs/json-report.md's events table.
 func TestDocsJSONReportListsEveryEvent(t *testing.T) {
 	kinds := eventKinds(t)
-	if kinds["EvProgress"] != string(supervisor.EvProgress) || kinds["EvRunFinished"] != string(supervisor.EvRunFinished) {
-		t.Fatalf("events.go was read wrong: %v", kinds)
+	if kinds["Progress"] != string(event.Progress) || kinds["RunFinished"] != string(event.RunFinished) {
+		t.Fatalf("event.go was read wrong: %v", kinds)
 	}
 	rows := tableRows(readPage(t, "docs/json-report.md"))
 	want := map[string][]string{}
 	for name, v := range kinds {
-		if name == "EvProgress" {
+		if name == "Progress" {
 			continue // not written to --events
 		}
 		want[v] = []string{"`" + v + "`"}

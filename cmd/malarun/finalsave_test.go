@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
@@ -42,7 +44,7 @@ func TestAFailedFinalSaveIsReclaimed(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		d := &deps{stdin: c.stdin, stdout: &stdout, stderr: &stderr, signals: c.signals,
 			getenv: func(k string) string { return c.env[k] }, environ: c.environ,
-			runSupervisor: func(ctx context.Context, cfg supervisor.Config, sd supervisor.Deps) (supervisor.Report, error) {
+			runSupervisor: func(ctx context.Context, cfg supervisor.Config, sd supervisor.Deps) (event.Report, error) {
 				sd.Records = records
 				return supervisor.Run(ctx, cfg, sd)
 			}}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/supervisor"
 )
 
@@ -26,7 +28,7 @@ type cli struct {
 	// What the fake supervisor returns; a nil report is one with the
 	// result "result text".
 	runErr error
-	report *supervisor.Report
+	report *event.Report
 }
 
 // execution is what one run of the command did.
@@ -76,7 +78,7 @@ func (c *cli) runWith(during func(context.Context, supervisor.Config, supervisor
 		getenv:  func(k string) string { return c.env[k] },
 		environ: c.environ,
 		signals: c.signals,
-		runSupervisor: func(ctx context.Context, cfg supervisor.Config, sd supervisor.Deps) (supervisor.Report, error) {
+		runSupervisor: func(ctx context.Context, cfg supervisor.Config, sd supervisor.Deps) (event.Report, error) {
 			o.calls++
 			o.cfg, o.sdeps = cfg, sd
 			sd.Log.Info().Msg("fake run")
@@ -86,7 +88,7 @@ func (c *cli) runWith(during func(context.Context, supervisor.Config, supervisor
 			if c.report != nil {
 				return *c.report, c.runErr
 			}
-			return supervisor.Report{RunDir: "/state/run", Result: "result text"}, c.runErr
+			return event.Report{RunDir: "/state/run", Result: "result text"}, c.runErr
 		},
 	}
 	o.code = execute(context.Background(), args, d)

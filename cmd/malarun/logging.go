@@ -6,9 +6,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 
-	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -54,7 +55,7 @@ func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level,
 // are no event lines and the records stay.
 //
 // A record is recognised by the field the supervisor adds to it
-// (supervisor.AlsoEventField), not by its message: a message is worded for
+// (event.AlsoField), not by its message: a message is worded for
 // people and may change, the field is the supervisor's statement that an
 // event says the same, made where it emits both, and JSON logs keep it to
 // join a record to its --events line. The supervisor only marks; whether
@@ -67,7 +68,7 @@ type withoutEvented struct{ next io.Writer }
 func (w withoutEvented) Write(p []byte) (int, error) {
 	var rec map[string]json.RawMessage
 	if json.Unmarshal(p, &rec) == nil {
-		if _, ok := rec[supervisor.AlsoEventField]; ok {
+		if _, ok := rec[event.AlsoField]; ok {
 			return len(p), nil
 		}
 	}

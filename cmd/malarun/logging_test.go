@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
+	"github.com/malarun/malarun/internal/event"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/rs/zerolog"
 )
 
 // The console logs carry text from the model in fields (tool names, the
@@ -50,7 +50,7 @@ func TestConsoleLogIsInert(t *testing.T) {
 }
 
 // Where the event lines are drawn (lines), a record that an event also
-// reports (it carries supervisor.AlsoEventField) is left out, in either
+// reports (it carries event.AlsoField) is left out, in either
 // format; other records stay, and without lines every record stays.
 func TestRecordsAnEventSaysAreLeftOutBesideEventLines(t *testing.T) {
 	for _, format := range []string{"console", "json"} {
@@ -60,9 +60,9 @@ func TestRecordsAnEventSaysAreLeftOutBesideEventLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log.Warn().Str(supervisor.AlsoEventField, string(supervisor.EvHangDetected)).Msg("hang detected: no output within the limit")
+			log.Warn().Str(event.AlsoField, string(event.HangDetected)).Msg("hang detected: no output within the limit")
 			log.Warn().Msg("stopping the run; a second signal kills it at once")
-			log.Error().Str(supervisor.AlsoEventField, string(supervisor.EvAttemptEnded)).Msg("an error an event says")
+			log.Error().Str(event.AlsoField, string(event.AttemptEnded)).Msg("an error an event says")
 			out := buf.String()
 			if got, want := strings.Contains(out, "hang detected"), !lines; got != want {
 				t.Errorf("%s, lines %v: the hang's record shown %v, want %v:\n%s", format, lines, got, want, out)

@@ -7,9 +7,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 
-	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -156,8 +157,8 @@ func (o *runOutput) flush() {
 // observer fans the supervisor's events out. The group markers are written
 // at once, between the log lines of their attempt; the terminal and the
 // events log take theirs through a queue: the observer must not block.
-func (o *runOutput) observer() func(supervisor.Event) {
-	var fs []func(supervisor.Event)
+func (o *runOutput) observer() func(event.Event) {
+	var fs []func(event.Event)
 	if o.groups != nil {
 		fs = append(fs, o.groups.Observe)
 	}
@@ -170,7 +171,7 @@ func (o *runOutput) observer() func(supervisor.Event) {
 	if len(fs) == 0 {
 		return nil
 	}
-	return func(e supervisor.Event) {
+	return func(e event.Event) {
 		for _, f := range fs {
 			f(e)
 		}
@@ -180,7 +181,7 @@ func (o *runOutput) observer() func(supervisor.Event) {
 // finish ends the display and writes what a run leaves: the result text
 // (or, with --json, the report) on stdout, and under GitHub Actions the
 // step summary. It returns the run's error, or one writing the result.
-func (o *runOutput) finish(rep supervisor.Report, runErr error) error {
+func (o *runOutput) finish(rep event.Report, runErr error) error {
 	if o.live != nil {
 		o.live.Close() // the status line is erased before anything else is written
 	}

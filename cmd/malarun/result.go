@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
@@ -28,7 +30,7 @@ type resultSource struct {
 // openResult finds the text of a successful run's result. A transcript
 // that cannot be read again (removed, cut short, changed) leaves the kept
 // part: said in the error log and on stderr, never only in a log.
-func (o *runOutput) openResult(rep supervisor.Report) *resultSource {
+func (o *runOutput) openResult(rep event.Report) *resultSource {
 	if !rep.ResultCut {
 		return &resultSource{}
 	}

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -150,7 +151,7 @@ func TestResultAtTheCap(t *testing.T) {
 
 // cutReport is the supervisor's Report of a run whose result (a line
 // written to a transcript in dir) was longer than the decoder keeps.
-func cutReport(t *testing.T) (supervisor.Report, string) {
+func cutReport(t *testing.T) (event.Report, string) {
 	t.Helper()
 	const size = 2 * stream.MaxResultBytes
 	period := testchild.BigResultPeriod
@@ -172,7 +173,7 @@ func cutReport(t *testing.T) (supervisor.Report, string) {
 	}
 	var whole struct{ Result string }
 	json.Unmarshal([]byte(line), &whole)
-	return supervisor.Report{Issue: "issue-cut", RunDir: filepath.Dir(path), Result: ev.Result, ResultCut: true,
+	return event.Report{Issue: "issue-cut", RunDir: filepath.Dir(path), Result: ev.Result, ResultCut: true,
 		ResultLine: stream.LineRef{Path: path, Offset: ev.Offset, Bytes: ev.Bytes}}, whole.Result
 }
 

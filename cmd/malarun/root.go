@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/spf13/cobra"
 
 	"github.com/malarun/malarun/internal/supervisor"
@@ -26,7 +28,7 @@ type deps struct {
 	environ        func() []string
 	signals        <-chan os.Signal
 	// runSupervisor executes the run (supervisor.Run outside tests).
-	runSupervisor func(context.Context, supervisor.Config, supervisor.Deps) (supervisor.Report, error)
+	runSupervisor func(context.Context, supervisor.Config, supervisor.Deps) (event.Report, error)
 	// actions is set under GitHub Actions (GITHUB_ACTIONS=true): stderr,
 	// defused, with a way to write workflow commands (see internal/ui).
 	actions *ui.ActionsLog

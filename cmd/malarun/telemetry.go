@@ -3,6 +3,8 @@ package main
 import (
 	"runtime/debug"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/outcome"
@@ -36,7 +38,7 @@ func withTelemetry(t *telemetry.Run, cfg *supervisor.Config, sd *supervisor.Deps
 	cfg.Trace = t.Trace()
 	sd.Traceparent = t.Traceparent
 	observe := sd.Observer
-	sd.Observer = func(e supervisor.Event) {
+	sd.Observer = func(e event.Event) {
 		if observe != nil {
 			observe(e)
 		}
@@ -45,6 +47,6 @@ func withTelemetry(t *telemetry.Run, cfg *supervisor.Config, sd *supervisor.Deps
 }
 
 // finishTelemetry ends the run's span with what the run came to.
-func finishTelemetry(t *telemetry.Run, report supervisor.Report, err error) {
+func finishTelemetry(t *telemetry.Run, report event.Report, err error) {
 	t.Finish(report, string(outcome.Of(err)), exitCodeFor(err))
 }

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/testing/otlptest"
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/testing/otlptest"
 )
 
 func TestTelemetryIsOffWithoutAnEndpoint(t *testing.T) {
@@ -33,10 +35,10 @@ func TestTelemetryFollowsTheRunAndItsExitCode(t *testing.T) {
 	c.runErr = &supervisor.RunError{Kind: outcome.RetriesExhausted, Detail: "no output for 3m"}
 	var tp string
 	o := c.runWith(func(ctx context.Context, cfg supervisor.Config, sd supervisor.Deps) {
-		sd.Observer(supervisor.Event{Kind: supervisor.EvRunStarted, RunDir: "/state/issue-1/runs/r1"})
+		sd.Observer(event.Event{Kind: event.RunStarted, RunDir: "/state/issue-1/runs/r1"})
 		tp, _ = sd.Traceparent(1)
-		sd.Observer(supervisor.Event{Kind: supervisor.EvAttemptStarted, Attempt: 1, Pid: 7})
-		sd.Observer(supervisor.Event{Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: "hang", Ending: "hang"})
+		sd.Observer(event.Event{Kind: event.AttemptStarted, Attempt: 1, Pid: 7})
+		sd.Observer(event.Event{Kind: event.AttemptEnded, Attempt: 1, Outcome: "hang", Ending: "hang"})
 	}, "issue-1", "--prompt", c.prompt())
 	if o.code != 3 {
 		t.Fatalf("exit %d, want 3; stderr:\n%s", o.code, o.stderr)

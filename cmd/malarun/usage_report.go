@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -64,7 +65,7 @@ func jsonRunRequested(root *cobra.Command, args []string) (issue string, ok bool
 // writeUsageReport prints the --json report of a run that never began:
 // outcome usage (or whatever err is), the error as its reason.
 func writeUsageReport(d *deps, issue string, err error, started time.Time) {
-	report := ui.NewReport(supervisor.Report{}, ui.Ending{Issue: issue, Outcome: string(outcomeFor(err)), ExitCode: exitCodeFor(err),
+	report := ui.NewReport(event.Report{}, ui.Ending{Issue: issue, Outcome: string(outcomeFor(err)), ExitCode: exitCodeFor(err),
 		Reason: err.Error(), Started: started, Duration: time.Since(started)})
 	if werr := (&runOutput{d: d}).writeJSON(report, stringWriterTo("")); werr != nil {
 		io.WriteString(d.stderr, fmt.Sprintf("malarun: could not write the --json report: %v\n", ui.Inert(werr.Error())))

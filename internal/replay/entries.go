@@ -80,13 +80,13 @@ func (w *walk) entry(e timeline.Entry) error {
 	case "api_retry":
 		it.Kind, it.BackoffMS = KindAPIRetry, e.BackoffMS
 	case "hang_detected":
-		it.Kind, it.SilenceMS, it.ToolsRunning, it.Phase, it.Doing = KindHang, e.LimitMS, e.ToolsRunning, e.Phase, e.Doing
+		it.Kind, it.SilenceMS, it.ToolsRunning, it.Phase, it.Doing = KindHangDetected, e.LimitMS, e.ToolsRunning, e.Phase, e.Doing
 	case "kill_sent":
-		it.Kind, it.Pid, it.GraceMS = KindKill, e.Pid, e.GraceMS
+		it.Kind, it.Pid, it.GraceMS = KindKillSent, e.Pid, e.GraceMS
 	case "tree_gone":
 		it.Kind, it.Termed, it.Killed, it.TookMS = KindTreeGone, e.Termed, e.Killed, e.TookMS
 	case "retry_decided":
-		it.Kind, it.Action, it.BackoffMS = KindRetry, e.Action, e.BackoffMS
+		it.Kind, it.Action, it.BackoffMS = KindRetryDecided, e.Action, e.BackoffMS
 		w.began = beganAfter(e.Action)
 	case "limit_wait":
 		it.Kind, it.Until, it.RetryAt, it.LimitType = KindLimitWait, e.Until, e.RetryAt, e.LimitType

@@ -176,11 +176,11 @@ func (p *picture) add(it *Item) {
 			s.to = at
 			p.shape(s)
 		}
-	case KindHang:
+	case KindHangDetected:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at.Add(-ms(it.SilenceMS)), to: at, class: "silence", label: decision(it)})
-	case KindKill, KindTreeGone:
+	case KindKillSent, KindTreeGone:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at, class: "mark bad", label: decision(it)})
-	case KindRetry:
+	case KindRetryDecided:
 		if it.BackoffMS > 0 {
 			p.shape(shape{seq: it.Seq, attempt: n, from: at, to: at.Add(ms(it.BackoffMS)), class: "wait", label: decision(it)})
 		}

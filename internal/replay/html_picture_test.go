@@ -29,8 +29,8 @@ func TestPictureKeepsTheLongCallsAndTheEndOfALongRun(t *testing.T) {
 		}
 		call("short-"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+time.Duration(i).String(), time.Second)
 	}
-	p.add(next(Item{Kind: KindHang, Time: at.Add(5 * time.Minute), SilenceMS: 300_000}))
-	p.add(next(Item{Kind: KindKill, Time: at.Add(5*time.Minute + time.Second)}))
+	p.add(next(Item{Kind: KindHangDetected, Time: at.Add(5 * time.Minute), SilenceMS: 300_000}))
+	p.add(next(Item{Kind: KindKillSent, Time: at.Add(5*time.Minute + time.Second)}))
 
 	if len(p.bars) != maxBars {
 		t.Fatalf("%d bars kept, want the budget %d", len(p.bars), maxBars)

@@ -6,39 +6,46 @@
 // never whole: memory does not grow with its size.
 package replay
 
-import "time"
+import (
+	"time"
 
-// Version is the version of the JSON form (docs/show.schema.json).
-const Version = 1
+	"github.com/malarun/malarun/internal/event"
+)
+
+// Version is the version of the JSON form (docs/show.schema.json). Version
+// 2 names malarun's decisions as --events does: hang_detected, kill_sent,
+// retry_decided (1 said hang, kill, retry).
+const Version = 2
 
 // Kind says what an Item is. The agent's work (text, tool calls and
 // results, results) comes from the transcripts; everything else is
-// malarun's own decision, from the timeline.
+// malarun's own decision, from the timeline, named as its event is
+// (internal/event: one name per kind everywhere).
 type Kind string
 
 const (
-	KindRunStarted     Kind = "run_started"     // a malarun began (or took over) the run: Continued
-	KindAttemptStarted Kind = "attempt_started" // Info (the attempt as far as it is known when it starts)
-	KindPrompt         Kind = "prompt"          // what the attempt was sent: Text (its first lines), Bytes, Path
-	KindText           Kind = "text"            // the assistant's text: Text
-	KindToolCall       Kind = "tool_call"       // Tool, ToolID, Summary, Input, Background
-	KindToolResult     Kind = "tool_result"     // Tool, ToolID, IsError, Bytes, Head, Tail, Images, TookMS
-	KindToolRunning    Kind = "tool_running"    // --follow only: a call still running: Tool, ToolID, Summary, TookMS (so far)
-	KindHook           Kind = "hook"            // a hook of the CLI's ended: Hook, Outcome, ExitCode, IsError, TookMS
-	KindTaskStarted    Kind = "task_started"    // a background task: Task, Summary
-	KindTaskFinished   Kind = "task_finished"   // Task, Summary, TookMS
-	KindResult         Kind = "result"          // Subtype, IsError, Text, CostUSD, RunCostUSD, Tokens
-	KindAPIRetry       Kind = "api_retry"       // the CLI retries a request: Reason, BackoffMS
-	KindHang           Kind = "hang"            // SilenceMS, ToolsRunning, Phase, Doing, Reason
-	KindKill           Kind = "kill"            // the tree is stopped: Reason, Pid, GraceMS
-	KindTreeGone       Kind = "tree_gone"       // Termed, Killed, TookMS
-	KindAttemptEnded   Kind = "attempt_ended"   // Info, complete
-	KindRetry          Kind = "retry"           // the retry decision: Action, Reason, BackoffMS
-	KindLimitWait      Kind = "limit_wait"      // Until, RetryAt, LimitType
-	KindCheckpoint     Kind = "checkpoint"      // a checkpoint is asked for: Occupancy, Window
-	KindRestart        Kind = "restart"         // a new session after the context filled: Continuation, Occupancy, Window
-	KindFinished       Kind = "finished"        // the run (or this malarun's part of it) ended: Outcome, ExitCode, Reason, RunCostUSD
-	KindNote           Kind = "note"            // the replay's own remark (a missing file, damaged lines): Text
+	KindRunStarted          = Kind(event.RunStarted)     // a malarun began (or took over) the run: Continued
+	KindAttemptStarted      = Kind(event.AttemptStarted) // Info (the attempt as far as it is known when it starts)
+	KindPrompt         Kind = "prompt"                   // what the attempt was sent: Text (its first lines), Bytes, Path
+	KindText           Kind = "text"                     // the assistant's text: Text
+	KindToolCall       Kind = "tool_call"                // Tool, ToolID, Summary, Input, Background
+	KindToolResult     Kind = "tool_result"              // Tool, ToolID, IsError, Bytes, Head, Tail, Images, TookMS
+	KindToolRunning    Kind = "tool_running"             // --follow only: a call still running: Tool, ToolID, Summary, TookMS (so far)
+	KindHook           Kind = "hook"                     // a hook of the CLI's ended: Hook, Outcome, ExitCode, IsError, TookMS
+	KindTaskStarted         = Kind(event.TaskStarted)    // a background task: Task, Summary
+	KindTaskFinished        = Kind(event.TaskFinished)   // Task, Summary, TookMS
+	KindResult         Kind = "result"                   // Subtype, IsError, Text, CostUSD, RunCostUSD, Tokens
+	KindAPIRetry            = Kind(event.APIRetry)       // the CLI retries a request: Reason, BackoffMS
+	KindHangDetected        = Kind(event.HangDetected)   // SilenceMS, ToolsRunning, Phase, Doing, Reason
+	KindKillSent            = Kind(event.KillSent)       // the tree is stopped: Reason, Pid, GraceMS
+	KindTreeGone            = Kind(event.TreeGone)       // Termed, Killed, TookMS
+	KindAttemptEnded        = Kind(event.AttemptEnded)   // Info, complete
+	KindRetryDecided        = Kind(event.RetryDecided)   // the retry decision: Action, Reason, BackoffMS
+	KindLimitWait           = Kind(event.LimitWait)      // Until, RetryAt, LimitType
+	KindCheckpoint          = Kind(event.Checkpoint)     // a checkpoint is asked for: Occupancy, Window
+	KindRestart             = Kind(event.Restart)        // a new session after the context filled: Continuation, Occupancy, Window
+	KindFinished            = Kind(event.RunFinished)    // the run (or this malarun's part of it) ended: Outcome, ExitCode, Reason, RunCostUSD
+	KindNote           Kind = "note"                     // the replay's own remark (a missing file, damaged lines): Text
 )
 
 // Malarun reports whether the item is malarun's decision, not the agent's work.

@@ -148,8 +148,8 @@ func TestTellMergesDecisionsAndLinesInTimeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "0:run_started 1:attempt_started 1:prompt 1:hang 1:kill 1:tree_gone 1:attempt_ended 1:retry " +
-		"2:attempt_started 2:prompt 2:tool_call 2:tool_result 2:text 2:result 2:attempt_ended 2:retry 0:finished"
+	want := "0:run_started 1:attempt_started 1:prompt 1:hang_detected 1:kill_sent 1:tree_gone 1:attempt_ended 1:retry_decided " +
+		"2:attempt_started 2:prompt 2:tool_call 2:tool_result 2:text 2:result 2:attempt_ended 2:retry_decided 0:finished"
 	if got := r.kinds(); got != want {
 		t.Fatalf("story:\n got %s\nwant %s", got, want)
 	}
@@ -174,7 +174,7 @@ func TestTellMergesDecisionsAndLinesInTimeOrder(t *testing.T) {
 	if res.Tool != "Bash" || res.TookMS != 1000 || res.Head != "hello-from-tool" || res.Bytes != 15 || res.IsError {
 		t.Errorf("tool result %+v", res)
 	}
-	if h := byKind[KindHang]; h.SilenceMS != 300000 || !h.Time.Equal(rf.t0.Add(301*time.Second)) {
+	if h := byKind[KindHangDetected]; h.SilenceMS != 300000 || !h.Time.Equal(rf.t0.Add(301*time.Second)) {
 		t.Errorf("hang %+v", h)
 	}
 	if p := r.items[9]; p.Path != "attempt-2.prompt.md" || p.Text != "Continue on issue issue-1." {
@@ -201,7 +201,7 @@ func TestTellOneAttempt(t *testing.T) {
 	if _, err := Tell(Source{Issue: "issue-1", RunDir: rf.dir, Attempt: 2}, &r); err != nil {
 		t.Fatal(err)
 	}
-	want := "2:attempt_started 2:prompt 2:tool_call 2:tool_result 2:text 2:result 2:attempt_ended 2:retry"
+	want := "2:attempt_started 2:prompt 2:tool_call 2:tool_result 2:text 2:result 2:attempt_ended 2:retry_decided"
 	if got := r.kinds(); got != want {
 		t.Errorf("story:\n got %s\nwant %s", got, want)
 	}

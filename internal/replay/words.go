@@ -44,7 +44,7 @@ func decision(it *Item) string {
 			return "run continued by a new malarun (the one before stopped)"
 		}
 		return "run started"
-	case KindHang:
+	case KindHangDetected:
 		s := "hang: no output for " + ms(it.SilenceMS)
 		if it.Doing != "" {
 			s += ", " + ui.Clean(it.Doing, 120)
@@ -52,11 +52,11 @@ func decision(it *Item) string {
 			s += ", while " + ui.Clean(strings.Join(it.ToolsRunning, ", "), 120) + " ran"
 		}
 		return s
-	case KindKill:
+	case KindKillSent:
 		return fmt.Sprintf("stopping the process tree (%s): SIGTERM, SIGKILL after %s", ui.Clean(it.Reason, 60), ms(it.GraceMS))
 	case KindTreeGone:
 		return fmt.Sprintf("process tree gone: %d ended by SIGTERM, %d killed, in %s", it.Termed, it.Killed, ms(it.TookMS))
-	case KindRetry:
+	case KindRetryDecided:
 		s := "retry decision: " + ui.Clean(it.Action, 20)
 		if it.BackoffMS > 0 {
 			s += " after " + ms(it.BackoffMS)

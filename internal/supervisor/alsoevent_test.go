@@ -7,11 +7,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
-// A log record that names an event (supervisor.AlsoEventField) is one an
+// A log record that names an event (event.AlsoField) is one an
 // event of that kind reports too, so an output that shows the events may
 // leave it out (docs/design.md §D15): the hang, claude's retries while the
 // attempt runs, the limit wait, and a stop's cause, which the attempt's end
@@ -48,8 +49,8 @@ func TestLogsNameTheEventThatSaysThem(t *testing.T) {
 			h.cfg.LimitWait = time.Minute
 			return h
 		}, map[string]int{"api_retry": 1, "attempt_ended": 1}, func(t *testing.T, recs []map[string]any, evs *events) {
-			ended := evs.of(supervisor.EvAttemptEnded)
-			for _, rec := range withEvent(recs, supervisor.EvAttemptEnded) {
+			ended := evs.of(event.AttemptEnded)
+			for _, rec := range withEvent(recs, event.AttemptEnded) {
 				if why, _ := rec["why"].(string); why == "" || len(ended) != 1 || ended[0].Reason != why {
 					t.Errorf("the record says %q, attempt_ended %+v", why, ended)
 				}
@@ -62,8 +63,8 @@ func TestLogsNameTheEventThatSaysThem(t *testing.T) {
 			h.probe = (&fakeProbe{finding: nameNotFound}).probe
 			return h
 		}, map[string]int{"api_retry": 1, "attempt_ended": 1}, func(t *testing.T, recs []map[string]any, evs *events) {
-			ended := evs.of(supervisor.EvAttemptEnded)
-			for _, rec := range withEvent(recs, supervisor.EvAttemptEnded) {
+			ended := evs.of(event.AttemptEnded)
+			for _, rec := range withEvent(recs, event.AttemptEnded) {
 				api, _ := rec["api"].(string)
 				code, _ := rec["code"].(string)
 				if api == "" || code == "" || len(ended) != 1 || ended[0].Outcome != "api-unreachable" ||
@@ -87,7 +88,7 @@ func TestLogsNameTheEventThatSaysThem(t *testing.T) {
 					if err := json.Unmarshal([]byte(line), &rec); err != nil {
 						t.Fatalf("log line %q: %v", line, err)
 					}
-					if kind, ok := rec[supervisor.AlsoEventField]; ok {
+					if kind, ok := rec[event.AlsoField]; ok {
 						s, _ := kind.(string)
 						got[s]++
 						recs = append(recs, rec)
@@ -97,7 +98,7 @@ func TestLogsNameTheEventThatSaysThem(t *testing.T) {
 					if want := tt.want[kind]; n != want {
 						t.Errorf("%d records name %s, want %d", n, kind, want)
 					}
-					if m := len(evs.of(supervisor.EventKind(kind))); m < n {
+					if m := len(evs.of(event.Kind(kind))); m < n {
 						t.Errorf("%d records name %s, and only %d such events came", n, kind, m)
 					}
 				}
@@ -114,10 +115,10 @@ func TestLogsNameTheEventThatSaysThem(t *testing.T) {
 	}
 }
 
-func withEvent(recs []map[string]any, kind supervisor.EventKind) []map[string]any {
+func withEvent(recs []map[string]any, kind event.Kind) []map[string]any {
 	var out []map[string]any
 	for _, r := range recs {
-		if r[supervisor.AlsoEventField] == string(kind) {
+		if r[event.AlsoField] == string(kind) {
 			out = append(out, r)
 		}
 	}

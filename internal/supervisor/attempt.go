@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/attempt"
@@ -105,7 +107,7 @@ func (r *runner) newAttemptDriver(res *attemptResult, child Child) *attemptDrive
 		log: r.log.With().Int("attempt", spec.N).Str("session", spec.SessionID).Logger()}
 	d.probeCtx, d.endProbe = context.WithCancel(context.Background())
 	// The event first: an observer may open an output group for the attempt.
-	r.emit(Event{Kind: EvAttemptStarted, Attempt: spec.N, Session: spec.SessionID, Pid: child.Pid(), Resume: spec.Resume, Purpose: spec.Purpose()})
+	r.emit(event.Event{Kind: event.AttemptStarted, Attempt: spec.N, Session: spec.SessionID, Pid: child.Pid(), Resume: spec.Resume, Purpose: spec.Purpose()})
 	d.log.Info().Int("pid", child.Pid()).Bool("resume", spec.Resume).Str("transcript", res.stdoutPath).Msg("attempt started")
 	d.m = attempt.New(r.attemptLimits(spec.Checkpoint), time.Now())
 	d.timer = time.NewTimer(time.Hour)
@@ -204,11 +206,11 @@ func (d *attemptDriver) apply(eff attempt.Effects) {
 	n, session := d.res.spec.N, d.res.log.SessionID
 	for _, tk := range eff.Started {
 		d.log.Info().Str("task", tk.ID).Str("type", tk.Type).Str("description", tk.Description).Msg("background task started")
-		d.r.emit(Event{Kind: EvTaskStarted, Attempt: n, Session: session, Task: tk.ID, Reason: attempt.TaskLabel(tk)})
+		d.r.emit(event.Event{Kind: event.TaskStarted, Attempt: n, Session: session, Task: tk.ID, Reason: attempt.TaskLabel(tk)})
 	}
 	for _, tk := range eff.Finished {
 		d.log.Info().Str("task", tk.ID).Msg("background task finished")
-		d.r.emit(Event{Kind: EvTaskFinished, Attempt: n, Session: session, Task: tk.ID, Reason: attempt.TaskLabel(tk)})
+		d.r.emit(event.Event{Kind: event.TaskFinished, Attempt: n, Session: session, Task: tk.ID, Reason: attempt.TaskLabel(tk)})
 	}
 	if eff.Probe {
 		d.startProbe()
@@ -250,7 +252,7 @@ func (d *attemptDriver) stopTree(g attempt.Grace) {
 	pid := d.child.Pid()
 	d.log.Info().Str("reason", why.String()).Int("pid", pid).Stringer("grace", grace).Msg("stopping process tree")
 	if why != attempt.StopExited { // after a normal exit only leftovers are ended: tree_gone says so
-		d.r.emit(Event{Kind: EvKillSent, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Pid: pid, Reason: why.String(), Grace: grace})
+		d.r.emit(event.Event{Kind: event.KillSent, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Pid: pid, Reason: why.String(), Grace: grace})
 	}
 	d.stopDone = make(chan proc.StopReport, 1)
 	go func() { d.stopDone <- d.child.Stop(grace, d.r.hurry) }()
@@ -264,8 +266,8 @@ func (d *attemptDriver) logStop(why attempt.StopReason) {
 		limit, tools := d.m.Hang()
 		doing := d.m.HangPhase()
 		d.log.Warn().Stringer("silent_for", limit).Str("phase", doing.Phase.String()).Str("doing", doing.Label()).Strs("tools_running", tools).
-			Str(AlsoEventField, string(EvHangDetected)).Msg("hang detected: no output within the limit")
-		d.r.emit(Event{Kind: EvHangDetected, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Limit: limit, Silence: d.m.HangSilence(),
+			Str(event.AlsoField, string(event.HangDetected)).Msg("hang detected: no output within the limit")
+		d.r.emit(event.Event{Kind: event.HangDetected, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Limit: limit, Silence: d.m.HangSilence(),
 			ToolsRunning: tools, Phase: doing.Phase.String(), Doing: doing.Label(), Reason: fmt.Sprintf("no output for %s", limit)})
 	case attempt.StopLingered:
 		d.log.Warn().Stringer("after", cfg.ResultExitTimeout).Msg("claude still alive after its result line")
@@ -274,11 +276,11 @@ func (d *attemptDriver) logStop(why attempt.StopReason) {
 		d.log.Warn().Stringer("background_timeout", cfg.BackgroundTimeout).Strs("tasks", taskIDs(tasks)).Msg("background tasks still running after background_timeout")
 	case attempt.StopUsageLimit:
 		l := d.m.Limit()
-		d.log.Warn().Time("retry_at", l.RetryAt).Str("why", l.Reason).Str(AlsoEventField, string(EvAttemptEnded)).
+		d.log.Warn().Time("retry_at", l.RetryAt).Str("why", l.Reason).Str(event.AlsoField, string(event.AttemptEnded)).
 			Msg("claude would wait out a usage limit longer than limit_wait allows")
 	case attempt.StopUnreachable:
 		d.res.apiAt = d.r.target.ShownWithProxy()
-		d.log.Warn().Str("api", d.res.apiAt).Str("code", d.m.Unreachable().Code).Str(AlsoEventField, string(EvAttemptEnded)).
+		d.log.Warn().Str("api", d.res.apiAt).Str("code", d.m.Unreachable().Code).Str(event.AlsoField, string(event.AttemptEnded)).
 			Msg("the API cannot be reached and never was in this run: stopping")
 	case attempt.StopPressure:
 		d.log.Info().Int64("occupancy", d.r.monitor.Occupancy()).Int64("window", d.r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
@@ -290,7 +292,7 @@ func (d *attemptDriver) onTreeGone(rep proc.StopReport) {
 	d.res.tree, d.stopDone, d.treeGone = rep, nil, true
 	d.log.Info().Int("termed", rep.Termed).Int("killed", rep.Killed).Ints("left", rep.Left).Stringer("took", rep.Duration).Msg("process tree gone")
 	if d.m.StopReason() != attempt.StopExited || rep.Termed+rep.Killed > 0 {
-		d.r.emit(Event{Kind: EvTreeGone, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Termed: rep.Termed, Killed: rep.Killed, Took: rep.Duration})
+		d.r.emit(event.Event{Kind: event.TreeGone, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Termed: rep.Termed, Killed: rep.Killed, Took: rep.Duration})
 	}
 	if len(rep.Left) > 0 {
 		// SIGKILL did not end them (stuck in the kernel, e.g. on a dead

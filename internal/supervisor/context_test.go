@@ -7,8 +7,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -176,8 +177,8 @@ func TestContextPressureWaitsForTheToolResult(t *testing.T) {
 			testchild.EnvTranscript+"="+transcriptFile(t, sonnetInit, toolWith(185000), testchild.ToolDone),
 			testchild.EnvResumed+"="+transcriptFile(t, sonnetInit, resultText("<checkpoint>G</checkpoint>")))
 		var kinds []string
-		h.observer = func(e supervisor.Event) {
-			if e.Kind != supervisor.EvProgress && e.Attempt == 1 {
+		h.observer = func(e event.Event) {
+			if e.Kind != event.Progress && e.Attempt == 1 {
 				kinds = append(kinds, string(e.Kind))
 			}
 		}

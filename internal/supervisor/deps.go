@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/journal"
@@ -39,7 +41,7 @@ type Deps struct {
 	ExitCode func(error) int
 	// Observer receives every Event as it happens (nil: none). It runs on
 	// the supervisor's goroutine and must not block.
-	Observer func(Event)
+	Observer func(event.Event)
 	// Records wraps where the record is written (nil: the journal
 	// itself); tests use it to make a save fail.
 	Records func(RecordWriter) RecordWriter

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
@@ -45,9 +47,9 @@ func toolCalls(tus []stream.ToolUse) []run.ToolCall {
 }
 
 // attemptReport is the report's entry for an attempt.
-func attemptReport(res *attemptResult, e run.Ended) AttemptReport {
+func attemptReport(res *attemptResult, e run.Ended) event.AttemptReport {
 	_, cutTasks := res.machine.CutOff()
-	return AttemptReport{N: res.spec.N, Session: e.SessionID, Resume: res.spec.Resume, Purpose: res.spec.Purpose(), Start: res.started, End: res.ended,
+	return event.AttemptReport{N: res.spec.N, Session: e.SessionID, Resume: res.spec.Resume, Purpose: res.spec.Purpose(), Start: res.started, End: res.ended,
 		Ended: res.stop.String(), Outcome: e.Ending.String(), Reason: e.Reason, CostUSD: e.CostUSD, Transcript: res.stdoutPath,
 		ClaudeCodeVersion: res.log.CLIVersion, Results: res.log.Results, CutTasks: cutTasks, MCPDown: res.log.MCPDown}
 }

@@ -6,7 +6,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -21,11 +22,11 @@ func TestStopHookLongerThanIdleTimeoutFinishes(t *testing.T) {
 		h.cfg.ToolTimeout = time.Minute
 		var kinds []string
 		var running []string
-		h.observer = func(e supervisor.Event) {
+		h.observer = func(e event.Event) {
 			switch e.Kind {
-			case supervisor.EvHookStarted, supervisor.EvHookFinished:
+			case event.HookStarted, event.HookFinished:
 				kinds = append(kinds, string(e.Kind)+" "+e.Hook+" "+e.Outcome)
-			case supervisor.EvProgress:
+			case event.Progress:
 				running = append(running, strings.Join(e.ToolsRunning, ","))
 			}
 		}

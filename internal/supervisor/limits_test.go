@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
@@ -37,13 +39,13 @@ type waits struct {
 	ends    []time.Time
 }
 
-func (w *waits) observe(e supervisor.Event) {
+func (w *waits) observe(e event.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
-	case e.Kind == supervisor.EvLimitWait:
+	case e.Kind == event.LimitWait:
 		w.waiting = true
-	case e.Kind == supervisor.EvAttemptStarted && w.waiting:
+	case e.Kind == event.AttemptStarted && w.waiting:
 		w.waiting = false
 		w.ends = append(w.ends, e.Time)
 	}
@@ -68,19 +70,19 @@ func (w *waits) endedAfter(t *testing.T, n int, resetsAt time.Time) {
 // events collects a run's events, safe to read while it runs.
 type events struct {
 	mu  sync.Mutex
-	all []supervisor.Event
+	all []event.Event
 }
 
-func (e *events) add(ev supervisor.Event) {
+func (e *events) add(ev event.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.all = append(e.all, ev)
 }
 
-func (e *events) of(kind supervisor.EventKind) []supervisor.Event {
+func (e *events) of(kind event.Kind) []event.Event {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []supervisor.Event
+	var out []event.Event
 	for _, ev := range e.all {
 		if ev.Kind == kind {
 			out = append(out, ev)
@@ -109,9 +111,9 @@ func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
 		h.cfg.MaxAttempts = 1
 		var evs events
 		var recDuringWait journal.Record
-		h.observer = func(ev supervisor.Event) {
+		h.observer = func(ev event.Event) {
 			evs.add(ev)
-			if ev.Kind == supervisor.EventKind("limit_wait") {
+			if ev.Kind == event.Kind("limit_wait") {
 				recDuringWait, _, _ = journalOf(t, h)
 			}
 		}
@@ -136,8 +138,8 @@ func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
 		if len(waits) != 1 || !waits[0].RetryAt.Equal(resetsAt) || waits[0].Until.Before(resetsAt) || waits[0].LimitType != "five_hour" {
 			t.Fatalf("limit_wait events %+v, want one until the reset %v", waits, resetsAt)
 		}
-		if d := evs.of(supervisor.EvRetryDecided); len(d) != 1 || d[0].Attempt != 2 {
-			t.Errorf("a limit wait is not a retry decision: %+v", evs.of(supervisor.EvRetryDecided))
+		if d := evs.of(event.RetryDecided); len(d) != 1 || d[0].Attempt != 2 {
+			t.Errorf("a limit wait is not a retry decision: %+v", evs.of(event.RetryDecided))
 		}
 		if recDuringWait.Status != journal.Waiting || !recDuringWait.RetryAt.Equal(resetsAt) {
 			t.Errorf("record during the wait: %s retry_at %v, want waiting until %v", recDuringWait.Status, recDuringWait.RetryAt, resetsAt)
@@ -233,7 +235,7 @@ func TestSignalDuringUsageLimitWait(t *testing.T) {
 		resetsAt := time.Now().Add(time.Hour).Truncate(time.Second)
 		h, w := limited(t, resetsAt)
 		h.cfg.LimitWait = 2 * time.Hour
-		h.observer = func(ev supervisor.Event) {
+		h.observer = func(ev event.Event) {
 			if ev.Kind == "limit_wait" {
 				h.signals <- syscall.SIGTERM
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/attempt"
@@ -38,17 +40,17 @@ func (r *runner) windowTokens() int64 {
 // emitLine tells the observer what a line changed: always the live
 // numbers, and tools starting and finishing, and the CLI's own retries.
 func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event) {
-	base := Event{Attempt: res.spec.N, Session: res.log.SessionID}
+	base := event.Event{Attempt: res.spec.N, Session: res.log.SessionID}
 	for _, tu := range ev.ToolUses {
 		e := base
-		e.Kind, e.Tool, e.ToolInput = EvToolStarted, tu.Name, tu.Input
+		e.Kind, e.Tool, e.ToolInput = event.ToolStarted, tu.Name, tu.Input
 		r.emit(e)
 	}
 	for _, id := range ev.ToolResults {
 		for _, tu := range res.log.ToolCalls {
 			if tu.ID == id {
 				e := base
-				e.Kind, e.Tool = EvToolFinished, tu.Name
+				e.Kind, e.Tool = event.ToolFinished, tu.Name
 				r.emit(e)
 			}
 		}
@@ -58,7 +60,7 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 	}
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
 		e := base
-		e.Kind, e.Reason = EvAPIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
+		e.Kind, e.Reason = event.APIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
 		// At most stream.MaxRetryDelayMS (a year): the product fits a Duration.
 		e.Backoff = time.Duration(ev.RetryDelayMS * float64(time.Millisecond))
 		r.emit(e)
@@ -67,7 +69,7 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 		return // progress is for observers only: the timeline has the line's time
 	}
 	e := base
-	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = EvProgress, res.log.Assistants, m.ToolsRunning(), m.Wake()
+	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = event.Progress, res.log.Assistants, m.ToolsRunning(), m.Wake()
 	doing, allowed, since := m.Doing()
 	if doing != r.doing {
 		// Said in words once per phase, not once per line.
@@ -82,14 +84,14 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 
 // emitHook reports a hook's start and end (§F27); hook_progress lines are
 // the hook's output so far, for the transcript only.
-func emitHook(r *runner, base Event, ev stream.Event) {
+func emitHook(r *runner, base event.Event, ev stream.Event) {
 	e := base
 	e.Hook = ev.HookName
 	switch ev.Subtype {
 	case "hook_started":
-		e.Kind = EvHookStarted
+		e.Kind = event.HookStarted
 	case "hook_response":
-		e.Kind, e.Outcome = EvHookFinished, ev.HookOutcome
+		e.Kind, e.Outcome = event.HookFinished, ev.HookOutcome
 		if ev.HasHookExitCode {
 			code := ev.HookExitCode
 			e.HookExitCode = &code
@@ -119,7 +121,7 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
 	case ev.Type == "system" && ev.Subtype == "api_retry":
 		l := log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS)
 		if evented {
-			l = l.Str(AlsoEventField, string(EvAPIRetry))
+			l = l.Str(event.AlsoField, string(event.APIRetry))
 		}
 		l.Msg("claude is retrying an API request")
 	case ev.Type == "system" && hookFailed(ev):
@@ -127,7 +129,7 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
 		// (a blocking Stop hook sends the model back to work).
 		l := log.Warn().Str("hook", ev.HookName).Str("hook_event", ev.HookEvent).Str("outcome", ev.HookOutcome).Int("exit_code", ev.HookExitCode)
 		if evented {
-			l = l.Str(AlsoEventField, string(EvHookFinished))
+			l = l.Str(event.AlsoField, string(event.HookFinished))
 		}
 		l.Msg("a hook of claude's did not succeed")
 	case ev.Type == "system" && (ev.Subtype == "hook_started" || ev.Subtype == "hook_response"):

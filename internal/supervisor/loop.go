@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
@@ -16,9 +18,9 @@ import (
 // loop carries out the run's actions until one ends it: internal/run
 // decides each next step (Begin, then Next after each attempt, Woke after
 // each sleep); this only does what it says.
-func (r *runner) loop(pl *plan, started time.Time) (Report, error) {
+func (r *runner) loop(pl *plan, started time.Time) (event.Report, error) {
 	// The run's attempts so far: those of the malaruns before this one.
-	rep := Report{RunDir: r.runDir, Attempts: pl.rec.Attempts}
+	rep := event.Report{RunDir: r.runDir, Attempts: pl.rec.Attempts}
 	task, err := statefile.Read(pl.prompt, MaxPromptBytes)
 	if err != nil {
 		return rep, fmt.Errorf("read the run's prompt: %w", err)
@@ -60,7 +62,7 @@ func (r *runner) startAttempt(a run.Attempt) (*attemptResult, error) {
 	}
 	switch a.Because.Kind {
 	case run.Checkpoint:
-		r.emit(Event{Kind: EvCheckpoint, Attempt: a.N, Session: a.SessionID, Occupancy: r.monitor.Occupancy(), Window: r.windowTokens()})
+		r.emit(event.Event{Kind: event.Checkpoint, Attempt: a.N, Session: a.SessionID, Occupancy: r.monitor.Occupancy(), Window: r.windowTokens()})
 	case run.Continue, run.Fallback:
 		r.logRestart(a.Because, a.Prompt.Data.Checkpoint)
 	}
@@ -79,7 +81,7 @@ func (r *runner) startAttempt(a run.Attempt) (*attemptResult, error) {
 
 // afterAttempt asks the run what follows the attempt, and reports and
 // records the attempt and the decision.
-func (r *runner) afterAttempt(res *attemptResult, rep *Report) (run.Action, error) {
+func (r *runner) afterAttempt(res *attemptResult, rep *event.Report) (run.Action, error) {
 	e := r.endedOf(res)
 	var act run.Action
 	room := r.state.Room
@@ -101,11 +103,11 @@ func (r *runner) afterAttempt(res *attemptResult, rep *Report) (run.Action, erro
 	if res.log.CLIVersion != "" {
 		rep.ClaudeCodeVersion = res.log.CLIVersion
 	}
-	r.emit(Event{Kind: EvAttemptEnded, Attempt: res.spec.N, Session: e.SessionID, Outcome: e.Ending.String(), Ending: res.stop.String(),
+	r.emit(event.Event{Kind: event.AttemptEnded, Attempt: res.spec.N, Session: e.SessionID, Outcome: e.Ending.String(), Ending: res.stop.String(),
 		Reason: e.Reason, ExitCode: res.exit.Code, ClaudeCodeVersion: res.log.CLIVersion})
 	if dec.Kind != run.DecidedNone {
 		// A usage limit is decided without one: limit_wait or finished says what came of it.
-		r.emit(Event{Kind: EvRetryDecided, Attempt: res.spec.N, Session: dec.SessionID, Action: dec.Kind.String(), Reason: dec.Reason, Backoff: dec.Backoff})
+		r.emit(event.Event{Kind: event.RetryDecided, Attempt: res.spec.N, Session: dec.SessionID, Action: dec.Kind.String(), Reason: dec.Reason, Backoff: dec.Backoff})
 	}
 	r.recordDecision(res)
 	if act.Kind == run.End || act.Limit != nil {
@@ -129,7 +131,7 @@ func decisionWord(act run.Action) string {
 
 // end ends the run as the action says: the result of a success, or the
 // error that carries the outcome.
-func (r *runner) end(act run.Action, last *attemptResult, rep *Report, started time.Time) error {
+func (r *runner) end(act run.Action, last *attemptResult, rep *event.Report, started time.Time) error {
 	if act.Succeeded() {
 		r.finish(last, rep, started)
 		return nil
@@ -164,8 +166,8 @@ func (r *runner) sleep(act run.Action) error {
 	}
 	l := act.Limit
 	r.log.Warn().Time("retry_at", l.RetryAt).Time("until", act.Until).Str("limit_type", l.Type).Stringer("limit_wait_left_after", r.state.LimitWaitLeft()).
-		Str(AlsoEventField, string(EvLimitWait)).Msg("usage limit: waiting for the reset, then resuming the session")
-	r.emit(Event{Kind: EvLimitWait, Until: act.Until, RetryAt: l.RetryAt, LimitType: l.Type, Reason: l.Reason})
+		Str(event.AlsoField, string(event.LimitWait)).Msg("usage limit: waiting for the reset, then resuming the session")
+	r.emit(event.Event{Kind: event.LimitWait, Until: act.Until, RetryAt: l.RetryAt, LimitType: l.Type, Reason: l.Reason})
 	return r.pause(act.Until, run.SleepLimit.What())
 }
 
@@ -187,7 +189,7 @@ func (r *runner) woke() (run.Action, error) {
 func (r *runner) logRestart(dec run.Decision, checkpoint string) {
 	n := r.state.Continuations
 	w, src := r.monitor.Window()
-	r.emit(Event{Kind: EvRestart, Continuation: n, Action: dec.Kind.String(), Reason: dec.Reason,
+	r.emit(event.Event{Kind: event.Restart, Continuation: n, Action: dec.Kind.String(), Reason: dec.Reason,
 		Occupancy: r.monitor.Occupancy(), Window: w, CheckpointBytes: len(checkpoint)})
 	r.log.Info().Int("continuation", n).Str("kind", dec.Kind.String()).Int64("occupancy", r.monitor.Occupancy()).
 		Int64("window", w).Str("window_source", src).Int("checkpoint_bytes", len(checkpoint)).Str("reason", dec.Reason).
@@ -197,7 +199,7 @@ func (r *runner) logRestart(dec run.Decision, checkpoint string) {
 // finish reports a success: the last result's text goes in the report,
 // with where its line is, so that a text longer than the decoder keeps can
 // be copied whole from the transcript.
-func (r *runner) finish(res *attemptResult, rep *Report, started time.Time) {
+func (r *runner) finish(res *attemptResult, rep *event.Report, started time.Time) {
 	last := res.log.Result
 	rep.Result, rep.ResultCut = last.Result, last.ResultTruncated
 	rep.ResultLine = stream.LineRef{Path: res.stdoutPath, Offset: last.Offset, Bytes: last.Bytes}

@@ -10,9 +10,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -225,12 +226,12 @@ func TestEventsOfAHangThatIsResumed(t *testing.T) {
 			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
 		h.cfg.ToolTimeout = 300 * time.Millisecond
 		var kinds []string
-		var last supervisor.Event
-		h.observer = func(e supervisor.Event) {
+		var last event.Event
+		h.observer = func(e event.Event) {
 			if e.Issue != "issue-1" || e.Time.IsZero() {
 				t.Errorf("event without issue or time: %+v", e)
 			}
-			if e.Kind == supervisor.EvProgress {
+			if e.Kind == event.Progress {
 				last = e
 				return
 			}

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/environ"
@@ -33,13 +35,13 @@ type RecordWriter interface {
 // Run supervises cfg.IssueID until it succeeds or fails. The error is nil
 // only when claude reported success; otherwise it is a *RunError or a
 // plain error for trouble of malarun's own (state directory, files).
-func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
+func Run(ctx context.Context, cfg Config, deps Deps) (event.Report, error) {
 	if err := cfg.Validate(); err != nil {
-		return Report{}, &RunError{Kind: outcome.Usage, Detail: err.Error()}
+		return event.Report{}, &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}
 	tmpl, err := loadPrompts(cfg.PromptsDir)
 	if err != nil {
-		return Report{}, &RunError{Kind: outcome.Usage, Detail: err.Error()}
+		return event.Report{}, &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}
 	started := time.Now()
 	log := deps.Log.With().Str("issue", cfg.IssueID).Logger()
@@ -47,17 +49,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Report, error) {
 		monitor: ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold), policy: cfg.runPolicy(started), self: proc.Self()}
 	host, _ := os.Hostname()
 	if err := r.acquire(host, started); err != nil {
-		return Report{}, err
+		return event.Report{}, err
 	}
 	defer r.journal.Release()
 	r.deps = deps.withDefaults(log)
 	r.warnings()
 	pl, err := r.makePlan(r.journal, started)
 	if err != nil {
-		return Report{}, err
+		return event.Report{}, err
 	}
 	if err := r.open(pl, host, started); err != nil {
-		return Report{}, err
+		return event.Report{}, err
 	}
 	rep, err := r.loop(pl, started)
 	return r.close(pl, rep, err, started)
@@ -114,12 +116,12 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 		return err
 	}
 	r.log.Info().Str("run_dir", r.runDir).Str("prompt", r.cfg.PromptSource).Bool("continued", pl.begin.Continued).Msg("run started")
-	r.emit(Event{Kind: EvRunStarted, RunDir: r.runDir, Continued: pl.begin.Continued, Session: r.rec.SessionID, PreviousTrace: previousTrace})
+	r.emit(event.Event{Kind: event.RunStarted, RunDir: r.runDir, Continued: pl.begin.Continued, Session: r.rec.SessionID, PreviousTrace: previousTrace})
 	return nil
 }
 
 // close records how the run ended and completes the report.
-func (r *runner) close(pl *plan, rep Report, err error, started time.Time) (Report, error) {
+func (r *runner) close(pl *plan, rep event.Report, err error, started time.Time) (event.Report, error) {
 	if r.shutdownTimer != nil {
 		r.shutdownTimer.Stop()
 	}
@@ -134,7 +136,7 @@ func (r *runner) close(pl *plan, rep Report, err error, started time.Time) (Repo
 	if errors.As(err, &re) && errors.Is(err, outcome.RateLimit) {
 		rep.RetryAt, rep.LimitType = re.RetryAt, re.LimitType
 	}
-	fin := Event{Kind: EvRunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err),
+	fin := event.Event{Kind: event.RunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err),
 		RetryAt: rep.RetryAt, LimitType: rep.LimitType}
 	if err != nil {
 		fin.Reason = err.Error()

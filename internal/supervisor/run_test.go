@@ -16,16 +16,18 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
-	"github.com/malarun/malarun/internal/testing/fakeclaude"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/testing/qemutest"
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/testing/fakeclaude"
+	"github.com/malarun/malarun/internal/testing/qemutest"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -48,7 +50,7 @@ type harness struct {
 	signals chan os.Signal
 	args    string // where the fake child records argv and stdin
 	// observer, when set, receives the run's events.
-	observer func(supervisor.Event)
+	observer func(event.Event)
 	// records, when set, wraps where the record is saved.
 	records func(supervisor.RecordWriter) supervisor.RecordWriter
 	// rand, when set, is the jitter's random source.
@@ -135,13 +137,13 @@ func (h *harness) attempts() []string {
 	return recs[:len(recs)-1]
 }
 
-func (h *harness) run() (supervisor.Report, error, time.Duration) {
+func (h *harness) run() (event.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
 	deps := supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, Probe: h.probe,
 		Traceparent: h.traceparent}
 	if h.waits != nil {
-		deps.Observer = func(e supervisor.Event) {
+		deps.Observer = func(e event.Event) {
 			h.waits.observe(e)
 			if h.observer != nil {
 				h.observer(e)

@@ -4,48 +4,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
-// Entry is the event's JSON form: a line of --events and of the run
-// folder's timeline (docs/design.md §D20).
-func (e Event) Entry() timeline.Entry {
-	j := timeline.Entry{
-		Time: e.Time.UTC(), Event: string(e.Kind), Issue: e.Issue, Attempt: e.Attempt, Session: e.Session,
-		RunDir: e.RunDir, Continued: e.Continued, Pid: e.Pid, Resume: e.Resume, Purpose: e.Purpose,
-		Tool: e.Tool, ToolInput: e.ToolInput, Task: e.Task, Hook: e.Hook, Outcome: e.Outcome, Action: e.Action, Reason: e.Reason,
-		BackoffMS: e.Backoff.Milliseconds(), LimitMS: e.Limit.Milliseconds(), GraceMS: e.Grace.Milliseconds(),
-		TookMS: e.Took.Milliseconds(), Termed: e.Termed, Killed: e.Killed,
-		ToolsRunning: e.ToolsRunning, Phase: e.Phase, Doing: e.Doing, Occupancy: e.Occupancy, Window: e.Window,
-		Continuation: e.Continuation, CheckpointBytes: e.CheckpointBytes,
-		Until: utcOrZero(e.Until), RetryAt: utcOrZero(e.RetryAt), LimitType: e.LimitType,
-	}
-	switch e.Kind {
-	case EvAttemptEnded, EvRunFinished:
-		code := e.ExitCode
-		j.ExitCode = &code
-	case EvHookFinished:
-		j.ExitCode = e.HookExitCode
-	}
-	if e.Kind == EvRunFinished {
-		cost := e.CostUSD
-		j.CostUSD = &cost
-	}
-	return j
-}
-
-func utcOrZero(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.UTC()
-}
-
 // timelineEvent appends a decision to the run folder's timeline: every
 // event but progress (the status line's feed, a copy of the lines' times).
-func (r *runner) timelineEvent(e Event) {
-	if e.Kind == EvProgress || r.runDir == "" {
+func (r *runner) timelineEvent(e event.Event) {
+	if e.Kind == event.Progress || r.runDir == "" {
 		return
 	}
 	r.openTimeline()

@@ -14,7 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/testing/testchild"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -28,8 +29,8 @@ func TestTimelineRecordsDecisionsAndLineTimes(t *testing.T) {
 			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
 		h.cfg.ToolTimeout = 300 * time.Millisecond
 		var observed []string
-		h.observer = func(e supervisor.Event) {
-			if e.Kind != supervisor.EvProgress {
+		h.observer = func(e event.Event) {
+			if e.Kind != event.Progress {
 				observed = append(observed, e.Time.UTC().Format(time.RFC3339Nano)+" "+string(e.Kind))
 			}
 		}

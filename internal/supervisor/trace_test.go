@@ -9,8 +9,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -86,9 +87,9 @@ func TestAContinuedRunIsToldThePreviousTrace(t *testing.T) {
 		if _, err, _ := h.run(); err == nil {
 			t.Fatal("the first run succeeded; it should have stopped after its hang")
 		}
-		var started []supervisor.Event
-		h.observer = func(e supervisor.Event) {
-			if e.Kind == supervisor.EvRunStarted {
+		var started []event.Event
+		h.observer = func(e event.Event) {
+			if e.Kind == event.RunStarted {
 				started = append(started, e)
 			}
 		}

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/rs/zerolog"
@@ -36,7 +38,6 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/testing/otlptest"
-	"github.com/malarun/malarun/internal/supervisor"
 )
 
 // grpcCollector serves the OTLP collector's trace and metrics services.
@@ -155,7 +156,7 @@ func TestGRPCARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 		t.Fatal("Start returned nil for a gRPC endpoint")
 	}
 	_, tp2 := aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
-	tel.Finish(supervisor.Report{Attempts: 2}, "success", 0)
+	tel.Finish(event.Report{Attempts: 2}, "success", 0)
 	tel.Shutdown()
 	if logs.Len() > 0 {
 		t.Fatalf("log: %s", logs.String())
@@ -244,7 +245,7 @@ func TestGRPCMalarunsSettingsWinOverTheExportersOwnReading(t *testing.T) {
 	var logs bytes.Buffer
 	tel := Start(s, Info{Issue: "i"}, zerolog.New(&logs))
 	aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 	if logs.Len() > 0 {
 		t.Errorf("log: %s", logs.String())
@@ -276,7 +277,7 @@ func TestGRPCOverTLSWithTheCertificateVariable(t *testing.T) {
 	s := grpcSettings(t, "https://"+col.addr, map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": writeCA(t)})
 	var logs bytes.Buffer
 	tel := Start(s, Info{Issue: "i"}, zerolog.New(&logs))
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 	rs, rms, _ := col.received()
 	if logs.Len() > 0 || len(spansOf(rs)) != 1 || len(rms) == 0 {

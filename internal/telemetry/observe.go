@@ -6,12 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/supervisor"
 )
 
 // Observe turns one of the supervisor's events into span attributes,
@@ -20,7 +21,7 @@ import (
 // out (kinds, endings, counts, durations, ids) and, of claude's, only tool
 // names, task ids, its version and a limit's kind, each bounded: never the
 // prompt, the model's text, a tool's input or a reason that quotes them.
-func (t *Run) Observe(e supervisor.Event) {
+func (t *Run) Observe(e event.Event) {
 	if t == nil {
 		return
 	}
@@ -32,22 +33,22 @@ func (t *Run) Observe(e supervisor.Event) {
 	ctx := context.Background()
 	at := trace.WithTimestamp(e.Time)
 	switch e.Kind {
-	case supervisor.EvRunStarted:
+	case event.RunStarted:
 		t.root.SetAttributes(attribute.String("malarun.run.id", filepath.Base(e.RunDir)), attribute.Bool("malarun.run.continued", e.Continued))
 		if link, ok := linkTo(e.PreviousTrace); ok {
 			t.root.AddLink(link)
 		}
-	case supervisor.EvAttemptStarted:
+	case event.AttemptStarted:
 		t.endLimitWait(e.Time)
 		span := t.attemptSpan(e.Attempt, e.Time)
 		span.SetAttributes(attribute.String("session.id", e.Session), attribute.Int("process.pid", e.Pid),
 			attribute.Bool("malarun.attempt.resume", e.Resume), attribute.String("malarun.attempt.purpose", e.Purpose))
-	case supervisor.EvTaskStarted, supervisor.EvTaskFinished:
+	case event.TaskStarted, event.TaskFinished:
 		// The task's id only: its description and command are the agent's.
 		t.attemptEvent(e.Attempt, string(e.Kind), at, attribute.String("malarun.task.id", cutText(e.Task)))
-	case supervisor.EvAPIRetry:
+	case event.APIRetry:
 		t.attemptEvent(e.Attempt, string(e.Kind), at, seconds("malarun.backoff", e.Backoff))
-	case supervisor.EvHangDetected:
+	case event.HangDetected:
 		t.attemptEvent(e.Attempt, string(e.Kind), at, seconds("malarun.hang.silence", e.Silence), seconds("malarun.hang.limit", e.Limit),
 			attribute.StringSlice("malarun.tools_running", cutTexts(e.ToolsRunning)), attribute.String(attrHangPhase, cutText(e.Phase)))
 		// The phase on the attempt's span too, so a trace view can group
@@ -55,13 +56,13 @@ func (t *Run) Observe(e supervisor.Event) {
 		t.attemptSpan(e.Attempt, e.Time).SetAttributes(attribute.String(attrHangPhase, cutText(e.Phase)))
 		t.inst.hangs.Add(ctx, 1, with(attribute.String(attrHangPhase, cutText(e.Phase))))
 		t.inst.hangSilence.Record(ctx, e.Silence.Seconds())
-	case supervisor.EvKillSent:
+	case event.KillSent:
 		t.attemptEvent(e.Attempt, string(e.Kind), at, attribute.String("malarun.kill.reason", e.Reason), seconds("malarun.kill.grace", e.Grace))
-	case supervisor.EvTreeGone:
+	case event.TreeGone:
 		t.attemptEvent(e.Attempt, string(e.Kind), at, attribute.Int("malarun.tree.termed", e.Termed),
 			attribute.Int("malarun.tree.killed", e.Killed), seconds("malarun.tree.took", e.Took))
 		t.inst.treeStop.Record(ctx, e.Took.Seconds())
-	case supervisor.EvAttemptEnded:
+	case event.AttemptEnded:
 		span := t.attemptSpan(e.Attempt, e.Time)
 		span.SetAttributes(attribute.String(attrEnding, e.Ending), attribute.String(attrOutcome, e.Outcome),
 			attribute.Int("process.exit.code", e.ExitCode))
@@ -74,17 +75,17 @@ func (t *Run) Observe(e supervisor.Event) {
 		span.End(at)
 		delete(t.attempts, e.Attempt)
 		t.inst.attempts.Add(ctx, 1, with(attribute.String(attrEnding, e.Ending)))
-	case supervisor.EvRetryDecided:
+	case event.RetryDecided:
 		t.root.AddEvent(string(e.Kind), at, trace.WithAttributes(attribute.Int("malarun.attempt.number", e.Attempt),
 			attribute.String("malarun.retry.action", e.Action), seconds("malarun.backoff", e.Backoff)))
-	case supervisor.EvCheckpoint:
+	case event.Checkpoint:
 		t.root.AddEvent(string(e.Kind), at, trace.WithAttributes(attribute.Int("malarun.attempt.number", e.Attempt),
 			attribute.Int64("malarun.context.occupancy", e.Occupancy), attribute.Int64("malarun.context.window", e.Window)))
-	case supervisor.EvRestart:
+	case event.Restart:
 		t.root.AddEvent(string(e.Kind), at, trace.WithAttributes(attribute.Int("malarun.continuation", e.Continuation),
 			attribute.Int64("malarun.context.occupancy", e.Occupancy), attribute.Int64("malarun.context.window", e.Window),
 			attribute.Int("malarun.checkpoint.bytes", e.CheckpointBytes)))
-	case supervisor.EvLimitWait:
+	case event.LimitWait:
 		kind := limitKind(e.LimitType)
 		kvs := []attribute.KeyValue{attribute.String(attrLimitType, kind)}
 		if !e.RetryAt.IsZero() {
@@ -117,7 +118,7 @@ func (t *Run) endLimitWait(now time.Time) {
 
 // Finish ends the run's span with what the report says and records the
 // run's measurements. Events after it are ignored.
-func (t *Run) Finish(rep supervisor.Report, outcome string, exitCode int) {
+func (t *Run) Finish(rep event.Report, outcome string, exitCode int) {
 	if t == nil {
 		return
 	}

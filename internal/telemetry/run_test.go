@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -20,9 +22,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/testing/otlptest"
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/testing/otlptest"
 )
 
 func settingsFor(base string) Settings {
@@ -34,28 +35,28 @@ func settingsFor(base string) Settings {
 // hangs and whose second succeeds, as the supervisor emits them, from t0
 // on (now or later: an attempt's span starts at Traceparent's call). It
 // returns the report and attempt 2's TRACEPARENT.
-func aHungThenResumedRun(t0 time.Time, tel *Run, previous journal.TraceRef) (supervisor.Report, string) {
+func aHungThenResumedRun(t0 time.Time, tel *Run, previous journal.TraceRef) (event.Report, string) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	tel.Observe(supervisor.Event{Time: at(0), Kind: supervisor.EvRunStarted, RunDir: "/s/i/runs/20261125T100000Z-abcdef", Continued: !previous.IsZero(), PreviousTrace: previous})
+	tel.Observe(event.Event{Time: at(0), Kind: event.RunStarted, RunDir: "/s/i/runs/20261125T100000Z-abcdef", Continued: !previous.IsZero(), PreviousTrace: previous})
 	tel.Traceparent(1)
-	tel.Observe(supervisor.Event{Time: at(0.1), Kind: supervisor.EvAttemptStarted, Attempt: 1, Session: "s-1", Pid: 41, Purpose: "work"})
-	tel.Observe(supervisor.Event{Time: at(1), Kind: supervisor.EvToolStarted, Attempt: 1, Tool: "Bash", ToolInput: "cat secret.txt"})
-	tel.Observe(supervisor.Event{Time: at(1.5), Kind: supervisor.EvTaskStarted, Attempt: 1, Task: "b1", Reason: "npm test --token=xyz"})
-	tel.Observe(supervisor.Event{Time: at(5.2), Kind: supervisor.EvHangDetected, Attempt: 1, Limit: 4 * time.Second, Silence: 4200 * time.Millisecond,
+	tel.Observe(event.Event{Time: at(0.1), Kind: event.AttemptStarted, Attempt: 1, Session: "s-1", Pid: 41, Purpose: "work"})
+	tel.Observe(event.Event{Time: at(1), Kind: event.ToolStarted, Attempt: 1, Tool: "Bash", ToolInput: "cat secret.txt"})
+	tel.Observe(event.Event{Time: at(1.5), Kind: event.TaskStarted, Attempt: 1, Task: "b1", Reason: "npm test --token=xyz"})
+	tel.Observe(event.Event{Time: at(5.2), Kind: event.HangDetected, Attempt: 1, Limit: 4 * time.Second, Silence: 4200 * time.Millisecond,
 		ToolsRunning: []string{"Bash"}, Phase: "tool", Doing: "while Bash ran", Reason: "no output for 4s"})
-	tel.Observe(supervisor.Event{Time: at(5.2), Kind: supervisor.EvKillSent, Attempt: 1, Reason: "hang", Grace: 10 * time.Second})
-	tel.Observe(supervisor.Event{Time: at(5.4), Kind: supervisor.EvTreeGone, Attempt: 1, Termed: 3, Killed: 1, Took: 200 * time.Millisecond})
-	tel.Observe(supervisor.Event{Time: at(5.4), Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: "hang", Ending: "hang", ExitCode: -1,
+	tel.Observe(event.Event{Time: at(5.2), Kind: event.KillSent, Attempt: 1, Reason: "hang", Grace: 10 * time.Second})
+	tel.Observe(event.Event{Time: at(5.4), Kind: event.TreeGone, Attempt: 1, Termed: 3, Killed: 1, Took: 200 * time.Millisecond})
+	tel.Observe(event.Event{Time: at(5.4), Kind: event.AttemptEnded, Attempt: 1, Outcome: "hang", Ending: "hang", ExitCode: -1,
 		Reason: "claude said: the password is hunter2", ClaudeCodeVersion: "2.1.330"})
-	tel.Observe(supervisor.Event{Time: at(5.4), Kind: supervisor.EvRetryDecided, Attempt: 1, Action: "resume", Backoff: 2 * time.Second})
+	tel.Observe(event.Event{Time: at(5.4), Kind: event.RetryDecided, Attempt: 1, Action: "resume", Backoff: 2 * time.Second})
 	tp2, _ := tel.Traceparent(2)
-	tel.Observe(supervisor.Event{Time: at(7.5), Kind: supervisor.EvAttemptStarted, Attempt: 2, Session: "s-1", Pid: 42, Resume: true, Purpose: "work"})
-	tel.Observe(supervisor.Event{Time: at(9), Kind: supervisor.EvAttemptEnded, Attempt: 2, Outcome: "success", Ending: "exited", ClaudeCodeVersion: "2.1.330"})
-	tel.Observe(supervisor.Event{Time: at(9), Kind: supervisor.EvRunFinished, Outcome: "success"})
+	tel.Observe(event.Event{Time: at(7.5), Kind: event.AttemptStarted, Attempt: 2, Session: "s-1", Pid: 42, Resume: true, Purpose: "work"})
+	tel.Observe(event.Event{Time: at(9), Kind: event.AttemptEnded, Attempt: 2, Outcome: "success", Ending: "exited", ClaudeCodeVersion: "2.1.330"})
+	tel.Observe(event.Event{Time: at(9), Kind: event.RunFinished, Outcome: "success"})
 	// The run's cost (0.4) includes what an earlier malarun spent; this
 	// invocation's attempts cost 0.25.
-	return supervisor.Report{Attempts: 2, SessionID: "s-1", CostUSD: 0.4, Started: t0.Add(-10 * time.Second),
-		History: []supervisor.AttemptReport{{N: 1, Ended: "hang", CostUSD: 0.1}, {N: 2, Ended: "exited", CostUSD: 0.15}},
+	return event.Report{Attempts: 2, SessionID: "s-1", CostUSD: 0.4, Started: t0.Add(-10 * time.Second),
+		History: []event.AttemptReport{{N: 1, Ended: "hang", CostUSD: 0.1}, {N: 2, Ended: "exited", CostUSD: 0.15}},
 		Usage:   stream.Usage{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 7}}, tp2
 }
 
@@ -176,16 +177,16 @@ func TestALimitWaitIsMeasuredUntilTheNextAttempt(t *testing.T) {
 	defer rcv.Close()
 	tel := Start(settingsFor(rcv.URL()), Info{Issue: "i"}, zerolog.Nop())
 	t0 := time.Now().Add(-time.Hour)
-	tel.Observe(supervisor.Event{Time: t0, Kind: supervisor.EvRunStarted, RunDir: "/s/i/runs/r"})
-	tel.Observe(supervisor.Event{Time: t0.Add(time.Second), Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: "rate-limit", Ending: "exited"})
+	tel.Observe(event.Event{Time: t0, Kind: event.RunStarted, RunDir: "/s/i/runs/r"})
+	tel.Observe(event.Event{Time: t0.Add(time.Second), Kind: event.AttemptEnded, Attempt: 1, Outcome: "rate-limit", Ending: "exited"})
 	retryAt := t0.Add(30 * time.Minute)
-	tel.Observe(supervisor.Event{Time: t0.Add(2 * time.Second), Kind: supervisor.EvLimitWait, RetryAt: retryAt, Until: retryAt, LimitType: "five_hour"})
+	tel.Observe(event.Event{Time: t0.Add(2 * time.Second), Kind: event.LimitWait, RetryAt: retryAt, Until: retryAt, LimitType: "five_hour"})
 	tel.Traceparent(2) // now: about an hour after t0
 	// A kind no CLI has used yet is one label value, "other", however many there are.
 	for _, kind := range []string{"weird\x1b[2J", strings.Repeat("k", 5000)} {
-		tel.Observe(supervisor.Event{Time: time.Now(), Kind: supervisor.EvLimitWait, LimitType: kind})
+		tel.Observe(event.Event{Time: time.Now(), Kind: event.LimitWait, LimitType: kind})
 	}
-	tel.Finish(supervisor.Report{Started: t0}, "success", 0)
+	tel.Finish(event.Report{Started: t0}, "success", 0)
 	tel.Shutdown()
 	m := metricsOf(rcv.ResourceMetrics())
 	wantSum(t, m, MetricLimitWaits, map[string]string{"malarun.limit.type": "five_hour"}, 1)
@@ -203,7 +204,7 @@ func TestAnUnusableTraceparentStartsATraceOfItsOwn(t *testing.T) {
 	var logs bytes.Buffer
 	tel := Start(settingsFor(rcv.URL()), Info{Issue: "i", Traceparent: "00-zz\x1b[31m-01"}, zerolog.New(&logs))
 	tp, _ := tel.Traceparent(1)
-	tel.Finish(supervisor.Report{}, "crash", 1)
+	tel.Finish(event.Report{}, "crash", 1)
 	tel.Shutdown()
 	if !strings.Contains(logs.String(), "TRACEPARENT is not a W3C traceparent") || strings.Contains(logs.String(), "\x1b") {
 		t.Errorf("log %q: want one warning that does not repeat the value", logs.String())
@@ -227,8 +228,8 @@ func TestTelemetryOffIsANilRun(t *testing.T) {
 	if tp, ts := tel.Traceparent(1); tp != "" || ts != "" || !tel.Trace().IsZero() {
 		t.Errorf("nil Run: traceparent %q %q trace %v", tp, ts, tel.Trace())
 	}
-	tel.Observe(supervisor.Event{Kind: supervisor.EvRunStarted})
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Observe(event.Event{Kind: event.RunStarted})
+	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 }
 
@@ -244,7 +245,7 @@ func TestMetricsOnlyPassTraceparentThrough(t *testing.T) {
 	if !tel.Trace().IsZero() {
 		t.Errorf("with traces off the record gets trace %v", tel.Trace())
 	}
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 	if len(rcv.ResourceSpans()) != 0 || len(rcv.ResourceMetrics()) == 0 {
 		t.Errorf("spans %d metrics %d, want metrics only", len(rcv.ResourceSpans()), len(rcv.ResourceMetrics()))
@@ -260,7 +261,7 @@ func TestGzipAndHeadersReachTheCollector(t *testing.T) {
 		t.Fatal(problems)
 	}
 	tel := Start(s, Info{Issue: "i"}, zerolog.Nop())
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 	reqs := rcv.Requests()
 	if len(reqs) != 2 || len(rcv.Errors()) > 0 {
@@ -384,7 +385,7 @@ func TestACollectorThatNeverAnswersCostsTheFlushBoundAndOneWarning(t *testing.T)
 func runAgainstSilence(t *testing.T, tel *Run, logs *bytes.Buffer, reached func() bool) {
 	t.Helper()
 	aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Finish(event.Report{}, "success", 0)
 	began := time.Now()
 	tel.Shutdown()
 	// A bound, not a sleep: the flush gives up at FlushLimit.
@@ -424,8 +425,8 @@ func TestALongToolNameIsCut(t *testing.T) {
 	defer rcv.Close()
 	tel := Start(settingsFor(rcv.URL()), Info{Issue: "i"}, zerolog.Nop())
 	tel.Traceparent(1)
-	tel.Observe(supervisor.Event{Time: time.Now(), Kind: supervisor.EvHangDetected, Attempt: 1, ToolsRunning: []string{strings.Repeat("x", 1<<20)}})
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Observe(event.Event{Time: time.Now(), Kind: event.HangDetected, Attempt: 1, ToolsRunning: []string{strings.Repeat("x", 1<<20)}})
+	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 	a := findSpan(t, spansOf(rcv.ResourceSpans()), "malarun.attempt", 1)
 	tools := attrs(a.Events[0].Attributes)["malarun.tools_running"].(*commonpb.ArrayValue)
@@ -442,7 +443,7 @@ func TestTheSDKsOwnComplaintsGoToTheLogOnce(t *testing.T) {
 	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "\x1b[31mnot-a-number")
 	var logs bytes.Buffer
 	tel := Start(settingsFor(rcv.URL()), Info{Issue: "i"}, zerolog.New(&logs))
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 	if n := strings.Count(logs.String(), "OpenTelemetry reported a problem"); n != 1 {
 		t.Errorf("%d warnings from the SDK, want 1:\n%s", n, logs.String())
@@ -470,7 +471,7 @@ func TestTracesAloneRecordNoMetricsAndDoNotFail(t *testing.T) {
 	s, _ := FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rcv.URL() + "/v1/traces"}))
 	tel := Start(s, Info{Issue: "i"}, zerolog.Nop())
 	rep, _ := aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
-	tel.Observe(supervisor.Event{Time: time.Now(), Kind: supervisor.EvLimitWait, LimitType: "five_hour"})
+	tel.Observe(event.Event{Time: time.Now(), Kind: event.LimitWait, LimitType: "five_hour"})
 	tel.Finish(rep, "success", 0)
 	tel.Shutdown()
 	if len(spansOf(rcv.ResourceSpans())) != 3 || len(rcv.ResourceMetrics()) != 0 {
@@ -487,7 +488,7 @@ func TestARedirectIsNotFollowed(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=s3cret"}))
 	var logs bytes.Buffer
 	tel := Start(s, Info{Issue: "i"}, zerolog.New(&logs))
-	tel.Finish(supervisor.Report{}, "success", 0)
+	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 	if n := len(elsewhere.Requests()); n != 0 {
 		t.Errorf("the export followed the redirect to another server (%d requests) with its headers", n)

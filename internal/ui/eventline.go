@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 // maxInput bounds how much of a tool's input an event line quotes.
@@ -16,20 +16,20 @@ const maxInput = 160
 // that ended well). st gives the context (the run's start for the final
 // line); the line is cleaned (see Clean), quoted text cut. Lines start
 // with the local time: "12:04:05 attempt 1: Bash: go test ./...".
-func EventLine(e supervisor.Event, st *Status) (string, bool) {
+func EventLine(e event.Event, st *Status) (string, bool) {
 	var s string
 	at := ""
 	if e.Attempt > 0 { // limit_wait names none: a wait comes between attempts, or before the first
 		at = fmt.Sprintf("attempt %d: ", e.Attempt)
 	}
 	switch e.Kind {
-	case supervisor.EvRunStarted:
+	case event.RunStarted:
 		s = "run started; transcripts in " + e.RunDir
 		if e.Continued {
 			s = "continuing the recorded run; transcripts in " + e.RunDir
 		}
 		s = e.Issue + ": " + s
-	case supervisor.EvAttemptStarted:
+	case event.AttemptStarted:
 		switch {
 		case e.Purpose == "checkpoint":
 			s = at + "asking session " + ShortSession(e.Session) + " for a checkpoint"
@@ -39,17 +39,17 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 			s = at + "new session " + ShortSession(e.Session)
 		}
 		s += fmt.Sprintf(" (claude pid %d)", e.Pid)
-	case supervisor.EvToolStarted:
+	case event.ToolStarted:
 		s = at + Clean(e.Tool, 40)
 		if in := Clean(e.ToolInput, maxInput); in != "" {
 			s += ": " + in
 		}
-	case supervisor.EvHookStarted:
+	case event.HookStarted:
 		if strings.HasPrefix(e.Hook, "PreToolUse") || strings.HasPrefix(e.Hook, "PostToolUse") {
 			return "", false // part of the tool call's line; the status line shows it running
 		}
 		s = at + "hook " + Clean(e.Hook, 60) + " started"
-	case supervisor.EvHookFinished:
+	case event.HookFinished:
 		if e.Outcome == "success" && (e.HookExitCode == nil || *e.HookExitCode == 0) {
 			return "", false // the status line showed it running; a hook that passed is no news
 		}
@@ -57,54 +57,54 @@ func EventLine(e supervisor.Event, st *Status) (string, bool) {
 		if e.HookExitCode != nil {
 			s += fmt.Sprintf(" (exit %d)", *e.HookExitCode)
 		}
-	case supervisor.EvTaskStarted:
+	case event.TaskStarted:
 		s = at + "background task " + Clean(e.Task, 40) + " started: " + Clean(e.Reason, maxInput)
-	case supervisor.EvTaskFinished:
+	case event.TaskFinished:
 		s = at + "background task " + Clean(e.Task, 40) + " finished: " + Clean(e.Reason, maxInput)
-	case supervisor.EvAPIRetry:
+	case event.APIRetry:
 		s = at + "claude is retrying an API request: " + Clean(e.Reason, maxInput)
 		if e.Backoff > 0 {
 			s += ", next try in " + Duration(e.Backoff)
 		}
-	case supervisor.EvHangDetected:
+	case event.HangDetected:
 		s = at + "hang detected: " + Clean(e.Reason, maxInput)
 		if e.Doing != "" {
 			s += " " + Clean(e.Doing, 80)
 		} else if len(e.ToolsRunning) > 0 {
 			s += " while " + Clean(strings.Join(e.ToolsRunning, ", "), 60) + " ran"
 		}
-	case supervisor.EvKillSent:
+	case event.KillSent:
 		s = fmt.Sprintf("%sstopping claude's process tree (%s); SIGKILL after %s", at, e.Reason, Duration(e.Grace))
-	case supervisor.EvTreeGone:
+	case event.TreeGone:
 		s = fmt.Sprintf("%sprocess tree gone in %s (%d terminated, %d killed)", at, Duration(e.Took), e.Termed, e.Killed)
-	case supervisor.EvAttemptEnded:
+	case event.AttemptEnded:
 		if !endedLine(e.Outcome) {
 			return "", false
 		}
 		s = at + "ended: " + e.Outcome + ": " + Clean(e.Reason, maxInput)
-	case supervisor.EvRetryDecided:
+	case event.RetryDecided:
 		s = retryLine(e, st)
 		if s == "" {
 			return "", false
 		}
 		s = at + s
-	case supervisor.EvCheckpoint:
+	case event.Checkpoint:
 		s = fmt.Sprintf("context at %s: asking session %s for a checkpoint before a fresh session",
 			Occupancy(e.Occupancy, e.Window), ShortSession(e.Session))
-	case supervisor.EvRestart:
+	case event.Restart:
 		s = fmt.Sprintf("context restart %d: a new session continues", e.Continuation)
 		if e.CheckpointBytes > 0 {
 			s += fmt.Sprintf(" from the checkpoint (%d bytes)", e.CheckpointBytes)
 		} else {
 			s += " with the original task (no checkpoint)"
 		}
-	case supervisor.EvLimitWait:
+	case event.LimitWait:
 		s = at + "usage limit"
 		if e.LimitType != "" {
 			s += " (" + Clean(e.LimitType, 40) + ")" // the CLI's word
 		}
 		s += fmt.Sprintf(": waiting until %s, then resuming the session", e.Until.Local().Format(time.TimeOnly))
-	case supervisor.EvRunFinished:
+	case event.RunFinished:
 		s = finishedLine(e, st)
 	default:
 		return "", false
@@ -124,7 +124,7 @@ func endedLine(outcome string) bool {
 	return true
 }
 
-func retryLine(e supervisor.Event, st *Status) string {
+func retryLine(e event.Event, st *Status) string {
 	in := ""
 	if e.Backoff > 0 {
 		in = " in " + Duration(e.Backoff)
@@ -149,7 +149,7 @@ func retryLine(e supervisor.Event, st *Status) string {
 	return ""
 }
 
-func finishedLine(e supervisor.Event, st *Status) string {
+func finishedLine(e event.Event, st *Status) string {
 	s := fmt.Sprintf("%s %s (exit %d)", e.Issue, EndWord(e.Outcome), e.ExitCode)
 	if !e.RetryAt.IsZero() {
 		s += ", retry at " + e.RetryAt.Local().Format(time.DateTime)

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 // EventLog writes every event but progress to w as one JSON line (see
@@ -19,8 +19,8 @@ type EventLog struct {
 func NewEventLog(w io.Writer) *EventLog { return &EventLog{w: w} }
 
 // Event writes e (not progress: that is for the status line).
-func (l *EventLog) Event(e supervisor.Event) {
-	if e.Kind == supervisor.EvProgress || l.err != nil {
+func (l *EventLog) Event(e event.Event) {
+	if e.Kind == event.Progress || l.err != nil {
 		return
 	}
 	b, err := json.Marshal(e.Entry())

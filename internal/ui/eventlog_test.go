@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -23,9 +24,9 @@ func TestEventLog(t *testing.T) {
 	var w countingWriter
 	l := NewEventLog(&w)
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
-	l.Event(supervisor.Event{Kind: supervisor.EvProgress, Time: t0, Messages: 3})
-	l.Event(supervisor.Event{Kind: supervisor.EvHangDetected, Time: t0, Issue: "i", Attempt: 1, Limit: 3 * time.Minute, Reason: "no output"})
-	l.Event(supervisor.Event{Kind: supervisor.EvRunFinished, Time: t0, Issue: "i", Outcome: "success"})
+	l.Event(event.Event{Kind: event.Progress, Time: t0, Messages: 3})
+	l.Event(event.Event{Kind: event.HangDetected, Time: t0, Issue: "i", Attempt: 1, Limit: 3 * time.Minute, Reason: "no output"})
+	l.Event(event.Event{Kind: event.RunFinished, Time: t0, Issue: "i", Outcome: "success"})
 	if len(w.writes) != 2 {
 		t.Fatalf("writes %q, want two lines (no progress)", w.writes)
 	}
@@ -39,18 +40,18 @@ func TestEventLog(t *testing.T) {
 		}
 	}
 	var lw bytes.Buffer
-	NewEventLog(&lw).Event(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0, Issue: "i", Attempt: 1,
+	NewEventLog(&lw).Event(event.Event{Kind: event.LimitWait, Time: t0, Issue: "i", Attempt: 1,
 		Until: t0.Add(5 * time.Second), RetryAt: t0.Add(4 * time.Second), LimitType: "five_hour"})
 	if want := `{"time":"2026-01-02T12:00:00Z","event":"limit_wait","issue":"i","attempt":1,"until":"2026-01-02T12:00:05Z","retry_at":"2026-01-02T12:00:04Z","limit_type":"five_hour"}` + "\n"; lw.String() != want {
 		t.Errorf("limit_wait:\n got %s\nwant %s", lw.String(), want)
 	}
 	// Every kind but progress decodes back, strictly.
-	for _, k := range []supervisor.EventKind{supervisor.EvRunStarted, supervisor.EvAttemptStarted, supervisor.EvToolStarted,
-		supervisor.EvToolFinished, supervisor.EvAPIRetry, supervisor.EvKillSent, supervisor.EvTreeGone, supervisor.EvAttemptEnded,
-		supervisor.EvRetryDecided, supervisor.EvCheckpoint, supervisor.EvRestart, supervisor.EvLimitWait,
-		supervisor.EvHookStarted, supervisor.EvHookFinished} {
+	for _, k := range []event.Kind{event.RunStarted, event.AttemptStarted, event.ToolStarted,
+		event.ToolFinished, event.APIRetry, event.KillSent, event.TreeGone, event.AttemptEnded,
+		event.RetryDecided, event.Checkpoint, event.Restart, event.LimitWait,
+		event.HookStarted, event.HookFinished} {
 		var buf bytes.Buffer
-		NewEventLog(&buf).Event(supervisor.Event{Kind: k, Time: t0, ToolInput: "a\nb", Until: t0, RetryAt: t0, LimitType: "five_hour"})
+		NewEventLog(&buf).Event(event.Event{Kind: k, Time: t0, ToolInput: "a\nb", Until: t0, RetryAt: t0, LimitType: "five_hour"})
 		dec := json.NewDecoder(strings.NewReader(buf.String()))
 		dec.DisallowUnknownFields()
 		var e timeline.Entry
@@ -64,7 +65,7 @@ func TestEventLog(t *testing.T) {
 func TestEventLogIsInert(t *testing.T) {
 	input := setTitle + csiC1 + bidi + "\u2028\x7f"
 	var buf bytes.Buffer
-	NewEventLog(&buf).Event(supervisor.Event{Kind: supervisor.EvToolStarted, Tool: "Bash", ToolInput: input})
+	NewEventLog(&buf).Event(event.Event{Kind: event.ToolStarted, Tool: "Bash", ToolInput: input})
 	checkInert(t, input, buf.String(), true)
 	var e timeline.Entry
 	if err := json.Unmarshal(buf.Bytes(), &e); err != nil || e.ToolInput != input {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 // GitHub Actions reads workflow commands from a step's stdout and stderr:
@@ -187,9 +187,9 @@ type Groups struct {
 func NewGroups(log *ActionsLog) *Groups { return &Groups{log: log} }
 
 // Observe opens a group when an attempt starts and closes it when it ends.
-func (g *Groups) Observe(e supervisor.Event) {
+func (g *Groups) Observe(e event.Event) {
 	switch e.Kind {
-	case supervisor.EvAttemptStarted:
+	case event.AttemptStarted:
 		g.Close()
 		title := e.Issue + ": attempt " + strconv.Itoa(e.Attempt)
 		switch {
@@ -202,7 +202,7 @@ func (g *Groups) Observe(e supervisor.Event) {
 		}
 		g.log.Command("::group::" + EscapeData(title))
 		g.open = true
-	case supervisor.EvAttemptEnded:
+	case event.AttemptEnded:
 		g.Close()
 	}
 }

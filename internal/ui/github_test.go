@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 func TestEscaping(t *testing.T) {
@@ -54,10 +54,10 @@ func TestActionsLogDefusesAndOrders(t *testing.T) {
 func TestGroups(t *testing.T) {
 	var b bytes.Buffer
 	g := NewGroups(NewActionsLog(&b))
-	g.Observe(supervisor.Event{Kind: supervisor.EvAttemptStarted, Issue: "i", Attempt: 1, Session: session})
-	g.Observe(supervisor.Event{Kind: supervisor.EvProgress})
-	g.Observe(supervisor.Event{Kind: supervisor.EvAttemptEnded, Attempt: 1})
-	g.Observe(supervisor.Event{Kind: supervisor.EvAttemptStarted, Issue: "i", Attempt: 2, Session: session, Resume: true})
+	g.Observe(event.Event{Kind: event.AttemptStarted, Issue: "i", Attempt: 1, Session: session})
+	g.Observe(event.Event{Kind: event.Progress})
+	g.Observe(event.Event{Kind: event.AttemptEnded, Attempt: 1})
+	g.Observe(event.Event{Kind: event.AttemptStarted, Issue: "i", Attempt: 2, Session: session, Resume: true})
 	g.Close()
 	g.Close()
 	want := "::group::i: attempt 1, session 5fcbbccf\n::endgroup::\n::group::i: attempt 2, resuming session 5fcbbccf\n::endgroup::\n"

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 // Hostile texts, as a model or a damaged file could hand them over.
@@ -127,13 +127,13 @@ func checkInert(t *testing.T, in, out string, multiLine bool) {
 
 // hostileEvent is e with every text field (strings and lists of them) set
 // to hostile text, whatever the field means.
-func hostileEvent(e supervisor.Event) supervisor.Event {
+func hostileEvent(e event.Event) event.Event {
 	text := setTitle + clearScreen + csi8bit + csiC1 + hyperlink + bidi + invalid + "\n\r\t"
 	v := reflect.ValueOf(&e).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
 		switch {
-		case f.Type() == reflect.TypeFor[supervisor.EventKind]():
+		case f.Type() == reflect.TypeFor[event.Kind]():
 		case f.Kind() == reflect.String:
 			f.SetString(text)
 		case f.Type() == reflect.TypeFor[[]string]():
@@ -146,16 +146,16 @@ func hostileEvent(e supervisor.Event) supervisor.Event {
 // Event lines and the status line are clean whatever an event carries.
 func TestEventAndStatusLinesAreClean(t *testing.T) {
 	now := time.Now()
-	kinds := []supervisor.EventKind{supervisor.EvRunStarted, supervisor.EvAttemptStarted, supervisor.EvProgress,
-		supervisor.EvToolStarted, supervisor.EvToolFinished, supervisor.EvTaskStarted, supervisor.EvTaskFinished,
-		supervisor.EvHookStarted, supervisor.EvHookFinished, supervisor.EvAPIRetry, supervisor.EvHangDetected, supervisor.EvKillSent, supervisor.EvTreeGone,
-		supervisor.EvAttemptEnded, supervisor.EvRetryDecided, supervisor.EvCheckpoint, supervisor.EvRestart,
-		supervisor.EvLimitWait, supervisor.EvRunFinished}
+	kinds := []event.Kind{event.RunStarted, event.AttemptStarted, event.Progress,
+		event.ToolStarted, event.ToolFinished, event.TaskStarted, event.TaskFinished,
+		event.HookStarted, event.HookFinished, event.APIRetry, event.HangDetected, event.KillSent, event.TreeGone,
+		event.AttemptEnded, event.RetryDecided, event.Checkpoint, event.Restart,
+		event.LimitWait, event.RunFinished}
 	for _, action := range []string{"resume", "fail"} {
 		st := NewStatus("issue-1", 3)
 		for _, k := range kinds {
-			e := hostileEvent(supervisor.Event{Kind: k, Time: now, Attempt: 1, Until: now.Add(time.Minute)})
-			if k == supervisor.EvRetryDecided {
+			e := hostileEvent(event.Event{Kind: k, Time: now, Attempt: 1, Until: now.Add(time.Minute)})
+			if k == event.RetryDecided {
 				e.Action = action
 			}
 			st.Apply(e)

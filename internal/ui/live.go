@@ -3,7 +3,7 @@ package ui
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 // Redraw pacing: the status line is redrawn at most every minRedraw (progress
@@ -33,7 +33,7 @@ func StartLive(term *Terminal, status *Status) *Live {
 }
 
 // Observe takes an event; it never blocks.
-func (l *Live) Observe(e supervisor.Event) { l.q.Put(e) }
+func (l *Live) Observe(e event.Event) { l.q.Put(e) }
 
 // Close draws what is queued, erases the status line and waits until the
 // terminal is left clean.

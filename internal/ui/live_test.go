@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/ui/screen"
 )
 
@@ -27,11 +28,11 @@ func TestLiveDrawsAndCleansUp(t *testing.T) {
 	scr := screen.New(120)
 	l := StartLive(NewTerminal(scr, func() int { return 120 }), NewStatus("issue-9", 3))
 	now := time.Now()
-	l.Observe(supervisor.Event{Kind: supervisor.EvRunStarted, Time: now, Issue: "issue-9", RunDir: "/state/issue-9/runs/r1"})
-	l.Observe(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: now, Issue: "issue-9", Attempt: 1, Session: session, Pid: 7})
-	l.Observe(supervisor.Event{Kind: supervisor.EvToolStarted, Time: now, Attempt: 1, Tool: "Bash", ToolInput: `{"command":"make"}`})
+	l.Observe(event.Event{Kind: event.RunStarted, Time: now, Issue: "issue-9", RunDir: "/state/issue-9/runs/r1"})
+	l.Observe(event.Event{Kind: event.AttemptStarted, Time: now, Issue: "issue-9", Attempt: 1, Session: session, Pid: 7})
+	l.Observe(event.Event{Kind: event.ToolStarted, Time: now, Attempt: 1, Tool: "Bash", ToolInput: `{"command":"make"}`})
 	for i := range 500 { // coalesced: at most ~10 redraws a second
-		l.Observe(supervisor.Event{Kind: supervisor.EvProgress, Time: now, Attempt: 1, Session: session, Messages: i,
+		l.Observe(event.Event{Kind: event.Progress, Time: now, Attempt: 1, Session: session, Messages: i,
 			ToolsRunning: []string{"Bash"}, Occupancy: 126_000, Window: 200_000, IdleDeadline: now.Add(time.Hour)})
 	}
 	waitScreen(t, scr, func() bool { return strings.Contains(scr.Current(), "499 msgs") })
@@ -45,7 +46,7 @@ func TestLiveDrawsAndCleansUp(t *testing.T) {
 			t.Errorf("line %d = %q, want it to end with %q", i+1, lines[i], want)
 		}
 	}
-	l.Observe(supervisor.Event{Kind: supervisor.EvRunFinished, Time: now, Issue: "issue-9", Outcome: "success", CostUSD: 0.5})
+	l.Observe(event.Event{Kind: event.RunFinished, Time: now, Issue: "issue-9", Outcome: "success", CostUSD: 0.5})
 	l.Close()
 	lines = scr.Lines()
 	if len(lines) != 4 || !strings.HasSuffix(lines[3], "issue-9 succeeded (exit 0) at attempt 1, 0s, $0.5000") {

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 // Queue hands events from the supervisor's goroutine to one consumer
@@ -13,7 +13,7 @@ import (
 // follows another replaces it, since each carries the whole live state.
 type Queue struct {
 	mu     sync.Mutex
-	items  []supervisor.Event
+	items  []event.Event
 	closed bool
 	wake   chan struct{}
 }
@@ -22,13 +22,13 @@ type Queue struct {
 func NewQueue() *Queue { return &Queue{wake: make(chan struct{}, 1)} }
 
 // Put adds e; after Close it is dropped.
-func (q *Queue) Put(e supervisor.Event) {
+func (q *Queue) Put(e event.Event) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return
 	}
-	if n := len(q.items); e.Kind == supervisor.EvProgress && n > 0 && q.items[n-1].Kind == supervisor.EvProgress {
+	if n := len(q.items); e.Kind == event.Progress && n > 0 && q.items[n-1].Kind == event.Progress {
 		q.items[n-1] = e
 	} else {
 		q.items = append(q.items, e)
@@ -57,7 +57,7 @@ func (q *Queue) Wake() <-chan struct{} { return q.wake }
 
 // Take returns the pending events, in order, and whether the queue is
 // closed (then nothing more will come after these).
-func (q *Queue) Take() ([]supervisor.Event, bool) {
+func (q *Queue) Take() ([]event.Event, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.items
@@ -73,7 +73,7 @@ type Async struct {
 }
 
 // Go starts handle's goroutine.
-func Go(handle func(supervisor.Event)) *Async {
+func Go(handle func(event.Event)) *Async {
 	a := &Async{q: NewQueue(), done: make(chan struct{}), syncs: make(chan chan struct{})}
 	go func() {
 		defer close(a.done)
@@ -126,7 +126,7 @@ func syncWith(syncs chan<- chan struct{}, done <-chan struct{}, limit time.Durat
 }
 
 // Observe queues e for the handler; it never blocks.
-func (a *Async) Observe(e supervisor.Event) { a.q.Put(e) }
+func (a *Async) Observe(e event.Event) { a.q.Put(e) }
 
 // Close hands over what is queued, then waits for the handler to finish it.
 func (a *Async) Close() {

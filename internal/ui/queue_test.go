@@ -6,18 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 func TestQueueCoalescesProgressOnly(t *testing.T) {
 	q := NewQueue()
-	q.Put(supervisor.Event{Kind: supervisor.EvProgress, Messages: 1})
-	q.Put(supervisor.Event{Kind: supervisor.EvProgress, Messages: 2})
-	q.Put(supervisor.Event{Kind: supervisor.EvToolStarted, Tool: "Bash"})
-	q.Put(supervisor.Event{Kind: supervisor.EvProgress, Messages: 3})
-	q.Put(supervisor.Event{Kind: supervisor.EvProgress, Messages: 4})
-	q.Put(supervisor.Event{Kind: supervisor.EvToolStarted, Tool: "Read"})
-	q.Put(supervisor.Event{Kind: supervisor.EvToolStarted, Tool: "Read"})
+	q.Put(event.Event{Kind: event.Progress, Messages: 1})
+	q.Put(event.Event{Kind: event.Progress, Messages: 2})
+	q.Put(event.Event{Kind: event.ToolStarted, Tool: "Bash"})
+	q.Put(event.Event{Kind: event.Progress, Messages: 3})
+	q.Put(event.Event{Kind: event.Progress, Messages: 4})
+	q.Put(event.Event{Kind: event.ToolStarted, Tool: "Read"})
+	q.Put(event.Event{Kind: event.ToolStarted, Tool: "Read"})
 	items, closed := q.Take()
 	var got []string
 	for _, e := range items {
@@ -28,7 +28,7 @@ func TestQueueCoalescesProgressOnly(t *testing.T) {
 		t.Errorf("got %q (closed %v), want %q", got, closed, want)
 	}
 	q.Close()
-	q.Put(supervisor.Event{Kind: supervisor.EvToolStarted})
+	q.Put(event.Event{Kind: event.ToolStarted})
 	if items, closed := q.Take(); len(items) != 0 || !closed {
 		t.Errorf("after Close: %d items, closed %v", len(items), closed)
 	}
@@ -37,9 +37,9 @@ func TestQueueCoalescesProgressOnly(t *testing.T) {
 // Async hands every event over, in order, and Close waits for the last.
 func TestAsyncDeliversAll(t *testing.T) {
 	var got []int
-	a := Go(func(e supervisor.Event) { got = append(got, e.Attempt) })
+	a := Go(func(e event.Event) { got = append(got, e.Attempt) })
 	for i := range 1000 {
-		a.Observe(supervisor.Event{Kind: supervisor.EvAttemptStarted, Attempt: i})
+		a.Observe(event.Event{Kind: event.AttemptStarted, Attempt: i})
 	}
 	a.Close()
 	if len(got) != 1000 || !slices.IsSorted(got) {
@@ -50,15 +50,15 @@ func TestAsyncDeliversAll(t *testing.T) {
 // Sync returns once what was queued before it is handled.
 func TestAsyncSync(t *testing.T) {
 	var mu sync.Mutex
-	var seen []supervisor.EventKind
-	a := Go(func(e supervisor.Event) {
+	var seen []event.Kind
+	a := Go(func(e event.Event) {
 		mu.Lock()
 		seen = append(seen, e.Kind)
 		mu.Unlock()
 	})
 	defer a.Close()
 	for range 100 {
-		a.Observe(supervisor.Event{Kind: supervisor.EvToolStarted})
+		a.Observe(event.Event{Kind: event.ToolStarted})
 	}
 	a.Sync(time.Minute)
 	mu.Lock()

@@ -3,11 +3,12 @@ package ui
 import (
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/supervisor"
 )
 
 // ReportVersion is the version of the --json report (docs/report.schema.json).
@@ -158,7 +159,7 @@ type Ending struct {
 }
 
 // NewReport builds the report of a run from the supervisor's Report.
-func NewReport(rep supervisor.Report, end Ending) Report {
+func NewReport(rep event.Report, end Ending) Report {
 	r := Report{
 		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(journal.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,

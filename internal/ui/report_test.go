@@ -6,18 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
+
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/supervisor"
 )
 
 func sampleReport() Report {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
-	rep := supervisor.Report{
+	rep := event.Report{
 		Issue: "issue-123", RunDir: "/state/issue-123/runs/r1", Record: "/state/issue-123/record.json", Attempts: 2,
 		SessionID: session, Result: "done", CostUSD: 0.0105, Sessions: []string{session},
 		Usage:   stream.Usage{InputTokens: 2000, OutputTokens: 20, CacheReadInputTokens: 5},
 		Started: t0, Duration: 4*time.Minute + 12*time.Second,
-		History: []supervisor.AttemptReport{
+		History: []event.AttemptReport{
 			{N: 1, Session: session, Purpose: "work", Start: t0, End: t0.Add(3 * time.Minute), Ended: "hang", Outcome: "hang", Reason: "no output | for 3m0s"},
 			{N: 2, Session: session, Resume: true, Purpose: "work", Start: t0.Add(3 * time.Minute), End: t0.Add(4 * time.Minute), Ended: "exited", Outcome: "success", CostUSD: 0.0105,
 				Transcript: "/state/issue-123/runs/r1/attempt-2.jsonl"},
@@ -34,13 +35,13 @@ func TestNewReport(t *testing.T) {
 	}
 	// A run that never started: arrays, not nulls, and the command line's own clock.
 	t0 := time.Now()
-	e := NewReport(supervisor.Report{}, Ending{Issue: "x", Outcome: "usage", ExitCode: 2, Reason: "bad", Started: t0, Duration: time.Second})
+	e := NewReport(event.Report{}, Ending{Issue: "x", Outcome: "usage", ExitCode: 2, Reason: "bad", Started: t0, Duration: time.Second})
 	b, _ := json.Marshal(e)
 	if !strings.Contains(string(b), `"attempts":[]`) || !strings.Contains(string(b), `"sessions":[]`) || e.DurationMS != 1000 || !e.Started.Equal(t0) {
 		t.Errorf("early failure report: %s", b)
 	}
 	// The result text is a success's only.
-	rep := supervisor.Report{Result: "partial"}
+	rep := event.Report{Result: "partial"}
 	if r := NewReport(rep, Ending{Outcome: "error_result", ExitCode: 1}); r.Result != "" {
 		t.Errorf("result on failure: %q", r.Result)
 	}
@@ -75,7 +76,7 @@ func TestSummary(t *testing.T) {
 // report and the summary; both are absent from a report without them.
 func TestReportRetryAt(t *testing.T) {
 	at := time.Date(2026, 11, 22, 16, 57, 0, 0, time.FixedZone("CET", 3600))
-	r := NewReport(supervisor.Report{RetryAt: at, LimitType: "five_hour"}, Ending{Issue: "i", Outcome: "rate_limit", ExitCode: 75, Reason: "usage limit"})
+	r := NewReport(event.Report{RetryAt: at, LimitType: "five_hour"}, Ending{Issue: "i", Outcome: "rate_limit", ExitCode: 75, Reason: "usage limit"})
 	b, _ := json.Marshal(r)
 	if !strings.Contains(string(b), `"retry_at":"2026-11-22T15:57:00Z","limit_type":"five_hour"`) {
 		t.Errorf("report: %s", b)

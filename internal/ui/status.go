@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 // Countdown thresholds: the idle countdown shows once a hang is this close,
@@ -67,19 +67,19 @@ func NewStatus(issue string, maxAttempts int) *Status {
 }
 
 // Apply folds one event into the status.
-func (s *Status) Apply(e supervisor.Event) {
+func (s *Status) Apply(e event.Event) {
 	switch e.Kind {
-	case supervisor.EvRunStarted:
+	case event.RunStarted:
 		s.started = e.Time
 		s.session = e.Session
 		s.phase = phaseStarting
-	case supervisor.EvAttemptStarted:
+	case event.AttemptStarted:
 		s.attempt, s.session = e.Attempt, e.Session
 		s.phase = phaseStarting
 		s.messages, s.tools, s.lastLine, s.deadline, s.stopReason, s.next = 0, nil, time.Time{}, time.Time{}, "", ""
 		s.streamPhase, s.doing, s.allowed = "", "", 0
 		s.endedReason = ""
-	case supervisor.EvProgress:
+	case event.Progress:
 		if s.phase == phaseStarting {
 			s.phase = phaseRunning
 		}
@@ -88,22 +88,22 @@ func (s *Status) Apply(e supervisor.Event) {
 		s.occupancy, s.window, s.cost = e.Occupancy, e.Window, e.CostUSD
 		s.lastLine, s.deadline = e.Time, e.IdleDeadline
 		s.streamPhase, s.doing, s.phaseSince, s.allowed = e.Phase, e.Doing, e.PhaseSince, e.Limit
-	case supervisor.EvKillSent:
+	case event.KillSent:
 		s.phase, s.stopReason = phaseStopping, e.Reason
-	case supervisor.EvAttemptEnded:
+	case event.AttemptEnded:
 		s.phase, s.tools, s.tasks = phaseWaiting, nil, nil
 		s.endedReason = ""
 		if endedLine(e.Outcome) {
 			s.endedReason = e.Reason
 		}
-	case supervisor.EvRetryDecided:
+	case event.RetryDecided:
 		s.phase, s.next, s.nextAt = phaseWaiting, e.Action, e.Time.Add(e.Backoff)
-	case supervisor.EvLimitWait:
+	case event.LimitWait:
 		s.phase, s.tools, s.tasks = phaseLimit, nil, nil
 		s.nextAt, s.limitType = e.Until, e.LimitType
-	case supervisor.EvRestart:
+	case event.Restart:
 		s.occupancy = 0
-	case supervisor.EvRunFinished:
+	case event.RunFinished:
 		s.phase = phaseIdle
 		if e.CostUSD > 0 {
 			s.cost = e.CostUSD

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/event"
 )
 
 const session = "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"
@@ -17,12 +17,12 @@ func TestStatusLine(t *testing.T) {
 	if s.Visible() || s.Line(t0) != "" {
 		t.Fatalf("a status before the run starts: %q", s.Line(t0))
 	}
-	s.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
-	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: at(time.Second), Attempt: 2, Session: session})
+	s.Apply(event.Event{Kind: event.RunStarted, Time: t0})
+	s.Apply(event.Event{Kind: event.AttemptStarted, Time: at(time.Second), Attempt: 2, Session: session})
 	if got, want := s.Line(at(2*time.Second)), "issue-123 · attempt 2/10 · session 5fcbbccf · 2s · starting claude"; got != want {
 		t.Errorf("starting:\n got %q\nwant %q", got, want)
 	}
-	progress := supervisor.Event{Kind: supervisor.EvProgress, Time: at(4 * time.Minute), Attempt: 2, Session: session,
+	progress := event.Event{Kind: event.Progress, Time: at(4 * time.Minute), Attempt: 2, Session: session,
 		Messages: 38, ToolsRunning: []string{"Bash"}, Occupancy: 126_000, Window: 200_000, CostUSD: 0.421,
 		IdleDeadline: at(4*time.Minute + 15*time.Minute)}
 	s.Apply(progress)
@@ -43,16 +43,16 @@ func TestStatusLine(t *testing.T) {
 	if got := s.Line(at(4*time.Minute + 35*time.Second)); !strings.HasSuffix(got, " · hang in 25s") {
 		t.Errorf("25s from a hang: %q", got)
 	}
-	s.Apply(supervisor.Event{Kind: supervisor.EvKillSent, Time: at(5 * time.Minute), Reason: "hang"})
+	s.Apply(event.Event{Kind: event.KillSent, Time: at(5 * time.Minute), Reason: "hang"})
 	if got := s.Line(at(5 * time.Minute)); !strings.Contains(got, " · stopping (hang) · ") || strings.Contains(got, "hang in") {
 		t.Errorf("stopping: %q", got)
 	}
-	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptEnded, Time: at(5 * time.Minute)})
-	s.Apply(supervisor.Event{Kind: supervisor.EvRetryDecided, Time: at(5 * time.Minute), Action: "resume", Backoff: 5 * time.Second})
+	s.Apply(event.Event{Kind: event.AttemptEnded, Time: at(5 * time.Minute)})
+	s.Apply(event.Event{Kind: event.RetryDecided, Time: at(5 * time.Minute), Action: "resume", Backoff: 5 * time.Second})
 	if got := s.Line(at(5*time.Minute + time.Second)); !strings.Contains(got, " · resume in 4s") {
 		t.Errorf("waiting to retry: %q", got)
 	}
-	s.Apply(supervisor.Event{Kind: supervisor.EvRunFinished, Time: at(6 * time.Minute), Outcome: "success"})
+	s.Apply(event.Event{Kind: event.RunFinished, Time: at(6 * time.Minute), Outcome: "success"})
 	if s.Visible() || s.Line(at(6*time.Minute)) != "" {
 		t.Errorf("a status after the run: %q", s.Line(at(6*time.Minute)))
 	}
@@ -61,38 +61,38 @@ func TestStatusLine(t *testing.T) {
 func TestEventLines(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
 	st := NewStatus("issue-1", 3)
-	st.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
-	st.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: t0, Attempt: 2})
+	st.Apply(event.Event{Kind: event.RunStarted, Time: t0})
+	st.Apply(event.Event{Kind: event.AttemptStarted, Time: t0, Attempt: 2})
 	tests := []struct {
-		e    supervisor.Event
+		e    event.Event
 		want string // "" = no line
 	}{
-		{supervisor.Event{Kind: supervisor.EvProgress, Messages: 3}, ""},
-		{supervisor.Event{Kind: supervisor.EvToolFinished, Tool: "Bash"}, ""},
-		{supervisor.Event{Kind: supervisor.EvHookStarted, Attempt: 1, Hook: "Stop"}, "attempt 1: hook Stop started"},
-		{supervisor.Event{Kind: supervisor.EvHookStarted, Attempt: 1, Hook: "PreToolUse:Bash"}, ""},
-		{supervisor.Event{Kind: supervisor.EvHookFinished, Attempt: 1, Hook: "Stop", Outcome: "success", HookExitCode: ptr(0)}, ""},
-		{supervisor.Event{Kind: supervisor.EvHookFinished, Attempt: 1, Hook: "PostToolUse:Bash", Outcome: "error", HookExitCode: ptr(1)},
+		{event.Event{Kind: event.Progress, Messages: 3}, ""},
+		{event.Event{Kind: event.ToolFinished, Tool: "Bash"}, ""},
+		{event.Event{Kind: event.HookStarted, Attempt: 1, Hook: "Stop"}, "attempt 1: hook Stop started"},
+		{event.Event{Kind: event.HookStarted, Attempt: 1, Hook: "PreToolUse:Bash"}, ""},
+		{event.Event{Kind: event.HookFinished, Attempt: 1, Hook: "Stop", Outcome: "success", HookExitCode: ptr(0)}, ""},
+		{event.Event{Kind: event.HookFinished, Attempt: 1, Hook: "PostToolUse:Bash", Outcome: "error", HookExitCode: ptr(1)},
 			"attempt 1: hook PostToolUse:Bash did not succeed: error (exit 1)"},
-		{supervisor.Event{Kind: supervisor.EvHookFinished, Attempt: 1, Hook: "Stop", Outcome: "cancelled"},
+		{event.Event{Kind: event.HookFinished, Attempt: 1, Hook: "Stop", Outcome: "cancelled"},
 			"attempt 1: hook Stop did not succeed: cancelled"},
-		{supervisor.Event{Kind: supervisor.EvAttemptStarted, Attempt: 2, Session: session, Resume: true, Pid: 42},
+		{event.Event{Kind: event.AttemptStarted, Attempt: 2, Session: session, Resume: true, Pid: 42},
 			"attempt 2: resuming session 5fcbbccf (claude pid 42)"},
-		{supervisor.Event{Kind: supervisor.EvToolStarted, Attempt: 1, Tool: "Bash", ToolInput: "{\"command\":\"ls\n\x1b[31mred\"}"},
+		{event.Event{Kind: event.ToolStarted, Attempt: 1, Tool: "Bash", ToolInput: "{\"command\":\"ls\n\x1b[31mred\"}"},
 			`attempt 1: Bash: {"command":"ls [31mred"}`},
-		{supervisor.Event{Kind: supervisor.EvHangDetected, Attempt: 1, Reason: "no output for 3m0s", ToolsRunning: []string{"Bash"}},
+		{event.Event{Kind: event.HangDetected, Attempt: 1, Reason: "no output for 3m0s", ToolsRunning: []string{"Bash"}},
 			"attempt 1: hang detected: no output for 3m0s while Bash ran"},
-		{supervisor.Event{Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: "hang"}, ""},
-		{supervisor.Event{Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: "crash", Reason: "claude exited 1"},
+		{event.Event{Kind: event.AttemptEnded, Attempt: 1, Outcome: "hang"}, ""},
+		{event.Event{Kind: event.AttemptEnded, Attempt: 1, Outcome: "crash", Reason: "claude exited 1"},
 			"attempt 1: ended: crash: claude exited 1"},
-		{supervisor.Event{Kind: supervisor.EvRetryDecided, Attempt: 1, Action: "resume", Session: session, Backoff: 5 * time.Second},
+		{event.Event{Kind: event.RetryDecided, Attempt: 1, Action: "resume", Session: session, Backoff: 5 * time.Second},
 			"attempt 1: will resume session 5fcbbccf in 5s"},
-		{supervisor.Event{Kind: supervisor.EvRetryDecided, Attempt: 1, Action: "done"}, ""},
-		{supervisor.Event{Kind: supervisor.EvCheckpoint, Session: session, Occupancy: 182_000, Window: 200_000},
+		{event.Event{Kind: event.RetryDecided, Attempt: 1, Action: "done"}, ""},
+		{event.Event{Kind: event.Checkpoint, Session: session, Occupancy: 182_000, Window: 200_000},
 			"context at 91% of 200k: asking session 5fcbbccf for a checkpoint before a fresh session"},
-		{supervisor.Event{Kind: supervisor.EvRestart, Continuation: 1, CheckpointBytes: 2100},
+		{event.Event{Kind: event.Restart, Continuation: 1, CheckpointBytes: 2100},
 			"context restart 1: a new session continues from the checkpoint (2100 bytes)"},
-		{supervisor.Event{Kind: supervisor.EvRunFinished, Issue: "issue-1", Outcome: "retries_exhausted", ExitCode: 3, CostUSD: 0.01, Time: t0.Add(62 * time.Second)},
+		{event.Event{Kind: event.RunFinished, Issue: "issue-1", Outcome: "retries_exhausted", ExitCode: 3, CostUSD: 0.01, Time: t0.Add(62 * time.Second)},
 			"issue-1 stopped: retries_exhausted (exit 3) at attempt 2, 1m2s, $0.0100"},
 	}
 	for _, tt := range tests {
@@ -120,25 +120,25 @@ func TestGivingUpSaysTheReasonOnce(t *testing.T) {
 	const why = "the API answered 401 authentication_failed (claude retry 4 of 10); check ANTHROPIC_API_KEY or the CLI's login"
 	tests := []struct {
 		name  string
-		ended supervisor.Event
+		ended event.Event
 		fail  string // the decision's reason
 		want  string
 	}{
-		{"same reason", supervisor.Event{Outcome: "auth", Reason: why}, why, "attempt 1: giving up"},
-		{"a reason of its own", supervisor.Event{Outcome: "crash", Reason: "claude exited 1"},
+		{"same reason", event.Event{Outcome: "auth", Reason: why}, why, "attempt 1: giving up"},
+		{"a reason of its own", event.Event{Outcome: "crash", Reason: "claude exited 1"},
 			"1 attempts, the most max_attempts allows; last: claude exited 1",
 			"attempt 1: giving up: 1 attempts, the most max_attempts allows; last: claude exited 1"},
-		{"after an ending without a line", supervisor.Event{Outcome: "interrupted", Reason: "malarun was asked to stop"},
+		{"after an ending without a line", event.Event{Outcome: "interrupted", Reason: "malarun was asked to stop"},
 			"malarun was asked to stop", "attempt 1: giving up: malarun was asked to stop"},
 	}
 	for _, tt := range tests {
 		st := NewStatus("issue-1", 3)
 		var lines []string
-		for _, e := range []supervisor.Event{
-			{Kind: supervisor.EvRunStarted},
-			{Kind: supervisor.EvAttemptStarted, Attempt: 1, Session: session},
-			{Kind: supervisor.EvAttemptEnded, Attempt: 1, Outcome: tt.ended.Outcome, Reason: tt.ended.Reason},
-			{Kind: supervisor.EvRetryDecided, Attempt: 1, Action: "fail", Reason: tt.fail},
+		for _, e := range []event.Event{
+			{Kind: event.RunStarted},
+			{Kind: event.AttemptStarted, Attempt: 1, Session: session},
+			{Kind: event.AttemptEnded, Attempt: 1, Outcome: tt.ended.Outcome, Reason: tt.ended.Reason},
+			{Kind: event.RetryDecided, Attempt: 1, Action: "fail", Reason: tt.fail},
 		} {
 			e.Time = t0
 			st.Apply(e) // as Live does: the status first, then the line
@@ -154,7 +154,7 @@ func TestGivingUpSaysTheReasonOnce(t *testing.T) {
 		}
 	}
 	// Without a status (no context), the reason is always given.
-	if got, _ := EventLine(supervisor.Event{Kind: supervisor.EvRetryDecided, Time: t0, Attempt: 1, Action: "fail", Reason: why}, nil); got != "12:00:00 attempt 1: giving up: "+why {
+	if got, _ := EventLine(event.Event{Kind: event.RetryDecided, Time: t0, Attempt: 1, Action: "fail", Reason: why}, nil); got != "12:00:00 attempt 1: giving up: "+why {
 		t.Errorf("without a status: %q", got)
 	}
 }
@@ -163,11 +163,11 @@ func TestGivingUpSaysTheReasonOnce(t *testing.T) {
 func TestStatusLineDuringALimitWait(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 	s := NewStatus("issue-123", 10)
-	s.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
-	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: t0, Attempt: 1, Session: session})
-	s.Apply(supervisor.Event{Kind: supervisor.EvProgress, Time: t0, Messages: 1, IdleDeadline: t0.Add(10 * time.Second)})
-	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptEnded, Time: t0.Add(time.Second)})
-	s.Apply(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0.Add(time.Second), Until: t0.Add(2 * time.Hour), LimitType: "five_hour"})
+	s.Apply(event.Event{Kind: event.RunStarted, Time: t0})
+	s.Apply(event.Event{Kind: event.AttemptStarted, Time: t0, Attempt: 1, Session: session})
+	s.Apply(event.Event{Kind: event.Progress, Time: t0, Messages: 1, IdleDeadline: t0.Add(10 * time.Second)})
+	s.Apply(event.Event{Kind: event.AttemptEnded, Time: t0.Add(time.Second)})
+	s.Apply(event.Event{Kind: event.LimitWait, Time: t0.Add(time.Second), Until: t0.Add(2 * time.Hour), LimitType: "five_hour"})
 	want := "issue-123 · attempt 1/10 · session 5fcbbccf · 1h0m0s · usage limit (five_hour): resuming in 1h0m0s"
 	if got := s.Line(t0.Add(time.Hour)); got != want {
 		t.Errorf("waiting:\n got %q\nwant %q", got, want)
@@ -179,17 +179,17 @@ func TestStatusLineDuringALimitWait(t *testing.T) {
 
 func TestLimitEventLines(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
-	got, ok := EventLine(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0, Attempt: 1, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
+	got, ok := EventLine(event.Event{Kind: event.LimitWait, Time: t0, Attempt: 1, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
 	if want := "12:00:00 attempt 1: usage limit (five_hour): waiting until 12:05:00, then resuming the session"; !ok || got != want {
 		t.Errorf("limit_wait:\n got %q\nwant %q", got, want)
 	}
 	// A wait between attempts, or for a limit the record names before any
 	// attempt: no "attempt 0".
-	got, _ = EventLine(supervisor.Event{Kind: supervisor.EvLimitWait, Time: t0, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
+	got, _ = EventLine(event.Event{Kind: event.LimitWait, Time: t0, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
 	if want := "12:00:00 usage limit (five_hour): waiting until 12:05:00, then resuming the session"; got != want {
 		t.Errorf("limit_wait without an attempt:\n got %q\nwant %q", got, want)
 	}
-	got, _ = EventLine(supervisor.Event{Kind: supervisor.EvRunFinished, Time: t0, Issue: "i", Outcome: "rate or usage limit reached", ExitCode: 75,
+	got, _ = EventLine(event.Event{Kind: event.RunFinished, Time: t0, Issue: "i", Outcome: "rate or usage limit reached", ExitCode: 75,
 		RetryAt: t0.Add(5 * time.Hour)}, nil)
 	if want := "12:00:00 i failed: rate or usage limit reached (exit 75), retry at 2026-01-02 17:00:00, $0.0000"; got != want {
 		t.Errorf("finished:\n got %q\nwant %q", got, want)
@@ -201,9 +201,9 @@ func TestLimitEventLines(t *testing.T) {
 func TestStatusLineKeepsTheCountdownWhenNarrow(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 	s := NewStatus("issue-123", 10)
-	s.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
-	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: t0.Add(time.Second), Attempt: 2, Session: session})
-	s.Apply(supervisor.Event{Kind: supervisor.EvProgress, Time: t0.Add(4 * time.Minute), Attempt: 2, Session: session,
+	s.Apply(event.Event{Kind: event.RunStarted, Time: t0})
+	s.Apply(event.Event{Kind: event.AttemptStarted, Time: t0.Add(time.Second), Attempt: 2, Session: session})
+	s.Apply(event.Event{Kind: event.Progress, Time: t0.Add(4 * time.Minute), Attempt: 2, Session: session,
 		Messages: 38, Occupancy: 126_000, Window: 200_000, CostUSD: 0.421, IdleDeadline: t0.Add(5 * time.Minute)})
 	full := s.Line(t0.Add(4*time.Minute + 35*time.Second))
 	if !strings.HasSuffix(full, " · hang in 25s") || !strings.Contains(full, "session ") {
@@ -238,9 +238,9 @@ func TestStatusLineTellsThePhase(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	s := NewStatus("issue-123", 0)
-	s.Apply(supervisor.Event{Kind: supervisor.EvRunStarted, Time: t0})
-	s.Apply(supervisor.Event{Kind: supervisor.EvAttemptStarted, Time: t0, Attempt: 1, Session: session})
-	writing := supervisor.Event{Kind: supervisor.EvProgress, Time: at(10 * time.Second), Attempt: 1, Session: session, Messages: 3,
+	s.Apply(event.Event{Kind: event.RunStarted, Time: t0})
+	s.Apply(event.Event{Kind: event.AttemptStarted, Time: t0, Attempt: 1, Session: session})
+	writing := event.Event{Kind: event.Progress, Time: at(10 * time.Second), Attempt: 1, Session: session, Messages: 3,
 		Phase: "tool_input", Doing: "while writing the input of a Write call", PhaseSince: at(10 * time.Second),
 		Limit: 15 * time.Minute, IdleDeadline: at(10*time.Second + 15*time.Minute)}
 	s.Apply(writing)
@@ -255,7 +255,7 @@ func TestStatusLineTellsThePhase(t *testing.T) {
 	if got := s.Line(at(11*time.Minute + 30*time.Second)); !strings.HasSuffix(got, " · hang in 3m40s") {
 		t.Errorf("the last quarter of the tool input's 15m, pings or not: %q", got)
 	}
-	waiting := supervisor.Event{Kind: supervisor.EvProgress, Time: at(12 * time.Minute), Attempt: 1, Session: session, Messages: 4,
+	waiting := event.Event{Kind: event.Progress, Time: at(12 * time.Minute), Attempt: 1, Session: session, Messages: 4,
 		Phase: "waiting", Doing: "while waiting for the API's reply", PhaseSince: at(12 * time.Minute), Limit: 3 * time.Minute,
 		IdleDeadline: at(15 * time.Minute)}
 	s.Apply(waiting)
