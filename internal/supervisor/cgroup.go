@@ -17,15 +17,15 @@ func (r *runner) contain() {
 	if r.deps.Contain == nil {
 		return
 	}
-	cg, err := r.deps.Contain(proc.CgroupName(r.rec.Marker))
+	cg, err := r.deps.Contain(proc.CgroupName(r.base.Marker))
 	if err != nil {
-		r.rec.Cgroup = ""
+		r.facts.cgroup = ""
 		if proc.CanContain {
 			r.log.Info().Err(err).Msg("no cgroup of the run's own: its processes are found by the subreaper and the run's marker (a tool process that clears its environment and leaves the tree can outlive a malarun killed outright)")
 		}
 		return
 	}
-	r.cgroup, r.rec.Cgroup = cg, cg.Path
+	r.cgroup, r.facts.cgroup = cg, cg.Path
 	r.log.Debug().Str("cgroup", cg.Path).Msg("the run's processes are held in its cgroup")
 }
 
@@ -54,5 +54,5 @@ func (r *runner) releaseCgroup() {
 		r.log.Warn().Err(err).Msg("the run's cgroup stays for the next malarun of this issue to end")
 		return
 	}
-	r.rec.Cgroup = ""
+	r.facts.cgroup = ""
 }

@@ -31,7 +31,8 @@ func (r *runner) loop(pl *plan, started time.Time) (event.Report, error) {
 	}
 	var act run.Action
 	r.state, act = run.Begin(r.policy, pl.begin, time.Now(), r.draws())
-	r.rec.RetryAt, r.rec.LimitType = r.state.RetryAt, r.state.LimitType
+	r.facts.began = true
+	r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
 	var last *attemptResult
 	for {
 		switch act.Kind {
@@ -140,7 +141,7 @@ func (r *runner) end(act run.Action, last *attemptResult, rep *event.Report, sta
 	switch {
 	case act.Met != nil:
 		r.shareLimit(*act.Met)
-		r.rec.RetryAt, r.rec.LimitType = r.state.RetryAt, r.state.LimitType
+		r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
 		err.RetryAt, err.LimitType = act.RetryAt, act.LimitType
 		r.log.Info().Err(err).Int("attempts", rep.Attempts).Msg("run stopped on a usage limit")
 	case act.Decision.Kind == run.Fail:
@@ -159,8 +160,8 @@ func (r *runner) sleep(act run.Action) error {
 		return r.pause(act.Until, run.SleepBackoff.What())
 	}
 	r.shareLimit(*act.Met)
-	r.rec.RetryAt, r.rec.LimitType = r.state.RetryAt, r.state.LimitType
-	r.rec.Status = journal.Waiting
+	r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
+	r.facts.status = journal.Waiting
 	if err := r.save(); err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func (r *runner) woke() (run.Action, error) {
 	if !waited || act.Kind != run.Start {
 		return act, nil
 	}
-	r.rec.Status, r.rec.RetryAt, r.rec.LimitType = journal.Processing, r.state.RetryAt, r.state.LimitType
+	r.facts.status, r.facts.retryAt, r.facts.limitType = journal.Processing, r.state.RetryAt, r.state.LimitType
 	return act, r.save()
 }
 

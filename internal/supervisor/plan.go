@@ -13,7 +13,6 @@ import (
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/run"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // markerEnv is the environment variable every process of a run inherits,
@@ -29,74 +28,71 @@ type plan struct {
 	reclaimed bool          // the previous malarun died (not interrupted)
 }
 
-// makePlan reads the issue's record and decides. It ends what is left of
-// a dead malarun's process tree before anything new starts.
+// makePlan reads the issue's record and the run folder, lets run.Open
+// decide, and carries the decision out: it ends what is left of a dead
+// malarun's process tree before anything new starts, and saves a
+// reclaim's count before anything else happens (a malarun that dies while
+// reclaiming is one more death).
 func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) {
 	old, exists, err := j.Load()
-	if err != nil && !r.cfg.Reset {
-		return nil, &RunError{Kind: outcome.Usage, Detail: err.Error()}
-	}
-	if exists && (old.Status == journal.Processing || old.Status == journal.Waiting) && r.ownerAlive(old.Owner) {
-		// The lock was free only because its file was removed (a cleanup
-		// job, a tidied state directory): the malarun that holds the run is
-		// alive. Taking it over would kill its work; even --reset must not.
-		o := old.Owner
-		return nil, &RunError{Kind: outcome.Busy, Detail: fmt.Sprintf(
-			"issue %s is being run by another malarun (pid %d on %s since %s); its lock file was missing, so the record's owner was checked: it is alive",
-			old.Issue, o.Pid, o.Host, o.StartedAt.UTC().Format(time.RFC3339))}
-	}
-	var change *journal.PromptChange
-	if exists && resumable(old.Status) && !old.Poisoned && !r.cfg.Reset {
+	in := run.Invocation{Found: exists && err == nil, Damaged: err, Record: old, PromptSource: r.cfg.PromptSource, PromptSHA256: promptHash(r.cfg.Prompt),
+		Reset: r.cfg.Reset, PromptChange: r.cfg.PromptChange, MaxReclaims: r.cfg.MaxReclaims,
+		PoisonedExitCode: r.exitCode(&RunError{Kind: outcome.Poisoned}), Now: started}
+	if in.Found {
+		in.OwnerAlive = r.ownerAlive(old.Owner)
 		if old.PromptSHA256 == "" {
 			// A record older than version 4: its run folder's prompt.md,
 			// hashed once here for the comparison and the record.
-			old.PromptSHA256 = recordedPromptHash(old)
+			in.FolderPromptSHA256 = recordedPromptHash(old)
 		}
-		// Before anything changes: a refusal leaves the record, and what a
-		// dead malarun left running, as they are.
-		if change, err = r.promptChange(old, started); err != nil {
-			return nil, err
-		}
+		in.StartedAttempts, in.NextAttempt = startedAttempts(old.RunDir), nextAttempt(old.RunDir)
 	}
-	if exists && old.Status == journal.Processing {
+	o := run.Open(in)
+	if in.Found && run.Resumable(old.Status) && !old.Poisoned && !in.Reset && old.PromptSHA256 == "" && in.FolderPromptSHA256 == "" {
+		r.log.Warn().Str("run_dir", old.RunDir).Msg("the recorded run's prompt is gone, so this prompt cannot be compared with it; continuing the recorded run")
+	}
+	if o.Kind == run.OpenRefused && o.Refusal != outcome.Poisoned {
+		return nil, &RunError{Kind: o.Refusal, Headline: o.Headline, Detail: o.Detail}
+	}
+	r.logChange(o.Change, old)
+	if o.EndLeftovers {
 		// Its malarun died: whatever comes next (a reclaim, --reset, or
 		// poison), what it left running must not go on beside it.
 		r.endLeftovers(old)
 	}
-	if r.cfg.Reset && exists {
+	if o.Reset {
 		r.log.Warn().Str("status", string(old.Status)).Bool("poisoned", old.Poisoned).Msg("--reset: starting the issue over; earlier runs stay on disk")
-		old.Poisoned, old.Status = false, journal.Failed
 	}
-	if change != nil && change.Decision == journal.PromptStartOver {
-		old.Status = journal.Failed // the recorded run is closed, as by --reset
+	switch o.Kind {
+	case run.OpenNew:
+		return r.newPlan(o.Record, started)
+	case run.OpenRefused: // poisoned, now or before
+		if o.Save {
+			if err := j.Save(o.Record); err != nil {
+				return nil, err
+			}
+		}
+		return nil, &RunError{Kind: o.Refusal, Detail: o.Detail}
 	}
-	var pl *plan
-	switch {
-	case exists && old.Poisoned:
-		return nil, &RunError{Kind: outcome.Poisoned, Detail: fmt.Sprintf(
-			"issue %s was poisoned after %d malarun deaths in a row (%s); run with --reset to try again", old.Issue, old.Reclaims, old.Reason)}
-	case exists && resumable(old.Status):
-		// A waiting record is continued whether its malarun exited 75 or
-		// died while it slept: either way no reclaim is counted (only
-		// processing means a malarun died with claude running).
-		pl, err = r.resumePlan(j, old)
-	default:
-		pl, err = r.newPlan(old, started)
-	}
-	if err != nil {
+	p := &plan{rec: o.Record, prompt: filepath.Join(o.Record.RunDir, "prompt.md"), begin: o.Begin, reclaimed: o.Kind == run.OpenReclaim}
+	if err := r.restorePrompt(o.Record, p.prompt); err != nil {
 		return nil, err
 	}
-	keepPromptChange(&pl.rec, change)
-	return pl, nil
+	if o.Save {
+		if err := j.Save(o.Record); err != nil {
+			return nil, fmt.Errorf("record the reclaim: %w", err)
+		}
+	}
+	r.log.Info().Bool("reclaimed", p.reclaimed).Int("reclaims", p.rec.Reclaims).Int("attempts", p.rec.Attempts).Str("session", p.rec.SessionID).
+		Str("cwd", p.rec.Cwd).Str("run_dir", p.rec.RunDir).Msg("continuing a recorded run")
+	return p, nil
 }
 
-// resumable: a run in this state is continued by the issue's next invocation.
-func resumable(s journal.Status) bool {
-	return s == journal.Processing || s == journal.Interrupted || s == journal.Stopped || s == journal.Waiting
-}
-
-func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
-	if home := environ.Get(r.cfg.Env, "HOME"); home != "" && !filepath.IsAbs(home) {
+// newPlan makes a new run's folder and prompt, and its record on the
+// issue's history (run.NewRun).
+func (r *runner) newPlan(history journal.Record, started time.Time) (*plan, error) {
+	home := environ.Get(r.cfg.Env, "HOME")
+	if home != "" && !filepath.IsAbs(home) {
 		// The CLI keeps its sessions under HOME: a relative one would name
 		// another folder from another working directory.
 		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("HOME %q is not an absolute path", home)}
@@ -113,91 +109,9 @@ func (r *runner) newPlan(old journal.Record, started time.Time) (*plan, error) {
 	if err := writePrivate(prompt, r.cfg.Prompt); err != nil {
 		return nil, fmt.Errorf("save the prompt: %w", err)
 	}
-	runID := filepath.Base(runDir)
-	rec := journal.Record{
-		Issue: r.cfg.IssueID, Status: journal.Processing,
-		Cwd: cwd, Home: environ.Get(r.cfg.Env, "HOME"),
-		RunID: runID, RunDir: runDir, Runs: append(old.Runs, runID), Sessions: []string{},
-		TotalCostUSD: old.TotalCostUSD, StartedAt: started,
-		Marker: r.cfg.IssueID + "/" + runID, PromptSHA256: promptHash(r.cfg.Prompt),
-		PromptChanges: old.PromptChanges, // the issue's history, like Runs
-	}
+	rec := run.NewRun(history, run.Identity{Issue: r.cfg.IssueID, RunDir: runDir, Cwd: cwd, Home: home,
+		PromptSHA256: promptHash(r.cfg.Prompt), Started: started})
 	return &plan{rec: rec, prompt: prompt, begin: run.Beginning{FirstAttempt: 1}}, nil
-}
-
-// resumePlan continues a recorded run in its own working directory and
-// HOME (the CLI finds the session under both), in the same session.
-func (r *runner) resumePlan(j *journal.Journal, rec journal.Record) (*plan, error) {
-	p := &plan{rec: rec, prompt: filepath.Join(rec.RunDir, "prompt.md")}
-	if err := r.restorePrompt(rec, p.prompt); err != nil {
-		return nil, err
-	}
-	if rec.Status == journal.Processing {
-		if err := r.reclaim(j, p); err != nil {
-			return nil, err
-		}
-	}
-	p.begin = run.Beginning{Continued: true, FirstAttempt: nextAttempt(rec.RunDir), Record: recorded(p.rec)}
-	if rec.Status == journal.Stopped || rec.Status == journal.Waiting {
-		// It stopped on its invocation's limits: the next gets its own.
-		p.begin.Record.NotCounted = rec.Attempts
-	}
-	if rec.Status == journal.Waiting {
-		p.begin.Record.Limited = &usagelimit.Limit{RetryAt: rec.RetryAt, Type: rec.LimitType, Waitable: true}
-		if rec.SessionID == "" && rec.Checkpoint == "" && rec.Attempts == 0 {
-			// Stopped by another malarun's limit before its first attempt:
-			// nothing to continue, the task starts as it would have.
-			p.begin.Continued, p.begin.Record.Limited = false, nil
-		}
-	}
-	r.log.Info().Bool("reclaimed", p.reclaimed).Int("reclaims", p.rec.Reclaims).Int("attempts", p.rec.Attempts).Str("session", rec.SessionID).
-		Str("cwd", rec.Cwd).Str("run_dir", rec.RunDir).Msg("continuing a recorded run")
-	return p, nil
-}
-
-// reclaim takes over a run whose malarun died (the lock was free and the
-// record said processing): one more reclaim, poisoned past max_reclaims.
-func (r *runner) reclaim(j *journal.Journal, p *plan) error {
-	rec := p.rec
-	p.reclaimed = true
-	p.rec.Reclaims++
-	p.rec.RunReclaims++
-	// The attempt it was running when it died happened: the run's count
-	// says so. It was cut by malarun's death, not by claude, so it uses
-	// none of max_attempts (max_reclaims bounds deaths).
-	cut := max(0, startedAttempts(rec.RunDir)-rec.Attempts)
-	p.rec.Attempts += cut
-	p.rec.KilledAttempts += cut
-	// Counted before anything else happens: a malarun that dies while
-	// reclaiming is one more death.
-	if err := j.Save(p.rec); err != nil {
-		return fmt.Errorf("record the reclaim: %w", err)
-	}
-	if p.rec.Reclaims <= r.cfg.MaxReclaims {
-		return nil
-	}
-	p.rec.Poisoned, p.rec.Status = true, journal.Failed
-	p.rec.Reason = fmt.Sprintf("malarun died during this run %d times in a row (max_reclaims %d)", p.rec.Reclaims, r.cfg.MaxReclaims)
-	p.rec.ExitCode = r.exitCode(&RunError{Kind: outcome.Poisoned})
-	if err := j.Save(p.rec); err != nil {
-		return err
-	}
-	return &RunError{Kind: outcome.Poisoned, Detail: p.rec.Reason + "; run with --reset to try again"}
-}
-
-// recorded is what the record says of the run, for internal/run.
-func recorded(rec journal.Record) run.Recorded {
-	return run.Recorded{Attempts: rec.Attempts, NotCounted: rec.KilledAttempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
-		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations, Checkpoint: rec.Checkpoint,
-		Running: callsOfRecord(rec.Running), Tasks: tasksOfRecord(rec.Tasks), Talked: talkedInRecord(rec), Room: roomOfRecord(rec.PhaseRoom)}
-}
-
-// talkedInRecord reports whether a recorded run already had an answer from
-// the API (§D17): its session talked, it restarted on a full context, it
-// wrote a checkpoint, or it cost something. A run resumed from such a
-// record treats a connection failure as the network going away.
-func talkedInRecord(rec journal.Record) bool {
-	return rec.APIAnswered || rec.SessionTalked || rec.Continuations > 0 || rec.Checkpoint != "" || rec.CostUSD > 0
 }
 
 // ownerAlive reports whether the recorded owner is provably alive: seen

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
@@ -39,50 +38,16 @@ func recordedPromptHash(rec journal.Record) string {
 	return promptHash(b)
 }
 
-// promptChange compares this invocation's prompt with the recorded run's.
-// It returns nil when they are the same (or the recorded one cannot be
-// known: the run goes on as before, with a warning), the decision to keep
-// when the configuration says what to do, and a usage error (exit 2, the
-// record untouched) when it does not.
-func (r *runner) promptChange(rec journal.Record, now time.Time) (*journal.PromptChange, error) {
-	recorded, given := rec.PromptSHA256, promptHash(r.cfg.Prompt)
-	if recorded == "" {
-		r.log.Warn().Str("run_dir", rec.RunDir).Msg("the recorded run's prompt is gone, so this prompt cannot be compared with it; continuing the recorded run")
-		return nil, nil
-	}
-	if recorded == given {
-		return nil, nil
-	}
-	saved := filepath.Join(rec.RunDir, "prompt.md")
-	change := &journal.PromptChange{At: now.UTC(), RunID: rec.RunID, RecordedSHA256: recorded, GivenSHA256: given}
-	switch r.cfg.PromptChange {
-	case PromptChangeResume:
-		change.Decision = journal.PromptResume
-		r.log.Warn().Str("recorded_prompt", saved).Str("recorded_sha256", recorded).Str("given_sha256", given).
+// logChange says what a rerun with another prompt does (run.Open decided).
+func (r *runner) logChange(c *journal.PromptChange, rec journal.Record) {
+	switch {
+	case c == nil:
+	case c.Decision == journal.PromptResume:
+		r.log.Warn().Str("recorded_prompt", filepath.Join(rec.RunDir, "prompt.md")).Str("recorded_sha256", c.RecordedSHA256).Str("given_sha256", c.GivenSHA256).
 			Msg("prompt_change resume: this prompt differs from the recorded run's; continuing the recorded run with its own prompt")
-		return change, nil
-	case PromptChangeStartOver:
-		change.Decision = journal.PromptStartOver
-		r.log.Warn().Str("recorded_run", rec.RunID).Str("recorded_sha256", recorded).Str("given_sha256", given).
+	case c.Decision == journal.PromptStartOver:
+		r.log.Warn().Str("recorded_run", c.RunID).Str("recorded_sha256", c.RecordedSHA256).Str("given_sha256", c.GivenSHA256).
 			Msg("prompt_change start_over: this prompt differs from the recorded run's; starting a new run with it (the recorded run stays on disk)")
-		return change, nil
-	}
-	return nil, &RunError{Kind: outcome.Usage, Headline: "refused: the prompt changed", Detail: fmt.Sprintf(
-		"issue %s: this prompt (%s, sha256 %.12s) is not the one its %s run %s began with (sha256 %.12s, saved as %s), which would be continued. "+
-			"To continue that run, run again with its prompt (--prompt %s) or with --prompt-change=resume; "+
-			"to start this task instead, use --prompt-change=start_over (the recorded run stays on disk) or --reset",
-		rec.Issue, r.cfg.PromptSource, given, rec.Status, rec.RunID, recorded, saved, saved)}
-}
-
-// keepPromptChange adds a decision to the record, keeping the latest
-// journal.MaxPromptChanges.
-func keepPromptChange(rec *journal.Record, c *journal.PromptChange) {
-	if c == nil {
-		return
-	}
-	rec.PromptChanges = append(rec.PromptChanges, *c)
-	if n := len(rec.PromptChanges); n > journal.MaxPromptChanges {
-		rec.PromptChanges = append([]journal.PromptChange(nil), rec.PromptChanges[n-journal.MaxPromptChanges:]...)
 	}
 }
 

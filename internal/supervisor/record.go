@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
@@ -15,12 +14,60 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
+// record is the issue's record now: the one place that builds it, from
+// the run as the plan opened it (base: its identity and history), the
+// run's decision state (run.State, once begun) and what this malarun
+// keeps (runFacts). Nothing else assigns a record field (issue 39), so
+// which holds the truth for each field is read here.
+func (r *runner) record(now time.Time) journal.Record {
+	f := &r.facts
+	rec := r.base
+	rec.Owner, rec.Trace, rec.Cgroup = f.owner, f.trace, f.cgroup
+	rec.Status, rec.ExitCode, rec.Reason = f.status, f.exitCode, f.reason
+	rec.RetryAt, rec.LimitType, rec.Reclaims = f.retryAt, f.limitType, f.reclaims
+	rec.OutputFailures, rec.Sessions = f.outputFailures, f.sessions
+	rec.APIAnswered = rec.APIAnswered || f.answered
+	if f.mcpSeen {
+		rec.MCPNotConnected = f.mcpDown
+	}
+	rec.UpdatedAt = now
+	if f.began {
+		s := r.state
+		rec.Attempts, rec.SessionID, rec.SessionTalked = s.Attempts, s.SessionID, s.SessionTalked
+		// A copy: the attempt's calls are added below, and the run's state
+		// is internal/run's alone.
+		rec.SideEffects = maps.Clone(s.SideEffects)
+		rec.Continuations, rec.Checkpoint, rec.PhaseRoom = s.Continuations, s.Checkpoint, run.RoomToRecord(s.Room)
+		// Finite whatever the CLI printed, so the record can always be
+		// encoded: an attempt's cost is within [0, stream.MaxCostUSD] (the
+		// decoder's bound), so the run's cost and the issue's total grow by
+		// at most that per attempt, which a float64 absorbs for 1e302
+		// attempts. A record written before holds a finite value too.
+		rec.TotalCostUSD = r.base.TotalCostUSD + s.CostUSD - r.base.CostUSD
+		rec.CostUSD = s.CostUSD
+		rec.Running, rec.Tasks, rec.Tree, rec.AttemptStartedAt = f.cutCalls, f.cutTasks, nil, time.Time{}
+	}
+	if a := f.attempt; a != nil {
+		rec.SessionTalked = a.talked || a.resume && rec.SessionTalked && rec.SessionID == a.session
+		rec.SessionID = a.session
+		for tool, n := range a.calls {
+			if rec.SideEffects == nil {
+				rec.SideEffects = map[string]int{}
+			}
+			rec.SideEffects[tool] += n
+		}
+		rec.Running, rec.Tasks, rec.Tree, rec.AttemptStartedAt = a.running, a.tasks, a.tree, a.started
+	}
+	return rec
+}
+
 // save writes the issue's record. A record that cannot be saved means a
 // later malarun could not continue the run: that ends the run.
 func (r *runner) save() error {
-	r.rec.UpdatedAt = time.Now()
-	r.noteOutputFailures()
-	if err := r.records.Save(r.rec); err != nil {
+	if r.deps.OutputFailures != nil {
+		r.facts.noteOutputs(r.deps.OutputFailures())
+	}
+	if err := r.records.Save(r.record(time.Now())); err != nil {
 		if lost, ok := errors.AsType[*journal.LostError](err); ok {
 			// Another malarun runs the issue now: exit 7, as if it had
 			// held the issue from the start.
@@ -31,200 +78,55 @@ func (r *runner) save() error {
 	return nil
 }
 
-// maxOutputFailures bounds the failures a record keeps: one per output per
-// invocation, over as many invocations as resume the run.
-const maxOutputFailures = 16
-
-// noteOutputFailures copies into the record the outputs that failed since
-// the last save, once each (Deps.OutputFailures).
-func (r *runner) noteOutputFailures() {
-	if r.deps.OutputFailures == nil {
-		return
-	}
-	for _, f := range r.deps.OutputFailures() {
-		if r.notedOutputs[f.Output] {
-			continue
-		}
-		if r.notedOutputs == nil {
-			r.notedOutputs = map[string]bool{}
-		}
-		r.notedOutputs[f.Output] = true
-		r.rec.OutputFailures = append(r.rec.OutputFailures, f)
-		if n := len(r.rec.OutputFailures); n > maxOutputFailures {
-			r.rec.OutputFailures = slices.Clone(r.rec.OutputFailures[n-maxOutputFailures:])
-		}
-	}
-}
-
-// recordAttemptStart notes the session and the CLI's process before the
-// attempt produces anything, so a malarun killed from here on can be
-// followed by one that resumes this session and ends this process.
+// recordAttemptStart saves the attempt's session and process before it
+// produces anything (runFacts.attemptStarted).
 func (r *runner) recordAttemptStart(spec run.Attempt, child Child) error {
-	r.rec.SessionID = spec.SessionID
-	if !spec.Resume {
-		r.rec.SessionTalked = false
-	}
-	if len(r.rec.Sessions) == 0 || r.rec.Sessions[len(r.rec.Sessions)-1] != spec.SessionID {
-		r.rec.Sessions = append(r.rec.Sessions, spec.SessionID)
-	}
-	r.rec.Tree = nil
-	if st := child.StartTime(); st != 0 {
-		// A pid is recorded only with its start time (unknown if /proc could
-		// not be read): the marker still finds the process.
-		r.rec.Tree = []journal.ProcRef{{Pid: child.Pid(), StartTime: st}}
-	}
-	r.rec.Running, r.rec.Tasks = nil, nil
-	r.rec.AttemptStartedAt = time.Now().UTC()
+	r.facts.attemptStarted(spec, child.Pid(), child.StartTime(), time.Now())
 	return r.save()
 }
 
-// recordProgress notes, as they happen, what a later malarun needs if
+// recordProgress saves, as they happen, what a later malarun needs if
 // this one dies mid-attempt: that the session has talked (so it is worth
 // resuming), the tool calls with side effects (so a fresh start is known to
 // be unsafe), and the tool calls in flight (so the resume prompt names them).
 // Without fsync: frequent, and only malarun's own death must be survived.
 func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task, answered bool) {
-	changed := false
-	if answered && !r.rec.APIAnswered {
-		r.rec.APIAnswered, changed = true, true
-	}
-	if ev.Type == "system" && ev.Subtype == "init" {
-		if down := recordMCP(attempt.MCPDown(ev.MCPServers)); !slices.Equal(down, r.rec.MCPNotConnected) {
-			r.rec.MCPNotConnected, changed = down, true
-		}
-	}
-	if ev.Type == "assistant" && ev.Model != "<synthetic>" && !r.rec.SessionTalked {
-		r.rec.SessionTalked, changed = true, true
-	}
-	for _, tu := range ev.ToolUses {
-		if !r.policy.SideEffectFree[tu.Name] {
-			if r.rec.SideEffects == nil {
-				r.rec.SideEffects = map[string]int{}
-			}
-			r.rec.SideEffects[tu.Name]++
-			changed = true
-		}
-	}
-	if calls := recordCalls(outstanding); !slices.Equal(calls, r.rec.Running) {
-		r.rec.Running, changed = calls, true
-	}
-	if rt := recordTasks(tasks); !slices.Equal(rt, r.rec.Tasks) {
-		r.rec.Tasks, changed = rt, true
-	}
-	if !changed {
+	if !r.facts.progress(&ev, outstanding, tasks, answered, r.policy.SideEffectFree) {
 		return
 	}
-	r.rec.UpdatedAt = time.Now()
-	if err := r.records.SaveQuick(r.rec); err != nil {
+	if err := r.records.SaveQuick(r.record(time.Now())); err != nil {
 		r.log.Error().Err(err).Msg("could not record the attempt's progress")
 	}
 }
 
-// The record has its own types for tool calls and tasks (journal owns its
-// file format); these convert to and from them.
-
-func recordCalls(tus []stream.ToolUse) []journal.ToolCall {
-	if len(tus) == 0 {
-		return nil
-	}
-	calls := make([]journal.ToolCall, len(tus))
-	for i, tu := range tus {
-		calls[i] = journal.ToolCall{Name: tu.Name, Input: tu.Input}
-	}
-	return calls
-}
-
-func recordTasks(tasks []attempt.Task) []journal.Task {
-	if len(tasks) == 0 {
-		return nil
-	}
-	out := make([]journal.Task, len(tasks))
-	for i, tk := range tasks {
-		out[i] = journal.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
-			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
-	}
-	return out
-}
-
-func callsOfRecord(calls []journal.ToolCall) []run.ToolCall {
-	out := make([]run.ToolCall, len(calls))
-	for i, c := range calls {
-		out[i] = run.ToolCall{Name: c.Name, Input: c.Input}
-	}
-	return out
-}
-
-func tasksOfRecord(tasks []journal.Task) []attempt.Task {
-	out := make([]attempt.Task, len(tasks))
-	for i, tk := range tasks {
-		out[i] = attempt.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
-			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
-	}
-	return out
-}
-
-// recordDecision mirrors the run's decision state, and what the attempt
-// cut off, into the record; the caller saves it.
+// recordDecision ends the attempt's facts once the run decided what
+// follows it; the caller saves.
 func (r *runner) recordDecision(res *attemptResult) {
-	s := r.state
-	r.rec.Attempts = s.Attempts
-	r.rec.AttemptStartedAt = time.Time{} // none runs until the next starts
-	r.rec.SessionID = s.SessionID
-	r.rec.SessionTalked = s.SessionTalked
-	// A copy: recordProgress counts the next attempt's calls into the
-	// record's map as they come, and the run's state is internal/run's alone.
-	r.rec.SideEffects = maps.Clone(s.SideEffects)
-	r.rec.Continuations = s.Continuations
-	// Finite whatever the CLI printed, so the record can always be encoded:
-	// an attempt's cost is within [0, stream.MaxCostUSD] (the decoder's
-	// bound; a rejected cost keeps the last good one), so the run's cost
-	// (run.State.CostUSD) and the issue's total grow by at most that per
-	// attempt, which a float64 absorbs for 1e302 attempts. A record written
-	// before holds a finite value too (JSON has no Inf).
-	r.rec.TotalCostUSD += s.CostUSD - r.rec.CostUSD
-	r.rec.CostUSD = s.CostUSD
-	r.rec.Checkpoint = s.Checkpoint
-	r.rec.PhaseRoom = roomToRecord(s.Room)
-	r.rec.Tree = nil
-	cutCalls, cutTasks := res.machine.CutOff()
-	r.rec.Running = recordCalls(cutCalls)
-	r.rec.Tasks = recordTasks(cutTasks)
+	r.facts.attemptDecided(res.machine.CutOff())
 }
 
-// finishRecord records how the run ended. An interrupted, stopped or
-// waiting (usage-limited) run stays resumable and costs no reclaim: cancelled CI jobs never poison an
-// issue, and an orchestrator's retry of exit 3 or 124 continues the work.
-// A record that cannot be saved is an error of its own: the exit code must
-// not say the run ended cleanly while record.json still says processing
-// (the next invocation would reclaim a finished run).
+// finishRecord records how the run ended (run.Close). A record that cannot
+// be saved is an error of its own: the exit code must not say the run
+// ended cleanly while record.json still says processing (the next
+// invocation would reclaim a finished run).
 func (r *runner) finishRecord(err error) error {
-	r.rec.ExitCode = r.exitCode(err)
-	r.rec.Reason = ""
-	r.rec.Tree = nil
-	var re *RunError
-	waiting := true
-	switch {
-	case errors.Is(err, outcome.RateLimit) && errors.As(err, &re):
-		// The session is kept for the next run; retry_at says when.
-		r.rec.RetryAt, r.rec.LimitType = re.RetryAt, re.LimitType
-	case errors.Is(err, outcome.Interrupted) && r.state.Waiting():
-		// Stopped during a limit wait: still waiting for the same reset.
-	default:
-		waiting = false
-		r.rec.RetryAt, r.rec.LimitType = time.Time{}, ""
+	e := run.Ending{Outcome: outcome.Of(err)}
+	if err != nil {
+		e.Reason = err.Error()
 	}
-	r.rec.Status = journal.StatusFor(outcome.Of(err))
-	switch {
-	case waiting:
-		r.rec.Status = journal.Waiting
-		r.rec.Reason = err.Error()
-	case err == nil:
-		r.rec.Running, r.rec.Tasks = nil, nil
-	default:
-		r.rec.Reason = err.Error()
+	if re, ok := errors.AsType[*RunError](err); ok && errors.Is(err, outcome.RateLimit) {
+		e.RetryAt, e.LimitType = re.RetryAt, re.LimitType
 	}
-	if err == nil || !errors.Is(err, outcome.Interrupted) {
-		r.rec.Reclaims = 0
+	c := run.Close(r.state, e)
+	f := &r.facts
+	f.status, f.reason, f.exitCode = c.Status, c.Reason, r.exitCode(err)
+	f.retryAt, f.limitType = c.RetryAt, c.LimitType
+	f.attempt = nil
+	if c.ClearInFlight {
+		f.cutCalls, f.cutTasks = nil, nil
+	}
+	if !c.KeepReclaims {
+		f.reclaims = 0
 	}
 	if r.deps.FlushOutputs != nil {
 		r.deps.FlushOutputs() // the last save notes every output that failed
@@ -267,30 +169,30 @@ func (r *runner) attemptEnv(n int) []string {
 	return environ.With(environ.With(env, "TRACEPARENT", tp), "TRACESTATE", ts)
 }
 
-// roomToRecord is the run's room by phase name, for the record (nil:
-// none given).
-func roomToRecord(room attempt.Room) map[string]int {
-	var out map[string]int
-	for _, p := range attempt.Phases() {
-		if room[p] > 0 {
-			if out == nil {
-				out = map[string]int{}
-			}
-			out[p.String()] = room[p]
-		}
+// The record has its own types for tool calls and tasks (journal owns its
+// file format); these convert to them.
+
+func recordCalls(tus []stream.ToolUse) []journal.ToolCall {
+	if len(tus) == 0 {
+		return nil
 	}
-	return out
+	calls := make([]journal.ToolCall, len(tus))
+	for i, tu := range tus {
+		calls[i] = journal.ToolCall{Name: tu.Name, Input: tu.Input}
+	}
+	return calls
 }
 
-// roomOfRecord reads the record's room back: names malarun does not know
-// are left out, and each count is bounded by attempt.MaxRoom (the record
-// is checked, but a newer malarun may know more phases).
-func roomOfRecord(m map[string]int) attempt.Room {
-	var room attempt.Room
-	for _, p := range attempt.Phases() {
-		room[p] = min(max(m[p.String()], 0), attempt.MaxRoom)
+func recordTasks(tasks []attempt.Task) []journal.Task {
+	if len(tasks) == 0 {
+		return nil
 	}
-	return room
+	out := make([]journal.Task, len(tasks))
+	for i, tk := range tasks {
+		out[i] = journal.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
+			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
+	}
+	return out
 }
 
 func recordMCP(down []stream.MCPServer) []journal.MCPServer {

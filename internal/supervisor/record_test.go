@@ -15,8 +15,8 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/testing/qemutest"
 	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/testing/qemutest"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 

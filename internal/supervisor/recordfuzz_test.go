@@ -80,7 +80,7 @@ func FuzzRecordFromStream(f *testing.F) {
 			var act run.Action
 			r.state, act = run.Next(r.policy, r.state, r.endedOf(res), now, run.Draws{NewSession: newSessionID(), Jitter: 0.5})
 			r.recordDecision(res)
-			r.rec.RetryAt, r.rec.LimitType = r.state.RetryAt, r.state.LimitType
+			r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
 			if err := r.save(); err != nil {
 				t.Fatal(err)
 			}
@@ -118,20 +118,23 @@ func fuzzRunner(t *testing.T, w RecordWriter, now time.Time) *runner {
 			}
 			return 0
 		}},
-		rec: journal.Record{Issue: cfg.IssueID, Status: journal.Processing, Cwd: "/work", Home: "/home/u",
+		base: journal.Record{Issue: cfg.IssueID, Status: journal.Processing, Cwd: "/work", Home: "/home/u",
 			RunID: id, RunDir: filepath.Join("/state/issue-1/runs", id), Runs: []string{id},
 			SessionID: newSessionID(), Marker: cfg.IssueID + "/" + id, StartedAt: now,
 			TotalCostUSD: math.Nextafter(journal.MaxUSD/2, 0)}, // an issue with a long, costly past
 	}
-	r.state, _ = run.Begin(r.policy, run.Beginning{FirstAttempt: 1, Record: run.Recorded{SessionID: r.rec.SessionID}}, now, run.Draws{})
+	r.facts = openFacts(r.base, journal.Owner{}, journal.TraceRef{})
+	r.state, _ = run.Begin(r.policy, run.Beginning{FirstAttempt: 1, Record: run.Recorded{SessionID: r.base.SessionID}}, now, run.Draws{})
+	r.facts.began = true
 	return r
 }
 
 // fuzzAttempt feeds one attempt's stream as runAttempt does, ending it as
 // how says.
 func fuzzAttempt(r *runner, data []byte, how uint8, now time.Time) *attemptResult {
-	spec := run.Attempt{N: 1, SessionID: r.rec.SessionID, Resume: how&1 != 0, Checkpoint: how&2 != 0}
+	spec := run.Attempt{N: 1, SessionID: r.base.SessionID, Resume: how&1 != 0, Checkpoint: how&2 != 0}
 	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: now, ended: now.Add(time.Minute)}
+	r.facts.attemptStarted(spec, 4242, 1, now)
 	m := attempt.New(attempt.Limits{Idle: time.Minute, Tool: time.Hour, Background: time.Hour, Linger: time.Second,
 		LimitWaitLeft: time.Hour}, now)
 	d := stream.NewDecoder(bytes.NewReader(data))

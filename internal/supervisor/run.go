@@ -85,24 +85,24 @@ func (r *runner) acquire(host string, started time.Time) error {
 // open takes the plan's record as this malarun's: its owner, processing,
 // the run's folder, working directory, HOME and marker.
 func (r *runner) open(pl *plan, host string, started time.Time) error {
-	r.rec = pl.rec
+	r.base = pl.rec
 	// The record names the trace of the malarun that last ran the issue
 	// with traces on; a continued run links to it, and this one's takes
 	// its place.
 	var previousTrace journal.TraceRef
 	if pl.begin.Continued {
-		previousTrace = r.rec.Trace
+		previousTrace = r.base.Trace
 	}
+	trace := r.base.Trace
 	if !r.cfg.Trace.IsZero() {
-		r.rec.Trace = r.cfg.Trace
+		trace = r.cfg.Trace
 	}
-	r.rec.Owner = journal.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
-		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}
-	r.rec.Status, r.rec.ExitCode, r.rec.Reason = journal.Processing, 0, ""
-	r.runDir = r.rec.RunDir
-	r.cfg.Cwd = r.rec.Cwd
-	r.cfg.Env = environ.With(r.cfg.Env, "HOME", r.rec.Home)
-	r.cfg.Env = environ.With(r.cfg.Env, markerEnv, r.rec.Marker)
+	r.facts = openFacts(r.base, journal.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
+		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}, trace)
+	r.runDir = r.base.RunDir
+	r.cfg.Cwd = r.base.Cwd
+	r.cfg.Env = environ.With(r.cfg.Env, "HOME", r.base.Home)
+	r.cfg.Env = environ.With(r.cfg.Env, markerEnv, r.base.Marker)
 	r.cfg.Env = r.cliLimits(r.cfg.Env)
 	r.contain()
 	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd)
@@ -116,7 +116,7 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 		return err
 	}
 	r.log.Info().Str("run_dir", r.runDir).Str("prompt", r.cfg.PromptSource).Bool("continued", pl.begin.Continued).Msg("run started")
-	r.emit(event.Event{Kind: event.RunStarted, RunDir: r.runDir, Continued: pl.begin.Continued, Session: r.rec.SessionID, PreviousTrace: previousTrace})
+	r.emit(event.Event{Kind: event.RunStarted, RunDir: r.runDir, Continued: pl.begin.Continued, Session: r.base.SessionID, PreviousTrace: previousTrace})
 	return nil
 }
 
@@ -130,8 +130,9 @@ func (r *runner) close(pl *plan, rep event.Report, err error, started time.Time)
 		err = serr
 	}
 	rep.Issue, rep.Record, rep.Started, rep.Duration = r.cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
-	rep.Sessions, rep.Continuations = r.rec.Sessions, r.rec.Continuations
-	rep.Reclaims, rep.Reclaimed = r.rec.RunReclaims, pl.reclaimed
+	rec := r.record(time.Now())
+	rep.Sessions, rep.Continuations = rec.Sessions, rec.Continuations
+	rep.Reclaims, rep.Reclaimed = rec.RunReclaims, pl.reclaimed
 	var re *RunError
 	if errors.As(err, &re) && errors.Is(err, outcome.RateLimit) {
 		rep.RetryAt, rep.LimitType = re.RetryAt, re.LimitType

@@ -43,9 +43,13 @@ type runner struct {
 	// owner and compared with a recorded owner's.
 	self    proc.Identity
 	journal *journal.Journal
-	records RecordWriter   // where the record is saved: the journal, or a test's wrapper
-	rec     journal.Record // the issue's record, saved at every transition
-	task    []byte         // the run's prompt (prompt.md), kept to make a removed run folder again
+	records RecordWriter // where the record is saved: the journal, or a test's wrapper
+	// base is the run as the plan opened it (its identity and history);
+	// facts what this malarun keeps of it. record() projects them, with
+	// state, into the record saved at every transition.
+	base  journal.Record
+	facts runFacts
+	task  []byte // the run's prompt (prompt.md), kept to make a removed run folder again
 	// prompts are the attempt prompts this invocation wrote, by path: a
 	// fresh session reuses the one it started with (ensureRunDir).
 	prompts map[string][]byte
@@ -64,8 +68,6 @@ type runner struct {
 
 	// target is the API address of the CLI's environment (§D17).
 	target reach.Target
-	// notedOutputs are malarun's failed outputs already in the record.
-	notedOutputs map[string]bool
 
 	// lockLost is closed once another malarun took the issue over (its
 	// lock file was removed; journal.Journal.Lost): this run stops at once.

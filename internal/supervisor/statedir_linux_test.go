@@ -7,9 +7,10 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/testing/testchild"
-	"golang.org/x/sys/unix"
 )
 
 // A state_dir malarun cannot write is its own trouble (outcome error, exit

@@ -1,0 +1,152 @@
+package supervisor
+
+import (
+	"slices"
+	"time"
+
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/stream"
+)
+
+// runFacts are what the record keeps that neither the plan's record (the
+// run's identity and history: runner.base) nor the run's decision state
+// (run.State) holds: this malarun, the state the run is in, and the
+// attempt running now. The driver keeps them as things happen; record
+// (record.go) projects all three into the record, and nothing else writes
+// a record field (issue 39).
+type runFacts struct {
+	owner  journal.Owner
+	trace  journal.TraceRef
+	cgroup string // the run's cgroup ("": none, or removed)
+	// status is the record's status; exitCode and reason are set once the
+	// run ends, retryAt and limitType while a usage limit is in force.
+	status    journal.Status
+	exitCode  int
+	reason    string
+	retryAt   time.Time
+	limitType string
+	reclaims  int // the malarun deaths in a row (the poison rule)
+	// outputFailures are malarun's outputs that failed, once each.
+	outputFailures []journal.OutputFailure
+	noted          map[string]bool
+	answered       bool // the API answered in this invocation
+	// mcpDown is the last attempt's init line's MCP servers not connected
+	// (mcpSeen: an init line came).
+	mcpDown  []journal.MCPServer
+	mcpSeen  bool
+	sessions []string
+	// began: the run's decision state is set (run.Begin ran): the record
+	// takes its numbers from it from then on.
+	began bool
+	// cutCalls and cutTasks were in flight when the last attempt (or the
+	// last malarun) stopped: a malarun that dies now names them.
+	cutCalls []journal.ToolCall
+	cutTasks []journal.Task
+	// attempt is the attempt running now (nil: none).
+	attempt *attemptFacts
+}
+
+// attemptFacts are what a later malarun needs if this one dies in the
+// middle of the attempt.
+type attemptFacts struct {
+	session string
+	resume  bool
+	talked  bool           // the session got an assistant message in this attempt
+	calls   map[string]int // calls with side effects in this attempt, by tool
+	running []journal.ToolCall
+	tasks   []journal.Task
+	tree    []journal.ProcRef
+	started time.Time
+}
+
+// openFacts are the facts of a run as this malarun takes it.
+func openFacts(base journal.Record, owner journal.Owner, trace journal.TraceRef) runFacts {
+	return runFacts{owner: owner, trace: trace, status: journal.Processing, retryAt: base.RetryAt, limitType: base.LimitType,
+		reclaims: base.Reclaims, outputFailures: base.OutputFailures, sessions: base.Sessions,
+		cutCalls: base.Running, cutTasks: base.Tasks}
+}
+
+// attemptStarted notes an attempt's session and process before it
+// produces anything, so a malarun killed from here on can be followed by
+// one that resumes this session and ends this process.
+func (f *runFacts) attemptStarted(spec run.Attempt, pid int, startTime uint64, now time.Time) {
+	a := &attemptFacts{session: spec.SessionID, resume: spec.Resume, started: now.UTC()}
+	if startTime != 0 {
+		// A pid is recorded only with its start time (unknown if /proc could
+		// not be read): the marker still finds the process.
+		a.tree = []journal.ProcRef{{Pid: pid, StartTime: startTime}}
+	}
+	if len(f.sessions) == 0 || f.sessions[len(f.sessions)-1] != spec.SessionID {
+		f.sessions = append(slices.Clone(f.sessions), spec.SessionID)
+	}
+	f.attempt = a
+}
+
+// progress takes in what a line of the running attempt changed, and
+// reports whether the record changed.
+func (f *runFacts) progress(ev *stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task, answered bool, sideEffectFree map[string]bool) bool {
+	a := f.attempt
+	changed := false
+	if answered && !f.answered {
+		f.answered, changed = true, true
+	}
+	if ev.Type == "system" && ev.Subtype == "init" {
+		if down := recordMCP(attempt.MCPDown(ev.MCPServers)); !f.mcpSeen || !slices.Equal(down, f.mcpDown) {
+			f.mcpDown, f.mcpSeen, changed = down, true, true
+		}
+	}
+	if a == nil {
+		return changed
+	}
+	if ev.Type == "assistant" && ev.Model != "<synthetic>" && !a.talked {
+		a.talked, changed = true, true
+	}
+	for _, tu := range ev.ToolUses {
+		if !sideEffectFree[tu.Name] {
+			if a.calls == nil {
+				a.calls = map[string]int{}
+			}
+			a.calls[tu.Name]++
+			changed = true
+		}
+	}
+	if calls := recordCalls(outstanding); !slices.Equal(calls, a.running) {
+		a.running, changed = calls, true
+	}
+	if rt := recordTasks(tasks); !slices.Equal(rt, a.tasks) {
+		a.tasks, changed = rt, true
+	}
+	return changed
+}
+
+// attemptDecided ends the attempt's facts once the run decided what
+// follows it: run.State now holds what it did, and what it cut off is
+// kept for a malarun that dies before the next starts.
+func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []attempt.Task) {
+	f.attempt = nil
+	f.cutCalls, f.cutTasks = recordCalls(cutCalls), recordTasks(cutTasks)
+}
+
+// noteOutputs adds the outputs that failed, once each, keeping the last
+// maxOutputFailures.
+func (f *runFacts) noteOutputs(failed []journal.OutputFailure) {
+	for _, o := range failed {
+		if f.noted[o.Output] {
+			continue
+		}
+		if f.noted == nil {
+			f.noted = map[string]bool{}
+		}
+		f.noted[o.Output] = true
+		f.outputFailures = append(slices.Clone(f.outputFailures), o)
+		if n := len(f.outputFailures); n > maxOutputFailures {
+			f.outputFailures = f.outputFailures[n-maxOutputFailures:]
+		}
+	}
+}
+
+// maxOutputFailures bounds the failures a record keeps: one per output per
+// invocation, over as many invocations as resume the run.
+const maxOutputFailures = 16
