@@ -204,7 +204,10 @@ func (is *soakIssue) invoke(inv int) (int, string) {
 	if inv == 1 && (is.fault == "malarun-term" || is.fault == "malarun-kill") {
 		// The handshake: the Bash call has written its side effect and
 		// sleeps; the signal comes while it runs.
-		if testchild.WaitUntil(time.Minute, nil, func() bool { _, err := os.Stat(is.side); return err == nil }) {
+		// Its content, not the file: the shell creates the file (>>) before
+		// echo writes, and a signal in between left the call's effect
+		// undone (seen once under load).
+		if testchild.WaitUntil(time.Minute, nil, func() bool { b, _ := os.ReadFile(is.side); return strings.Contains(string(b), "ran\n") }) {
 			sig := syscall.SIGTERM
 			if is.fault == "malarun-kill" {
 				sig, killed = syscall.SIGKILL, true

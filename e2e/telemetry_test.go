@@ -165,7 +165,7 @@ func TestRealCLIRunExportsItsTraceAndMetrics(t *testing.T) {
 	wantMetric(t, m, telemetry.MetricRuns, map[string]string{"malarun.outcome": "success"}, 1)
 	wantMetric(t, m, telemetry.MetricAttempts, map[string]string{"malarun.attempt.ending": "hang"}, 1)
 	wantMetric(t, m, telemetry.MetricAttempts, map[string]string{"malarun.attempt.ending": "exited"}, 1)
-	wantMetric(t, m, telemetry.MetricHangs, nil, 1)
+	wantMetric(t, m, telemetry.MetricHangs, map[string]string{"malarun.hang.phase": "replying"}, 1) // a stall after message_start
 	wantMetric(t, m, telemetry.MetricTokens, map[string]string{"malarun.token.type": "input"}, float64(rep.Tokens.Input))
 	wantMetric(t, m, telemetry.MetricTokens, map[string]string{"malarun.token.type": "output"}, float64(rep.Tokens.Output))
 	if rep.CostUSD > 0 {

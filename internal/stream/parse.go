@@ -60,8 +60,7 @@ func (d *Decoder) parseObject() bool {
 				d.capturing, d.capBase = true, len(d.stack)
 				d.blk.input.reset(MaxInputBytes)
 			}
-			switch {
-			case c == '{' || c == '[':
+			if c == '{' || c == '[' {
 				if len(d.stack) >= maxDepth {
 					return d.fail(stopBad)
 				}
@@ -76,25 +75,8 @@ func (d *Decoder) parseObject() bool {
 					st = stArrFirst
 				}
 				continue
-			case c == '"':
-				d.discard(1)
-				ok = d.stringValue(f)
-			case c == '-' || c >= '0' && c <= '9':
-				ok = d.numberValue(f)
-			case c == 't':
-				if ok = d.literal("true"); ok {
-					d.setBool(f, true)
-				}
-			case c == 'f':
-				if ok = d.literal("false"); ok {
-					d.setBool(f, false)
-				}
-			case c == 'n':
-				ok = d.literal("null") // a null kept field stays at its zero value
-			default:
-				return d.fail(stopBad)
 			}
-			if !ok {
+			if !d.scalar(c, f) {
 				return false
 			}
 			st = d.resume()
@@ -129,6 +111,33 @@ func (d *Decoder) parseObject() bool {
 		}
 	}
 	return true
+}
+
+// scalar reads a value that is no container, beginning with c, as field
+// f; false when the line is done (bad, or cut short).
+func (d *Decoder) scalar(c byte, f field) bool {
+	switch {
+	case c == '"':
+		d.discard(1)
+		return d.stringValue(f)
+	case c == '-' || c >= '0' && c <= '9':
+		return d.numberValue(f)
+	case c == 't':
+		ok := d.literal("true")
+		if ok {
+			d.setBool(f, true)
+		}
+		return ok
+	case c == 'f':
+		ok := d.literal("false")
+		if ok {
+			d.setBool(f, false)
+		}
+		return ok
+	case c == 'n':
+		return d.literal("null") // a null kept field stays at its zero value
+	}
+	return d.fail(stopBad)
 }
 
 // pop closes the innermost container and returns what comes after it.
@@ -231,6 +240,12 @@ func (d *Decoder) stringValue(f field) bool {
 	}
 	if f == fResult {
 		d.resultAt = at // the last one is kept, as its text is
+	}
+	if vocabulary(f) && !d.str.trunc {
+		if s := interned(d.str.b); s != "" {
+			d.setString(f, s, false)
+			return true
+		}
 	}
 	d.setString(f, d.str.text(), d.str.trunc)
 	return true

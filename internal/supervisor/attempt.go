@@ -157,7 +157,7 @@ func (d *attemptDriver) loop() {
 			d.ctxDone = nil
 			d.step(attempt.Input{Kind: attempt.Interrupt})
 		case sig := <-d.r.deps.Signals:
-			if d.r.interrupt(sig) {
+			if d.r.interrupt(sig, d.r.log, d.r.cfg.ShutdownGrace) {
 				d.res.signal = sig
 				d.step(attempt.Input{Kind: attempt.Interrupt})
 			}

@@ -12,6 +12,16 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
+// warned is what a run's lines are warned about once per run.
+type warned struct {
+	versionWarned bool   // the CLI is older than the oldest supported
+	cliVersion    string // the CLI's version, from its last init line ("": none yet)
+	// unfamiliarWarned are the kinds of line malarun did not know, said
+	// once each (stream.Unfamiliar).
+	unfamiliarWarned map[string]bool
+	mcpWarned        map[stream.MCPServer]bool // MCP servers not connected
+}
+
 // What a line of the stream shows: its log record, the events it carries
 // and the context's occupancy after it.
 

@@ -45,7 +45,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (event.Report, error) {
 	}
 	started := time.Now()
 	log := deps.Log.With().Str("issue", cfg.IssueID).Logger()
-	r := &runner{cfg: cfg, deps: deps, log: log, ctxDone: ctx.Done(), hurry: make(chan struct{}), tmpl: tmpl, mcpWarned: map[stream.MCPServer]bool{}, unfamiliarWarned: map[string]bool{},
+	r := &runner{cfg: cfg, deps: deps, log: log, ctxDone: ctx.Done(), shutdown: shutdown{hurry: make(chan struct{})}, tmpl: tmpl, warned: warned{mcpWarned: map[stream.MCPServer]bool{}, unfamiliarWarned: map[string]bool{}},
 		monitor: ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold), policy: cfg.runPolicy(started), self: proc.Self()}
 	host, _ := os.Hostname()
 	if err := r.acquire(host, started); err != nil {

@@ -3,8 +3,6 @@ package supervisor
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -16,7 +14,6 @@ import (
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/run"
-	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -54,12 +51,8 @@ type runner struct {
 	// fresh session reuses the one it started with (ensureRunDir).
 	prompts map[string][]byte
 
-	versionWarned bool   // the CLI is older than the oldest supported: said once per run
-	cliVersion    string // the CLI's version, from its last init line ("": none yet)
-	// unfamiliarWarned are the kinds of line malarun did not know, said
-	// once each per run (stream.Unfamiliar).
-	unfamiliarWarned map[string]bool
-	mcpWarned        map[stream.MCPServer]bool // MCP servers not connected, warned about once per run
+	// warned is what the run's lines were warned about, once each (lines.go).
+	warned
 
 	// timeline is the run folder's record of decisions and receive times,
 	// for malarun show (timeline.go); timelineWarned: its failure was logged.
@@ -78,11 +71,8 @@ type runner struct {
 	doing      attempt.Doing
 	doingLabel string
 
-	interrupted os.Signal
-	hurry       chan struct{} // closed by a second signal: kill at once
-	hurryOnce   sync.Once
-	// shutdownTimer hurries the stop once shutdown_grace has passed since the first signal.
-	shutdownTimer *time.Timer
+	// shutdown is how malarun was asked to stop (signals.go).
+	shutdown
 }
 
 // withDefaults fills in the connections a caller left nil.
@@ -111,36 +101,13 @@ func (r *runner) draws() run.Draws {
 	return run.Draws{NewSession: newSessionID(), Jitter: r.deps.Rand()}
 }
 
-// interrupt handles a shutdown signal. It reports true for the first signal
-// (stop gracefully); any later one closes hurry (kill the tree now).
-func (r *runner) interrupt(sig os.Signal) bool {
-	if r.interrupted == nil {
-		r.interrupted = sig
-		r.log.Warn().Str("signal", sig.String()).Stringer("shutdown_grace", r.cfg.ShutdownGrace).Msg("stopping the run; a second signal kills it at once")
-		// Whatever is being stopped, and for whatever reason, the tree is
-		// killed once shutdown_grace is over: CI runners kill malarun soon.
-		r.shutdownTimer = time.AfterFunc(r.cfg.ShutdownGrace, func() { r.hurryNow("shutdown_grace is over") })
-		return true
-	}
-	r.hurryNow("second signal " + sig.String())
-	return false
-}
-
-// hurryNow makes every stop in progress or to come skip the rest of its grace.
-func (r *runner) hurryNow(why string) {
-	r.hurryOnce.Do(func() {
-		r.log.Warn().Str("why", why).Msg("killing the process tree now")
-		close(r.hurry)
-	})
-}
-
 // mayStart says whether another claude may be started: not once malarun
 // has been asked to stop (a signal can come while a tree is being
 // killed), nor once another malarun took the issue over.
 func (r *runner) mayStart() error {
 	select {
 	case sig := <-r.deps.Signals:
-		r.interrupt(sig)
+		r.interrupt(sig, r.log, r.cfg.ShutdownGrace)
 	default:
 	}
 	if r.interrupted != nil {
@@ -168,7 +135,7 @@ func (r *runner) pause(until time.Time, what string) error {
 	case <-r.ctxDone:
 		return &RunError{Kind: outcome.Interrupted, Detail: stopped}
 	case sig := <-r.deps.Signals:
-		r.interrupt(sig)
+		r.interrupt(sig, r.log, r.cfg.ShutdownGrace)
 		return &RunError{Kind: outcome.Interrupted, Signal: sig, Detail: stopped}
 	case <-r.lockLost:
 		return r.lostError()

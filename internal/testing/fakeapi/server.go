@@ -177,36 +177,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, req *Requ
 		return
 	}
 	var rep reply
-	reqID := s.record(req, Reply{}, func(rec *Reply) {
-		if req.Kind == KindConversation {
-			responded := false
-			if s.cfg.responder != nil {
-				step, responded = s.cfg.responder(req)
-			}
-			if !responded {
-				step, rec.Exhausted = s.nextStepLocked(req.SessionID)
-			}
-		}
-		rep = s.resolveLocked(step, req)
-		rec.Step = step.String()
-		if req.Kind != KindConversation {
-			rec.Step = req.Kind.String() + ": " + rec.Step
-		}
-		switch {
-		case step.kind == stepHTTPError:
-			rec.Status = step.status
-		case step.kind == stepStreamError && !req.Stream:
-			rec.Status = http.StatusInternalServerError
-		default:
-			rec.Status = http.StatusOK
-			rec.MessageID = rep.msgID
-		}
-		for _, b := range rep.blocks {
-			if b.Type == "tool_use" {
-				rec.ToolUseIDs = append(rec.ToolUseIDs, b.ID)
-			}
-		}
-	})
+	reqID := s.record(req, Reply{}, func(rec *Reply) { step, rep = s.answerLocked(req, step, rec) })
 	w.Header().Set("Request-Id", reqID)
 
 	if step.gate != nil {
@@ -255,6 +226,41 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, req *Requ
 			panic(http.ErrAbortHandler)
 		}
 	}
+}
+
+// answerLocked takes the step that answers a conversation request (the
+// responder's, else the script's; step as given for the CLI's own
+// requests), makes it concrete, and fills in the record of the reply.
+func (s *Server) answerLocked(req *Request, step Step, rec *Reply) (Step, reply) {
+	if req.Kind == KindConversation {
+		responded := false
+		if s.cfg.responder != nil {
+			step, responded = s.cfg.responder(req)
+		}
+		if !responded {
+			step, rec.Exhausted = s.nextStepLocked(req.SessionID)
+		}
+	}
+	rep := s.resolveLocked(step, req)
+	rec.Step = step.String()
+	if req.Kind != KindConversation {
+		rec.Step = req.Kind.String() + ": " + rec.Step
+	}
+	switch {
+	case step.kind == stepHTTPError:
+		rec.Status = step.status
+	case step.kind == stepStreamError && !req.Stream:
+		rec.Status = http.StatusInternalServerError
+	default:
+		rec.Status = http.StatusOK
+		rec.MessageID = rep.msgID
+	}
+	for _, b := range rep.blocks {
+		if b.Type == "tool_use" {
+			rec.ToolUseIDs = append(rec.ToolUseIDs, b.ID)
+		}
+	}
+	return step, rep
 }
 
 // streamReply streams a reply paced as its step says: a silence before
