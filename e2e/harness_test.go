@@ -46,7 +46,9 @@ func setup() (suite, func(), error) {
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
 	s := suite{malarun: filepath.Join(tmp, "malarun"), root: root}
-	build := exec.Command("go", "build", "-o", s.malarun, "./cmd/malarun")
+	// MALARUN_E2E_TAGS builds malarun with tags: cpuprofile profiles each
+	// malarun of a fleet into MALARUN_CPUPROFILE (docs/testing.md).
+	build := exec.Command("go", "build", "-tags", os.Getenv("MALARUN_E2E_TAGS"), "-o", s.malarun, "./cmd/malarun")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		cleanup()
@@ -169,6 +171,7 @@ func (e *env) environ() []string {
 		"DISABLE_AUTOUPDATER=1",
 		"MALARUN_LOG_FORMAT=json",
 		"MALARUN_STATE_DIR=" + filepath.Join(e.home, "state"),
+		"MALARUN_CPUPROFILE=" + os.Getenv("MALARUN_CPUPROFILE"),
 	}, e.extraEnv...)
 }
 

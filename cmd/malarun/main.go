@@ -25,7 +25,10 @@ func main() {
 	// drops what does not fit, and catching is all that is wanted. If
 	// malarun was started with SIGPIPE ignored, that is left as it is.
 	notify(make(chan os.Signal, 1), []os.Signal{syscall.SIGPIPE})
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, os.Environ, sigs))
+	stop := startProfile()
+	code := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, os.Environ, sigs)
+	stop()
+	os.Exit(code)
 }
 
 // shutdownSignals end a run as an interruption: the tree is stopped, the

@@ -27,6 +27,10 @@ type Cgroup struct {
 	// refused is why a child could not be started inside it (the kernel
 	// has no clone3, or refused the move): the run goes on without it.
 	refused error
+	// killed: cgroup.kill was written to it. No child may be cloned into
+	// it again (the kernel would kill it: docs/design.md §F31) until Ready
+	// made it anew.
+	killed bool
 }
 
 // CgroupName is the group's name for a run, from its marker: the same

@@ -16,7 +16,13 @@ func NewCgroup(string) (*Cgroup, error) {
 	return nil, errors.ErrUnsupported
 }
 
-func (c *Cgroup) pids() []int { return nil }
+func (c *Cgroup) pids() []int        { return nil }
+func (c *Cgroup) subtreePids() []int { return nil }
+func (c *Cgroup) killAll()           {}
+func (c *Cgroup) thaw()              {}
+
+// Ready: there is no group to make ready.
+func (c *Cgroup) Ready() error { return nil }
 
 // Remove: there is nothing to remove.
 func (c *Cgroup) Remove() error { return nil }

@@ -238,26 +238,15 @@ func (c *Cgroup) populated() bool {
 	return bytes.Contains(b, []byte("populated 1"))
 }
 
-// kill ends every process in the group with cgroup.kill (Linux 5.14; before
-// it, SIGKILL to each pid, again until none is left), and waits up to
-// maxKillTime for the group to be empty. It reports whether it is.
+// kill ends every process in the group and below it (killAll), and waits
+// up to maxKillTime for the group to be empty. It reports whether it is.
 func (c *Cgroup) kill() bool {
 	if c == nil || c.dir == nil {
 		return true
 	}
-	byFile := false
-	if f, err := openAt(c.dir, "cgroup.kill", unix.O_WRONLY); err == nil {
-		_, werr := f.Write([]byte("1"))
-		byFile = werr == nil
-		f.Close()
-	}
 	until := time.Now().Add(maxKillTime)
 	for {
-		if !byFile {
-			for _, pid := range subtreePids(c.Path) {
-				_ = unix.Kill(pid, unix.SIGKILL)
-			}
-		}
+		c.killAll()
 		if !c.populated() {
 			return true
 		}
@@ -266,6 +255,85 @@ func (c *Cgroup) kill() bool {
 		}
 		time.Sleep(pollEvery)
 	}
+}
+
+// killAll sends SIGKILL to every process in the group and below it: by
+// cgroup.kill (Linux 5.14), which takes what is being forked too; before
+// it, with the group frozen (freeze, kill each, thaw), so nothing forks
+// between the list and the signals. A group once written cgroup.kill
+// takes no new child until Ready made it anew (§F31).
+func (c *Cgroup) killAll() {
+	if c == nil || c.dir == nil {
+		return
+	}
+	if c.write("cgroup.kill", "1") == nil {
+		c.killed = true
+		return
+	}
+	frozen := c.write("cgroup.freeze", "1") == nil
+	for _, pid := range c.subtreePids() {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+	if frozen {
+		_ = c.write("cgroup.freeze", "0")
+	}
+}
+
+// thaw unfreezes the group (a tool may write 1 to its own group's
+// cgroup.freeze): a frozen process acts on no signal but SIGKILL, and a
+// child cloned into a frozen group never reaches exec.
+func (c *Cgroup) thaw() {
+	if c == nil || c.dir == nil {
+		return
+	}
+	if f, err := openAt(c.dir, "cgroup.freeze", unix.O_RDONLY); err == nil {
+		b, _ := io.ReadAll(io.LimitReader(f, 16))
+		f.Close()
+		if bytes.HasPrefix(b, []byte("1")) {
+			_ = c.write("cgroup.freeze", "0")
+		}
+	}
+}
+
+// write writes one of the group's files.
+func (c *Cgroup) write(name, value string) error {
+	f, err := openAt(c.dir, name, unix.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write([]byte(value))
+	return err
+}
+
+// Ready makes the group fit to start the next child in: thawed, and made
+// anew if it was written cgroup.kill (the kernel would kill every child
+// cloned into it: §F31). An error means the run goes on without it.
+func (c *Cgroup) Ready() error {
+	if c == nil || c.dir == nil || c.refused != nil {
+		return nil
+	}
+	c.thaw()
+	if !c.killed {
+		return nil
+	}
+	if !c.kill() {
+		return fmt.Errorf("cgroup %s still holds processes after SIGKILL", c.Path)
+	}
+	c.dir.Close()
+	c.dir = nil
+	if err := removeGroups(c.Path); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("remove cgroup %s to make it anew: %w", c.Path, err)
+	}
+	if err := os.Mkdir(c.Path, 0o755); err != nil {
+		return fmt.Errorf("make cgroup %s anew: %w", c.Path, err)
+	}
+	dir, err := openCgroupDir(c.Path)
+	if err != nil {
+		return err
+	}
+	c.dir, c.killed = dir, false
+	return nil
 }
 
 // Remove ends whatever is still in the group and removes it. It reports
@@ -319,19 +387,35 @@ func rmdirGroup(path string) error {
 	}
 }
 
-// subtreePids lists the processes in the group at path and below it.
-func subtreePids(path string) []int {
-	dir, err := os.Open(path)
-	if err != nil {
+// subtreePids lists the processes in the group and below it, through the
+// group's descriptor: no link is followed (a group below it is opened
+// O_NOFOLLOW, relative to its parent).
+func (c *Cgroup) subtreePids() []int {
+	if c == nil || c.dir == nil {
 		return nil
 	}
-	defer dir.Close()
+	return subtreeAt(c.dir, 0)
+}
+
+// maxGroupDepth bounds how deep below the run's group groups are read (a
+// malarun run by the agent makes its own there, and so on).
+const maxGroupDepth = 16
+
+func subtreeAt(dir *os.File, depth int) []int {
 	pids := readPids(dir, "cgroup.procs")
-	entries, _ := dir.ReadDir(-1)
-	for _, e := range entries {
-		if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
-			pids = append(pids, subtreePids(filepath.Join(path, e.Name()))...)
+	if depth >= maxGroupDepth {
+		return pids
+	}
+	names, _ := dir.Readdirnames(-1)
+	_, _ = dir.Seek(0, io.SeekStart)
+	for _, n := range names {
+		fd, err := unix.Openat(int(dir.Fd()), n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // a file, or a link: not a group
 		}
+		sub := os.NewFile(uintptr(fd), n)
+		pids = append(pids, subtreeAt(sub, depth+1)...)
+		sub.Close()
 	}
 	return pids
 }

@@ -27,3 +27,13 @@ func CgroupAt(t interface{ Fatal(...any) }, path string) *Cgroup {
 
 // Admits is the check NewCgroup makes of a group before a run relies on it.
 func (c *Cgroup) Admits() error { return c.admits() }
+
+// Walks counts the stops' walks of the machine's process table.
+func (s *Spawner) Walks() int64 { return s.walks.Load() }
+
+// Killed reports whether cgroup.kill was written to the group since it was
+// last made.
+func (c *Cgroup) Killed() bool { return c.killed }
+
+// Pids are the processes in the group now.
+func (c *Cgroup) Pids() []int { return c.pids() }

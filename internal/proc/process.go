@@ -22,8 +22,12 @@ type Process struct {
 	marks    markMemo
 	withdraw sync.Once // tells the guard, once, that the tree is gone
 	// cgroup holds every process of the tree, whatever it did to leave it
-	// (nil: the child was not started in one).
-	cgroup *Cgroup
+	// (nil: the child was not started in one); while it does, the group,
+	// not a walk of every process of the machine, says who is a member.
+	// walkAll: walk the machine's table after all (the check, at the end
+	// of a stop, for processes that left the group).
+	cgroup  *Cgroup
+	walkAll bool
 
 	mu   sync.Mutex
 	seen map[int]uint64 // every tree member ever seen: pid -> start time
@@ -57,9 +61,17 @@ func (p *Process) Tree() []int {
 }
 
 // members returns the live members of the child's tree (see liveMembers),
-// reaping on the way the adopted zombies that malarun can reap.
+// reaping on the way the adopted zombies that malarun can reap. With a
+// cgroup they are the group's (its cgroup.procs, and those below it): the
+// kernel keeps the list, and no other process of the machine is read.
 func (p *Process) members() []procStat {
-	procs, err := snapshot()
+	var procs []procStat
+	var err error
+	if p.cgroup != nil && !p.walkAll {
+		procs = p.groupTable()
+	} else {
+		procs, err = p.spawner.walk()
+	}
 	if err != nil {
 		return nil
 	}
@@ -81,6 +93,33 @@ func (p *Process) members() []procStat {
 		}
 	}
 	return liveMembers(procs, q)
+}
+
+// groupTable is the table of the tree's processes as its cgroup knows
+// them: every process in the group or below it, and the members seen
+// before that are no longer in it (a zombie has left its group, and one
+// adopted by malarun is malarun's to reap; a live one has left the group,
+// which only root can do, and the walk at the end of the stop ends it).
+func (p *Process) groupTable() []procStat {
+	in := p.cgroup.subtreePids()
+	var procs []procStat
+	listed := make(map[int]bool, len(in))
+	for _, pid := range in {
+		if s, err := readStat(pid); err == nil {
+			procs, listed[pid] = append(procs, s), true
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for pid, st := range p.seen {
+		if listed[pid] {
+			continue
+		}
+		if s, err := readStat(pid); err == nil && s.StartTime == st {
+			procs = append(procs, s)
+		}
+	}
+	return procs
 }
 
 // pollEvery is how often a stop re-walks the tree; it only runs while a
@@ -108,14 +147,35 @@ func (p *Process) Stop(grace time.Duration, hurry <-chan struct{}) StopReport {
 	start := time.Now()
 	var rep StopReport
 	termed, killed := signalled{}, signalled{}
-	finish := func() StopReport {
-		rep.Termed, rep.Killed, rep.Duration = len(termed), len(killed), time.Since(start)
-		return rep
+	if p.cgroup != nil {
+		// A frozen group acts on no SIGTERM (a tool may freeze its own):
+		// thawed, the tree can stop as it should.
+		p.cgroup.thaw()
 	}
+	p.stopRound(grace, hurry, &rep, termed, killed)
+	if p.cgroup != nil && !p.walkAll {
+		// The group held the tree; the one walk of the machine's table is
+		// the check for what left it (root can move a process out): such
+		// a process, still the run's by its marker or its parent, is
+		// ended too, and named.
+		p.walkAll = true
+		if members, done := p.gone(); !done {
+			for _, m := range members {
+				rep.Escaped = append(rep.Escaped, m.Pid)
+			}
+			p.stopRound(grace, hurry, &rep, termed, killed)
+		}
+	}
+	rep.Termed, rep.Killed, rep.Duration = len(termed), len(killed), time.Since(start)
+	return rep
+}
 
+// stopRound is one stop of the tree as members() finds it: SIGTERM, the
+// grace, then SIGKILL (cgroup.kill for a group) until nothing is left.
+func (p *Process) stopRound(grace time.Duration, hurry <-chan struct{}, rep *StopReport, termed, killed signalled) {
 	members, done := p.gone()
 	if done {
-		return rep
+		return
 	}
 
 	if !p.exited() {
@@ -139,7 +199,7 @@ func (p *Process) Stop(grace time.Duration, hurry <-chan struct{}) StopReport {
 		}
 	}
 	if done {
-		return finish()
+		return
 	}
 	term(members)
 
@@ -160,13 +220,15 @@ termWait:
 			break termWait
 		}
 		if members, done = p.gone(); done {
-			return finish()
+			return
 		}
 		term(members) // newcomers only
 	}
 
 	// SIGKILL cannot be caught, so repeating it is harmless, and it goes to
 	// the group again on every pass to catch what the group forks meanwhile.
+	// A cgroup is ended by the kernel at once, forks included (cgroup.kill;
+	// freeze, kill, thaw before Linux 5.14).
 	killUntil := time.Now().Add(maxKillTime)
 	for {
 		if members, done = p.gone(); done {
@@ -181,13 +243,15 @@ termWait:
 		if !p.exited() {
 			_ = unix.Kill(-p.Pid, unix.SIGKILL)
 		}
+		if p.cgroup != nil && !p.walkAll {
+			p.cgroup.killAll()
+		}
 		for _, m := range members {
 			killed[refOf(m)] = true
 			_ = unix.Kill(m.Pid, unix.SIGKILL)
 		}
 		<-tick.C
 	}
-	return finish()
 }
 
 // gone walks the tree: its live members, and whether nothing is left of it

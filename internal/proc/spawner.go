@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -28,6 +29,16 @@ type Spawner struct {
 	stopReaping chan struct{}
 	guard       *guardLink // started with the first child; nil until then, or if it failed
 	guardErr    error
+	// walks counts the walks of the machine's process table that stops
+	// made (a stop of a tree held by its cgroup makes one: the check for
+	// processes that left it).
+	walks atomic.Int64
+}
+
+// walk is a stop's walk of the machine's process table, counted.
+func (s *Spawner) walk() ([]procStat, error) {
+	s.walks.Add(1)
+	return snapshot()
 }
 
 // Option changes what NewSpawner makes.
@@ -131,6 +142,11 @@ func (s *Spawner) Start(spec Spec) (*Process, error) {
 		s.mu.Lock()
 		if s.guardArgv != nil && s.guard == nil && s.guardErr == nil && spec.Marker != "" {
 			s.guard, s.guardErr = s.startGuard()
+		}
+		if err := spec.Cgroup.Ready(); err != nil {
+			// The group cannot take a child (it could not be thawed or made
+			// anew after a kill): the run goes on without it.
+			spec.Cgroup.refused = err
 		}
 		cmd := command(spec.Cgroup.fd())
 		err := cmd.Start()

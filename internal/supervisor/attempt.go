@@ -294,6 +294,11 @@ func (d *attemptDriver) onTreeGone(rep proc.StopReport) {
 	if d.m.StopReason() != attempt.StopExited || rep.Termed+rep.Killed > 0 {
 		d.r.emit(event.Event{Kind: event.TreeGone, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Termed: rep.Termed, Killed: rep.Killed, Took: rep.Duration})
 	}
+	if len(rep.Escaped) > 0 {
+		// Root can move a process out of the run's group; while malarun
+		// lives the subreaper and the marker still find it (docs/platforms.md).
+		d.log.Warn().Ints("pids", rep.Escaped).Msg("processes of the run had left its cgroup; found by the subreaper or the run's marker, and ended")
+	}
 	if len(rep.Left) > 0 {
 		// SIGKILL did not end them (stuck in the kernel, e.g. on a dead
 		// network file system). If the CLI is among them its stream never

@@ -169,6 +169,9 @@ func run(behaviour string) int {
 	if sc, ok := ScriptOf(behaviour, c); ok {
 		return play(sc, out, session)
 	}
+	if code, ok := runGroupTrick(behaviour, println); ok {
+		return code
+	}
 	switch behaviour {
 	case Grandchild:
 		signal.Ignore(syscall.SIGTERM)
