@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build demo check test soak e2e-long e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
+.PHONY: build demo check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
@@ -88,6 +88,7 @@ release:
 # at a time in path order, 53/54/58 s so).
 check:
 	go vet ./...
+	@$(MAKE) -s --no-print-directory fmt-check
 	MALARUN_CLAUDE_BIN= $(TEST_ENV) go test -p 4 -race -short ./cmd/... ./internal/...
 
 # The test command (README and .ci/run): everything, with the end-to-end
@@ -104,6 +105,7 @@ check:
 # gRPC (its package initialisation would cost every start; grpc_off.go).
 test:
 	go vet ./...
+	@$(MAKE) -s --no-print-directory fmt-check
 	@echo "== go test ./... (end-to-end tests against claude $(CLAUDE_CODE_CURRENT), the current version)"
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./...
 	@echo "== go test -tags otlpgrpc ./internal/telemetry/ (the build with OTLP over gRPC)"
@@ -114,6 +116,12 @@ test:
 	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version (tests that do not use the CLI ran above)"
 	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./e2e/
 	@$(MAKE) -s --no-print-directory e2e-check
+
+# gofmt's verdict on every tracked Go file (a moved package's imports
+# left out of order went unnoticed by vet and the tests).
+fmt-check:
+	@files=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$files" ]; then \
+		echo "not gofmt-formatted (run gofmt -w):" $$files >&2; exit 1; fi
 
 # A fleet soak (e2e/soak_test.go): SOAK issues (ISSUESxCONCURRENCY), each
 # against its own fake API and the current CLI, with faults mixed in, run

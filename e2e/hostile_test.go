@@ -15,9 +15,9 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 

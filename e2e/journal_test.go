@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/replay"
 	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/testing/headless"
-	"github.com/malarun/malarun/internal/replay"
 	"github.com/malarun/malarun/internal/testing/schemacheck"
 )
 

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,7 @@ import (
 // soakFaults are the fault kinds, one per issue in turn.
 func soakFaults() []string {
 	return []string{"stall", "cli-killed-early", "malarun-kill", "usage-limit", "slow-hook", "failed-mcp",
-		"overloaded", "malarun-term", "none"}
+		"overloaded", "malarun-term", "none", "stall-mid-text", "long-tool-input", "cli-killed-midrun", "shared-limit"}
 }
 
 // soakSize is the fleet: issues and how many run at once.
@@ -58,6 +59,10 @@ type soakIssue struct {
 	codes              []int
 	ownTicks, cldTicks int64
 	err                string
+	// idle is the longest the issue waited between two invocations (the
+	// orchestrator's wait for a usage limit's reset): nothing of it ran.
+	idle time.Duration
+	rss  *rssSampler
 }
 
 func TestFleetSoak(t *testing.T) {
@@ -70,8 +75,14 @@ func TestFleetSoak(t *testing.T) {
 	issues, at := soakSize(t)
 	table := exitTable(t)
 	fleet := make([]*soakIssue, issues)
+	shared := newSharedLimit(t)
 	for i := range fleet {
-		fleet[i] = newSoakIssue(t, i+1, soakFaults()[i%len(soakFaults())])
+		fleet[i] = newSoakIssue(t, i+1, soakFaults()[i%len(soakFaults())], shared)
+	}
+	rss := newRSSSampler()
+	defer rss.stop()
+	for _, is := range fleet {
+		is.rss = rss
 	}
 	started := time.Now()
 	sem := make(chan struct{}, at)
@@ -88,9 +99,11 @@ func TestFleetSoak(t *testing.T) {
 	wg.Wait()
 	wall := time.Since(started)
 	var own, cld int64
+	var idle time.Duration
 	ok := 0
 	for _, is := range fleet {
 		own, cld = own+is.ownTicks, cld+is.cldTicks
+		idle = max(idle, is.idle)
 		if is.err != "" {
 			t.Errorf("issue %d (%s): %s; exit codes %v", is.n, is.fault, is.err, is.codes)
 			continue
@@ -101,6 +114,8 @@ func TestFleetSoak(t *testing.T) {
 	}
 	t.Logf("fleet soak: %d/%d issues succeeded, %d at a time, in %v: %.0f issues per hour; CPU: malarun %.2f s, claude %.2f s (malarun %.1f%% of the fleet's)",
 		ok, issues, at, wall.Round(time.Second), float64(issues)/wall.Hours(), float64(own)/100, float64(cld)/100, 100*float64(own)/float64(max(own+cld, 1)))
+	t.Logf("memory: all malaruns at once at most %.1f MiB (the largest one %.1f MiB); the longest any issue waited with nothing of it running: %v",
+		float64(rss.peakSum())/1024, float64(rss.peakOne())/1024, idle.Round(time.Millisecond))
 	for _, is := range fleet {
 		t.Logf("  issue %2d %-16s exit codes %v", is.n, is.fault, is.codes)
 	}
@@ -128,16 +143,25 @@ func exitTable(t *testing.T) map[int]string {
 	return table
 }
 
-func newSoakIssue(t *testing.T, n int, fault string) *soakIssue {
+func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit) *soakIssue {
 	side := filepath.Join(t.TempDir(), "side-effect")
+	if fault == "shared-limit" {
+		return shared.issue(t, n, side)
+	}
 	bash := fakeapi.Bash("echo ran >> " + side)
-	if fault == "malarun-term" || fault == "malarun-kill" {
-		bash = fakeapi.Bash("echo ran >> " + side + "; sleep 3") // the soak signals malarun meanwhile
+	switch fault {
+	case "malarun-term", "malarun-kill", "cli-killed-midrun":
+		bash = fakeapi.Bash("echo ran >> " + side + "; sleep 3") // the soak signals malarun or claude meanwhile
+	case "long-tool-input":
+		// Its input takes longer to write than idle_timeout: healthy.
+		bash = bash.WithPace(fakeapi.Pace{InputAfter: 8 * time.Second, Ping: 2 * time.Second})
 	}
 	steps := []fakeapi.Step{bash}
 	switch fault {
 	case "stall":
 		steps = append(steps, fakeapi.Stall())
+	case "stall-mid-text":
+		steps = append(steps, fakeapi.Text("The build needs").WithPace(fakeapi.Pace{StallAfter: 1, Ping: time.Second}))
 	case "overloaded":
 		steps = append(steps, fakeapi.Repeat(fakeapi.Overloaded(), 2))
 	case "usage-limit":
@@ -162,8 +186,13 @@ func newSoakIssue(t *testing.T, n int, fault string) *soakIssue {
 // orchestrate runs the issue as an orchestrator following the exit-code
 // table would, at most 8 invocations.
 func (is *soakIssue) orchestrate(table map[int]string) {
+	var ended time.Time
 	for inv := 1; inv <= 8; inv++ {
+		if !ended.IsZero() {
+			is.idle = max(is.idle, time.Since(ended))
+		}
 		code, report := is.invoke(inv)
+		ended = time.Now()
 		is.codes = append(is.codes, code)
 		switch {
 		case code == 0:
@@ -194,13 +223,23 @@ func (is *soakIssue) orchestrate(table map[int]string) {
 // code (-1 if the soak killed it) and stdout (the --json report).
 func (is *soakIssue) invoke(inv int) (int, string) {
 	e := is.e
-	flags := []string{"--json", "--idle-timeout", "4s", "--kill-grace", "1s", "--backoff", "0s"}
+	flags := []string{"--json", "--idle-timeout", "4s", "--text-timeout", "3s", "--kill-grace", "1s", "--backoff", "0s"}
 	cmd, stdout, _ := e.command(flags...)
 	if err := cmd.Start(); err != nil {
 		is.err = err.Error()
 		return -2, ""
 	}
 	killed := false
+	if inv == 1 && is.fault == "cli-killed-midrun" {
+		// claude itself dies (OOM, a signal of its own) at a random moment
+		// of its Bash call, after the call's effect: malarun resumes.
+		if testchild.WaitUntil(time.Minute, nil, func() bool { b, _ := os.ReadFile(is.side); return strings.Contains(string(b), "ran\n") }) {
+			time.Sleep(time.Duration(rand.Int64N(int64(2 * time.Second))))
+			if pid := claudePid(filepath.Join(is.e.home, "state")); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
 	if inv == 1 && (is.fault == "malarun-term" || is.fault == "malarun-kill") {
 		// The handshake: the Bash call has written its side effect and
 		// sleeps; the signal comes while it runs.
@@ -215,7 +254,9 @@ func (is *soakIssue) invoke(inv int) (int, string) {
 			cmd.Process.Signal(sig)
 		}
 	}
+	is.rss.add(cmd.Process.Pid)
 	own, children := zombieTicks(cmd.Process.Pid)
+	is.rss.remove(cmd.Process.Pid)
 	is.ownTicks += own
 	is.cldTicks += children
 	cmd.Wait()

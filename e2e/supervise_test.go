@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
 )
 
 func TestRealCLIPlainSuccess(t *testing.T) {

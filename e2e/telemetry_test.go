@@ -13,9 +13,9 @@ import (
 
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 
+	"github.com/malarun/malarun/internal/telemetry"
 	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/testing/otlptest"
-	"github.com/malarun/malarun/internal/telemetry"
 )
 
 // traceRecordingCLI is a --claude-bin that appends the TRACEPARENT it was

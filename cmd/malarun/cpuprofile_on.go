@@ -4,9 +4,9 @@ package main
 
 import (
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
-	"runtime/pprof"
 )
 
 // startProfile writes a CPU profile of this malarun to the file

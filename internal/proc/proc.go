@@ -59,11 +59,11 @@ func (e Exit) Killed() bool { return e.Signal != nil }
 
 // StopReport says what ending a tree took.
 type StopReport struct {
-	Termed   int           // processes sent SIGTERM
-	Killed   int           // processes sent SIGKILL after the grace
-	Left     []int         // pids that could not be ended (e.g. stuck in the kernel)
+	Termed int   // processes sent SIGTERM
+	Killed int   // processes sent SIGKILL after the grace
+	Left   []int // pids that could not be ended (e.g. stuck in the kernel)
 	// Escaped are the run's processes found outside its cgroup once the
 	// group was empty (root moved them out): ended too.
-	Escaped []int
+	Escaped  []int
 	Duration time.Duration // from the call to the last process gone
 }

@@ -120,7 +120,7 @@ func (r *report) phases(o options, allowance time.Duration, late map[string][]fl
 	sec := section{
 		title:  fmt.Sprintf("2b. Detection by phase: last line of progress to SIGTERM received, minus the phase's allowance (%v), %d hangs each (ms)", allowance, o.phaseHangs),
 		header: distHeader,
-		notes: []string{"The fake child prints a stream that ends in the phase (docs/design.md §D30), then nothing (\"text, pinging\": a ping line every 100 ms, which is no progress); malarun runs with every other allowance at 1h. Recovery: from hang_detected to the first line of the resumed attempt, both from malarun's timeline (the fake child starts in milliseconds; the real CLI adds its own start, about a second)."},
+		notes:  []string{"The fake child prints a stream that ends in the phase (docs/design.md §D30), then nothing (\"text, pinging\": a ping line every 100 ms, which is no progress); malarun runs with every other allowance at 1h. Recovery: from hang_detected to the first line of the resumed attempt, both from malarun's timeline (the fake child starts in milliseconds; the real CLI adds its own start, about a second)."},
 	}
 	worst := 0.0
 	for _, c := range phaseCases() {

@@ -1,0 +1,63 @@
+package e2e_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/testing/fakeapi"
+)
+
+// sharedLimit is one account for several issues of the soak: one fake API
+// and one subscription token, whose usage limit stops them all until it
+// resets (issue 40). The first malarun that meets it writes the machine's
+// note; others on the account stop before they call the API (§D10).
+type sharedLimit struct {
+	api     *fakeapi.Server
+	resetAt time.Time
+}
+
+func newSharedLimit(t *testing.T) *sharedLimit {
+	l := &sharedLimit{resetAt: time.Now().Add(25 * time.Second)}
+	// The issue's prompt names it and its side-effect file, for the
+	// shared API to tell the issues apart.
+	task := regexp.MustCompile(`soak issue (\d+): append to (/\S+/side-effect)`)
+	l.api = fakeapi.Start(t, fakeapi.WithResponder(func(r *fakeapi.Request) (fakeapi.Step, bool) {
+		m := task.FindStringSubmatch(r.AllText())
+		if m == nil {
+			return fakeapi.Step{}, false
+		}
+		if time.Now().Before(l.resetAt) {
+			return fakeapi.UsageLimited("five_hour", l.resetAt), true
+		}
+		n, _ := strconv.Atoi(m[1])
+		id := "toolu_shared" + m[1]
+		if r.HasToolResult(id) {
+			return fakeapi.Text(fmt.Sprintf("Issue %d done.", n)), true
+		}
+		return fakeapi.Bash("echo ran >> " + m[2]).WithToolUseID(id), true
+	}))
+	return l
+}
+
+// issue is a soak issue on the shared account.
+func (l *sharedLimit) issue(t *testing.T, n int, side string) *soakIssue {
+	e := newEnvWith(t)
+	e.api = l.api
+	e.task = fmt.Sprintf("Fix soak issue %d: append to %s.", n, side)
+	oauthEnv(e)
+	return &soakIssue{n: n, fault: "shared-limit", e: e, side: side}
+}
+
+// claudePid is the pid of the claude an issue's malarun runs now (0: none
+// recorded yet).
+func claudePid(stateDir string) int {
+	e, ok := journal.Read(stateDir, "issue-e2e")
+	if !ok || e.Err != nil || len(e.Record.Tree) == 0 {
+		return 0
+	}
+	return e.Record.Tree[0].Pid
+}
