@@ -31,9 +31,21 @@ func (c *Cgroup) Admits() error { return c.admits() }
 // Walks counts the stops' walks of the machine's process table.
 func (s *Spawner) Walks() int64 { return s.walks.Load() }
 
+// ReadsFamily reports whether trees are read from malarun's descendants.
+func (s *Spawner) ReadsFamily() bool { return s.readsFamily }
+
 // Killed reports whether cgroup.kill was written to the group since it was
 // last made.
 func (c *Cgroup) Killed() bool { return c.killed }
 
 // Pids are the processes in the group now.
 func (c *Cgroup) Pids() []int { return c.pids() }
+
+// Where a walk of a tree reads its processes.
+const (
+	FromFamily  = fromFamily
+	FromMachine = fromMachine
+)
+
+// TreeFrom is the tree's live members as read from src.
+func TreeFrom(p *Process, src tableSource) []procStat { return p.membersIn(src) }

@@ -34,6 +34,14 @@ func intoCgroup(*syscall.SysProcAttr, int) {}
 // becomeSubreaper: darwin cannot.
 func becomeSubreaper() bool { return false }
 
+// hasChildLists: darwin's orphans never come home (no subreaper), so a
+// tree is never read from malarun's descendants there.
+func hasChildLists() bool { return false }
+
+func childPids(int) []int { return nil }
+
+func noChildren() bool { return false }
+
 // rowOf turns the kernel's kinfo_proc into a table row. The start time is
 // p_starttime (a timeval) in microseconds since the epoch.
 func rowOf(k *unix.KinfoProc) procStat {

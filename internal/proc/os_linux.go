@@ -164,3 +164,58 @@ func pidNamespace() string {
 	}
 	return inode
 }
+
+// hasChildLists reports whether the kernel keeps each thread's children in
+// /proc (CONFIG_PROC_CHILDREN, on in the kernels of every major
+// distribution): then a tree whose orphans come home to malarun is read
+// from those lists, not from every process of the machine (family.go).
+func hasChildLists() bool {
+	_, err := os.Stat("/proc/thread-self/children")
+	return err == nil
+}
+
+// childPids lists pid's children as the kernel keeps them: each thread's
+// /proc/<pid>/task/<tid>/children (a child belongs to the thread that
+// forked it, or that it re-parented to). A pid that is gone, or a thread
+// that ended meanwhile, has none. The lists are read one at a time, so a
+// child that moves between them meanwhile (its thread ended, its parent
+// died) can be missed: callers read again (a stop polls) or ask the
+// kernel (noChildren) before they conclude that nothing is left.
+func childPids(pid int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, tid := range tids {
+		b, err := os.ReadFile(dir + tid + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil && c > 0 {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// noChildren reports whether malarun has no child at all, live or dead,
+// of any thread and whatever its exit signal: the kernel's own answer
+// (ECHILD), which no race between reading and reaping can get wrong.
+func noChildren() bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+		if err != unix.EINTR {
+			return err == unix.ECHILD
+		}
+	}
+}

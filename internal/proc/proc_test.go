@@ -113,13 +113,13 @@ func runSpawner(mode string) {
 // fixture starts the fake child with behaviour and extra environment,
 // writing its stdout and stderr to files in a temp dir.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	stdout string
 	sp     *proc.Spawner
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	dir := t.TempDir()
 	return &fixture{t: t, dir: dir, stdout: filepath.Join(dir, "out.jsonl"), sp: proc.NewSpawner()}
 }

@@ -24,10 +24,10 @@ type Process struct {
 	// cgroup holds every process of the tree, whatever it did to leave it
 	// (nil: the child was not started in one); while it does, the group,
 	// not a walk of every process of the machine, says who is a member.
-	// walkAll: walk the machine's table after all (the check, at the end
-	// of a stop, for processes that left the group).
-	cgroup  *Cgroup
-	walkAll bool
+	// beyondGroup: look beyond the group after all (the check, at the end
+	// of a stop, for processes that left it).
+	cgroup      *Cgroup
+	beyondGroup bool
 
 	mu   sync.Mutex
 	seen map[int]uint64 // every tree member ever seen: pid -> start time
@@ -61,19 +61,54 @@ func (p *Process) Tree() []int {
 }
 
 // members returns the live members of the child's tree (see liveMembers),
-// reaping on the way the adopted zombies that malarun can reap. With a
-// cgroup they are the group's (its cgroup.procs, and those below it): the
-// kernel keeps the list, and no other process of the machine is read.
-func (p *Process) members() []procStat {
-	var procs []procStat
-	var err error
-	if p.cgroup != nil && !p.walkAll {
-		procs = p.groupTable()
-	} else {
-		procs, err = p.spawner.walk()
+// reaping on the way the adopted zombies that malarun can reap, as found
+// in the table tableOf(p.source()) gives.
+func (p *Process) members() []procStat { return p.membersIn(p.source()) }
+
+// tableSource is where a walk of the tree reads its processes.
+type tableSource int
+
+const (
+	// fromGroup: the run's cgroup (cgroup.procs, and the groups below it)
+	// and the members seen before; the kernel keeps the list, and no other
+	// process of the machine is read.
+	fromGroup tableSource = iota
+	// fromFamily: malarun's descendants (family.go), where orphans come
+	// home to it; only the tree's processes (and malarun's other
+	// children) are read.
+	fromFamily
+	// fromMachine: every process of the machine (no subreaper: darwin, a
+	// kernel without child lists).
+	fromMachine
+)
+
+// source is where this tree is read from now: its group while it holds
+// the tree (beyondGroup: the check, at the end of a stop, for processes
+// that left it), else malarun's descendants where they are the tree's
+// whole family, else the machine.
+func (p *Process) source() tableSource {
+	switch {
+	case p.cgroup != nil && !p.beyondGroup:
+		return fromGroup
+	case p.spawner.readsFamily:
+		return fromFamily
+	default:
+		return fromMachine
 	}
-	if err != nil {
-		return nil
+}
+
+func (p *Process) membersIn(src tableSource) []procStat {
+	var procs []procStat
+	switch src {
+	case fromGroup:
+		procs = p.withSeen(rowsOf(p.cgroup.subtreePids()))
+	case fromFamily:
+		procs = p.withSeen(p.spawner.family())
+	default:
+		var err error
+		if procs, err = p.spawner.walk(); err != nil {
+			return nil
+		}
 	}
 	unreaped := p.spawner.reapAdopted(procs)
 	p.mu.Lock()
@@ -95,19 +130,25 @@ func (p *Process) members() []procStat {
 	return liveMembers(procs, q)
 }
 
-// groupTable is the table of the tree's processes as its cgroup knows
-// them: every process in the group or below it, and the members seen
-// before that are no longer in it (a zombie has left its group, and one
-// adopted by malarun is malarun's to reap; a live one has left the group,
-// which only root can do, and the walk at the end of the stop ends it).
-func (p *Process) groupTable() []procStat {
-	in := p.cgroup.subtreePids()
-	var procs []procStat
-	listed := make(map[int]bool, len(in))
-	for _, pid := range in {
+// rowsOf reads the table rows of pids (those still there).
+func rowsOf(pids []int) []procStat {
+	rows := make([]procStat, 0, len(pids))
+	for _, pid := range pids {
 		if s, err := readStat(pid); err == nil {
-			procs, listed[pid] = append(procs, s), true
+			rows = append(rows, s)
 		}
+	}
+	return rows
+}
+
+// withSeen adds to rows the members seen before that they do not list and
+// that still live under the same start time: a zombie has left its group,
+// one adopted by malarun is malarun's to reap, and a live one has left the
+// group (only root can do that; the check at the end of a stop ends it).
+func (p *Process) withSeen(rows []procStat) []procStat {
+	listed := make(map[int]bool, len(rows))
+	for _, r := range rows {
+		listed[r.Pid] = true
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -116,10 +157,10 @@ func (p *Process) groupTable() []procStat {
 			continue
 		}
 		if s, err := readStat(pid); err == nil && s.StartTime == st {
-			procs = append(procs, s)
+			rows = append(rows, s)
 		}
 	}
-	return procs
+	return rows
 }
 
 // pollEvery is how often a stop re-walks the tree; it only runs while a
@@ -153,12 +194,12 @@ func (p *Process) Stop(grace time.Duration, hurry <-chan struct{}) StopReport {
 		p.cgroup.thaw()
 	}
 	p.stopRound(grace, hurry, &rep, termed, killed)
-	if p.cgroup != nil && !p.walkAll {
-		// The group held the tree; the one walk of the machine's table is
-		// the check for what left it (root can move a process out): such
-		// a process, still the run's by its marker or its parent, is
-		// ended too, and named.
-		p.walkAll = true
+	if p.cgroup != nil && !p.beyondGroup {
+		// The group held the tree; one look beyond it (malarun's
+		// descendants, or the machine's table) is the check for what left
+		// it (root can move a process out): such a process, still the
+		// run's by its parent or its marker, is ended too, and named.
+		p.beyondGroup = true
 		if members, done := p.gone(); !done {
 			for _, m := range members {
 				rep.Escaped = append(rep.Escaped, m.Pid)
@@ -243,7 +284,7 @@ termWait:
 		if !p.exited() {
 			_ = unix.Kill(-p.Pid, unix.SIGKILL)
 		}
-		if p.cgroup != nil && !p.walkAll {
+		if p.cgroup != nil && !p.beyondGroup {
 			p.cgroup.killAll()
 		}
 		for _, m := range members {
@@ -257,8 +298,18 @@ termWait:
 // gone walks the tree: its live members, and whether nothing is left of it
 // (the child waited for and no member alive).
 func (p *Process) gone() ([]procStat, bool) {
-	m := p.members()
+	src := p.source()
+	m := p.membersIn(src)
 	done := len(m) == 0 && p.exited()
+	if done && src == fromFamily && !noChildren() {
+		// The lists of children are read one at a time and can miss a
+		// process that moved between them meanwhile. Nothing is left for
+		// sure when malarun has no child at all (the kernel says so);
+		// where it has others (its own plain children), one walk of the
+		// machine decides.
+		m = p.membersIn(fromMachine)
+		done = len(m) == 0
+	}
 	if done {
 		// Nothing of the tree is left for a guard to end.
 		p.withdraw.Do(func() { p.spawner.tellGuard(guardNote{Op: "done", Pgid: p.Pid}) })

@@ -20,7 +20,8 @@ import (
 //     return whichever child is ready first, the CLI included. A peek with
 //     waitid(P_ALL, WNOWAIT) takes nothing, but shows one child at a time:
 //     while the CLI's zombie waits for cmd.Wait it is the one shown, and
-//     hides the orphans behind it. /proc lists them all.
+//     hides the orphans behind it. /proc lists them all (malarun's
+//     own children, where the kernel keeps that list: family.go).
 //   - never waits for a pid in s.live. A pid enters s.live under s.mu in the
 //     same critical section as the fork, and leaves it under s.mu only once
 //     cmd.Wait has returned. So, holding s.mu, a child of malarun that is not
@@ -45,7 +46,7 @@ func (s *Spawner) reapWhileRunning(stop <-chan struct{}) {
 	signal.Notify(sigchld, unix.SIGCHLD)
 	defer signal.Stop(sigchld)
 	for {
-		if procs, err := snapshot(); err == nil {
+		if procs, err := s.children(); err == nil {
 			s.reapAdopted(procs)
 		}
 		select {

@@ -20,8 +20,11 @@ type Spawner struct {
 	self      int
 	pgid      int // malarun's own process group, where plain os/exec children live
 	subreaper bool
-	guardArgv []string                    // the guard's command line; nil: no guard (see guard.go)
-	attr      func() *syscall.SysProcAttr // the child's: childAttr, but for a test of the guard
+	// readsFamily: a tree is found among malarun's descendants (family.go),
+	// as orphans come home to it and the kernel lists each one's children.
+	readsFamily bool
+	guardArgv   []string                    // the guard's command line; nil: no guard (see guard.go)
+	attr        func() *syscall.SysProcAttr // the child's: childAttr, but for a test of the guard
 
 	mu   sync.Mutex
 	live map[int]*Process // children started here and not yet waited for
@@ -30,8 +33,8 @@ type Spawner struct {
 	guard       *guardLink // started with the first child; nil until then, or if it failed
 	guardErr    error
 	// walks counts the walks of the machine's process table that stops
-	// made (a stop of a tree held by its cgroup makes one: the check for
-	// processes that left it).
+	// made (none where a tree is read from its group or from malarun's
+	// descendants, unless the kernel's word is needed to be sure it is gone).
 	walks atomic.Int64
 }
 
@@ -66,6 +69,7 @@ func WithGuard(argv ...string) Option {
 func NewSpawner(opts ...Option) *Spawner {
 	s := &Spawner{self: os.Getpid(), pgid: unix.Getpgrp(), subreaper: becomeSubreaper(),
 		attr: childAttr, live: map[int]*Process{}}
+	s.readsFamily = (s.subreaper || s.self == 1) && hasChildLists()
 	for _, o := range opts {
 		o(s)
 	}
