@@ -120,7 +120,7 @@ test:
 # gofmt's verdict on every tracked Go file (a moved package's imports
 # left out of order went unnoticed by vet and the tests).
 fmt-check:
-	@files=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$files" ]; then \
+	@files=$$(gofmt -l $$(git ls-files '*.go')) || exit 1; if [ -n "$$files" ]; then \
 		echo "not gofmt-formatted (run gofmt -w):" $$files >&2; exit 1; fi
 
 # A fleet soak (e2e/soak_test.go): SOAK issues (ISSUESxCONCURRENCY), each
@@ -282,6 +282,9 @@ fuzz:
 	go test -run '^$$' -fuzz FuzzJSONString -fuzztime 60s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/ui/
 	go test -run '^$$' -fuzz FuzzInertWriter -fuzztime 60s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/ui/
 	go test -run '^$$' -fuzz FuzzRecordFromStream -fuzztime 60s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/supervisor/
+	go test -run '^$$' -fuzz FuzzExtractCheckpointAsTheRegexpsDid -fuzztime 20s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/ctxpressure/
+	go test -run '^$$' -fuzz FuzzUsageLimitTextAsTheRegexpDid -fuzztime 20s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/attempt/
+	go test -run '^$$' -fuzz FuzzTranscriptNumberAsTheRegexpDid -fuzztime 20s -fuzzminimizetime $(FUZZ_MINIMIZE) ./internal/replay/
 
 # A short fuzz in CI (.ci/run): random input sequences against the attempt
 # machine's invariants (one stop, never without a reason, an ending never

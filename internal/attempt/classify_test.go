@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,4 +48,24 @@ func TestBeforeTheFirstLine(t *testing.T) {
 			t.Errorf("%+v (stopped %v): %v %q, want %v with %q", c.exit, c.stop, ending, reason, c.ending, c.reason)
 		}
 	}
+}
+
+// Usage-limit texts are recognised as the regular expression they
+// replaced recognised them, for ASCII text (it also folded a few non-ASCII
+// letters, such as the Kelvin sign, which no CLI prints here).
+func FuzzUsageLimitTextAsTheRegexpDid(f *testing.F) {
+	for _, s := range []string{"Claude AI usage limit reached|1749924000", "You've HIT YOUR LIMIT · resets 2am", "usage limit", "hit your limi", ""} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`(?i)usage limit reached|hit your limit`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, c := range []byte(s) {
+			if c >= 0x80 {
+				return
+			}
+		}
+		if got, want := isUsageLimitText(s), re.MatchString(s); got != want {
+			t.Errorf("isUsageLimitText(%q) = %v, the regexp said %v", s, got, want)
+		}
+	})
 }

@@ -2,7 +2,6 @@ package attempt
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/malarun/malarun/internal/stream"
@@ -108,7 +107,7 @@ func classifyResult(r *stream.Event) resultClass {
 	if r.Subtype != "success" && r.Subtype != "error_during_execution" && r.Subtype != "" {
 		return resultClass{ending: ErrorResult, unknown: fmt.Sprintf("subtype %q", r.Subtype)}
 	}
-	if usageLimitRe.MatchString(r.Result) {
+	if isUsageLimitText(r.Result) {
 		return resultClass{ending: RateLimit}
 	}
 	switch k, ok := byTerminalReason[r.TerminalReason]; {
@@ -132,10 +131,35 @@ func classifyResult(r *stream.Event) resultClass {
 // changed.
 func UnknownResult(r *stream.Event) string { return classifyResult(r).unknown }
 
-// usageLimitRe matches the CLI's usage-limit texts, such as
+// isUsageLimitText recognises the CLI's usage-limit texts, such as
 // "Claude AI usage limit reached|1749924000" and
-// "You've hit your limit · resets 2am (Europe/Paris)".
-var usageLimitRe = regexp.MustCompile(`(?i)usage limit reached|hit your limit`)
+// "You've hit your limit · resets 2am (Europe/Paris)", in any case.
+func isUsageLimitText(s string) bool {
+	return containsFold(s, "usage limit reached") || containsFold(s, "hit your limit")
+}
+
+// containsFold reports whether s holds sub, ASCII letters compared
+// without case (sub is lower-case ASCII). It allocates nothing: a result's
+// text can be megabytes.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && lowerASCII(s[i+j]) == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
 
 // contextFull recognises the CLI saying the conversation no longer fits:
 // the API's 400 "prompt is too long", the CLI's own refusal at its blocking

@@ -7,7 +7,6 @@
 package ctxpressure
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/malarun/malarun/internal/stream"
@@ -125,20 +124,47 @@ func (m *Monitor) Window() (int64, string) {
 	return DefaultWindow, SourceAssume
 }
 
-var (
-	fenceRe      = regexp.MustCompile("(?m)^[ \t]*```[A-Za-z0-9_-]*[ \t]*$\n?")
-	checkpointRe = regexp.MustCompile(`(?s)<checkpoint>(.*?)</checkpoint>`)
-)
-
 // ExtractCheckpoint returns the checkpoint in an agent's reply: code fence
-// lines (```xml, ```markdown, ```) removed, then what lies between
-// <checkpoint> tags, or the whole reply when there are none. An agent
-// asked for a block does not always comply; a summary without tags still
-// carries the work forward.
+// lines (```xml, ```markdown, ```) removed, then what lies between the
+// first <checkpoint> tag and the next </checkpoint>, or the whole reply
+// when there are none. An agent asked for a block does not always comply;
+// a summary without tags still carries the work forward. (Plain string
+// code, not regular expressions: compiled when the package loads, they
+// cost every malarun's start for a reply few runs ever have.)
 func ExtractCheckpoint(reply string) string {
-	text := fenceRe.ReplaceAllString(reply, "")
-	if m := checkpointRe.FindStringSubmatch(text); m != nil {
-		return strings.TrimSpace(m[1])
+	text := withoutFences(reply)
+	const open, end = "<checkpoint>", "</checkpoint>"
+	if i := strings.Index(text, open); i >= 0 {
+		if j := strings.Index(text[i+len(open):], end); j >= 0 {
+			return strings.TrimSpace(text[i+len(open) : i+len(open)+j])
+		}
 	}
 	return strings.TrimSpace(text)
+}
+
+// withoutFences drops the lines of text that open or close a code fence:
+// blanks, three backticks, a language name of letters, digits, '_' or
+// '-', blanks, and the line's newline with it.
+func withoutFences(text string) string {
+	if !strings.Contains(text, "```") {
+		return text
+	}
+	var b strings.Builder
+	for line := range strings.SplitAfterSeq(text, "\n") {
+		if !isFence(strings.TrimSuffix(line, "\n")) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+func isFence(line string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), "```")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimLeftFunc(rest, func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+	})
+	return strings.TrimRight(rest, " \t") == ""
 }

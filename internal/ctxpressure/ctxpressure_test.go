@@ -1,6 +1,8 @@
 package ctxpressure
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/malarun/malarun/internal/stream"
@@ -125,4 +127,27 @@ func TestExtractCheckpoint(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// The checkpoint is found as the regular expressions it replaced found
+// it (they cost every malarun's start when compiled at package load).
+func FuzzExtractCheckpointAsTheRegexpsDid(f *testing.F) {
+	for _, s := range []string{"```xml\n<checkpoint>a</checkpoint>\n```", "  ```go \nx\n```", "<checkpoint>a<checkpoint>b</checkpoint>c</checkpoint>",
+		"```\r\n", "text ```inline``` text", "<checkpoint>open only", "```a-b_1\t\n```", "\n\n```\n"} {
+		f.Add(s)
+	}
+	fence := regexp.MustCompile("(?m)^[ \t]*```[A-Za-z0-9_-]*[ \t]*$\n?")
+	tags := regexp.MustCompile(`(?s)<checkpoint>(.*?)</checkpoint>`)
+	want := func(reply string) string {
+		text := fence.ReplaceAllString(reply, "")
+		if m := tags.FindStringSubmatch(text); m != nil {
+			return strings.TrimSpace(m[1])
+		}
+		return strings.TrimSpace(text)
+	}
+	f.Fuzz(func(t *testing.T, reply string) {
+		if got, w := ExtractCheckpoint(reply), want(reply); got != w {
+			t.Errorf("ExtractCheckpoint(%q) = %q, the regexps gave %q", reply, got, w)
+		}
+	})
 }

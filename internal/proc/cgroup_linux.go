@@ -201,12 +201,10 @@ func (c *Cgroup) pids() []int {
 }
 
 func readPids(dir *os.File, name string) []int {
-	f, err := openAt(dir, name, unix.O_RDONLY)
+	b, err := readSmallAt(int(dir.Fd()), name, maxCgroupFile)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, maxCgroupFile))
 	var out []int
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		if pid, err := strconv.Atoi(string(line)); err == nil && pid > 0 {
@@ -229,12 +227,10 @@ func openAt(dir *os.File, name string, flags int) (*os.File, error) {
 // populated reads cgroup.events: whether a live process is in the group
 // or below it.
 func (c *Cgroup) populated() bool {
-	f, err := openAt(c.dir, "cgroup.events", unix.O_RDONLY)
+	b, err := readSmallAt(int(c.dir.Fd()), "cgroup.events", 4096)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 4096))
 	return bytes.Contains(b, []byte("populated 1"))
 }
 
@@ -286,12 +282,8 @@ func (c *Cgroup) thaw() {
 	if c == nil || c.dir == nil {
 		return
 	}
-	if f, err := openAt(c.dir, "cgroup.freeze", unix.O_RDONLY); err == nil {
-		b, _ := io.ReadAll(io.LimitReader(f, 16))
-		f.Close()
-		if bytes.HasPrefix(b, []byte("1")) {
-			_ = c.write("cgroup.freeze", "0")
-		}
+	if b, err := readSmallAt(int(c.dir.Fd()), "cgroup.freeze", 16); err == nil && bytes.HasPrefix(b, []byte("1")) {
+		_ = c.write("cgroup.freeze", "0")
 	}
 }
 
@@ -406,14 +398,16 @@ func subtreeAt(dir *os.File, depth int) []int {
 	if depth >= maxGroupDepth {
 		return pids
 	}
-	names, _ := dir.Readdirnames(-1)
-	_, _ = dir.Seek(0, io.SeekStart)
-	for _, n := range names {
-		fd, err := unix.Openat(int(dir.Fd()), n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue // a file, or a link: not a group
+	entries, _ := readDirFD(int(dir.Fd()))
+	for _, e := range entries {
+		if !e.folder {
+			continue // a group's files: only its folders are groups
 		}
-		sub := os.NewFile(uintptr(fd), n)
+		fd, err := unix.Openat(int(dir.Fd()), e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // a link, or gone: not a group
+		}
+		sub := os.NewFile(uintptr(fd), e.name)
 		pids = append(pids, subtreeAt(sub, depth+1)...)
 		sub.Close()
 	}

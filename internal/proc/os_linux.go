@@ -45,7 +45,7 @@ func becomeSubreaper() bool {
 
 // readStat parses /proc/<pid>/stat.
 func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", 4096)
 	if err != nil {
 		return procStat{}, err
 	}
@@ -183,20 +183,19 @@ func hasChildLists() bool {
 // kernel (noChildren) before they conclude that nothing is left.
 func childPids(pid int) []int {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
-	d, err := os.Open(dir)
+	fd, err := openRetry(func() (int, error) {
+		return unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
 	if err != nil {
 		return nil
 	}
-	tids, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil
-	}
+	tasks, _ := readDirFD(fd)
+	unix.Close(fd)
 	var out []int
-	for _, tid := range tids {
-		b, err := os.ReadFile(dir + tid + "/children")
+	for _, t := range tasks {
+		b, err := readSmall(dir+t.name+"/children", 1<<20)
 		if err != nil {
-			continue
+			continue // the thread ended meanwhile
 		}
 		for _, f := range bytes.Fields(b) {
 			if c, err := strconv.Atoi(string(f)); err == nil && c > 0 {

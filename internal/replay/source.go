@@ -6,17 +6,30 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/malarun/malarun/internal/statefile"
 )
 
-// transcriptName matches the CLI's stdout of one attempt in a run folder.
-var transcriptName = regexp.MustCompile(`^attempt-([1-9][0-9]{0,5})\.jsonl$`)
+// transcriptNumber is the attempt whose stdout the file name is in a run
+// folder (attempt-N.jsonl, N from 1 to 999999 without leading zeros), or 0.
+func transcriptNumber(name string) int {
+	digits, isAttempt := strings.CutPrefix(name, "attempt-")
+	digits, isJSONL := strings.CutSuffix(digits, ".jsonl")
+	if !isAttempt || !isJSONL || len(digits) == 0 || len(digits) > 6 || digits[0] == '0' {
+		return 0
+	}
+	n := 0
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
 
 // attemptNumbers lists the attempts of a run folder that have a transcript, in order.
 func attemptNumbers(runDir string) ([]int, error) {
@@ -26,8 +39,7 @@ func attemptNumbers(runDir string) ([]int, error) {
 	}
 	var ns []int
 	for _, e := range entries {
-		if m := transcriptName.FindStringSubmatch(e.Name()); m != nil {
-			n, _ := strconv.Atoi(m[1])
+		if n := transcriptNumber(e.Name()); n > 0 {
 			ns = append(ns, n)
 		}
 	}

@@ -39,71 +39,81 @@ type promptData struct {
 	LimitNote string
 }
 
-// prompts are the parsed templates of a run.
+// prompts are the templates of a run: those of prompts_dir parsed when
+// the run opens, the built-in ones (nil here) when first used. Most runs
+// never resume or continue, and the built-in ones are known to parse
+// (TestBuiltInPromptsParse); parsing them cost every start about 0.1 ms.
 type prompts struct {
 	resume, checkpoint, continuation, fallback *template.Template
 }
 
-// loadPrompts parses the templates before the first attempt, so a broken
-// one is a configuration error, not a failure hours into a run. A file in
-// dir replaces the built-in template of the same name.
+// loadPrompts parses the templates of dir before the first attempt, so a
+// broken one is a configuration error, not a failure hours into a run. A
+// file in dir replaces the built-in template of the same name.
 func loadPrompts(dir string) (prompts, error) {
-	if dir != "" {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return prompts{}, fmt.Errorf("prompts_dir %s is not a directory", dir)
-		}
-	}
 	var p prompts
-	for name, dst := range map[string]**template.Template{
-		"resume.md": &p.resume, "checkpoint.md": &p.checkpoint,
-		"continuation.md": &p.continuation, "fallback.md": &p.fallback,
-	} {
-		t, err := loadTemplate(name, dir)
+	if dir == "" {
+		return p, nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return prompts{}, fmt.Errorf("prompts_dir %s is not a directory", dir)
+	}
+	for _, t := range []run.Template{run.PromptResume, run.PromptCheckpoint, run.PromptContinuation, run.PromptFallback} {
+		slot, name := p.slot(t)
+		text, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the built-in one
+		}
 		if err != nil {
+			return prompts{}, fmt.Errorf("read prompt template: %w", err)
+		}
+		if *slot, err = parseTemplate(filepath.Join(dir, name), text); err != nil {
 			return prompts{}, err
 		}
-		*dst = t
 	}
 	return p, nil
 }
 
-func loadTemplate(name, dir string) (*template.Template, error) {
-	source := "built-in " + name
-	var text []byte
-	err := fs.ErrNotExist
-	if dir != "" {
-		text, err = os.ReadFile(filepath.Join(dir, name))
+// slot is where the template t is kept, and its file name ("" and nil for
+// run.PromptWritten).
+func (p *prompts) slot(t run.Template) (**template.Template, string) {
+	switch t {
+	case run.PromptResume:
+		return &p.resume, "resume.md"
+	case run.PromptCheckpoint:
+		return &p.checkpoint, "checkpoint.md"
+	case run.PromptContinuation:
+		return &p.continuation, "continuation.md"
+	case run.PromptFallback:
+		return &p.fallback, "fallback.md"
 	}
-	switch {
-	case err == nil:
-		source = filepath.Join(dir, name)
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("read prompt template: %w", err)
-	default:
-		if text, err = configs.Prompts.ReadFile("prompts/" + name); err != nil {
-			return nil, fmt.Errorf("built-in prompt %s: %w", name, err)
+	return nil, ""
+}
+
+// of is the template t names (nil for run.PromptWritten), the built-in one
+// parsed the first time.
+func (p *prompts) of(t run.Template) (*template.Template, error) {
+	slot, name := p.slot(t)
+	if slot == nil || *slot != nil {
+		if slot == nil {
+			return nil, nil
 		}
+		return *slot, nil
 	}
+	text, err := configs.Prompts.ReadFile("prompts/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("built-in prompt %s: %w", name, err)
+	}
+	*slot, err = parseTemplate("built-in "+name, text)
+	return *slot, err
+}
+
+func parseTemplate(source string, text []byte) (*template.Template, error) {
 	t, err := template.New(source).Option("missingkey=error").Parse(string(text))
 	if err != nil {
 		return nil, fmt.Errorf("prompt template %s: %w", source, err)
 	}
 	return t, nil
-}
-
-// of is the template t names (nil for run.PromptWritten).
-func (p prompts) of(t run.Template) *template.Template {
-	switch t {
-	case run.PromptResume:
-		return p.resume
-	case run.PromptCheckpoint:
-		return p.checkpoint
-	case run.PromptContinuation:
-		return p.continuation
-	case run.PromptFallback:
-		return p.fallback
-	}
-	return nil
 }
 
 // promptPath is the file attempt a reads on stdin: the one writePrompt
@@ -123,7 +133,10 @@ func (r *runner) promptPath(a run.Attempt) string {
 // writePrompt renders attempt a's template into the run folder (nothing
 // for a prompt already written).
 func (r *runner) writePrompt(a run.Attempt) error {
-	t := r.tmpl.of(a.Prompt.Template)
+	t, err := r.tmpl.of(a.Prompt.Template)
+	if err != nil {
+		return &RunError{Kind: outcome.Usage, Detail: err.Error()}
+	}
 	if t == nil {
 		return nil
 	}
