@@ -156,6 +156,12 @@ func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit) *soakI
 		// Its input takes longer to write than idle_timeout: healthy.
 		bash = bash.WithPace(fakeapi.Pace{InputAfter: 8 * time.Second, Ping: 2 * time.Second})
 	}
+	var opts []fakeapi.Option
+	if fault == "usage-limit" {
+		id := fmt.Sprintf("toolu_soak%d", n)
+		bash = bash.WithToolUseID(id)
+		opts = append(opts, ownLimit(id))
+	}
 	steps := []fakeapi.Step{bash}
 	switch fault {
 	case "stall":
@@ -164,11 +170,9 @@ func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit) *soakI
 		steps = append(steps, fakeapi.Text("The build needs").WithPace(fakeapi.Pace{StallAfter: 1, Ping: time.Second}))
 	case "overloaded":
 		steps = append(steps, fakeapi.Repeat(fakeapi.Overloaded(), 2))
-	case "usage-limit":
-		steps = append(steps, fakeapi.UsageLimited("five_hour", time.Now().Add(20*time.Second)))
 	}
 	steps = append(steps, fakeapi.Text(fmt.Sprintf("Issue %d done.", n)))
-	e := newEnvWith(t, fakeapi.WithScript(steps...))
+	e := newEnvWith(t, append(opts, fakeapi.WithScript(steps...))...)
 	is := &soakIssue{n: n, fault: fault, e: e, side: side}
 	switch fault {
 	case "usage-limit":
