@@ -22,14 +22,36 @@ import (
 // without it they skip, loudly.
 
 // pinnedClaudeBin is where make e2e-deps installs the current pinned CLI
-// (the Makefile's last CLAUDE_CODE_VERSIONS entry; MALARUN_CLAUDE_VERSION
-// picks another), relative to this package.
+// (make test names it in MALARUN_CLAUDE_VERSION; the e2e suite keeps its
+// default in step with the Makefile), under the module's root: the folder
+// above this package that holds go.mod, so that a move of the package
+// cannot point the path at nothing (it once did: CI failed, locally the
+// tests only skipped).
 func pinnedClaudeBin() string {
 	v := os.Getenv("MALARUN_CLAUDE_VERSION")
 	if v == "" {
-		v = "2.1.330"
+		v = "2.1.332"
 	}
-	return filepath.Join("..", "..", ".cache", "claude-code", v, "node_modules", ".bin", "claude")
+	return filepath.Join(moduleRoot(), ".cache", "claude-code", v, "node_modules", ".bin", "claude")
+}
+
+// moduleRoot is the nearest folder at or above the working directory (the
+// package's, under go test) that holds go.mod; "." when none does.
+func moduleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "."
+		}
+		dir = up
+	}
 }
 
 // cliTimeout bounds one CLI run. A run against the fake takes about a
