@@ -120,7 +120,17 @@ type env struct {
 	// waitLimit bounds a run (default 2 minutes): beyond it malarun is
 	// killed and the test fails.
 	waitLimit time.Duration
+	// issue and stateDir, when set, are the issue id and the state dir
+	// instead of issue-e2e in the test's own (the soak puts its whole
+	// fleet in one state dir, as a night's fleet is, and sums it up).
+	issue, stateDir string
 }
+
+// issueID is the issue the test's malarun runs.
+func (e *env) issueID() string { return cmp.Or(e.issue, "issue-e2e") }
+
+// stateDirPath is the state dir the test's malarun keeps.
+func (e *env) stateDirPath() string { return cmp.Or(e.stateDir, filepath.Join(e.home, "state")) }
 
 // The test runs beside the suite's other such tests (t.Parallel): each has
 // its own HOME, working folder, state directory and fake API, and most of a
@@ -170,7 +180,7 @@ func (e *env) environ() []string {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 		"MALARUN_LOG_FORMAT=json",
-		"MALARUN_STATE_DIR=" + filepath.Join(e.home, "state"),
+		"MALARUN_STATE_DIR=" + e.stateDirPath(),
 		"MALARUN_CPUPROFILE=" + os.Getenv("MALARUN_CPUPROFILE"),
 	}, e.extraEnv...)
 }
@@ -198,7 +208,7 @@ func (e *env) command(flags ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer)
 	if e.claudeBin != "" {
 		bin = e.claudeBin
 	}
-	args := append([]string{"issue-e2e", "--prompt", prompt, "--claude-bin", bin, "--cwd", e.work}, flags...)
+	args := append([]string{e.issueID(), "--prompt", prompt, "--claude-bin", bin, "--cwd", e.work}, flags...)
 	args = append(append(args, "--", "--allowedTools", "Bash"), e.args...)
 	cmd := exec.Command(e2e.malarun, args...)
 	cmd.Env = e.environ()

@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -208,22 +207,11 @@ func TestRealCLIShowTellsAStalledResumedRun(t *testing.T) {
 // PNG of the page there (docs/show.md's picture is made so).
 func openShowPage(t *testing.T, page string, attempts int) {
 	t.Helper()
-	path := headless.Require(t)
 	file := filepath.Join(t.TempDir(), "show.html")
 	if err := os.WriteFile(file, []byte(page), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := headless.Start(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	p, err := b.Open(ctx, "file://"+file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, p := headless.OpenFor(t, "file://"+file, time.Minute)
 	var facts struct {
 		Title string
 		Lanes int

@@ -91,8 +91,8 @@ func (l *sharedLimit) issue(t *testing.T, n int, side string) *soakIssue {
 
 // claudePid is the pid of the claude an issue's malarun runs now (0: none
 // recorded yet).
-func claudePid(stateDir string) int {
-	e, ok := journal.Read(stateDir, "issue-e2e")
+func claudePid(stateDir, issue string) int {
+	e, ok := journal.Read(stateDir, issue)
 	if !ok || e.Err != nil || len(e.Record.Tree) == 0 {
 		return 0
 	}

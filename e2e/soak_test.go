@@ -76,8 +76,10 @@ func TestFleetSoak(t *testing.T) {
 	table := exitTable(t)
 	fleet := make([]*soakIssue, issues)
 	shared := newSharedLimit(t)
+	stateDir := t.TempDir() // the whole fleet's, as a night's is
 	for i := range fleet {
 		fleet[i] = newSoakIssue(t, i+1, soakFaults()[i%len(soakFaults())], shared)
+		fleet[i].e.issue, fleet[i].e.stateDir = fmt.Sprintf("soak-%04d", i+1), stateDir
 	}
 	rss := newRSSSampler()
 	defer rss.stop()
@@ -119,6 +121,7 @@ func TestFleetSoak(t *testing.T) {
 	for _, is := range fleet {
 		t.Logf("  issue %2d %-16s exit codes %v", is.n, is.fault, is.codes)
 	}
+	summarizeSoak(t, stateDir, fleet)
 }
 
 // exitTable is `malarun exit-codes --json`: code → retry.
@@ -176,7 +179,10 @@ func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit) *soakI
 	is := &soakIssue{n: n, fault: fault, e: e, side: side}
 	switch fault {
 	case "usage-limit":
+		// An account of its own: the fleet shares one state dir, where
+		// malarun shares an account's limit between its runs.
 		oauthEnv(e)
+		e.extraEnv = append(e.extraEnv, fmt.Sprintf("CLAUDE_CODE_OAUTH_TOKEN=e2e-oauth-token-%d", n))
 	case "slow-hook":
 		writeHooks(t, e.work, `{"Stop":[{"hooks":[{"type":"command","command":"sleep 6"}]}]}`)
 	case "failed-mcp":
@@ -239,7 +245,7 @@ func (is *soakIssue) invoke(inv int) (int, string) {
 		// of its Bash call, after the call's effect: malarun resumes.
 		if testchild.WaitUntil(time.Minute, nil, func() bool { b, _ := os.ReadFile(is.side); return strings.Contains(string(b), "ran\n") }) {
 			time.Sleep(time.Duration(rand.Int64N(int64(2 * time.Second))))
-			if pid := claudePid(filepath.Join(is.e.home, "state")); pid > 0 {
+			if pid := claudePid(is.e.stateDirPath(), is.e.issueID()); pid > 0 {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
@@ -279,7 +285,7 @@ func (is *soakIssue) check(t *testing.T) bool {
 		t.Errorf("issue %d (%s): its Bash call ran %d times, want once", is.n, is.fault, strings.Count(string(b), "ran"))
 		good = false
 	}
-	out, err := exec.Command(e2e.malarun, "status", "issue-e2e", "--json", "--state-dir", filepath.Join(is.e.home, "state")).Output()
+	out, err := exec.Command(e2e.malarun, "status", is.e.issueID(), "--json", "--state-dir", is.e.stateDirPath()).Output()
 	var rec struct {
 		Status string `json:"status"`
 	}

@@ -231,7 +231,7 @@ func showSource(stateDir string, opts showOptions) (replay.Source, string, error
 		return src, "", fmt.Errorf("issue %s has no run %s in %s", opts.issueID, runID, runs)
 	}
 	if recorded && e.Err == nil && e.Record.RunID == runID {
-		src.Status = statusWord(e)
+		src.Status = e.Described()
 	}
 	return src, warn, nil
 }
@@ -283,6 +283,6 @@ func follower(ctx context.Context, stateDir, issue, runID string) func() (string
 			return "the run's malarun is gone (pid " + strconv.Itoa(e.Record.Owner.Pid) + ", its lock is free) while its record says " +
 				"processing: it died; the next malarun on the issue takes the run over", nil
 		}
-		return "the run is not going on: " + statusWord(e), nil
+		return "the run is not going on: " + e.Described(), nil
 	}
 }

@@ -110,23 +110,6 @@ func printStatusJSON(w io.Writer, entries []journal.Entry, one bool) error {
 	return enc.Encode(out)
 }
 
-// statusWord is the status as people read it.
-func statusWord(e journal.Entry) string {
-	switch {
-	case e.Err != nil:
-		return "damaged"
-	case e.Record.Poisoned:
-		return "poisoned"
-	case e.Record.Status == journal.Processing && !e.Locked:
-		return "orphaned" // its malarun died; the next run reclaims it
-	case e.Record.Status == journal.Waiting && !e.Record.RetryAt.IsZero():
-		// A usage limit: its malarun sleeps (locked) or exited 75; either
-		// way the session is continued at or after this time.
-		return "waiting until " + e.Record.RetryAt.UTC().Format("2006-01-02 15:04 UTC")
-	}
-	return string(e.Record.Status)
-}
-
 func printStatusTable(w io.Writer, entries []journal.Entry) error {
 	if len(entries) == 0 {
 		_, err := fmt.Fprintln(w, "no issues recorded")
@@ -137,7 +120,7 @@ func printStatusTable(w io.Writer, entries []journal.Entry) error {
 	for _, e := range entries {
 		r := e.Record
 		// Every text from the record is cleaned (see printStatusDetail).
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.4f\t%s\t%s\n", ui.Clean(e.Issue, 0), ui.Clean(statusWord(e), 0), r.Attempts, r.RunReclaims,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.4f\t%s\t%s\n", ui.Clean(e.Issue, 0), ui.Clean(e.Described(), 0), r.Attempts, r.RunReclaims,
 			ui.ShortSession(r.SessionID), r.TotalCostUSD, r.UpdatedAt.Local().Format(time.DateTime), ui.Clean(firstOf(r.Reason, errText(e.Err)), 80))
 	}
 	return tw.Flush()
@@ -156,7 +139,7 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	rows := [][2]string{
 		{"issue", r.Issue},
-		{"status", statusWord(e)},
+		{"status", e.Described()},
 		{"running", runningText(e)},
 		{"reason", r.Reason},
 		{"retry at", retryAtText(r)},
@@ -250,7 +233,7 @@ func runningText(e journal.Entry) string {
 	if !r.AttemptStartedAt.IsZero() {
 		s = fmt.Sprintf("attempt %d since %s", r.Attempts+1, r.AttemptStartedAt.Local().Format(time.DateTime))
 	}
-	if statusWord(e) != string(journal.Processing) {
+	if e.Word() != string(journal.Processing) {
 		s += " (its malarun is gone)"
 	}
 	return s

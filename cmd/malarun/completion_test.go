@@ -57,7 +57,7 @@ func TestCompletionOfIssueIDs(t *testing.T) {
 	c := newCLI(t)
 	c.env["MALARUN_STATE_DIR"] = stateDirWithIssues(t, "issue-1", "issue-2", "PROJ_7", "a.b", "..x")
 	all := []string{"..x", "PROJ_7", "a.b", "issue-1", "issue-2"}
-	commands := []string{"completion", "exit-codes", "help", "show", "status", "version"}
+	commands := []string{"completion", "exit-codes", "help", "show", "status", "summary", "version"}
 	for _, tt := range []struct {
 		args      []string
 		want      []string

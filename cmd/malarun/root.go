@@ -218,7 +218,7 @@ warning and at most 2 s at exit, never the exit code (docs/telemetry.md).`,
 	fl.BoolVar(&opts.version, "version", false, "print the version, as malarun version does (with --json, as malarun version --json)")
 	addKeyFlags(fl, configKeys())
 	completeFlagValues(root, configKeys(), nil)
-	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newShowCmd(a), newExitCodesCmd(a), newManCmd(a), newGuardCmd())
+	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newSummaryCmd(a), newShowCmd(a), newExitCodesCmd(a), newManCmd(a), newGuardCmd())
 
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {

@@ -29,6 +29,8 @@ func (e Event) Entry() timeline.Entry {
 	if e.Kind == RunFinished {
 		cost := e.CostUSD
 		j.CostUSD = &cost
+		u := e.Tokens
+		j.Tokens = &timeline.Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheCreationInput: u.CacheCreationInputTokens, CacheReadInput: u.CacheReadInputTokens}
 	}
 	return j
 }

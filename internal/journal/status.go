@@ -1,6 +1,8 @@
 package journal
 
-import "github.com/malarun/malarun/internal/outcome"
+import (
+	"github.com/malarun/malarun/internal/outcome"
+)
 
 // StatusFor is the status a run ends with for its outcome: the one word
 // `malarun status`, `malarun show`, the report and the summary all use for
@@ -18,4 +20,32 @@ func StatusFor(o outcome.Outcome) Status {
 		return Stopped
 	}
 	return Failed
+}
+
+// Word is the issue's status as people read it, in `malarun status`,
+// `show` and the summary: the record's status, or what the lock and the
+// record say beyond it (damaged, poisoned, orphaned: processing with its
+// malarun gone).
+func (e Entry) Word() string {
+	switch {
+	case e.Err != nil:
+		return "damaged"
+	case e.Record.Poisoned:
+		return "poisoned"
+	case e.Record.Status == Processing && !e.Locked:
+		return "orphaned" // its malarun died; the next run reclaims it
+	}
+	return string(e.Record.Status)
+}
+
+// Described is Word with the time a waiting run goes on: a usage limit's
+// reset ("waiting until 2026-11-22 14:00 UTC"). Its malarun sleeps
+// (locked) or exited 75; either way the session is continued at or after
+// that time.
+func (e Entry) Described() string {
+	w := e.Word()
+	if w == string(Waiting) && !e.Record.RetryAt.IsZero() {
+		w += " until " + e.Record.RetryAt.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return w
 }

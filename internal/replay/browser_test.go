@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +17,6 @@ import (
 // nothing, the picture has a lane per attempt, and a click on a bar shows
 // its item in the story.
 func TestHTMLInABrowser(t *testing.T) {
-	path := headless.Require(t)
 	h, items, s := hostileItems(t)
 	var out bytes.Buffer
 	render(t, NewHTML(&out), h, items, s)
@@ -26,17 +24,7 @@ func TestHTMLInABrowser(t *testing.T) {
 	if err := os.WriteFile(file, out.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := headless.Start(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	p, err := b.Open(ctx, "file://"+file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, p := headless.OpenFor(t, "file://"+file, time.Minute)
 	var facts struct {
 		Pwned  string
 		Lanes  int

@@ -29,9 +29,9 @@ func NewMarkdown(w io.Writer) Renderer { return &mdRenderer{w: bufio.NewWriter(w
 
 func (m *mdRenderer) Begin(h Header) error {
 	m.following = h.Following
-	fmt.Fprintf(m.w, "### malarun show %s, run %s\n\n", mdCode(h.Issue), mdCode(h.RunID))
+	fmt.Fprintf(m.w, "### malarun show %s, run %s\n\n", ui.MarkdownCode(h.Issue), ui.MarkdownCode(h.RunID))
 	if h.Status != "" {
-		fmt.Fprintf(m.w, "Status: %s. ", mdCode(h.Status))
+		fmt.Fprintf(m.w, "Status: %s. ", ui.MarkdownCode(h.Status))
 	}
 	if !h.Timed {
 		m.w.WriteString("_No times: this run was recorded before malarun kept a timeline, so only its transcripts are shown._")
@@ -50,11 +50,11 @@ func (m *mdRenderer) Item(it *Item) error {
 		a := it.Info
 		fmt.Fprintf(m.w, "\n#### Attempt %d: %s", it.Attempt, beganText(a.Began))
 		if a.Session != "" {
-			fmt.Fprintf(m.w, ", session %s", mdCode(ui.ShortSession(a.Session)))
+			fmt.Fprintf(m.w, ", session %s", ui.MarkdownCode(ui.ShortSession(a.Session)))
 		}
 		m.w.WriteString("\n\n")
 	case KindAttemptEnded:
-		fmt.Fprintf(m.w, "- %s**attempt %d ended: %s**", at, it.Attempt, mdCode(firstNonEmpty(it.Info.Outcome, "no recorded end")))
+		fmt.Fprintf(m.w, "- %s**attempt %d ended: %s**", at, it.Attempt, ui.MarkdownCode(firstNonEmpty(it.Info.Outcome, "no recorded end")))
 		if it.Info.DurationMS > 0 {
 			fmt.Fprintf(m.w, " after %s", ui.Duration(time.Duration(it.Info.DurationMS)*time.Millisecond))
 		}
@@ -63,18 +63,18 @@ func (m *mdRenderer) Item(it *Item) error {
 			m.block("  ", "", it.Info.Reason)
 		}
 	case KindPrompt:
-		fmt.Fprintf(m.w, "- %sprompt %s (%s)\n", at, mdCode(it.Path), bytesText(it.Bytes))
+		fmt.Fprintf(m.w, "- %sprompt %s (%s)\n", at, ui.MarkdownCode(it.Path), bytesText(it.Bytes))
 		m.block("  ", "", it.Text)
 	case KindText:
 		fmt.Fprintf(m.w, "- %sassistant\n", at)
 		m.block("  ", "", it.Text)
 	case KindToolCall:
 		gist := firstNonEmpty(it.Summary, it.Input)
-		fmt.Fprintf(m.w, "- %s%s %s\n", at, mdCode(it.Tool), mdCode(gist))
+		fmt.Fprintf(m.w, "- %s%s %s\n", at, ui.MarkdownCode(it.Tool), ui.MarkdownCode(gist))
 	case KindHook:
-		fmt.Fprintf(m.w, "- %shook %s: %s\n", at, mdCode(it.Hook), hookGist(it))
+		fmt.Fprintf(m.w, "- %shook %s: %s\n", at, ui.MarkdownCode(it.Hook), hookGist(it))
 	case KindToolRunning:
-		fmt.Fprintf(m.w, "- %s⏳ %s still running, %s: %s\n", at, mdCode(it.Tool), ui.Duration(time.Duration(it.TookMS)*time.Millisecond), mdCode(it.Summary))
+		fmt.Fprintf(m.w, "- %s⏳ %s still running, %s: %s\n", at, ui.MarkdownCode(it.Tool), ui.Duration(time.Duration(it.TookMS)*time.Millisecond), ui.MarkdownCode(it.Summary))
 	case KindToolResult:
 		status := "ok"
 		if it.IsError {
@@ -95,14 +95,14 @@ func (m *mdRenderer) Item(it *Item) error {
 	case KindResult:
 		state := "result"
 		if it.IsError || it.Subtype != "success" {
-			state = "**error result** " + mdCode(it.Subtype)
+			state = "**error result** " + ui.MarkdownCode(it.Subtype)
 		}
 		fmt.Fprintf(m.w, "- %s%s, %s\n", at, state, ui.Cost(it.CostUSD))
 		m.block("  ", "", it.Text)
 	case KindNote:
-		fmt.Fprintf(m.w, "- %s_note:_ %s\n", at, mdCode(it.Text))
+		fmt.Fprintf(m.w, "- %s_note:_ %s\n", at, ui.MarkdownCode(it.Text))
 	default:
-		fmt.Fprintf(m.w, "- %s**malarun** %s\n", at, mdCode(decision(it)))
+		fmt.Fprintf(m.w, "- %s**malarun** %s\n", at, ui.MarkdownCode(decision(it)))
 	}
 	return m.flushIf(m.following)
 }
@@ -110,7 +110,7 @@ func (m *mdRenderer) Item(it *Item) error {
 func (m *mdRenderer) End(s Summary) error {
 	mark, word := "✅", "succeeded"
 	if s.Outcome != "success" {
-		mark, word = "❌", mdCode(firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end"))
+		mark, word = "❌", ui.MarkdownCode(firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end"))
 	}
 	fmt.Fprintf(m.w, "\n%s **%s**", mark, word)
 	if s.ExitCode != nil {
@@ -119,11 +119,11 @@ func (m *mdRenderer) End(s Summary) error {
 	fmt.Fprintf(m.w, ": %s, %s, %s, %s\n\n", ui.Plural(len(s.Attempts), "attempt"), ui.Cost(s.CostUSD), ui.Plural(s.ToolCalls, "tool call"), ui.Plural(s.Results, "result"))
 	m.w.WriteString("| attempt | began | session | took | ended | cost |\n| ---: | --- | --- | ---: | --- | ---: |\n")
 	for _, a := range s.Attempts {
-		fmt.Fprintf(m.w, "| %d | %s | %s | %s | %s | %s |\n", a.N, beganText(a.Began), mdCode(ui.ShortSession(a.Session)),
-			ui.Duration(time.Duration(a.DurationMS)*time.Millisecond), mdCode(firstNonEmpty(a.Outcome, "no recorded end")), ui.Cost(a.CostUSD))
+		fmt.Fprintf(m.w, "| %d | %s | %s | %s | %s | %s |\n", a.N, beganText(a.Began), ui.MarkdownCode(ui.ShortSession(a.Session)),
+			ui.Duration(time.Duration(a.DurationMS)*time.Millisecond), ui.MarkdownCode(firstNonEmpty(a.Outcome, "no recorded end")), ui.Cost(a.CostUSD))
 	}
 	if s.Stopped != "" {
-		fmt.Fprintf(m.w, "\nStopped following: %s\n", mdCode(s.Stopped))
+		fmt.Fprintf(m.w, "\nStopped following: %s\n", ui.MarkdownCode(s.Stopped))
 	}
 	return m.w.Flush()
 }
@@ -147,7 +147,7 @@ func (m *mdRenderer) block(indent, fold, text string) {
 	if long {
 		fmt.Fprintf(m.w, "\n%s<details><summary>%s, %d lines</summary>\n\n", indent, firstNonEmpty(fold, "text"), len(lines))
 	}
-	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
+	fence := strings.Repeat("`", max(3, ui.LongestRun(text, '`')+1))
 	m.w.WriteString(indent + fence + "text\n")
 	for _, l := range lines {
 		m.w.WriteString(indent + l + "\n")
@@ -156,34 +156,4 @@ func (m *mdRenderer) block(indent, fold, text string) {
 	if long {
 		m.w.WriteString(indent + "</details>\n\n")
 	}
-}
-
-// mdCode is s as one inline code span: cleaned to one line, with a
-// backtick fence longer than any run of backticks in it (padded with a
-// space when it begins or ends with one, as CommonMark asks). A code span
-// renders its content literally: no HTML, link, mention or emphasis.
-func mdCode(s string) string {
-	s = ui.Clean(s, 300)
-	if s == "" {
-		return "` `"
-	}
-	fence := strings.Repeat("`", longestRun(s, '`')+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	return fence + s + fence
-}
-
-// longestRun is the length of the longest run of c in s.
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }

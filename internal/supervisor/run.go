@@ -137,7 +137,7 @@ func (r *runner) close(pl *plan, rep event.Report, err error, started time.Time)
 	if errors.As(err, &re) && errors.Is(err, outcome.RateLimit) {
 		rep.RetryAt, rep.LimitType = re.RetryAt, re.LimitType
 	}
-	fin := event.Event{Kind: event.RunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Session: rep.SessionID, ExitCode: r.exitCode(err),
+	fin := event.Event{Kind: event.RunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Tokens: rep.Usage, Session: rep.SessionID, ExitCode: r.exitCode(err),
 		RetryAt: rep.RetryAt, LimitType: rep.LimitType}
 	if err != nil {
 		fin.Reason = err.Error()

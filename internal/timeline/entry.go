@@ -54,13 +54,17 @@ type Entry struct {
 	// Phase and Doing (hang_detected): what claude was doing when it was
 	// silent, as a name (text, thinking, tool_input, tool, ...) and in
 	// words ("while writing text"; docs/design.md §D30).
-	Phase           string   `json:"phase,omitempty"`
-	Doing           string   `json:"doing,omitempty"`
-	Occupancy       int64    `json:"occupancy,omitempty"`
-	Window          int64    `json:"window,omitempty"`
-	CostUSD         *float64 `json:"cost_usd,omitempty"` // on finished: the run's cost
-	Continuation    int      `json:"continuation,omitempty"`
-	CheckpointBytes int      `json:"checkpoint_bytes,omitempty"`
+	Phase     string   `json:"phase,omitempty"`
+	Doing     string   `json:"doing,omitempty"`
+	Occupancy int64    `json:"occupancy,omitempty"`
+	Window    int64    `json:"window,omitempty"`
+	CostUSD   *float64 `json:"cost_usd,omitempty"` // on finished: the run's cost
+	// Tokens (finished) are what this malarun's attempts used, as their
+	// result lines reported: a run continued by several malaruns has one
+	// finished line each, and its tokens are their sum.
+	Tokens          *Tokens `json:"tokens,omitempty"`
+	Continuation    int     `json:"continuation,omitempty"`
+	CheckpointBytes int     `json:"checkpoint_bytes,omitempty"`
 	// limit_wait (and finished with exit 75): when malarun resumes, when the
 	// limit resets, and its kind.
 	Until     time.Time `json:"until,omitzero"`
@@ -70,4 +74,13 @@ type Entry struct {
 	// Line entries (the timeline only): the transcript line of Attempt that
 	// begins at Offset (a pointer: the first line's is 0) was read at Time.
 	Offset *int64 `json:"offset,omitempty"`
+}
+
+// Tokens are the tokens claude's result lines reported, summed (the
+// --json report's tokens, a finished line's).
+type Tokens struct {
+	Input              int64 `json:"input"`
+	Output             int64 `json:"output"`
+	CacheCreationInput int64 `json:"cache_creation_input"`
+	CacheReadInput     int64 `json:"cache_read_input"`
 }

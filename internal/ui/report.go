@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/timeline"
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/journal"
@@ -135,13 +136,9 @@ type Result struct {
 	Tokens       TokenCounts `json:"tokens"`
 }
 
-// TokenCounts are the tokens claude's result lines reported, summed.
-type TokenCounts struct {
-	Input              int64 `json:"input"`
-	Output             int64 `json:"output"`
-	CacheCreationInput int64 `json:"cache_creation_input"`
-	CacheReadInput     int64 `json:"cache_read_input"`
-}
+// TokenCounts are the tokens claude's result lines reported, summed: the
+// one shape of "tokens" in the report, a finished line and the summary.
+type TokenCounts = timeline.Tokens
 
 // Ending is how the command line ended a run: its outcome name, exit code
 // and reason (the error's text; "" on success).

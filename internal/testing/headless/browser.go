@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	// Builds only for the kernels malarun supports, with one clear error elsewhere.
 	_ "github.com/malarun/malarun/internal/platform"
@@ -238,4 +239,25 @@ func (b *Browser) Close() error {
 	syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
 	b.cmd.Wait()
 	return os.RemoveAll(b.dir)
+}
+
+// OpenFor is what a test of a page needs: a browser (Require: skipped
+// loudly, or failed in CI, without one), the page at url opened and
+// loaded, and a context bounded by timeout for the calls that follow. The
+// browser is closed when the test ends.
+func OpenFor(t testing.TB, url string, timeout time.Duration) (context.Context, *Page) {
+	t.Helper()
+	path := Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	b, err := Start(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	p, err := b.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, p
 }

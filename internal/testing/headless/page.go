@@ -151,6 +151,23 @@ func (p *Page) Click(ctx context.Context, selector string) error {
 	return nil
 }
 
+// Follow clicks the first element matching selector (a link), waits for
+// the page it leads to to load, and returns that page's address.
+func (p *Page) Follow(ctx context.Context, selector string) (string, error) {
+	from := len(p.b.Events())
+	if err := p.Click(ctx, selector); err != nil {
+		return "", err
+	}
+	if _, _, err := p.b.WaitEvent(ctx, from, func(e Event) bool {
+		return e.SessionID == p.session && e.Method == "Page.loadEventFired"
+	}); err != nil {
+		return "", fmt.Errorf("after a click on %s, waiting for a page to load: %w", selector, err)
+	}
+	var href string
+	err := p.Eval(ctx, "location.href", &href)
+	return href, err
+}
+
 // Screenshot is a PNG of the page in a viewport width by height pixels.
 func (p *Page) Screenshot(ctx context.Context, width, height int) ([]byte, error) {
 	if err := p.b.Call(ctx, p.session, "Emulation.setDeviceMetricsOverride",

@@ -10,18 +10,34 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
 // Validate checks v (decoded with UseNumber) against a JSON Schema, for
-// the keywords docs/report.schema.json uses; any other keyword is an error,
+// the keywords the project's schemas use; any other keyword is an error,
 // so the schema cannot drift beyond what this checker enforces.
 func Validate(schema map[string]any, v any, path string) []string {
+	return validate(schema, schema, v, path)
+}
+
+// validate checks v against schema, a part of root (where "$ref":
+// "#/$defs/name" is looked up).
+func validate(root, schema map[string]any, v any, path string) []string {
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, args...)) }
 	for k, s := range schema {
 		switch k {
-		case "$schema", "$id", "title", "description":
+		case "$schema", "$id", "title", "description", "$defs":
+		case "$ref":
+			name, ok := strings.CutPrefix(s.(string), "#/$defs/")
+			defs, _ := root["$defs"].(map[string]any)
+			def, found := defs[name].(map[string]any)
+			if !ok || !found {
+				fail("$ref %v is not one of this schema's $defs", s)
+				continue
+			}
+			errs = append(errs, validate(root, def, v, path)...)
 		case "type":
 			if !hasType(v, s.(string)) {
 				fail("%v is not of type %s", v, s)
@@ -64,25 +80,33 @@ func Validate(schema map[string]any, v any, path string) []string {
 			obj, _ := v.(map[string]any)
 			for name, sub := range s.(map[string]any) {
 				if pv, ok := obj[name]; ok {
-					errs = append(errs, Validate(sub.(map[string]any), pv, path+"."+name)...)
+					errs = append(errs, validate(root, sub.(map[string]any), pv, path+"."+name)...)
 				}
 			}
 		case "additionalProperties":
-			if s != false {
-				fail("the checker knows additionalProperties: false only")
+			// false: no property but those named; a schema: each property
+			// not named follows it (a map such as hangs by phase).
+			sub, isSchema := s.(map[string]any)
+			if s != false && !isSchema {
+				fail("additionalProperties is false or a schema")
 				break
 			}
 			props, _ := schema["properties"].(map[string]any)
 			obj, _ := v.(map[string]any)
-			for name := range obj {
-				if _, ok := props[name]; !ok {
-					fail("unexpected property %q", name)
+			for name, pv := range obj {
+				if _, ok := props[name]; ok {
+					continue
 				}
+				if !isSchema {
+					fail("unexpected property %q", name)
+					continue
+				}
+				errs = append(errs, validate(root, sub, pv, path+"."+name)...)
 			}
 		case "items":
 			arr, _ := v.([]any)
 			for i, item := range arr {
-				errs = append(errs, Validate(s.(map[string]any), item, fmt.Sprintf("%s[%d]", path, i))...)
+				errs = append(errs, validate(root, s.(map[string]any), item, fmt.Sprintf("%s[%d]", path, i))...)
 			}
 		default:
 			fail("the checker does not know the keyword %q", k)

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/malarun/malarun/internal/fleet"
+	"github.com/malarun/malarun/internal/replay"
+	"github.com/malarun/malarun/internal/statefile"
+	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/ui"
+)
+
+// summaryOptions is what `malarun summary` needs.
+type summaryOptions struct {
+	since  string
+	format string
+	out    string
+	config loadedConfig
+}
+
+// summaryFormats are the values of --format, the first the default.
+func summaryFormats() []string { return []string{"text", "md", "json", "html"} }
+
+func newSummaryCmd(a *app) *cobra.Command {
+	var opts summaryOptions
+	cmd := &cobra.Command{
+		Use:   "summary [--since 12h|TIME] [--format text|md|json|html] [--out DIR]",
+		Short: "Sum up every issue in state_dir: what the night's runs did, at a glance",
+		Long: `summary reads every issue's record in state_dir, and its run's timeline, and
+tells at a glance what the runs did: how many issues have each status; the
+runs that ended without success, grouped by outcome and reason, with the
+exit code an orchestrator saw and the issues of each group; the runs
+waiting for a usage limit and until when; the runs going on, their attempt
+and what claude is doing; what malarun rescued (hangs and the phase they
+were found in, crashes, usage-limit waits, reclaims, context restarts) and
+how many runs succeeded after it; cost, tokens and wall time with their
+spread; the ten slowest and most expensive runs. Damaged records and
+folders that are not issues are counted and named, never trusted.
+
+status lists the records, one row per issue; summary adds them up, in the
+four forms show has. --format text (the default) is for a terminal or a
+log; md for a pull-request comment or $GITHUB_STEP_SUMMARY (it fits its
+1 MiB: each group names at most 30 issues); json is the summary as data
+(docs/summary.schema.json, every issue listed); html writes a folder
+(--out DIR): DIR/index.html, one self-contained page with charts (the
+statuses, how long runs took, the runs on a time line), and beside it
+DIR/issues/<issue>.html, each issue's malarun show page, which the summary
+links to.
+
+--since keeps the runs updated since then: a duration back from now (12h,
+90m) or a time (2026-11-26T20:00:00Z, 2026-11-26).`,
+		Example: `  malarun summary
+  malarun summary --since 12h
+  malarun summary --format md >> "$GITHUB_STEP_SUMMARY"
+  malarun summary --format json | jq '.ended_unsuccessfully[] | {outcome, issues}'
+  malarun summary --format html --out night/ && xdg-open night/index.html`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(summaryFormats(), opts.format) {
+				return usagef("--format %q: one of text, md, json, html", opts.format)
+			}
+			if opts.format == "html" && opts.out == "" {
+				return usagef("--format html writes a folder (the summary and a page per issue): give it with --out DIR")
+			}
+			if opts.format != "html" && opts.out != "" {
+				return usagef("--out is for --format html; the other forms go to stdout")
+			}
+			lc, err := loadConfig(configKeys(), cmd.Flags(), a.deps.getenv)
+			if err != nil {
+				return err
+			}
+			opts.config = lc
+			return runSummary(cmd.Context(), opts, a.deps, time.Now())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.since, "since", "", "only runs updated since then: a duration back from now (12h) or a time (2026-11-26T20:00:00Z, 2026-11-26)")
+	fl.StringVar(&opts.format, "format", "text", "text, md (Markdown), json (docs/summary.schema.json) or html (a folder: --out)")
+	fl.StringVar(&opts.out, "out", "", "the folder --format html writes: index.html and issues/<issue>.html")
+	addConfigFlag(fl, "config `FILE` (YAML), for state_dir")
+	addKeyFlags(fl, []keySpec{stateDirKey()})
+	completeFlagValues(cmd, nil, map[string][]string{"format": summaryFormats()})
+	return cmd
+}
+
+// parseSince reads --since: a duration back from now, an RFC 3339 time or
+// a date (midnight UTC).
+func parseSince(v string, now time.Time) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		if d <= 0 {
+			return time.Time{}, usagef("--since %q: a duration back from now must be positive (12h)", v)
+		}
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("--since %q: give a duration back from now (12h, 90m) or a time (2026-11-26T20:00:00Z, 2026-11-26)", v)
+}
+
+func runSummary(ctx context.Context, opts summaryOptions, d *deps, now time.Time) error {
+	since, err := parseSince(opts.since, now)
+	if err != nil {
+		return err
+	}
+	stateDir := opts.config.settings.cfg.StateDir
+	issues, skipped, err := fleet.Scan(stateDir, fleet.Options{ValidID: supervisor.ValidateIssueID, Since: since, Now: now})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", stateDir, err)
+	}
+	s := fleet.Summarize(stateDir, issues, skipped, since, now)
+	switch opts.format {
+	case "md":
+		return fleet.WriteMarkdown(d.stdout, &s)
+	case "json":
+		w := d.stdout
+		if isTerminal(w) {
+			w = ui.InertJSONWriter(w)
+		}
+		return fleet.WriteJSON(w, &s)
+	case "html":
+		return writeSummaryFolder(ctx, opts, d, &s)
+	}
+	return fleet.WriteText(d.stdout, &s)
+}
+
+// writeSummaryFolder writes --format html's folder: each issue's show page
+// under issues/, then index.html linking to those that could be made.
+// Files are written as malarun writes its state (0600 in 0700 folders,
+// never through a link); an issue whose page cannot be made is said on
+// stderr and left unlinked.
+func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fleet.Summary) error {
+	pages := filepath.Join(opts.out, "issues")
+	if err := os.MkdirAll(pages, 0o700); err != nil {
+		return fmt.Errorf("--out %s: %w", opts.out, err)
+	}
+	stateDir := opts.config.settings.cfg.StateDir
+	made := map[string]bool{}
+	var mu sync.Mutex
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for issue := range work {
+				err := writeShowPage(stateDir, issue, filepath.Join(pages, issue+".html"))
+				mu.Lock()
+				if err != nil {
+					fmt.Fprintf(d.stderr, "malarun summary: no page for %s: %s\n", issue, ui.Clean(err.Error(), 0))
+				} else {
+					made[issue] = true
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, r := range s.Rows {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- r.Issue
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	index := filepath.Join(opts.out, "index.html")
+	f, err := statefile.OpenFile(index, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", index, err)
+	}
+	link := func(issue string) string {
+		if !made[issue] {
+			return ""
+		}
+		return "issues/" + url.PathEscape(issue) + ".html"
+	}
+	if err := fleet.WriteHTML(f, s, link); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", index, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", index, err)
+	}
+	fmt.Fprintf(d.stdout, "%s\n", index)
+	return nil
+}
+
+// writeShowPage writes issue's `malarun show --format html` to path.
+func writeShowPage(stateDir, issue, path string) error {
+	src, _, err := showSource(stateDir, showOptions{issueID: issue})
+	if err != nil {
+		return err
+	}
+	f, err := statefile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := replay.Tell(src, replay.NewHTML(f)); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,177 @@
+package fleet
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/malarun/malarun/internal/testing/schemacheck"
+	"github.com/malarun/malarun/internal/timeline"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/night.* from the summary's output")
+
+// TestNightIsCounted pins what the summary says of the night, independently
+// of the golden files (a careless -update cannot bless a wrong count).
+func TestNightIsCounted(t *testing.T) {
+	s := scanNight(t, nightStateDir(t))
+	check := func(what string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %#v, want %#v", what, got, want)
+		}
+	}
+	check("issues", s.Issues, 11)
+	check("by status", s.ByStatus, []Count{{"succeeded", 3}, {"failed", 2}, {"stopped", 2}, {"damaged", 1}, {"waiting", 1}, {"processing", 1}, {"orphaned", 1}})
+	check("skipped", s.Skipped, []string{"not an issue\x1b[31m"})
+	var groups [][]string
+	for _, g := range s.Ended {
+		groups = append(groups, append([]string{g.Outcome, fmt.Sprint(g.ExitCodes)}, g.Issues...))
+	}
+	check("groups (the two hang stops are one, by outcome and reason but its numbers)", groups,
+		[][]string{{"retries_exhausted", "[3]", "fail-1", "fail-2"}, {"auth", "[4]", "auth-1"}, {"error_result", "[1]", "hostile-1"}})
+	check("waiting", rowIssues(s.Waiting), []string{"wait-1"})
+	check("retry at", s.Waiting[0].RetryAt, time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+	check("running", rowIssues(s.Running), []string{"orphan-1", "run-1"})
+	check("run-1's attempt and phase", [3]any{s.Running[1].Attempt, s.Running[1].Phase, s.Running[1].Doing}, [3]any{2, "tool_input", "while writing the input of a Bash call"})
+	check("orphan-1 is not running (its malarun is gone)", s.Running[0].Attempt, 0)
+	check("damaged", len(s.Damaged), 1)
+	check("damaged issue", s.Damaged[0].Issue, "bad-1")
+	r := s.Rescues
+	check("hangs", [2]any{r.Hangs, r.HangsByPhase}, [2]any{2, map[string]int{"tool": 1, "text": 1}})
+	check("crashes, limit waits (wait-1's wait and exit 75 are one reset), reclaims, restarts, tasks, API retries",
+		[]int{r.Crashes, r.LimitWaits, r.Reclaims, r.Restarts, r.Tasks, r.APIRetries}, []int{1, 2, 1, 1, 1, 1})
+	check("rescued (ok-1 and ok-3)", r.Rescued, 2)
+	check("cost", round(s.Totals.CostUSD), 2.88)
+	check("tokens", s.Totals.Tokens, timeline.Tokens{Input: 10720, Output: 2902, CacheReadInput: 107200})
+	check("wall spread of the runs that ended (ms)", [3]any{s.Totals.Wall.N, s.Totals.Wall.P50, s.Totals.Wall.Max}, [3]any{7, 720000.0, 7500000.0})
+	check("slowest first (run-1 runs on till now)", rowIssues(s.Slowest)[:3], []string{"ok-3", "run-1", "wait-1"})
+	check("costliest first", rowIssues(s.Costliest)[:2], []string{"ok-3", "ok-1"})
+	check("every issue listed", len(s.Rows), 11)
+}
+
+func round(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
+
+func rowIssues(rows []Row) []string {
+	var ids []string
+	for _, r := range rows {
+		ids = append(ids, r.Issue)
+	}
+	return ids
+}
+
+// TestSinceKeepsTheNightsRuns: --since leaves out the runs not updated
+// since then, and keeps the damaged (a damaged record has no time to
+// trust).
+func TestSinceKeepsTheNightsRuns(t *testing.T) {
+	dir := nightStateDir(t)
+	issues, _, err := Scan(dir, Options{ValidID: validID, Now: nightNow, Since: at(3, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, is := range issues {
+		ids = append(ids, is.ID)
+	}
+	want := []string{"bad-1", "hostile-1", "ok-3", "orphan-1", "run-1"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("since 01:00: %q, want %q", ids, want)
+	}
+}
+
+// TestEachFormIsItsGolden: the four forms of the night, byte for byte
+// (go test -update rewrites them; read the diff before committing).
+func TestEachFormIsItsGolden(t *testing.T) {
+	dir := nightStateDir(t)
+	s := scanNight(t, dir)
+	link := func(issue string) string {
+		if issue == "bad-1" {
+			return ""
+		}
+		return "issues/" + issue + ".html"
+	}
+	for _, form := range []struct {
+		file  string
+		write func(*bytes.Buffer) error
+	}{
+		{"night.txt", func(b *bytes.Buffer) error { return WriteText(b, &s) }},
+		{"night.md", func(b *bytes.Buffer) error { return WriteMarkdown(b, &s) }},
+		{"night.json", func(b *bytes.Buffer) error { return WriteJSON(b, &s) }},
+		{"night.html", func(b *bytes.Buffer) error { return WriteHTML(b, &s, link) }},
+	} {
+		t.Run(form.file, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := form.write(&got); err != nil {
+				t.Fatal(err)
+			}
+			// The damaged record's message names its path.
+			got = *bytes.NewBuffer(bytes.ReplaceAll(got.Bytes(), []byte(dir), []byte("/state")))
+			golden := filepath.Join("testdata", form.file)
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("%s differs:\n got:\n%s", golden, got.Bytes())
+			}
+			if bytes.ContainsAny(got.Bytes(), "\x1b\x07") {
+				t.Errorf("%s holds a terminal control byte from a record", form.file)
+			}
+		})
+	}
+}
+
+// TestJSONFollowsItsSchema: the JSON form is what docs/summary.schema.json
+// says, for the night and for an empty state directory.
+func TestJSONFollowsItsSchema(t *testing.T) {
+	schema, err := schemacheck.Load("../../docs/summary.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, dir := range map[string]string{"night": nightStateDir(t), "empty": t.TempDir()} {
+		s := scanNight(t, dir)
+		var out bytes.Buffer
+		if err := WriteJSON(&out, &s); err != nil {
+			t.Fatal(err)
+		}
+		problems, err := schemacheck.Check(schema, out.Bytes(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			t.Errorf("%s: %s", name, p)
+		}
+	}
+	// The check can fail: a row with a field the schema does not name, a
+	// phase counted in words, a made_at that is not a time.
+	for _, bad := range []struct{ from, to string }{
+		{`"hangs": 0,`, `"hangs": 0, "planted": 1,`},
+		{`"tool": 1`, `"tool": "one"`},
+		{`"made_at": "2026-11-27T07:00:00Z"`, `"made_at": "this morning"`},
+	} {
+		s := scanNight(t, nightStateDir(t))
+		var out bytes.Buffer
+		if err := WriteJSON(&out, &s); err != nil {
+			t.Fatal(err)
+		}
+		planted := strings.Replace(out.String(), bad.from, bad.to, 1)
+		if planted == out.String() {
+			t.Fatalf("%q is not in the JSON", bad.from)
+		}
+		if problems, _ := schemacheck.Check(schema, []byte(planted), "planted"); len(problems) == 0 {
+			t.Errorf("%q passed the schema", bad.to)
+		}
+	}
+}

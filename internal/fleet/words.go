@@ -1,0 +1,178 @@
+package fleet
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/malarun/malarun/internal/ui"
+)
+
+// The summary's sentences, made once for every form: each is clean text
+// (ui.Clean: nothing from a record can drive a terminal), which the
+// Markdown and HTML forms escape again for their own syntax.
+
+// timeText is a time as the summary shows it: UTC to the minute.
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// header is the summary's first line.
+func (s *Summary) header() string {
+	h := fmt.Sprintf("malarun summary of %s: %d issues, made %s", ui.Clean(s.StateDir, 0), s.Issues, timeText(s.MadeAt))
+	if !s.Since.IsZero() {
+		h += ", runs updated since " + timeText(s.Since)
+	}
+	return h
+}
+
+// statusLine counts the issues by status: "succeeded 950 · failed 12".
+func (s *Summary) statusLine() string {
+	if len(s.ByStatus) == 0 {
+		return "no issues recorded"
+	}
+	var parts []string
+	for _, c := range s.ByStatus {
+		parts = append(parts, fmt.Sprintf("%s %d", ui.Clean(c.Status, 0), c.Count))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// rescueLine says what malarun did beyond starting claude.
+func (s *Summary) rescueLine() string {
+	r := s.Rescues
+	var parts []string
+	if r.Hangs > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%s)", plural(r.Hangs, "hang"), phasesText(r.HangsByPhase)))
+	}
+	for _, p := range []struct {
+		n    int
+		word string
+	}{{r.Crashes, "crash"}, {r.LimitWaits, "usage-limit wait"}, {r.Reclaims, "reclaim"}, {r.Restarts, "context restart"}} {
+		if p.n > 0 {
+			parts = append(parts, plural(p.n, p.word))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"nothing to rescue"}
+	}
+	line := fmt.Sprintf("%s succeeded after malarun stepped in: %s", plural(r.Rescued, "run"), strings.Join(parts, ", "))
+	if r.Tasks > 0 || r.APIRetries > 0 {
+		line += fmt.Sprintf("; claude ran %s and retried %s itself", plural(r.Tasks, "background task"), plural(r.APIRetries, "API request"))
+	}
+	return line
+}
+
+// phasesText is hangs by phase, most first: "text 12, tool 3".
+func phasesText(by map[string]int) string {
+	phases := make([]string, 0, len(by))
+	for p := range by {
+		phases = append(phases, p)
+	}
+	slices.SortFunc(phases, func(a, b string) int {
+		if by[a] != by[b] {
+			return by[b] - by[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, p := range phases {
+		parts = append(parts, fmt.Sprintf("%s %d", ui.Clean(p, 40), by[p]))
+	}
+	return "in " + strings.Join(parts, ", ")
+}
+
+// costLine is the cost, tokens and time of every run.
+func (s *Summary) costLine() string {
+	t := s.Totals
+	return fmt.Sprintf("%s · tokens %s in, %s out, %s cache read, %s cache written · %s of runs", ui.Cost(t.CostUSD),
+		ui.Tokens(t.Tokens.Input), ui.Tokens(t.Tokens.Output), ui.Tokens(t.Tokens.CacheReadInput), ui.Tokens(t.Tokens.CacheCreationInput),
+		ui.Duration(time.Duration(t.WallMS)*time.Millisecond))
+}
+
+// wallLine and costSpreadLine are the spread of the runs that ended.
+func (s *Summary) wallLine() string {
+	w := s.Totals.Wall
+	if w.N == 0 {
+		return "no run has ended"
+	}
+	d := func(ms float64) string { return ui.Duration(time.Duration(ms) * time.Millisecond) }
+	return fmt.Sprintf("p50 %s · p90 %s · p99 %s · max %s (%s)", d(w.P50), d(w.P90), d(w.P99), d(w.Max), plural(w.N, "ended run"))
+}
+
+func (s *Summary) costSpreadLine() string {
+	c := s.Totals.Cost
+	if c.N == 0 {
+		return "no run has ended"
+	}
+	return fmt.Sprintf("p50 %s · p90 %s · p99 %s · max %s", ui.Cost(c.P50), ui.Cost(c.P90), ui.Cost(c.P99), ui.Cost(c.Max))
+}
+
+// groupTitle is a group of runs that ended without success:
+// "retries_exhausted, exit 3 (8 issues)".
+func (g *Group) title() string {
+	t := ui.Clean(g.Outcome, 60)
+	if len(g.ExitCodes) > 0 {
+		var codes []string
+		for _, c := range g.ExitCodes {
+			codes = append(codes, fmt.Sprint(c))
+		}
+		t += ", exit " + strings.Join(codes, "/")
+	}
+	return fmt.Sprintf("%s (%s)", t, plural(len(g.Issues), "issue"))
+}
+
+// waitingText is a waiting run: "until 2026-11-27 09:00 UTC (five_hour)".
+func (r *Row) waitingText() string {
+	t := "until " + timeText(r.RetryAt)
+	if r.LimitType != "" {
+		t += " (" + ui.Clean(r.LimitType, 40) + ")"
+	}
+	return t
+}
+
+// runningText is a running run: "attempt 2 since 07:58 UTC, while
+// writing text, last wrote 3s ago", or that its malarun is gone.
+func (r *Row) runningText(now time.Time) string {
+	if r.Status == "orphaned" {
+		return "its malarun is gone: the next malarun of the issue reclaims the run"
+	}
+	if r.Attempt == 0 {
+		return "between attempts"
+	}
+	t := fmt.Sprintf("attempt %d since %s", r.Attempt, timeText(r.RunningSince))
+	if r.Doing != "" {
+		t += ", " + ui.Clean(r.Doing, 80)
+	}
+	if !r.LastLine.IsZero() {
+		t += ", last wrote " + ui.Duration(now.Sub(r.LastLine).Truncate(time.Second)) + " ago"
+	}
+	return t
+}
+
+// rankText is a row of the slowest or costliest: its wall time, cost and status.
+func (r *Row) rankText() string {
+	return fmt.Sprintf("%s, %s, %s", ui.Duration(time.Duration(r.WallMS)*time.Millisecond), ui.Cost(r.CostUSD), ui.Clean(r.Status, 30))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "sh") || strings.HasSuffix(word, "ch") {
+		return fmt.Sprintf("%d %ses", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// listed names at most max issues, and how many more there are.
+func listed(issues []string, max int) (shown []string, more int) {
+	if len(issues) <= max {
+		return issues, 0
+	}
+	return issues[:max], len(issues) - max
+}
