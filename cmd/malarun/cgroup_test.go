@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/journal"
+
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -37,7 +39,7 @@ func TestAFrozenGroupWedgesNoRun(t *testing.T) {
 		p := newProc(t, "frozen-term", testchild.FreezesGroup, nil, "--tool-timeout", "1h")
 		p.start(nil, nil)
 		p.waitTranscript(1, `"name":"Bash"`)
-		rec := p.record()
+		rec := p.recordOnce("the attempt's tree", func(r journal.Record) bool { return len(r.Tree) > 0 })
 		if rec.Cgroup == "" {
 			if os.Getenv("CI") == "true" {
 				t.Fatal("CI must be able to make a cgroup")

@@ -185,20 +185,25 @@ func TestValidIssueIDs(t *testing.T) {
 	}
 }
 
-func TestNoArgumentsPrintsHelp(t *testing.T) {
+// A bare malarun prints a short usage to stderr and exits 2, as any other
+// mistake of the command line does; --help has the rest.
+func TestNoArgumentsPrintsAShortUsage(t *testing.T) {
 	c := newCLI(t)
 	o := c.run()
 	if o.code != exitUsage || o.calls != 0 {
 		t.Fatalf("code %d, calls %d; want 2, 0", o.code, o.calls)
 	}
-	if !strings.Contains(o.stderr, "Usage:") || !strings.Contains(o.stderr, "Exit codes:") {
-		t.Errorf("stderr lacks the help:\n%s", o.stderr)
+	if !strings.HasPrefix(o.stderr, "Usage: malarun ISSUE_ID --prompt FILE") || !strings.Contains(o.stderr, "malarun --help lists every flag") {
+		t.Errorf("stderr lacks the short usage:\n%s", o.stderr)
 	}
-	if strings.Contains(o.stderr, "malarun: ") {
-		t.Errorf("the help should be the whole answer, found an error line:\n%s", o.stderr)
+	if n := strings.Count(o.stderr, "\n"); n > 10 {
+		t.Errorf("a bare malarun prints %d lines; want a short usage (--help has the rest):\n%s", n, o.stderr)
 	}
 	if o.stdout != "" {
 		t.Errorf("stdout = %q, want empty", o.stdout)
+	}
+	if help := c.run("--help"); help.code != 0 || !strings.Contains(help.stdout, "Exit codes:") {
+		t.Errorf("--help: exit %d, no exit codes:\n%s", help.code, help.stdout)
 	}
 }
 

@@ -91,6 +91,26 @@ func (p *proc) record() journal.Record {
 	return e.Record
 }
 
+// recordOnce waits until the issue's record satisfies ok and returns it:
+// the handshake for what malarun records after claude printed it (the
+// session id, the tree), which a transcript line alone does not promise
+// (under load the record was read before malarun had saved the session).
+func (p *proc) recordOnce(what string, ok func(journal.Record) bool) journal.Record {
+	p.t.Helper()
+	var rec journal.Record
+	if !testchild.WaitUntil(exitLimit, nil, func() bool {
+		e, found := journal.Read(p.stateDir, p.issue)
+		rec = e.Record
+		return found && e.Err == nil && ok(rec)
+	}) {
+		p.t.Fatalf("the record never held %s; stderr:\n%s", what, p.stderr.String())
+	}
+	return rec
+}
+
+// hasSession: the record names the attempt's session.
+func hasSession(r journal.Record) bool { return r.SessionID != "" }
+
 // claudePid is the pid of the running attempt's claude, from the record.
 func (p *proc) claudePid() int {
 	p.t.Helper()

@@ -32,7 +32,7 @@ func TestEveryShutdownSignalStopsTheRunAndItResumes(t *testing.T) {
 			if !slices.Contains(leftOf(p), claude) {
 				t.Fatalf("leftOf does not find claude (pid %d) while it runs: %v", claude, leftOf(p))
 			}
-			session := p.record().SessionID
+			session := p.recordOnce("the session", hasSession).SessionID
 			p.cmd.Process.Signal(sig)
 			if code, want := p.wait(), 128+int(sig); code != want {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, want, p.stderr.String())
@@ -304,7 +304,7 @@ func TestRemovedIssueFolderMidRun(t *testing.T) {
 	p := scenarioHangResumed(t).proc(t, "issue-tidied")
 	p.start(nil, nil)
 	p.waitTranscript(1, `"name":"Bash"`)
-	session := p.record().SessionID
+	session := p.recordOnce("the session", hasSession).SessionID
 	// malarun may write into it meanwhile: remove until it is gone.
 	if !testchild.WaitUntil(exitLimit, nil, func() bool { return os.RemoveAll(filepath.Join(p.stateDir, p.issue)) == nil }) {
 		t.Fatal("the issue folder could not be removed")

@@ -123,6 +123,18 @@ func (a *app) execute(ctx context.Context, root *cobra.Command, args []string) i
 	return code
 }
 
+// bareUsage is what a bare `malarun` prints: how to run an issue, the
+// other commands, and where the rest is.
+func bareUsage() string {
+	return `Usage: malarun ISSUE_ID --prompt FILE [flags] [-- extra claude args]
+       malarun summary | status [ISSUE_ID] | show ISSUE_ID | exit-codes | version
+
+  malarun issue-123 --prompt task.md    runs claude on task.md as issue-123, through hangs, crashes and limits
+
+malarun --help lists every flag, key and exit code.
+`
+}
+
 func newRootCmd(a *app) *cobra.Command {
 	var opts runOptions
 	root := &cobra.Command{
@@ -192,9 +204,9 @@ warning and at most 2 s at exit, never the exit code (docs/telemetry.md).`,
 				return runVersion(cmd.Context(), versionOptions{version: version, buildInfo: debug.ReadBuildInfo, json: opts.output.json}, a.deps)
 			}
 			if len(args) == 0 && cmd.Flags().NFlag() == 0 {
-				cmd.SetOut(a.deps.stderr)
-				_ = cmd.Help()
-				// The help is the whole answer to a bare "malarun".
+				// A short usage, as for any other mistake of the command
+				// line: the whole help (170 lines) is --help's.
+				fmt.Fprint(a.deps.stderr, bareUsage())
 				return &usageError{err: errors.New("no arguments"), quiet: true}
 			}
 			if err := opts.complete(cmd, args, a.deps); err != nil {

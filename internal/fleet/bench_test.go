@@ -57,4 +57,3 @@ func addLineEntries(b *testing.B, path, issue string, n int) {
 		fmt.Fprintf(f, `{"time":"2026-11-26T22:%02d:%02d.123456789Z","event":"line","issue":%q,"attempt":1,"offset":%d}`+"\n", k/60%60, k%60, issue, k*900)
 	}
 }
-

@@ -134,7 +134,9 @@ func runningTranscript() []string {
 // outcome and reason, a stop, a wait for a usage limit, a run going on, an
 // orphan, and a hostile reason.
 func nightIssues() []issueSpec {
-	tok := func(in, out int64) timeline.Tokens { return timeline.Tokens{Input: in, Output: out, CacheReadInput: 10 * in} }
+	tok := func(in, out int64) timeline.Tokens {
+		return timeline.Tokens{Input: in, Output: out, CacheReadInput: 10 * in}
+	}
 	return []issueSpec{
 		{id: "ok-1", status: journal.Succeeded, cost: 0.42, started: at(0, 0), attempts: 3, reclaims: 1, timeline: []timeline.Entry{
 			ev("run_started", at(0, 0)),

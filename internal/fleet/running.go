@@ -49,7 +49,7 @@ func readRunning(runDir string, is *Issue, now time.Time) {
 	f, err := statefile.Open(filepath.Join(runDir, fmt.Sprintf("attempt-%d.jsonl", is.Running)))
 	if err != nil {
 		if isNotExist(err) || errors.Is(err, io.EOF) {
-			is.Phase = attempt.PhaseStarting.String()
+			starting(is)
 		}
 		return
 	}
@@ -84,9 +84,15 @@ func readRunning(runDir string, is *Issue, now time.Time) {
 		m.Step(attempt.Input{Kind: attempt.Line, Event: ev}, now)
 	}
 	if lines == 0 {
-		is.Phase = attempt.PhaseStarting.String()
+		starting(is)
 		return
 	}
 	d, _, _ := m.Doing()
+	is.Phase, is.Doing = d.Phase.String(), d.Label()
+}
+
+// starting says claude has printed nothing yet (its start takes seconds).
+func starting(is *Issue) {
+	d := attempt.Doing{Phase: attempt.PhaseStarting}
 	is.Phase, is.Doing = d.Phase.String(), d.Label()
 }

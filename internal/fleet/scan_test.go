@@ -104,3 +104,22 @@ func replace(t *testing.T, path string, make func(string) error) {
 		t.Fatal(err)
 	}
 }
+
+// TestRunningBeforeClaudesFirstLine: a running attempt whose transcript is
+// still empty (the CLI takes seconds to start) says so.
+func TestRunningBeforeClaudesFirstLine(t *testing.T) {
+	dir := t.TempDir()
+	writeIssue(t, dir, issueSpec{id: "new-1", status: journal.Processing, started: at(8, 0), attempts: 0, transcript: []string{}})
+	j, err := journal.Acquire(dir, "new-1", "pid 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	issues, _, err := Scan(dir, Options{ValidID: validID, Now: nightNow})
+	if err != nil || len(issues) != 1 {
+		t.Fatalf("%d issues, %v", len(issues), err)
+	}
+	if is := issues[0]; is.Running != 1 || is.Phase != "starting" || is.Doing != "before claude's first line" {
+		t.Errorf("attempt %d, phase %q, doing %q; want attempt 1 before claude's first line", is.Running, is.Phase, is.Doing)
+	}
+}

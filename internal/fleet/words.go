@@ -61,8 +61,15 @@ func (s *Summary) rescueLine() string {
 		parts = []string{"nothing to rescue"}
 	}
 	line := fmt.Sprintf("%s succeeded after malarun stepped in: %s", plural(r.Rescued, "run"), strings.Join(parts, ", "))
-	if r.Tasks > 0 || r.APIRetries > 0 {
-		line += fmt.Sprintf("; claude ran %s and retried %s itself", plural(r.Tasks, "background task"), plural(r.APIRetries, "API request"))
+	var itself []string
+	if r.Tasks > 0 {
+		itself = append(itself, "ran "+plural(r.Tasks, "background task"))
+	}
+	if r.APIRetries > 0 {
+		itself = append(itself, "retried "+plural(r.APIRetries, "API request"))
+	}
+	if len(itself) > 0 {
+		line += "; claude " + strings.Join(itself, " and ") + " itself"
 	}
 	return line
 }
