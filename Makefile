@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build demo check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
+.PHONY: build demo demo-fleet deps check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
 build:
 	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
@@ -28,7 +28,13 @@ build:
 # (scripts/demo.sh; everything in a temporary folder, removed at the end).
 demo: build e2e-deps-$(CLAUDE_CODE_CURRENT)
 	go build -o bin/fakeapi ./cmd/fakeapi
-	@scripts/demo.sh $(abspath bin/malarun) $(abspath bin/fakeapi) $(call claude_bin,$(CLAUDE_CODE_CURRENT))
+	@DEMO_KEEP=$(KEEP) scripts/demo.sh $(abspath bin/malarun) $(abspath bin/fakeapi) $(call claude_bin,$(CLAUDE_CODE_CURRENT))
+
+# The laptop fleet recipe with no key: six issues against the fake API,
+# then malarun summary (scripts/demo-fleet.sh; KEEP=1 keeps its folder).
+demo-fleet: build e2e-deps-$(CLAUDE_CODE_CURRENT)
+	go build -o bin/fakeapi ./cmd/fakeapi
+	@DEMO_KEEP=$(KEEP) scripts/demo-fleet.sh $(abspath bin/malarun) $(abspath bin/fakeapi) $(call claude_bin,$(CLAUDE_CODE_CURRENT))
 
 .PHONY: man install
 
@@ -166,7 +172,21 @@ e2e-check:
 		printf '%s\n' "$$bar" "e2e: SKIPPED: claude$$missing not installed in $(CLAUDE_CODE_DIR)/, so the end-to-end" \
 			"tests did not run (their \"ok\" above means nothing): run make e2e-deps" "$$bar" >&2; \
 		if [ "$$CI" = true ]; then echo "e2e: CI=true, so this is a failure" >&2; exit 1; fi; \
+	fi; \
+	if ! command -v chromium >/dev/null && [ -z "$$MALARUN_CHROMIUM" ]; then \
+		bar=$$(printf '%78s' '' | tr ' ' '!'); \
+		printf '%s\n' "$$bar" "browser: SKIPPED: no chromium on PATH, so the tests that open the HTML pages in" \
+			"a browser did not run: apt-get install chromium (make deps names what else is missing)" "$$bar" >&2; \
+		if [ "$$CI" = true ]; then echo "browser: CI=true, so this is a failure" >&2; exit 1; fi; \
 	fi
+
+# What the tests need beyond Go and Node, named: the pinned CLIs (make
+# e2e-deps), Chromium (the HTML pages' tests), groff (the manual page's),
+# qemu-user-static (make test-arm64-qemu) and etcd (make cluster-test).
+# Exits 1 when something is missing, with the commands that install it;
+# .ci/run installs the same packages.
+deps:
+	@missing=; pkgs=; for v in $(CLAUDE_CODE_VERSIONS); do 		[ -x "$(call claude_bin,$$v)" ] || missing="$$missing claude-$$v"; done; 	for t in chromium:chromium groff:groff-base qemu-aarch64-static:qemu-user-static etcd:etcd-server; do 		command -v $${t%%:*} >/dev/null || { missing="$$missing $${t%%:*}"; pkgs="$$pkgs $${t#*:}"; }; done; 	if [ -z "$$missing" ]; then echo "deps: everything the tests use is here"; exit 0; fi; 	echo "deps: missing:$$missing"; 	case "$$missing" in *claude-*) echo "  make e2e-deps                  # the pinned CLIs, from npm";; esac; 	[ -z "$$pkgs" ] || echo "  apt-get update && apt-get install -y --no-install-recommends$$pkgs"; 	exit 1
 
 # The deploy/ module (its own go.mod): the recipes checked against
 # `malarun exit-codes --json`, and actionlint, pinned in deploy/go.mod.

@@ -1,7 +1,10 @@
 package deploy_test
 
 import (
+	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -43,5 +46,53 @@ func TestXargsRecipeFollowsTheContract(t *testing.T) {
 	slices.Sort(now)
 	if len(arms) != 3 || !slices.Equal(arms[0], []int{0}) || !slices.Equal(arms[1], later) || !slices.Equal(arms[2], now) {
 		t.Errorf("the recipe's arms are %v; the contract: 0, after retry_at %v, now %v", arms, later, now)
+	}
+}
+
+// The recipe with prompt files named as a careless or hostile hand would:
+// every valid issue runs once, every file gets one line, and a name that
+// is not an issue id runs nothing (xargs once stopped at a quote: the
+// issues after it never ran and got no line). malarun is a stub that
+// notes its issue and succeeds.
+func TestXargsRecipeSurvivesOddNames(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	names := []string{"a1.md", "b2.md", "c'3.md", `d"4.md`, `e\5.md`, "f 6.md", "-g7.md", "h\n8.md", "i9.md", "j.k_10.md"}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("Fix it.\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ran := filepath.Join(t.TempDir(), "ran")
+	stub := filepath.Join(t.TempDir(), "malarun")
+	if err := os.WriteFile(stub, []byte("#!/bin/sh\necho \"$1\" >> "+ran+"\necho '{}'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "xargs/malarun-fleet.sh", dir, "3")
+	cmd.Env = append(os.Environ(), "MALARUN="+stub, "MALARUN_FLEET_OUT="+out)
+	stdout, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1 (some files are not issues)\n%s", err, stdout)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n")
+	slices.Sort(lines)
+	want := []string{
+		"-g7.md: not an issue id (letters, digits, . _ -; not starting with -): not run",
+		"a1: succeeded (run 1)", "b2: succeeded (run 1)",
+		"c?3.md: not an issue id (letters, digits, . _ -; not starting with -): not run",
+		"d?4.md: not an issue id (letters, digits, . _ -; not starting with -): not run",
+		"e?5.md: not an issue id (letters, digits, . _ -; not starting with -): not run",
+		"f?6.md: not an issue id (letters, digits, . _ -; not starting with -): not run",
+		"h?8.md: not an issue id (letters, digits, . _ -; not starting with -): not run",
+		"i9: succeeded (run 1)", "j.k_10: succeeded (run 1)",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	b, _ := os.ReadFile(ran)
+	issues := strings.Fields(string(b))
+	slices.Sort(issues)
+	if !slices.Equal(issues, []string{"a1", "b2", "i9", "j.k_10"}) {
+		t.Errorf("malarun ran for %q, want each valid issue once", issues)
 	}
 }

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,43 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "malarun-demo.*")); len(left) > 0 {
+		t.Errorf("the demo left %v", left)
+	}
+}
+
+// make demo-fleet (scripts/demo-fleet.sh): the laptop fleet recipe with no
+// key, six issues against one fake API that stalls one answer; every issue
+// succeeds (the stalled one resumed), each gets its line, the summary says
+// so, and nothing is left in its temporary folder (issue 42).
+func TestDemoFleet(t *testing.T) {
+	if e2e.claude == "" {
+		t.Skip("real claude CLI missing (make e2e-deps)")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fakeapi")
+	build := exec.Command("go", "build", "-o", fake, "./cmd/fakeapi")
+	build.Dir = e2e.root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build fakeapi: %v\n%s", err, out)
+	}
+	cmd := exec.Command("bash", filepath.Join(e2e.root, "scripts", "demo-fleet.sh"), e2e.malarun, fake, e2e.claude)
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "DEMO_IDLE_TIMEOUT=3s")
+	out, err := cmd.CombinedOutput()
+	s := string(out)
+	if err != nil {
+		t.Fatalf("demo-fleet: %v\n%s", err, s)
+	}
+	for i := 1; i <= 6; i++ {
+		if want := fmt.Sprintf("issue-%d: succeeded", i); !strings.Contains(s, want) {
+			t.Errorf("the demo does not say %q:\n%s", want, s)
+		}
+	}
+	for _, want := range []string{"6 issues", "Status     succeeded 6", "1 run succeeded after malarun stepped in: 1 hang"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, s)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "malarun-demo-fleet.*")); len(left) > 0 {
 		t.Errorf("the demo left %v", left)
 	}
 }

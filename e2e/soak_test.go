@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,9 @@ type soakIssue struct {
 	fault string
 	e     *env
 	side  string // the file its one Bash call appends to
+	// slack stretches the allowances (and the faults that outlast them)
+	// for a fleet larger than the machine.
+	slack time.Duration
 	// Invocations of malarun, their exit codes (-1: killed by the soak),
 	// and CPU ticks: malarun's own and its reaped children's (claude's tree).
 	codes              []int
@@ -73,12 +77,18 @@ func TestFleetSoak(t *testing.T) {
 		t.Skipf("SKIPPED for claude %s: the short fleet soak runs against the current CLI (%s); make soak runs the long one", v, currentCLIVersion)
 	}
 	issues, at := soakSize(t)
+	// A fleet of more CLIs than the machine can run keeps each waiting
+	// for a core: its silences stretch. The soak's allowances (seconds,
+	// so that stalls cost little) stretch with it, or a healthy CLI
+	// starved of CPU would look hung (1000x16 on 2 cores: 15 hangs while
+	// waiting for the fake API's immediate answer).
+	slack := time.Duration(max(1, (at+2*runtime.NumCPU()-1)/(2*runtime.NumCPU())))
 	table := exitTable(t)
 	fleet := make([]*soakIssue, issues)
 	shared := newSharedLimit(t)
 	stateDir := t.TempDir() // the whole fleet's, as a night's is
 	for i := range fleet {
-		fleet[i] = newSoakIssue(t, i+1, soakFaults()[i%len(soakFaults())], shared)
+		fleet[i] = newSoakIssue(t, i+1, soakFaults()[i%len(soakFaults())], shared, slack)
 		fleet[i].e.issue, fleet[i].e.stateDir = fmt.Sprintf("soak-%04d", i+1), stateDir
 	}
 	rss := newRSSSampler()
@@ -146,10 +156,12 @@ func exitTable(t *testing.T) map[int]string {
 	return table
 }
 
-func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit) *soakIssue {
+func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit, slack time.Duration) *soakIssue {
 	side := filepath.Join(t.TempDir(), "side-effect")
 	if fault == "shared-limit" {
-		return shared.issue(t, n, side)
+		is := shared.issue(t, n, side)
+		is.slack = slack
+		return is
 	}
 	bash := fakeapi.Bash("echo ran >> " + side)
 	switch fault {
@@ -157,7 +169,7 @@ func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit) *soakI
 		bash = fakeapi.Bash("echo ran >> " + side + "; sleep 3") // the soak signals malarun or claude meanwhile
 	case "long-tool-input":
 		// Its input takes longer to write than idle_timeout: healthy.
-		bash = bash.WithPace(fakeapi.Pace{InputAfter: 8 * time.Second, Ping: 2 * time.Second})
+		bash = bash.WithPace(fakeapi.Pace{InputAfter: 8 * slack * time.Second, Ping: 2 * time.Second})
 	}
 	var opts []fakeapi.Option
 	if fault == "usage-limit" {
@@ -176,7 +188,7 @@ func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit) *soakI
 	}
 	steps = append(steps, fakeapi.Text(fmt.Sprintf("Issue %d done.", n)))
 	e := newEnvWith(t, append(opts, fakeapi.WithScript(steps...))...)
-	is := &soakIssue{n: n, fault: fault, e: e, side: side}
+	is := &soakIssue{n: n, fault: fault, e: e, side: side, slack: slack}
 	switch fault {
 	case "usage-limit":
 		// An account of its own: the fleet shares one state dir, where
@@ -184,7 +196,7 @@ func newSoakIssue(t *testing.T, n int, fault string, shared *sharedLimit) *soakI
 		oauthEnv(e)
 		e.extraEnv = append(e.extraEnv, fmt.Sprintf("CLAUDE_CODE_OAUTH_TOKEN=e2e-oauth-token-%d", n))
 	case "slow-hook":
-		writeHooks(t, e.work, `{"Stop":[{"hooks":[{"type":"command","command":"sleep 6"}]}]}`)
+		writeHooks(t, e.work, fmt.Sprintf(`{"Stop":[{"hooks":[{"type":"command","command":"sleep %d"}]}]}`, 6*slack))
 	case "failed-mcp":
 		giveFailedMCPServer(t, e, "broken")
 	case "cli-killed-early":
@@ -233,7 +245,8 @@ func (is *soakIssue) orchestrate(table map[int]string) {
 // code (-1 if the soak killed it) and stdout (the --json report).
 func (is *soakIssue) invoke(inv int) (int, string) {
 	e := is.e
-	flags := []string{"--json", "--idle-timeout", "4s", "--text-timeout", "3s", "--kill-grace", "1s", "--backoff", "0s"}
+	flags := []string{"--json", "--idle-timeout", fmt.Sprint(4 * is.slack * time.Second), "--text-timeout", fmt.Sprint(3 * is.slack * time.Second),
+		"--kill-grace", "1s", "--backoff", "0s"}
 	cmd, stdout, _ := e.command(flags...)
 	if err := cmd.Start(); err != nil {
 		is.err = err.Error()

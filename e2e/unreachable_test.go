@@ -43,10 +43,17 @@ func TestUnreachableAPIFailsFast(t *testing.T) {
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the CLI's refused handshakes
 	tlsSrv.StartTLS()
 	defer tlsSrv.Close()
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	plainHTTPS := "https://" + strings.TrimPrefix(plain.URL, "http://")
 	closed := closedAddr(t)
 	cases := []struct {
 		name, url, want string
 	}{
+		// Each request of the CLI fails with EPROTO; 2.1.197 gave up after
+		// 175 s, 2.1.332 went on past 200 s (issue 42). malarun's look
+		// sees the handshake answered in plain HTTP.
+		{"https on a plain HTTP port", plainHTTPS, "cannot reach the API at " + plainHTTPS + ": the port speaks plain HTTP, not TLS (an https:// URL for an http:// port) (EPROTO)"},
 		{"closed port", "http://" + closed, "cannot reach the API at http://" + closed + ": connection refused (ECONNREFUSED)"},
 		{"name not found", "http://user:s3cret@no-such-host.invalid?key=s3cret", "cannot reach the API at http://no-such-host.invalid: name not found (ENOTFOUND)"},
 		// 2.1.330 refuses it at once with an error result naming the code;
@@ -71,6 +78,9 @@ func TestUnreachableAPIFailsFast(t *testing.T) {
 			}
 			if r.took > fastStop {
 				t.Errorf("took %v, want under %v", r.took, fastStop)
+			}
+			if strings.HasPrefix(c.name, "https on") && r.took > 15*time.Second {
+				t.Errorf("took %v for a scheme that cannot work, want under 15 s (issue 42)", r.took)
 			}
 			if strings.Contains(r.stderr, "result success") {
 				t.Error("a failed run's reason says success")

@@ -4,7 +4,9 @@
 # the agent runs a command, then the API stalls in the middle of its next
 # answer; malarun sees the silence, kills the CLI's process tree, resumes
 # the same session, and the task finishes. Then `malarun show` tells the
-# story. Everything lives in a temporary folder that is removed at the end.
+# story. Everything lives in a temporary folder that is removed at the end
+# (DEMO_KEEP=1, make demo KEEP=1: kept, and the commands to look at it
+# printed).
 set -euo pipefail
 malarun=$1 fakeapi=$2 claude=$3
 idle=${DEMO_IDLE_TIMEOUT:-8s}
@@ -13,7 +15,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/malarun-demo.XXXXXX")
 api_pid=
 cleanup() {
 	[ -n "$api_pid" ] && kill "$api_pid" 2>/dev/null && wait "$api_pid" 2>/dev/null
-	rm -rf "$tmp"
+	[ "${DEMO_KEEP:-}" = 1 ] || rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -47,5 +49,13 @@ bar "exit code $code ($("$malarun" exit-codes --json | tr -d '\n' | sed -n "s/.*
 bar "malarun show demo-1: the story of the run"
 "$malarun" show demo-1 --state-dir "$tmp/state" --no-pager
 echo
-echo "Everything above lived in $tmp, removed now. Next: README.md, 'Run'."
+if [ "${DEMO_KEEP:-}" = 1 ]; then
+	echo "Kept in $tmp. Look again with:"
+	echo "  $malarun show demo-1 --state-dir $tmp/state"
+	echo "  $malarun status --state-dir $tmp/state"
+	echo "  ls $tmp/state/demo-1/runs/*/"
+else
+	echo "Everything above lived in $tmp, removed now (make demo KEEP=1 keeps it)."
+fi
+echo "Next: make demo-fleet (a fleet, no key), then README.md, 'Run'."
 exit "$code"

@@ -84,7 +84,7 @@ func exitCodes() []exitRow {
 		{7, outcome.Busy, "another malarun is already running this issue", retryNever, nextUnchanged},
 		{8, outcome.Auth, "authentication failure", retryNever, nextStartsOver},
 		{9, outcome.Budget, "cost budget (max_cost_usd, summed over all attempts) exhausted", retryNever, nextStartsOver},
-		{10, outcome.APIUnreachable, "the API cannot be reached and never was in this run: name not found, connection refused, no route or a bad certificate; check ANTHROPIC_BASE_URL", retryNever, nextStartsOver},
+		{10, outcome.APIUnreachable, "the API cannot be reached and never was in this run: name not found, connection refused, no route, a bad certificate, or https:// on a plain-HTTP port; check ANTHROPIC_BASE_URL", retryNever, nextStartsOver},
 		{75, outcome.RateLimit, "usage or rate limit reached; try again later (EX_TEMPFAIL)", retryAfterRetryAt, nextResumes},
 		{124, outcome.SessionTimeout, "session_timeout elapsed (as timeout(1))", retryNow, nextResumes},
 		{127, outcome.StartFailed, "the claude binary was not found or could not start", retryNever, nextStartsOver},

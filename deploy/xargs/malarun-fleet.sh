@@ -15,16 +15,31 @@
 # The arguments after -- go to every malarun ($MALARUN, default the one on
 # PATH). Each issue's --json report and log are in $MALARUN_FLEET_OUT
 # (default ./fleet-out). It exits 0 when every issue succeeded, 1
-# otherwise, with a line per issue. Prompt file names are issue ids (no
-# spaces or newlines).
+# otherwise, with a line per prompt file. A file whose name is not an
+# issue id (letters, digits, . _ -, not starting with -) gets a line
+# saying so and runs nothing; the others run. Names are passed NUL
+# separated, so a quote, a backslash, a space or a newline in one stops
+# nothing.
 set -u
+
+# shown is a file name safe to print on one line: anything but letters,
+# digits and . _ - becomes ?.
+shown() {
+	printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '?'
+}
 
 if [ "${1:-}" = --one ]; then
 	# One issue, run until it ends for good (called by xargs below).
 	shift
 	prompt=$1
 	shift
-	issue=$(basename "$prompt" .md)
+	name=${prompt##*/}
+	issue=${name%.md}
+	case $issue in
+	'' | . | .. | -* | *[!A-Za-z0-9._-]*)
+		echo "$(shown "$name"): not an issue id (letters, digits, . _ -; not starting with -): not run"
+		exit 1 ;;
+	esac
 	out=${MALARUN_FLEET_OUT:-fleet-out}
 	tries=0
 	wait=
@@ -61,6 +76,6 @@ shift 2
 [ "${1:-}" = -- ] && shift
 mkdir -p "${MALARUN_FLEET_OUT:-fleet-out}" || exit 2
 # xargs exits 123 when any issue failed; the lines above say which.
-find "$dir" -maxdepth 1 -name '*.md' -print | sort |
-	xargs -P "$jobs" -I {} sh "$0" --one {} "$@"
+find "$dir" -maxdepth 1 -name '*.md' -print0 | sort -z |
+	xargs -0 -P "$jobs" -I {} sh "$0" --one {} "$@"
 [ $? -eq 0 ]

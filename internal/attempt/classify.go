@@ -142,12 +142,15 @@ func LimitOf(m *State, log *Log, now time.Time, zone *time.Location) usagelimit.
 		return l
 	}
 	text := usagelimit.FromText(log.LastReply(), now, zone)
-	ev := log.RateLimit
-	if ev == nil {
-		return text
+	var ev usagelimit.Event
+	if rl := log.RateLimit; rl != nil {
+		ev = usagelimit.Event{Status: rl.RateLimitStatus, ResetsAt: rl.ResetsAt, RateLimitType: rl.RateLimitType,
+			ErrorCode: rl.RateLimitErrorCode, UsingOverage: rl.RateLimitUsingOverage}
 	}
-	fromEvent, ok := usagelimit.FromEvent(usagelimit.Event{Status: ev.RateLimitStatus, ResetsAt: ev.ResetsAt,
-		RateLimitType: ev.RateLimitType, ErrorCode: ev.RateLimitErrorCode})
+	if r := log.Result; r != nil {
+		ev.APIError = r.APIError // 2.1.332 names some causes no reset clears
+	}
+	fromEvent, ok := usagelimit.FromEvent(ev)
 	if !ok {
 		return text
 	}

@@ -75,7 +75,9 @@ func (a *Log) Observe(ev stream.Event) {
 	case "system":
 		a.observeSystem(ev)
 	case "rate_limit_event":
-		if ev.RateLimitStatus == "rejected" || ev.RateLimitErrorCode != "" {
+		// A rejected window that usage credits pay refused nothing
+		// (isUsingOverage): kept, it would make a later crash a limit.
+		if ev.RateLimitStatus == "rejected" && !ev.RateLimitUsingOverage || ev.RateLimitErrorCode != "" {
 			e := ev
 			a.RateLimit = &e
 		}

@@ -107,6 +107,13 @@ func classifyResult(r *stream.Event) resultClass {
 	if r.Subtype != "success" && r.Subtype != "error_during_execution" && r.Subtype != "" {
 		return resultClass{ending: ErrorResult, unknown: fmt.Sprintf("subtype %q", r.Subtype)}
 	}
+	if isThrottleText(r.Result) {
+		// A 429 without the account's limit headers: the server's own
+		// throttle, gone in seconds or minutes (2.1.332 retries it
+		// itself, 2.1.197 does not): resumed like an overloaded API, not
+		// an account limit with no reset (§F34).
+		return resultClass{ending: APIError}
+	}
 	if isUsageLimitText(r.Result) {
 		return resultClass{ending: RateLimit}
 	}
@@ -137,6 +144,11 @@ func UnknownResult(r *stream.Event) string { return classifyResult(r).unknown }
 func isUsageLimitText(s string) bool {
 	return containsFold(s, "usage limit reached") || containsFold(s, "hit your limit")
 }
+
+// isThrottleText recognises both pinned CLIs' text for a 429 that is not
+// the account's limit: "API Error: Server is temporarily limiting requests
+// (not your usage limit) · ...".
+func isThrottleText(s string) bool { return containsFold(s, "(not your usage limit)") }
 
 // containsFold reports whether s holds sub, ASCII letters compared
 // without case (sub is lower-case ASCII). It allocates nothing: a result's

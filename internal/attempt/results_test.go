@@ -3,6 +3,7 @@ package attempt
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -52,6 +53,8 @@ func TestEveryTerminalReasonHasAnOutcome(t *testing.T) {
 		{result("error_during_execution", "tool_deferred_unavailable", 0, ""), StopExited, ErrorResult, false},
 		{result("error_during_execution", "turn_setup_failed", 0, ""), StopExited, ErrorResult, false},
 		{result("success", "", 0, "Claude AI usage limit reached|1749924000"), StopExited, RateLimit, false},
+		// The server's throttle, not the account's limit (both pinned CLIs' words, §F34): resumed later.
+		{result("success", "api_error", 429, "API Error: Server is temporarily limiting requests (not your usage limit) · this may be a temporary capacity issue"), StopExited, APIError, false},
 		{result("success", "", 529, ""), StopExited, APIError, false}, // a CLI before terminal_reason
 		// Invented by a newer CLI: exit 1, and the raw value is reported.
 		{result("error_during_execution", "quantum_decoherence", 0, ""), StopExited, ErrorResult, true},
@@ -96,5 +99,42 @@ func TestTheLastResultDecidesTheAttempt(t *testing.T) {
 	a = Ended{Machine: &State{stopped: StopBackgroundTimeout, cutTasks: []Task{{ID: "b1", Description: "the build"}}}, Log: &Log{Result: ok}}
 	if k, reason := Classify(a); k != Hang || !strings.Contains(reason, "b1 (the build)") {
 		t.Errorf("background timeout after success: %v %q", k, reason)
+	}
+}
+
+// The limit an attempt reports, from the event, the result's api_error
+// (2.1.332) and the text: a rejected window paid by usage credits is no
+// limit, a model that needs credits is not waitable whatever the text.
+func TestLimitOfAnAttempt(t *testing.T) {
+	now := time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)
+	rejected := func(typ string, overage bool) *stream.Event {
+		return &stream.Event{Type: "rate_limit_event", RateLimitStatus: "rejected", RateLimitType: typ, ResetsAt: now.Add(time.Hour).Unix(), RateLimitUsingOverage: overage}
+	}
+	m := New(Limits{}, now)
+	for _, c := range []struct {
+		name     string
+		lines    []*stream.Event
+		limited  bool
+		waitable bool
+	}{
+		{"a 5-hour limit", []*stream.Event{rejected("five_hour", false),
+			{Type: "result", Subtype: "success", IsError: true, APIErrorStatus: 429, Result: "You've hit your 5-hour limit · resets 1pm (UTC)", APIError: "usage_limit_reached"}}, true, true},
+		{"a window paid by credits", []*stream.Event{rejected("five_hour", true)}, false, false},
+		{"a model that needs credits", []*stream.Event{
+			{Type: "result", Subtype: "success", IsError: true, APIErrorStatus: 429, Result: "Mythos requires usage credits. Switch to another model to continue.", APIError: "model_requires_usage_credits"}}, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var log Log
+			for _, ev := range c.lines {
+				log.Observe(*ev)
+			}
+			if (log.RateLimit != nil) != (c.lines[0].Type == "rate_limit_event" && !c.lines[0].RateLimitUsingOverage) {
+				t.Errorf("the log kept the event: %v", log.RateLimit != nil)
+			}
+			l := LimitOf(m, &log, now, time.UTC)
+			if c.limited && l.Waitable != c.waitable {
+				t.Errorf("waitable %v, want %v (%+v)", l.Waitable, c.waitable, l)
+			}
+		})
 	}
 }

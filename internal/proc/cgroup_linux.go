@@ -427,10 +427,9 @@ func EndCgroup(path, name string, grace time.Duration) (found int, err error) {
 	if !filepath.IsAbs(path) || filepath.Clean(path) != path || filepath.Base(path) != name || !strings.HasPrefix(name, cgroupPrefix) {
 		return 0, fmt.Errorf("recorded cgroup %q is not this run's", path)
 	}
-	if real, err := filepath.EvalSymlinks(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return 0, nil // already gone (removed, or a reboot since)
-		}
+	if real, err := filepath.EvalSymlinks(path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil // already gone (removed, or a reboot since)
+	} else if err != nil {
 		return 0, err
 	} else if real != path {
 		return 0, fmt.Errorf("recorded cgroup %q leads elsewhere (%s)", path, real)

@@ -1,6 +1,7 @@
 // Package reach tells a configuration mistake from a passing network
 // failure when the CLI cannot reach the API: a host name that does not
-// exist, a port nobody listens on, a certificate the CLI will refuse, or no
+// exist, a port nobody listens on, a certificate the CLI will refuse, an
+// https:// URL for a port that speaks plain HTTP, or no
 // route to the network, against a reset connection, a timeout or an
 // overloaded server.
 //
@@ -29,6 +30,9 @@ const (
 	NoRoute
 	// Certificate: the server's TLS certificate is one the CLI refuses.
 	Certificate
+	// Scheme: the base URL's scheme is not what the port speaks (https://
+	// on a port that answers plain HTTP).
+	Scheme
 )
 
 // Finding is what malarun learnt about the API's address. Code and What
@@ -59,10 +63,19 @@ func (f Finding) String() string {
 // Hint is what the user should check for this cause.
 func (f Finding) Hint() string {
 	switch f.Cause {
+	case Scheme:
+		return "check the scheme of ANTHROPIC_BASE_URL: this port speaks plain HTTP, so the URL starts with http://"
 	case Certificate:
 		return "check ANTHROPIC_BASE_URL, and NODE_EXTRA_CA_CERTS for a private CA"
 	case NoRoute:
 		return "check the network (or VPN) and ANTHROPIC_BASE_URL"
 	}
 	return "check ANTHROPIC_BASE_URL and the network"
+}
+
+// plainHTTP is the finding of an https:// base URL whose port answers
+// plain HTTP: the TLS handshake is answered with something that is not
+// TLS (Node's code for it is EPROTO, "wrong version number").
+func plainHTTP() Finding {
+	return Finding{Cause: Scheme, Code: "EPROTO", What: "the port speaks plain HTTP, not TLS (an https:// URL for an http:// port)"}
 }

@@ -56,10 +56,10 @@ func Probe(ctx context.Context, t Target) Finding {
 		return dialFinding(err)
 	}
 	defer conn.Close()
-	if t.URL.Scheme != "https" || t.NoVerify {
+	if t.URL.Scheme != "https" {
 		return Finding{}
 	}
-	return certFinding(ctx, conn, host, t.ExtraCAs, time.Now())
+	return tlsFinding(ctx, conn, host, t.ExtraCAs, t.NoVerify, time.Now())
 }
 
 // invalidName reports a name under the reserved top-level domain "invalid".
@@ -80,14 +80,24 @@ func dialFinding(err error) Finding {
 	return Finding{}
 }
 
-// certFinding does a TLS handshake on conn and judges the certificate the
-// server sent. Root stores differ (Go reads the system's; the CLI has its
-// own), so "no trusted authority" alone proves nothing; a self-signed
-// certificate, one out of its validity period, or one for another name
-// fails in every store, and those are the causes found here.
-func certFinding(ctx context.Context, conn net.Conn, host, extraCAs string, now time.Time) Finding {
+// tlsFinding does a TLS handshake on conn and judges what the server sent.
+// A server that answers the handshake with something that is not TLS
+// speaks plain HTTP on that port (an https:// base URL for an http one):
+// the CLI's every request fails with EPROTO, and waiting never heals it
+// (issue 42). Otherwise, unless noVerify, the certificate: root stores
+// differ (Go reads the system's; the CLI has its own), so "no trusted
+// authority" alone proves nothing; a self-signed certificate, one out of
+// its validity period, or one for another name fails in every store, and
+// those are the causes found here.
+func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVerify bool, now time.Time) Finding {
 	tc := tls.Client(conn, &tls.Config{ServerName: host, InsecureSkipVerify: true}) // verified below, to tell why it fails
 	if err := tc.HandshakeContext(ctx); err != nil {
+		if _, notTLS := errors.AsType[tls.RecordHeaderError](err); notTLS {
+			return plainHTTP()
+		}
+		return Finding{}
+	}
+	if noVerify {
 		return Finding{}
 	}
 	certs := tc.ConnectionState().PeerCertificates

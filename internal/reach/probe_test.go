@@ -57,6 +57,7 @@ func TestProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	tlsURL, _ := url.Parse(tlsSrv.URL)
+	okURL, _ := url.Parse(ok.URL)
 	cases := []struct {
 		name string
 		t    Target
@@ -71,6 +72,8 @@ func TestProbe(t *testing.T) {
 		{"trusted, but not for this name", target(t, "https://localhost:"+tlsURL.Port(), "NODE_EXTRA_CA_CERTS="+caFile), "ERR_TLS_CERT_ALTNAME_INVALID"},
 		{"certificates not checked", target(t, tlsSrv.URL, "NODE_TLS_REJECT_UNAUTHORIZED=0"), ""},
 		{"plain http to a TLS server", target(t, "http://"+tlsURL.Host), ""},
+		{"https to a plain HTTP server", target(t, "https://"+okURL.Host), "EPROTO"},
+		{"https to a plain HTTP server, certificates not checked", target(t, "https://"+okURL.Host, "NODE_TLS_REJECT_UNAUTHORIZED=0"), "EPROTO"},
 		{"through a proxy: no look", target(t, "http://no-such-host.invalid", "HTTP_PROXY=http://"+closedPort(t)), ""},
 		{"not a URL", target(t, "::::"), ""},
 		{"another provider's endpoint: no look", target(t, "http://no-such-host.invalid", "CLAUDE_CODE_USE_VERTEX=true"), ""},
@@ -104,8 +107,8 @@ func TestProbeExpiredCertificate(t *testing.T) {
 	// (Self-signed wins when nothing trusts it, as in Node: so trust it.)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}), 0o600)
-	if got := certFinding(context.Background(), conn, "127.0.0.1", caFile, leaf.NotAfter.Add(time.Hour)); got != expired {
-		t.Errorf("certFinding after NotAfter = %+v, want %+v", got, expired)
+	if got := tlsFinding(context.Background(), conn, "127.0.0.1", caFile, false, leaf.NotAfter.Add(time.Hour)); got != expired {
+		t.Errorf("tlsFinding after NotAfter = %+v, want %+v", got, expired)
 	}
 }
 
@@ -134,8 +137,8 @@ func TestProbeTimesOutAsUnknown(t *testing.T) {
 	// handshake would wait for the silent server, and this test with it.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if got := certFinding(ctx, conn, "127.0.0.1", "", time.Now()); got.Config() {
-		t.Errorf("certFinding with its time up = %+v, want Unknown", got)
+	if got := tlsFinding(ctx, conn, "127.0.0.1", "", false, time.Now()); got.Config() {
+		t.Errorf("tlsFinding with its time up = %+v, want Unknown", got)
 	}
 }
 

@@ -137,6 +137,13 @@ type Event struct {
 
 	// RateLimitErrorCode is rate_limit_info.errorCode (credits_required, ...).
 	RateLimitErrorCode string
+	// RateLimitUsingOverage is rate_limit_info.isUsingOverage: the plan's
+	// window is used up but usage credits pay, so nothing was refused.
+	RateLimitUsingOverage bool
+	// APIError is a result's (or assistant line's) api_error, the CLI's
+	// own name for why the turn failed (2.1.332: usage_limit_reached,
+	// model_requires_usage_credits, long_context_credits_required, ...).
+	APIError string
 
 	// StreamEventType is event.type of a stream_event line (message_start,
 	// content_block_start, content_block_delta, ping, ...). With it, what the

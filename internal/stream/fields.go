@@ -100,9 +100,11 @@ const (
 	fOrigin
 	fOriginKind
 	fRLErrorCode
-	fResultIsError // a content block's is_error (KeepToolResults only, toolresult.go)
-	fResultContent // a content block's content
-	fResultPart    // an element of it
+	fRLUsingOverage // rate_limit_info.isUsingOverage
+	fAPIError       // a result's or assistant line's api_error (2.1.332)
+	fResultIsError  // a content block's is_error (KeepToolResults only, toolresult.go)
+	fResultContent  // a content block's content
+	fResultPart     // an element of it
 	fPartType
 	fPartText
 	fHookID

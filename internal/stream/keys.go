@@ -61,6 +61,8 @@ func topKey(key []byte) field {
 		return fResult
 	case "api_error_status":
 		return fAPIErrorStatus
+	case "api_error":
+		return fAPIError
 	case "errors":
 		return fErrors
 	case "terminal_reason":
@@ -188,6 +190,8 @@ func rateLimitKey(key []byte) field {
 		return fRLResetsAt
 	case "errorCode":
 		return fRLErrorCode
+	case "isUsingOverage":
+		return fRLUsingOverage
 	}
 	return fNone
 }

@@ -28,7 +28,7 @@ func (d *Decoder) stringCap(f field) int {
 		}
 		return MaxShortBytes
 	case fType, fSubtype, fSessionID, fParentToolUseID, fModel, fTerminalReason, fError,
-		fRLStatus, fRLType, fRLErrorCode, fEventType, fEventBlockType, fEventBlockName, fEventDeltaType, fBlockType, fBlockID, fBlockName, fBlockToolUseID,
+		fRLStatus, fRLType, fRLErrorCode, fAPIError, fEventType, fEventBlockType, fEventBlockName, fEventDeltaType, fBlockType, fBlockID, fBlockName, fBlockToolUseID,
 		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind, fPartType,
 		fHookID, fHookName, fHookEvent, fHookOutcome:
 		return MaxShortBytes
@@ -71,6 +71,8 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 		ev.StreamDeltaType = s
 	case fRLErrorCode:
 		ev.RateLimitErrorCode = s
+	case fAPIError:
+		ev.APIError = s
 	case fVersion:
 		ev.ClaudeCodeVersion = s
 	case fTaskID:
@@ -134,6 +136,8 @@ func (d *Decoder) setBool(f field, v bool) {
 		d.blk.background = v
 	case fResultIsError:
 		d.tr.isError = v
+	case fRLUsingOverage:
+		d.ev.RateLimitUsingOverage = v
 	}
 }
 

@@ -32,7 +32,7 @@ func TestEventLog(t *testing.T) {
 	}
 	want := []string{
 		`{"time":"2026-01-02T12:00:00Z","event":"hang_detected","issue":"i","attempt":1,"reason":"no output","limit_ms":180000}` + "\n",
-		`{"time":"2026-01-02T12:00:00Z","event":"finished","issue":"i","outcome":"success","exit_code":0,"cost_usd":0}` + "\n",
+		`{"time":"2026-01-02T12:00:00Z","event":"finished","issue":"i","outcome":"success","exit_code":0,"cost_usd":0,"tokens":{"input":0,"output":0,"cache_creation_input":0,"cache_read_input":0}}` + "\n",
 	}
 	for i := range want {
 		if w.writes[i] != want[i] {

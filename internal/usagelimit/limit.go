@@ -19,6 +19,11 @@ type Limit struct {
 	// Reason says, in words a user can act on, why the limit is not
 	// waitable or why its reset is unknown; "" otherwise.
 	Reason string
+	// LiftsAtPlanReset: not waitable as the text tells it (credits spent
+	// or capped, no reset named), but a plan window's reset lifts it: a
+	// rate_limit_event that names the window and its reset makes it
+	// waitable (Merge).
+	LiftsAtPlanReset bool
 }
 
 // Known reports whether the reset time is known.
@@ -35,6 +40,12 @@ type Event struct {
 	ResetsAt      int64
 	RateLimitType string
 	ErrorCode     string // credits_required when the API's 429 body said so
+	// UsingOverage: the window is used up but usage credits pay, so the
+	// request passed (isUsingOverage): not a stop.
+	UsingOverage bool
+	// APIError is the result's api_error (2.1.332): the CLI's own name for
+	// the cause, some of which no reset clears.
+	APIError string
 }
 
 // FromEvent reads a rate_limit_event. ok is false when the event is not a
@@ -43,14 +54,18 @@ type Event struct {
 // that waiting cannot clear makes a limit whatever the status says, since
 // the CLI sets it only from a refused request's body.
 func FromEvent(ev Event) (l Limit, ok bool) {
-	if reason, stuck := notWaitable(ev.ErrorCode); stuck {
+	code := ev.ErrorCode
+	if _, stuck := notWaitable(ev.APIError); stuck {
+		code = ev.APIError
+	}
+	if reason, stuck := notWaitable(code); stuck && !(code == "credits_required" && ev.RateLimitType == "seven_day_overage_included") {
 		l = Limit{Type: ev.RateLimitType, Reason: reason}
 		if ev.ResetsAt > 0 {
 			l.RetryAt = time.Unix(ev.ResetsAt, 0)
 		}
 		return l, true
 	}
-	if ev.Status != "rejected" {
+	if ev.Status != "rejected" || ev.UsingOverage {
 		return Limit{}, false
 	}
 	l = Limit{Type: ev.RateLimitType, Waitable: true}
@@ -63,13 +78,16 @@ func FromEvent(ev Event) (l Limit, ok bool) {
 }
 
 // notWaitable names the error codes that no reset clears. credits_required
-// is the rate_limit_info errorCode (CLI 2.1.330 schema: "a 429 whose body
-// carries that error_code, and nothing clears it by itself"); the other two
-// are the CLI's own api_error codes for a model or a long context that runs
-// on usage credits the account does not have.
+// is the rate_limit_info errorCode, its one value in both pinned CLIs (a
+// 429 whose body carries it: a model or context that needs usage credits;
+// only Fable's included weekly allowance, seven_day_overage_included,
+// comes back at its reset); the others are 2.1.332's api_error values for
+// a model or a long context that runs on credits the account does not
+// have, or a model switch nobody could consent to in -p (§F34).
 func notWaitable(code string) (reason string, stuck bool) {
 	switch code {
-	case "credits_required", "model_requires_usage_credits", "long_context_credits_required":
+	case "credits_required", "model_requires_usage_credits", "long_context_credits_required",
+		"consent_unanswered", "no_allowed_fallback", "model_substitution_disabled":
 		return fmt.Sprintf("the account needs usage credits (%s); waiting for a limit to reset fixes nothing, add credits or change the model", code), true
 	}
 	return "", false
@@ -95,6 +113,10 @@ func Merge(primary, fallback Limit) Limit {
 	}
 	switch {
 	case !primary.Waitable:
+	case !fallback.Waitable && fallback.LiftsAtPlanReset && primary.Known() && planWindow(primary.Type):
+		// Credits are spent or capped, but the request was refused by a
+		// plan window that resets at a known time: it passes then.
+		out.Reason = ""
 	case !fallback.Waitable:
 		out.Waitable, out.Reason = false, fallback.Reason
 	case out.Known():
@@ -103,4 +125,14 @@ func Merge(primary, fallback Limit) Limit {
 		out.Reason = fallback.Reason
 	}
 	return out
+}
+
+// planWindow reports a plan's own usage window (not the credits' cap):
+// its reset lets requests pass again without credits.
+func planWindow(typ string) bool {
+	switch typ {
+	case "five_hour", "seven_day", "seven_day_opus", "seven_day_sonnet", "seven_day_overage_included":
+		return true
+	}
+	return false
 }

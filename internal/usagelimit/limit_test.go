@@ -134,7 +134,7 @@ func TestRecordedTranscript(t *testing.T) {
 		}
 		switch line.Type {
 		case "rate_limit_event":
-			l, ok := FromEvent(Event{line.Info.Status, line.Info.ResetsAt, line.Info.RateLimitType, line.Info.ErrorCode})
+			l, ok := FromEvent(Event{Status: line.Info.Status, ResetsAt: line.Info.ResetsAt, RateLimitType: line.Info.RateLimitType, ErrorCode: line.Info.ErrorCode})
 			if !ok {
 				t.Fatalf("the recorded rejected event is not a limit")
 			}

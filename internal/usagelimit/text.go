@@ -34,14 +34,20 @@ const (
 // without a zone unknown.
 func FromText(text string, now time.Time, local *time.Location) Limit {
 	l := Limit{Type: typeFromText(text), Waitable: true}
-	if reason, stuck := spendLimitText(text); stuck {
-		l.Waitable, l.Reason = false, reason
-		if l.Type == "" {
-			l.Type = "spend_limit"
-		}
-	}
 	at, why := resetFromText(text, now, local)
 	l.RetryAt = at
+	reason, kind := stuckText(text)
+	switch {
+	case kind == stuckForGood:
+		l.Waitable, l.Reason = false, reason
+	case kind == stuckOnCredits && at.IsZero():
+		// No reset named: waiting lifts nothing the text tells of, unless
+		// the rate_limit_event names a plan window's reset (Merge).
+		l.Waitable, l.Reason, l.LiftsAtPlanReset = false, reason, true
+	}
+	if l.Type == "" && kind != notStuck {
+		l.Type = "spend_limit"
+	}
 	if at.IsZero() && l.Waitable {
 		l.Reason = why
 	}
@@ -112,7 +118,10 @@ func typeFromText(text string) string {
 		{"Opus limit", "seven_day_opus"},
 		{"Sonnet limit", "seven_day_sonnet"},
 		{"Fable limit", "seven_day_overage_included"},
+		{"Fable 5 limit", "seven_day_overage_included"}, // 2.1.197's words
 		{"usage credit limit", "overage"},
+		{"monthly usage limit", "overage"},    // the credits' cap: "org's monthly usage limit"
+		{"individual usage limit", "overage"}, // 2.1.332: a member's own cap
 	} {
 		if indexFold(text, m.words) >= 0 {
 			return m.typ
@@ -121,18 +130,41 @@ func typeFromText(text string) string {
 	return ""
 }
 
-// spendLimitText recognises the CLI's texts for a spend cap or missing
-// credits ("You've hit your monthly spend limit", "spend limit reached ·
-// resets Dec 1", "You're out of usage credits", "... requires usage
-// credits"): a person has to raise the cap or add credits, and a monthly
-// cap that resets next month is far beyond any run's wait.
-func spendLimitText(text string) (string, bool) {
-	for _, words := range [...]string{"spend limit", "pooled group budget", "out of usage credits", "out of usage", "requires usage credits"} {
+// stuckKind is how a limit text says waiting will not do.
+type stuckKind int
+
+const (
+	notStuck stuckKind = iota
+	// stuckOnCredits: the usage credits that would pay past the plan's
+	// window are spent, capped or off (a spend limit, a pooled budget, a
+	// seat without credits, a model that needs them): the plan window's
+	// reset lifts it, and the credits' own reset when the text names it
+	// ("You're out of usage credits · resets 4pm"), nothing sooner.
+	stuckOnCredits
+	// stuckForGood: no reset lifts it (the service is off for the org,
+	// the org's usage is paused, a 1M context that needs credits): a
+	// person has to act, or the run has to change.
+	stuckForGood
+)
+
+// stuckText recognises the CLI's texts for spent, capped or missing
+// credits and for usage a person must restore (the texts of 2.1.197 and
+// 2.1.332, read from their code; docs/design.md §F34).
+func stuckText(text string) (string, stuckKind) {
+	for _, words := range [...]string{"disabled for your org", "usage is paused for your organization", "credits required for 1M context",
+		"credits ran out before the response"} {
 		if indexFold(text, words) >= 0 {
-			return "claude reported a spend limit or missing usage credits; waiting fixes nothing, raise the limit or add credits", true
+			return "claude reported that the account cannot use the API until a person acts (" + words + "); waiting fixes nothing", stuckForGood
 		}
 	}
-	return "", false
+	for _, words := range [...]string{"spend limit", "pooled group budget", "out of usage credits", "out of usage", "requires usage credits",
+		"doesn't include usage", "usage allocation has been disabled", "usage limit is set to $0", "exceeds your group's budget",
+		"monthly usage limit", "individual usage limit"} {
+		if indexFold(text, words) >= 0 {
+			return "claude reported a spend limit or missing usage credits; waiting fixes nothing, raise the limit or add credits", stuckOnCredits
+		}
+	}
+	return "", notStuck
 }
 
 // indexFold is strings.Index ignoring ASCII case; offsets stay byte
