@@ -79,9 +79,7 @@ func TestUnreachableAPIFailsFast(t *testing.T) {
 			if r.took > fastStop {
 				t.Errorf("took %v, want under %v", r.took, fastStop)
 			}
-			if strings.HasPrefix(c.name, "https on") && r.took > 15*time.Second {
-				t.Errorf("took %v for a scheme that cannot work, want under 15 s (issue 42)", r.took)
-			}
+
 			if strings.Contains(r.stderr, "result success") {
 				t.Error("a failed run's reason says success")
 			}
