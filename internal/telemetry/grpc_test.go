@@ -189,7 +189,7 @@ func TestGRPCARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 	m := metricsOf(rms)
 	wantSum(t, m, MetricRuns, map[string]string{"malarun.outcome": "success"}, 1)
 	wantSum(t, m, MetricAttempts, map[string]string{"malarun.attempt.ending": "hang"}, 1)
-	wantSum(t, m, MetricHangs, nil, 1)
+	wantSum(t, m, MetricHangs, map[string]string{"malarun.hang.phase": "tool"}, 1)
 	if h := histogram(t, m, MetricHangSilence); h.GetCount() != 1 || h.GetSum() != 4.2 {
 		t.Errorf("hang silence histogram count %d sum %v, want 1 and 4.2", h.GetCount(), h.GetSum())
 	}
@@ -265,7 +265,7 @@ func TestGRPCMalarunsSettingsWinOverTheExportersOwnReading(t *testing.T) {
 		}
 	}
 	m := metricsOf(rms)
-	wantSum(t, m, MetricHangs, nil, 1) // cumulative, as malarun's settings say
+	wantSum(t, m, MetricHangs, map[string]string{"malarun.hang.phase": "tool"}, 1) // cumulative, as malarun's settings say
 	histogram(t, m, MetricHangSilence) // explicit buckets, not exponential
 }
 
