@@ -53,7 +53,7 @@ func TestUnreachableAPIFailsFast(t *testing.T) {
 		// Each request of the CLI fails with EPROTO; 2.1.197 gave up after
 		// 175 s, 2.1.332 went on past 200 s (issue 42). malarun's look
 		// sees the handshake answered in plain HTTP.
-		{"https on a plain HTTP port", plainHTTPS, "cannot reach the API at " + plainHTTPS + ": the port speaks plain HTTP, not TLS (an https:// URL for an http:// port) (EPROTO)"},
+		{"https on a plain HTTP port", plainHTTPS, "cannot reach the API at " + plainHTTPS + ": the port does not speak TLS (an https:// URL for a plain http:// port?) (EPROTO)"},
 		{"closed port", "http://" + closed, "cannot reach the API at http://" + closed + ": connection refused (ECONNREFUSED)"},
 		{"name not found", "http://user:s3cret@no-such-host.invalid?key=s3cret", "cannot reach the API at http://no-such-host.invalid: name not found (ENOTFOUND)"},
 		// 2.1.330 refuses it at once with an error result naming the code;

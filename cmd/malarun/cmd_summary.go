@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -118,6 +120,10 @@ func runSummary(ctx context.Context, opts summaryOptions, d *deps, now time.Time
 		return err
 	}
 	stateDir := opts.config.settings.cfg.StateDir
+	if _, err := os.Stat(stateDir); errors.Is(err, fs.ErrNotExist) {
+		// Said, not an error: a fleet that has not started yet has none.
+		fmt.Fprintf(d.stderr, "malarun summary: state_dir %s does not exist: no issue has run there (a mistyped --state-dir or MALARUN_STATE_DIR?)\n", ui.Clean(stateDir, 0))
+	}
 	issues, skipped, err := fleet.Scan(stateDir, fleet.Options{ValidID: supervisor.ValidateIssueID, Since: since, Now: now})
 	if err != nil {
 		return fmt.Errorf("read %s: %w", stateDir, err)

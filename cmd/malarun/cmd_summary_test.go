@@ -110,7 +110,11 @@ func TestSummaryMistakes(t *testing.T) {
 	c.run("summary", "--out", "x").wantUsage(t, "--out is for --format html")
 	c.run("summary", "--since", "yesterday").wantUsage(t, `--since "yesterday": give a duration back from now`)
 	c.run("summary", "--since", "-5h").wantUsage(t, `--since "-5h": a duration back from now must be positive`)
-	if o := c.run("summary"); o.code != 0 || !regexp.MustCompile(`: 0 issues, made `).MatchString(o.stdout) {
+	if o := c.run("summary"); o.code != 0 || !regexp.MustCompile(`: 0 issues, made `).MatchString(o.stdout) || o.stderr != "" {
 		t.Errorf("an empty state dir: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	missing := filepath.Join(t.TempDir(), "typo")
+	if o := c.run("summary", "--state-dir", missing); o.code != 0 || !strings.Contains(o.stderr, "state_dir "+missing+" does not exist") {
+		t.Errorf("a state dir that does not exist: exit %d, stderr %q", o.code, o.stderr)
 	}
 }

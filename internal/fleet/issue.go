@@ -79,7 +79,8 @@ func (r Rescues) HangCount() int {
 }
 
 // Wall is how long the run has taken: from its start to its last
-// malarun's end, or to its record's last save (at) while it goes on.
+// malarun's end; to now while an attempt runs; else (waiting, orphaned,
+// damaged timeline) to its record's last save.
 func (i *Issue) Wall(now time.Time) time.Duration {
 	end := i.Ended
 	if end.IsZero() {

@@ -10,11 +10,13 @@ import (
 )
 
 // WriteMarkdown writes the summary as Markdown for a pull-request comment
-// or a GitHub step summary (which holds at most 1 MiB: a group names at
-// most listMax issues, a table at most listMax rows, so a state directory
-// of any size fits). Every value from a record is an inline code span
-// (ui.MarkdownCode): it renders as the text it is, never as a link, HTML
-// or a mention. Issue ids are checked names (letters, digits, . _ -).
+// or a GitHub step summary (which holds at most 1 MiB: at most listMax
+// groups, each naming at most listMax issues, a table at most listMax
+// rows, so a state directory of any size fits). A record's reason or
+// error is an inline code span (ui.MarkdownCode); the summary's sentences,
+// which carry shorter values from records (a phase, an outcome, a limit
+// type, a tool's name), are escaped by mdText: neither renders as a link,
+// HTML or a mention. Issue ids are checked names (letters, digits, . _ -).
 func WriteMarkdown(w io.Writer, s *Summary) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
@@ -33,7 +35,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		p("")
 		p("#### Ended without success")
 		p("")
-		for _, g := range s.Ended {
+		for _, g := range s.Ended[:min(len(s.Ended), listMax)] {
 			shown, more := listed(g.Issues, listMax)
 			names := strings.Join(shown, ", ")
 			if more > 0 {
@@ -41,6 +43,9 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 			}
 			p("- **%s**: %s  ", mdText(g.title()), ui.MarkdownCode(g.Reason))
 			p("  %s", mdText(names))
+		}
+		if len(s.Ended) > listMax {
+			p("- and %d more groups (`--format json` names them all)", len(s.Ended)-listMax)
 		}
 	}
 	rows := func(title string, rs []Row, text func(*Row) string) {
@@ -83,13 +88,14 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 }
 
 // mdText is one of the summary's own sentences in Markdown: its parts from
-// records are already clean; what Markdown would act on (emphasis, links,
-// HTML, a table's bar) is escaped. Each value is one line, so no block
-// (a list, a heading) can begin inside it.
+// records are already clean; what Markdown would act on is escaped:
+// emphasis, links, HTML, a table's bar, a mention (@), and GitHub's
+// autolinks (the colon of "http://", the dot of "www."). Each value is one
+// line, so no block (a list, a heading) can begin inside it.
 func mdText(s string) string {
 	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune("\\`*_[]<>|~&", c) {
+	for i, c := range s {
+		if strings.ContainsRune("\\`*_[]<>|~&@:", c) || c == '.' && i >= 3 && strings.EqualFold(s[i-3:i], "www") {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(c)

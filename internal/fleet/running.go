@@ -61,11 +61,14 @@ func readRunning(runDir string, is *Issue, now time.Time) {
 	is.LastLine = st.ModTime()
 	r := bufio.NewReader(f)
 	if st.Size() > tailBytes {
-		if _, err := f.Seek(st.Size()-tailBytes, io.SeekStart); err != nil {
+		// One byte before the window: what is dropped through the first
+		// newline is the cut line, or only that newline when the window
+		// begins at a line's start.
+		if _, err := f.Seek(st.Size()-tailBytes-1, io.SeekStart); err != nil {
 			return
 		}
 		r.Reset(f)
-		if _, err := r.ReadBytes('\n'); err != nil { // the cut line
+		if _, err := r.ReadBytes('\n'); err != nil {
 			return
 		}
 	}

@@ -66,8 +66,8 @@ func Scan(stateDir string, o Options) ([]Issue, []string, error) {
 	wg.Wait()
 	var issues []Issue
 	for _, is := range out {
-		if is == nil || !o.Since.IsZero() && is.Updated.Before(o.Since) && is.Damaged == "" {
-			continue
+		if is == nil || !o.Since.IsZero() && is.Updated.Before(o.Since) && is.Damaged == "" && ended(is.Status) {
+			continue // a run that goes on or waits is kept: its record is saved only at events
 		}
 		issues = append(issues, *is)
 	}

@@ -157,7 +157,7 @@ func Summarize(stateDir string, issues []Issue, skipped []string, since, now tim
 		s.Rows = append(s.Rows, row)
 		s.Totals.CostUSD += is.CostUSD
 		s.Totals.Tokens = addTokens(s.Totals.Tokens, is.Tokens)
-		s.Totals.WallMS += row.WallMS
+		s.Totals.WallMS = satAdd(s.Totals.WallMS, row.WallMS) // a planted record's times are not trusted
 		s.Rescues.add(is)
 		if is.Damaged != "" { // its record, or only its timeline
 			s.Damaged = append(s.Damaged, Damaged{Issue: is.ID, Error: is.Damaged})

@@ -67,9 +67,10 @@ func rowIssues(rows []Row) []string {
 	return ids
 }
 
-// TestSinceKeepsTheNightsRuns: --since leaves out the runs not updated
-// since then, and keeps the damaged (a damaged record has no time to
-// trust).
+// TestSinceKeepsTheNightsRuns: --since leaves out the runs that ended
+// before then, and keeps the damaged (a damaged record has no time to
+// trust) and the runs that go on or wait (their record is saved only at
+// events: wait-1's last was before then).
 func TestSinceKeepsTheNightsRuns(t *testing.T) {
 	dir := nightStateDir(t)
 	issues, _, err := Scan(dir, Options{ValidID: validID, Now: nightNow, Since: at(3, 0)})
@@ -80,7 +81,7 @@ func TestSinceKeepsTheNightsRuns(t *testing.T) {
 	for _, is := range issues {
 		ids = append(ids, is.ID)
 	}
-	want := []string{"bad-1", "hostile-1", "ok-3", "orphan-1", "run-1"}
+	want := []string{"bad-1", "hostile-1", "ok-3", "orphan-1", "run-1", "wait-1"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("since 01:00: %q, want %q", ids, want)
 	}
@@ -172,6 +173,18 @@ func TestJSONFollowsItsSchema(t *testing.T) {
 		}
 		if problems, _ := schemacheck.Check(schema, []byte(planted), "planted"); len(problems) == 0 {
 			t.Errorf("%q passed the schema", bad.to)
+		}
+	}
+}
+
+// TestMarkdownSentencesMentionAndLinkNothing: the short values from records
+// in the summary's sentences (a phase, an outcome, a limit type, a tool's
+// name) cannot become a mention or an autolink on GitHub.
+func TestMarkdownSentencesMentionAndLinkNothing(t *testing.T) {
+	got := mdText("@org/team www.evil.example WWW.x https://evil.example/*x*")
+	for _, bad := range []string{" @", "www.", "WWW.", "https://", "*x*"} {
+		if strings.Contains(" "+got, bad) {
+			t.Errorf("mdText left %q in %q", bad, got)
 		}
 	}
 }

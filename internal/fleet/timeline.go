@@ -74,7 +74,12 @@ func note(is *Issue, e *timeline.Entry, lastLimit *time.Time) {
 	case event.APIRetry:
 		r.APIRetries++
 	case event.RunStarted:
-		is.Ended = time.Time{} // a malarun runs the run again
+		// A malarun runs the run again: the last one's end is past. A run
+		// that goes on has no exit yet (one that ended has its record's).
+		is.Outcome, is.Ended = "", time.Time{}
+		if is.Status == "processing" || is.Status == "orphaned" {
+			is.ExitCode, is.HasExit = 0, false
+		}
 	case event.RunFinished:
 		is.Outcome, is.Ended = e.Outcome, e.Time
 		if e.ExitCode != nil {

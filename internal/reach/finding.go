@@ -64,7 +64,7 @@ func (f Finding) String() string {
 func (f Finding) Hint() string {
 	switch f.Cause {
 	case Scheme:
-		return "check the scheme of ANTHROPIC_BASE_URL: this port speaks plain HTTP, so the URL starts with http://"
+		return "check the scheme of ANTHROPIC_BASE_URL: for a port that speaks plain HTTP the URL starts with http://"
 	case Certificate:
 		return "check ANTHROPIC_BASE_URL, and NODE_EXTRA_CA_CERTS for a private CA"
 	case NoRoute:
@@ -74,8 +74,8 @@ func (f Finding) Hint() string {
 }
 
 // plainHTTP is the finding of an https:// base URL whose port answers
-// plain HTTP: the TLS handshake is answered with something that is not
-// TLS (Node's code for it is EPROTO, "wrong version number").
+// without TLS: the TLS handshake is answered with something else, most
+// often plain HTTP (Node's code for it is EPROTO, "wrong version number").
 func plainHTTP() Finding {
-	return Finding{Cause: Scheme, Code: "EPROTO", What: "the port speaks plain HTTP, not TLS (an https:// URL for an http:// port)"}
+	return Finding{Cause: Scheme, Code: "EPROTO", What: "the port does not speak TLS (an https:// URL for a plain http:// port?)"}
 }

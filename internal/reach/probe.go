@@ -92,7 +92,7 @@ func dialFinding(err error) Finding {
 func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVerify bool, now time.Time) Finding {
 	tc := tls.Client(conn, &tls.Config{ServerName: host, InsecureSkipVerify: true}) // verified below, to tell why it fails
 	if err := tc.HandshakeContext(ctx); err != nil {
-		if _, notTLS := errors.AsType[tls.RecordHeaderError](err); notTLS {
+		if rhe, notTLS := errors.AsType[tls.RecordHeaderError](err); notTLS && strings.Contains(rhe.Msg, "does not look like a TLS handshake") {
 			return plainHTTP()
 		}
 		return Finding{}

@@ -266,7 +266,7 @@ func TestGRPCMalarunsSettingsWinOverTheExportersOwnReading(t *testing.T) {
 	}
 	m := metricsOf(rms)
 	wantSum(t, m, MetricHangs, map[string]string{"malarun.hang.phase": "tool"}, 1) // cumulative, as malarun's settings say
-	histogram(t, m, MetricHangSilence) // explicit buckets, not exponential
+	histogram(t, m, MetricHangSilence)                                             // explicit buckets, not exponential
 }
 
 func TestGRPCOverTLSWithTheCertificateVariable(t *testing.T) {

@@ -55,6 +55,10 @@ func (t *Reader) Next() (Entry, error) {
 				t.skipping = false
 				continue
 			}
+			if len(line) > MaxEntryBytes { // whole in one read, past the bound
+				t.Damaged++
+				continue
+			}
 			if len(bytes.TrimSpace(line)) == 0 || t.SkipLines && isLineEntry(line) {
 				continue
 			}

@@ -86,8 +86,9 @@ func FromEvent(ev Event) (l Limit, ok bool) {
 // have, or a model switch nobody could consent to in -p (§F34).
 func notWaitable(code string) (reason string, stuck bool) {
 	switch code {
-	case "credits_required", "model_requires_usage_credits", "long_context_credits_required",
-		"consent_unanswered", "no_allowed_fallback", "model_substitution_disabled":
+	case "consent_unanswered", "no_allowed_fallback", "model_substitution_disabled":
+		return fmt.Sprintf("the model now runs on usage credits and claude may not switch to it or to another (%s); waiting fixes nothing, pick another model (--model) or allow the credits", code), true
+	case "credits_required", "model_requires_usage_credits", "long_context_credits_required":
 		return fmt.Sprintf("the account needs usage credits (%s); waiting for a limit to reset fixes nothing, add credits or change the model", code), true
 	}
 	return "", false
