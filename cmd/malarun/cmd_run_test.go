@@ -373,3 +373,16 @@ func TestGitHubAnnotationOfAUsageError(t *testing.T) {
 		t.Errorf("workflow commands %q in:\n%s", cmds, o.stderr)
 	}
 }
+
+// Every command's name is reserved, so that no issue id can shadow a
+// command (summary came without it once).
+func TestEveryCommandIsAReservedName(t *testing.T) {
+	root := newRootCmd(&app{deps: &deps{}})
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if !isReservedName(c.Name()) {
+			t.Errorf("the command %q is not among reservedNames: an issue could be named so", c.Name())
+		}
+	}
+}
