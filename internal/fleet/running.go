@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/replay"
 	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -27,19 +25,11 @@ const tailBytes = 1 << 20
 // the supervisor numbers a new attempt after the latest transcript.
 // 0: none yet.
 func latestAttempt(runDir string) int {
-	entries, err := os.ReadDir(runDir)
-	if err != nil {
+	ns, err := replay.AttemptNumbers(runDir)
+	if err != nil || len(ns) == 0 {
 		return 0
 	}
-	n := 0
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), "attempt-")
-		num, ok2 := strings.CutSuffix(rest, ".jsonl")
-		if k, err := strconv.Atoi(num); ok && ok2 && err == nil && k > n && k < 1<<20 {
-			n = k
-		}
-	}
-	return n
+	return ns[len(ns)-1]
 }
 
 // readRunning tells what the running attempt of is is doing: the attempt

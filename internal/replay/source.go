@@ -31,8 +31,10 @@ func transcriptNumber(name string) int {
 	return n
 }
 
-// attemptNumbers lists the attempts of a run folder that have a transcript, in order.
-func attemptNumbers(runDir string) ([]int, error) {
+// AttemptNumbers lists the attempts of a run folder that have a transcript
+// (attempt-N.jsonl), in order: show walks them, the summary takes the last
+// as the attempt that runs now.
+func AttemptNumbers(runDir string) ([]int, error) {
 	entries, err := os.ReadDir(runDir)
 	if err != nil {
 		return nil, err

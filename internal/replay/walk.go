@@ -51,7 +51,7 @@ func Tell(src Source, r Renderer) (Summary, error) {
 		return Summary{}, err
 	}
 	if src.Attempt != 0 {
-		ns, err := attemptNumbers(src.RunDir)
+		ns, err := AttemptNumbers(src.RunDir)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -195,7 +195,7 @@ func (w *walk) timed() error {
 // missingAttempts tells the transcripts the timeline never named (a
 // timeline cut short, or removed and made again).
 func (w *walk) missingAttempts() error {
-	ns, err := attemptNumbers(w.src.RunDir)
+	ns, err := AttemptNumbers(w.src.RunDir)
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (w *walk) missingAttempts() error {
 // untimed tells a run recorded before malarun kept a timeline: each
 // transcript in turn, without times or malarun's decisions.
 func (w *walk) untimed() error {
-	ns, err := attemptNumbers(w.src.RunDir)
+	ns, err := AttemptNumbers(w.src.RunDir)
 	if err != nil {
 		return err
 	}
