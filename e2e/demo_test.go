@@ -17,20 +17,7 @@ func TestDemo(t *testing.T) {
 	if e2e.claude == "" {
 		t.Skip("real claude CLI missing (make e2e-deps)")
 	}
-	dir := t.TempDir()
-	fake := filepath.Join(dir, "fakeapi")
-	build := exec.Command("go", "build", "-o", fake, "./cmd/fakeapi")
-	build.Dir = e2e.root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build fakeapi: %v\n%s", err, out)
-	}
-	cmd := exec.Command("bash", filepath.Join(e2e.root, "scripts", "demo.sh"), e2e.malarun, fake, e2e.claude)
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "DEMO_IDLE_TIMEOUT=3s")
-	out, err := cmd.CombinedOutput()
-	s := string(out)
-	if err != nil {
-		t.Fatalf("demo: %v\n%s", err, s)
-	}
+	s, dir := runDemo(t, "demo.sh")
 	for _, want := range []string{"hang detected", "retry decision: resume", "attempt 2 · resumed the session", "succeeded (exit 0) · 2 attempts"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the demo does not show %q:\n%s", want, s)
@@ -49,20 +36,7 @@ func TestDemoFleet(t *testing.T) {
 	if e2e.claude == "" {
 		t.Skip("real claude CLI missing (make e2e-deps)")
 	}
-	dir := t.TempDir()
-	fake := filepath.Join(dir, "fakeapi")
-	build := exec.Command("go", "build", "-o", fake, "./cmd/fakeapi")
-	build.Dir = e2e.root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build fakeapi: %v\n%s", err, out)
-	}
-	cmd := exec.Command("bash", filepath.Join(e2e.root, "scripts", "demo-fleet.sh"), e2e.malarun, fake, e2e.claude)
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "DEMO_IDLE_TIMEOUT=3s")
-	out, err := cmd.CombinedOutput()
-	s := string(out)
-	if err != nil {
-		t.Fatalf("demo-fleet: %v\n%s", err, s)
-	}
+	s, dir := runDemo(t, "demo-fleet.sh")
 	for i := 1; i <= 6; i++ {
 		if want := fmt.Sprintf("issue-%d: succeeded", i); !strings.Contains(s, want) {
 			t.Errorf("the demo does not say %q:\n%s", want, s)
@@ -76,4 +50,26 @@ func TestDemoFleet(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, "malarun-demo-fleet.*")); len(left) > 0 {
 		t.Errorf("the demo left %v", left)
 	}
+}
+
+// runDemo runs scripts/<script> as its make target does, with the fake API
+// built for it and a short idle_timeout, in a temporary folder of its own
+// (the demo's TMPDIR, so that what it leaves can be seen). It returns what
+// the demo printed and that folder; a demo that fails fails the test.
+func runDemo(t *testing.T, script string) (output, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	fake := filepath.Join(dir, "fakeapi")
+	build := exec.Command("go", "build", "-o", fake, "./cmd/fakeapi")
+	build.Dir = e2e.root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build fakeapi: %v\n%s", err, out)
+	}
+	cmd := exec.Command("bash", filepath.Join(e2e.root, "scripts", script), e2e.malarun, fake, e2e.claude)
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "DEMO_IDLE_TIMEOUT=3s")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	return string(out), dir
 }
