@@ -10,16 +10,9 @@ malarun=$1 fakeapi=$2 claude=$3
 root=$(cd "$(dirname "$0")/.." && pwd)
 idle=${DEMO_IDLE_TIMEOUT:-8s}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/malarun-demo-fleet.XXXXXX")
-api_pid=
-cleanup() {
-	[ -n "$api_pid" ] && kill "$api_pid" 2>/dev/null && wait "$api_pid" 2>/dev/null
-	[ "${DEMO_KEEP:-}" = 1 ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-mkdir -p "$tmp/home" "$tmp/work" "$tmp/prompts"
+. "$(dirname "$0")/demo-lib.sh"
+demo_folder malarun-demo-fleet
+mkdir -p "$tmp/prompts"
 for i in 1 2 3 4 5 6; do
 	echo "Count the files in this folder for issue $i, then say you are done." >"$tmp/prompts/issue-$i.md"
 done
@@ -27,14 +20,8 @@ done
 # One API for the fleet, its steps taken by whichever request comes next:
 # a stall (one issue's answer stops mid-way: malarun resumes it), a Bash
 # call, then a short answer for every request after.
-"$fakeapi" stall 'bash:ls | wc -l' '0*text:Done.' >"$tmp/api.url" 2>"$tmp/api.log" &
-api_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/api.url" ] && break; sleep 0.1; done
-url=$(head -1 "$tmp/api.url")
+demo_api stall 'bash:ls | wc -l' '0*text:Done.'
 
-bar() {
-	if [ -t 1 ]; then printf '\n\033[1m== %s\033[0m\n\n' "$*"; else printf '\n== %s\n\n' "$*"; fi
-}
 bar "deploy/xargs/malarun-fleet.sh prompts/ 3 -- --idle-timeout $idle -- --allowedTools Bash"
 echo "(six issues, the real claude $("$claude" --version 2>/dev/null | cut -d' ' -f1), a fake API on $url)"
 echo

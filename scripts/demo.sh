@@ -11,30 +11,16 @@ set -euo pipefail
 malarun=$1 fakeapi=$2 claude=$3
 idle=${DEMO_IDLE_TIMEOUT:-8s}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/malarun-demo.XXXXXX")
-api_pid=
-cleanup() {
-	[ -n "$api_pid" ] && kill "$api_pid" 2>/dev/null && wait "$api_pid" 2>/dev/null
-	[ "${DEMO_KEEP:-}" = 1 ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-mkdir -p "$tmp/home" "$tmp/work"
+. "$(dirname "$0")/demo-lib.sh"
+demo_folder malarun-demo
 cat >"$tmp/task.md" <<'TASK'
 Count the files in this folder, then say you are done.
 TASK
 
 # The API's script: a Bash call, then a stall mid-answer, then the answer
 # the resumed session gets.
-"$fakeapi" 'bash:ls | wc -l' stall 'text:Done: the folder is counted.' >"$tmp/api.url" 2>"$tmp/api.log" &
-api_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/api.url" ] && break; sleep 0.1; done
-url=$(head -1 "$tmp/api.url")
+demo_api 'bash:ls | wc -l' stall 'text:Done: the folder is counted.'
 
-bar() {
-	if [ -t 1 ]; then printf '\n\033[1m== %s\033[0m\n\n' "$*"; else printf '\n== %s\n\n' "$*"; fi
-}
 bar "malarun demo-1 --prompt task.md --idle-timeout $idle -- --allowedTools Bash"
 echo "(the real claude $("$claude" --version 2>/dev/null | cut -d' ' -f1), a fake API on $url that stalls mid-answer once)"
 echo
