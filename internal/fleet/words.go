@@ -47,26 +47,26 @@ func (s *Summary) rescueLine() string {
 	r := s.Rescues
 	var parts []string
 	if r.Hangs > 0 {
-		parts = append(parts, fmt.Sprintf("%s (%s)", plural(r.Hangs, "hang"), phasesText(r.HangsByPhase)))
+		parts = append(parts, fmt.Sprintf("%s (%s)", ui.Plural(r.Hangs, "hang"), phasesText(r.HangsByPhase)))
 	}
 	for _, p := range []struct {
 		n    int
 		word string
 	}{{r.Crashes, "crash"}, {r.LimitWaits, "usage-limit wait"}, {r.Reclaims, "reclaim"}, {r.Restarts, "context restart"}} {
 		if p.n > 0 {
-			parts = append(parts, plural(p.n, p.word))
+			parts = append(parts, ui.Plural(p.n, p.word))
 		}
 	}
 	if len(parts) == 0 {
 		parts = []string{"nothing to rescue"}
 	}
-	line := fmt.Sprintf("%s succeeded after malarun stepped in: %s", plural(r.Rescued, "run"), strings.Join(parts, ", "))
+	line := fmt.Sprintf("%s succeeded after malarun stepped in: %s", ui.Plural(r.Rescued, "run"), strings.Join(parts, ", "))
 	var itself []string
 	if r.Tasks > 0 {
-		itself = append(itself, "ran "+plural(r.Tasks, "background task"))
+		itself = append(itself, "ran "+ui.Plural(r.Tasks, "background task"))
 	}
 	if r.APIRetries > 0 {
-		itself = append(itself, "retried "+plural(r.APIRetries, "API request"))
+		itself = append(itself, "retried "+ui.Plural(r.APIRetries, "API request"))
 	}
 	if len(itself) > 0 {
 		line += "; claude " + strings.Join(itself, " and ") + " itself"
@@ -108,7 +108,7 @@ func (s *Summary) wallLine() string {
 		return "no run has ended"
 	}
 	d := func(ms float64) string { return ui.Duration(time.Duration(ms) * time.Millisecond) }
-	return fmt.Sprintf("p50 %s · p90 %s · p99 %s · max %s (%s)", d(w.P50), d(w.P90), d(w.P99), d(w.Max), plural(w.N, "ended run"))
+	return fmt.Sprintf("p50 %s · p90 %s · p99 %s · max %s (%s)", d(w.P50), d(w.P90), d(w.P99), d(w.Max), ui.Plural(w.N, "ended run"))
 }
 
 func (s *Summary) costSpreadLine() string {
@@ -130,7 +130,7 @@ func (g *Group) title() string {
 		}
 		t += ", exit " + strings.Join(codes, "/")
 	}
-	return fmt.Sprintf("%s (%s)", t, plural(len(g.Issues), "issue"))
+	return fmt.Sprintf("%s (%s)", t, ui.Plural(len(g.Issues), "issue"))
 }
 
 // waitingText is a waiting run: "until 2026-11-27 09:00 UTC (five_hour)".
@@ -164,16 +164,6 @@ func (r *Row) runningText(now time.Time) string {
 // rankText is a row of the slowest or costliest: its wall time, cost and status.
 func (r *Row) rankText() string {
 	return fmt.Sprintf("%s, %s, %s", ui.Duration(time.Duration(r.WallMS)*time.Millisecond), ui.Cost(r.CostUSD), ui.Clean(r.Status, 30))
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	if strings.HasSuffix(word, "sh") || strings.HasSuffix(word, "ch") {
-		return fmt.Sprintf("%d %ses", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // listed names at most max issues, and how many more there are.

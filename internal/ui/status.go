@@ -298,10 +298,13 @@ func (s *Status) countdown(now time.Time) string {
 	return "hang in " + Duration(left.Round(time.Second))
 }
 
-// Plural counts n of word: "1 tool call", "2 tool calls".
+// Plural counts n of word: "1 tool call", "2 tool calls", "2 crashes".
 func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
+	}
+	if strings.HasSuffix(word, "sh") || strings.HasSuffix(word, "ch") {
+		return fmt.Sprintf("%d %ses", n, word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
