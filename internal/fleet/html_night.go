@@ -49,7 +49,7 @@ func nightChart(b *bufio.Writer, s *Summary, link func(string) string) {
 	total := t1.Sub(t0)
 	x := func(t time.Time) float64 { return left + (width-left)*float64(t.Sub(t0))/float64(total) }
 	fmt.Fprintf(b, "<h2>The runs on a time line</h2>\n<p class=\"dim\">%s to %s: a row per issue from its run's start to its end; each links to the issue's page.</p>\n",
-		esc(timeText(t0)), esc(timeText(t1)))
+		ui.HTMLText(timeText(t0)), ui.HTMLText(timeText(t1)))
 	fmt.Fprintf(b, `<svg viewBox="0 0 %.0f %.1f" role="img" aria-label="the runs on a time line">`, width, height)
 	for i := 0; i <= 4; i++ {
 		tx := width * float64(i) / 4
@@ -67,9 +67,9 @@ func nightChart(b *bufio.Writer, s *Summary, link func(string) string) {
 		w := max(x(sp.end)-x(sp.start), 1)
 		tip := fmt.Sprintf("%s: %s, %s, %s", sp.row.Issue, sp.row.Status, ui.Duration(time.Duration(sp.row.WallMS)*time.Millisecond), ui.Cost(sp.row.CostUSD))
 		rect := fmt.Sprintf(`<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
-			statusClass(sp.row.Status), x(sp.start), y, w, max(rowH-0.5, 1), esc(tip))
+			statusClass(sp.row.Status), x(sp.start), y, w, max(rowH-0.5, 1), ui.HTMLText(tip))
 		if href := link(sp.row.Issue); href != "" {
-			rect = fmt.Sprintf(`<a href="%s">%s</a>`, esc(href), rect)
+			rect = fmt.Sprintf(`<a href="%s">%s</a>`, ui.HTMLText(href), rect)
 		}
 		b.WriteString(rect)
 	}

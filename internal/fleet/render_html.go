@@ -2,11 +2,8 @@ package fleet
 
 import (
 	"bufio"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/base64"
 	"fmt"
-	"html"
 	"io"
 	"strings"
 	"time"
@@ -23,14 +20,8 @@ var pageCSS string
 // contentSecurityPolicy allows nothing but the page's own style: no
 // network, no script, no inline style attribute.
 func contentSecurityPolicy() string {
-	sum := sha256.Sum256([]byte(pageCSS))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; img-src 'none'; base-uri 'none'; form-action 'none'"
+	return "default-src 'none'; style-src " + ui.CSPSource(pageCSS) + "; img-src 'none'; base-uri 'none'; form-action 'none'"
 }
-
-// esc makes outside text safe in the page: what would drive a terminal
-// shown as ui.Inert shows it (the file is safe to cat), then HTML-escaped.
-func esc(s string) string { return html.EscapeString(ui.Inert(s)) }
 
 // statusClass is the style class of a status word (an unknown word, from
 // a newer malarun or a planted record, gets the damaged one's).
@@ -52,9 +43,9 @@ func WriteHTML(w io.Writer, s *Summary, link func(issue string) string) error {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
 	name := func(issue string) string {
 		if href := link(issue); href != "" {
-			return fmt.Sprintf(`<a href="%s">%s</a>`, esc(href), esc(issue))
+			return fmt.Sprintf(`<a href="%s">%s</a>`, ui.HTMLText(href), ui.HTMLText(issue))
 		}
-		return esc(issue)
+		return ui.HTMLText(issue)
 	}
 	p(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -63,13 +54,13 @@ func WriteHTML(w io.Writer, s *Summary, link func(issue string) string) error {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>malarun summary: %d issues</title>
 <style>%s</style>
-</head><body><main>`, esc(contentSecurityPolicy()), s.Issues, pageCSS)
+</head><body><main>`, ui.HTMLText(contentSecurityPolicy()), s.Issues, pageCSS)
 	p(`<h1>malarun summary: %d issues</h1>`, s.Issues)
-	p(`<p class="dim">%s</p>`, esc(s.header()))
+	p(`<p class="dim">%s</p>`, ui.HTMLText(s.header()))
 	statusChart(b, s)
 	p(`<table class="facts">`)
 	for _, row := range [][2]string{{"Rescued", s.rescueLine()}, {"Cost", s.costLine()}, {"Wall time", s.wallLine()}, {"Cost per run", s.costSpreadLine()}} {
-		p(`<tr><th>%s</th><td>%s</td></tr>`, row[0], esc(row[1]))
+		p(`<tr><th>%s</th><td>%s</td></tr>`, row[0], ui.HTMLText(row[1]))
 	}
 	p(`</table>`)
 	durationChart(b, s)
@@ -81,7 +72,7 @@ func WriteHTML(w io.Writer, s *Summary, link func(issue string) string) error {
 			for _, is := range g.Issues {
 				names = append(names, name(is))
 			}
-			p(`<div class="group"><b>%s</b>: <code>%s</code><div class="issues">%s</div></div>`, esc(g.title()), esc(g.Reason), strings.Join(names, ", "))
+			p(`<div class="group"><b>%s</b>: <code>%s</code><div class="issues">%s</div></div>`, ui.HTMLText(g.title()), ui.HTMLText(g.Reason), strings.Join(names, ", "))
 		}
 	}
 	section := func(title string, rows []Row, text func(*Row) string) {
@@ -90,7 +81,7 @@ func WriteHTML(w io.Writer, s *Summary, link func(issue string) string) error {
 		}
 		p(`<h2>%s</h2><table>`, title)
 		for i := range rows {
-			p(`<tr><td>%s</td><td>%s</td></tr>`, name(rows[i].Issue), esc(text(&rows[i])))
+			p(`<tr><td>%s</td><td>%s</td></tr>`, name(rows[i].Issue), ui.HTMLText(text(&rows[i])))
 		}
 		p(`</table>`)
 	}
@@ -99,12 +90,12 @@ func WriteHTML(w io.Writer, s *Summary, link func(issue string) string) error {
 	if len(s.Damaged) > 0 {
 		p(`<h2>Damaged</h2><table>`)
 		for _, d := range s.Damaged {
-			p(`<tr><td>%s</td><td><code>%s</code></td></tr>`, name(d.Issue), esc(d.Error))
+			p(`<tr><td>%s</td><td><code>%s</code></td></tr>`, name(d.Issue), ui.HTMLText(d.Error))
 		}
 		p(`</table>`)
 	}
 	if len(s.Skipped) > 0 {
-		p(`<p class="dim">Folders that are not issues: <code>%s</code></p>`, esc(cleanList(s.Skipped)))
+		p(`<p class="dim">Folders that are not issues: <code>%s</code></p>`, ui.HTMLText(cleanList(s.Skipped)))
 	}
 	section("Slowest", s.Slowest, (*Row).rankText)
 	section("Most expensive", s.Costliest, (*Row).rankText)
@@ -115,7 +106,7 @@ func WriteHTML(w io.Writer, s *Summary, link func(issue string) string) error {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
 		p(`<tr><td>%s</td><td class="%s">%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%d</td><td class="n">%d</td></tr>`,
-			name(r.Issue), statusClass(r.Status), esc(r.Status), esc(r.Outcome), exit, ui.Duration(time.Duration(r.WallMS)*time.Millisecond), ui.Cost(r.CostUSD), r.Attempts, r.Hangs)
+			name(r.Issue), statusClass(r.Status), ui.HTMLText(r.Status), ui.HTMLText(r.Outcome), exit, ui.Duration(time.Duration(r.WallMS)*time.Millisecond), ui.Cost(r.CostUSD), r.Attempts, r.Hangs)
 	}
 	p(`</table></main></body></html>`)
 	return b.Flush()
@@ -131,12 +122,12 @@ func statusChart(b *bufio.Writer, s *Summary) {
 	x := 0.0
 	for _, c := range s.ByStatus {
 		w := float64(width) * float64(c.Count) / float64(s.Issues)
-		fmt.Fprintf(b, `<rect class="%s" x="%.1f" y="0" width="%.1f" height="24"><title>%s: %d</title></rect>`, statusClass(c.Status), x, w, esc(c.Status), c.Count)
+		fmt.Fprintf(b, `<rect class="%s" x="%.1f" y="0" width="%.1f" height="24"><title>%s: %d</title></rect>`, statusClass(c.Status), x, w, ui.HTMLText(c.Status), c.Count)
 		x += w
 	}
 	b.WriteString("</svg>\n<p class=\"legend\">")
 	for _, c := range s.ByStatus {
-		fmt.Fprintf(b, `<span class="%s">■</span><span>%s %d</span>`, statusClass(c.Status), esc(c.Status), c.Count)
+		fmt.Fprintf(b, `<span class="%s">■</span><span>%s %d</span>`, statusClass(c.Status), ui.HTMLText(c.Status), c.Count)
 	}
 	b.WriteString("</p>\n")
 }

@@ -255,7 +255,7 @@ func (p *picture) draw(w io.Writer) {
 		if !ok {
 			continue
 		}
-		label := esc(s.label)
+		label := ui.HTMLText(s.label)
 		if s.to.IsZero() {
 			fmt.Fprintf(w, `<rect class="%s" x="%.1f" y="%.1f" width="3" height="%.1f" data-seq="%d" tabindex="0"><title>%s</title></rect>`+"\n",
 				s.class, x(s.from)-1.5, y+2, laneHeight-4, s.seq, label)
@@ -284,7 +284,7 @@ func (p *picture) draw(w io.Writer) {
 // chart draws points as a step line from 0 to top of its band.
 func (p *picture) chart(w io.Writer, title, class string, pts []point, top, y0 float64, x func(time.Time) float64) {
 	fmt.Fprintf(w, `<text x="4" y="%.1f">%s</text><line class="axis" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f"/>`+"\n",
-		y0+10, esc(title), plotLeft, y0+chartH, plotRight, y0+chartH)
+		y0+10, ui.HTMLText(title), plotLeft, y0+chartH, plotRight, y0+chartH)
 	if len(pts) == 0 || top <= 0 {
 		return
 	}

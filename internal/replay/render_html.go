@@ -2,11 +2,8 @@ package replay
 
 import (
 	"bufio"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/base64"
 	"fmt"
-	"html"
 	"io"
 	"strings"
 	"time"
@@ -23,16 +20,10 @@ var (
 	pageJS string
 )
 
-// cspHash is the Content-Security-Policy source of an inline element.
-func cspHash(content string) string {
-	sum := sha256.Sum256([]byte(content))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}
-
 // contentSecurityPolicy allows nothing but the page's own style and script:
 // no network, no other script, no inline handler or style attribute.
 func contentSecurityPolicy() string {
-	return "default-src 'none'; style-src " + cspHash(pageCSS) + "; script-src " + cspHash(pageJS) +
+	return "default-src 'none'; style-src " + ui.CSPSource(pageCSS) + "; script-src " + ui.CSPSource(pageJS) +
 		"; img-src 'none'; base-uri 'none'; form-action 'none'"
 }
 
@@ -49,11 +40,6 @@ type htmlRenderer struct {
 // NewHTML writes the story as one HTML page to w.
 func NewHTML(w io.Writer) Renderer { return &htmlRenderer{w: bufio.NewWriter(w)} }
 
-// esc makes outside text safe in the page: controls and bidirectional
-// overrides shown as ui.Inert shows them on a terminal (so the file is safe
-// to cat, and no text displays other than it reads), then HTML-escaped.
-func esc(s string) string { return html.EscapeString(ui.Inert(s)) }
-
 func (h *htmlRenderer) Begin(hd Header) error {
 	h.header = hd
 	h.picture.timed = hd.Timed
@@ -66,7 +52,7 @@ func (h *htmlRenderer) Begin(hd Header) error {
 <style>%s</style>
 </head><body><main>
 <section id="story">
-`, esc(contentSecurityPolicy()), esc(hd.Issue), esc(hd.RunID), pageCSS)
+`, ui.HTMLText(contentSecurityPolicy()), ui.HTMLText(hd.Issue), ui.HTMLText(hd.RunID), pageCSS)
 	return nil
 }
 
@@ -83,9 +69,9 @@ func (h *htmlRenderer) Item(it *Item) error {
 	switch it.Kind {
 	case KindAttemptStarted:
 		a := it.Info
-		fmt.Fprintf(h.w, `<h2 class="%s" id="item-%d">%sAttempt %d: %s`, class, it.Seq, at, it.Attempt, esc(beganText(a.Began)))
+		fmt.Fprintf(h.w, `<h2 class="%s" id="item-%d">%sAttempt %d: %s`, class, it.Seq, at, it.Attempt, ui.HTMLText(beganText(a.Began)))
 		if a.Session != "" {
-			fmt.Fprintf(h.w, `, session <code>%s</code>`, esc(ui.ShortSession(a.Session)))
+			fmt.Fprintf(h.w, `, session <code>%s</code>`, ui.HTMLText(ui.ShortSession(a.Session)))
 		}
 		if a.Pid != 0 {
 			fmt.Fprintf(h.w, `, pid %d`, a.Pid)
@@ -96,33 +82,33 @@ func (h *htmlRenderer) Item(it *Item) error {
 	fmt.Fprintf(h.w, `<div class="%s" id="item-%d">%s`, class, it.Seq, at)
 	switch it.Kind {
 	case KindPrompt:
-		fmt.Fprintf(h.w, `prompt <code>%s</code> (%s)`, esc(it.Path), bytesText(it.Bytes))
+		fmt.Fprintf(h.w, `prompt <code>%s</code> (%s)`, ui.HTMLText(it.Path), bytesText(it.Bytes))
 		h.pre(it.Text, 0)
 	case KindText:
 		h.w.WriteString(`assistant`)
 		if it.Agent != "" {
-			fmt.Fprintf(h.w, ` (sub-agent <code>%s</code>)`, esc(it.Agent))
+			fmt.Fprintf(h.w, ` (sub-agent <code>%s</code>)`, ui.HTMLText(it.Agent))
 		}
 		h.pre(it.Text, 0)
 	case KindToolCall:
-		fmt.Fprintf(h.w, `<span class="tool">%s</span> <code>%s</code>`, esc(it.Tool), esc(firstNonEmpty(it.Summary, it.Input)))
+		fmt.Fprintf(h.w, `<span class="tool">%s</span> <code>%s</code>`, ui.HTMLText(it.Tool), ui.HTMLText(firstNonEmpty(it.Summary, it.Input)))
 		if it.Background {
 			h.w.WriteString(` (background)`)
 		}
 	case KindToolRunning:
-		fmt.Fprintf(h.w, `<span class="tool">%s</span> still running, %s`, esc(it.Tool), ui.Duration(time.Duration(it.TookMS)*time.Millisecond))
+		fmt.Fprintf(h.w, `<span class="tool">%s</span> still running, %s`, ui.HTMLText(it.Tool), ui.Duration(time.Duration(it.TookMS)*time.Millisecond))
 	case KindHook:
 		class := "ok"
 		if it.IsError {
 			class = "err"
 		}
-		fmt.Fprintf(h.w, `hook <span class="tool">%s</span> <span class="%s">%s</span>`, esc(it.Hook), class, esc(hookGist(it)))
+		fmt.Fprintf(h.w, `hook <span class="tool">%s</span> <span class="%s">%s</span>`, ui.HTMLText(it.Hook), class, ui.HTMLText(hookGist(it)))
 	case KindToolResult:
 		status := `<span class="ok">ok</span>`
 		if it.IsError {
 			status = `<span class="err">error</span>`
 		}
-		fmt.Fprintf(h.w, `↳ %s <code>%s</code>, %s`, status, esc(it.Tool), bytesText(it.Bytes))
+		fmt.Fprintf(h.w, `↳ %s <code>%s</code>, %s`, status, ui.HTMLText(it.Tool), bytesText(it.Bytes))
 		if it.TookMS > 0 {
 			fmt.Fprintf(h.w, `, %s`, ui.Duration(time.Duration(it.TookMS)*time.Millisecond))
 		}
@@ -133,7 +119,7 @@ func (h *htmlRenderer) Item(it *Item) error {
 		h.pre(out, 6)
 	case KindResult:
 		if it.IsError || it.Subtype != "success" {
-			fmt.Fprintf(h.w, `<span class="err">error result <code>%s</code></span>`, esc(it.Subtype))
+			fmt.Fprintf(h.w, `<span class="err">error result <code>%s</code></span>`, ui.HTMLText(it.Subtype))
 		} else {
 			h.w.WriteString(`<span class="ok">result</span>`)
 		}
@@ -141,21 +127,21 @@ func (h *htmlRenderer) Item(it *Item) error {
 		h.pre(it.Text, 12)
 	case KindAttemptEnded:
 		a := it.Info
-		fmt.Fprintf(h.w, `<span class="what">attempt %d ended: %s</span>`, it.Attempt, esc(firstNonEmpty(a.Outcome, "no recorded end")))
+		fmt.Fprintf(h.w, `<span class="what">attempt %d ended: %s</span>`, it.Attempt, ui.HTMLText(firstNonEmpty(a.Outcome, "no recorded end")))
 		if a.DurationMS > 0 {
 			fmt.Fprintf(h.w, ` after %s`, ui.Duration(time.Duration(a.DurationMS)*time.Millisecond))
 		}
 		fmt.Fprintf(h.w, `, %s, %s in / %s out, %s`, ui.Cost(a.CostUSD), ui.Tokens(a.Tokens.Input), ui.Tokens(a.Tokens.Output), ui.Plural(a.ToolCalls, "tool call"))
 		if a.CLIVersion != "" {
-			fmt.Fprintf(h.w, `, claude %s`, esc(a.CLIVersion))
+			fmt.Fprintf(h.w, `, claude %s`, ui.HTMLText(a.CLIVersion))
 		}
 		if a.Outcome != "success" {
 			h.pre(a.Reason, 0)
 		}
 	case KindNote:
-		fmt.Fprintf(h.w, `<span class="note">note: %s</span>`, esc(it.Text))
+		fmt.Fprintf(h.w, `<span class="note">note: %s</span>`, ui.HTMLText(it.Text))
 	default:
-		fmt.Fprintf(h.w, `<span class="what">malarun</span> %s`, esc(decision(it)))
+		fmt.Fprintf(h.w, `<span class="what">malarun</span> %s`, ui.HTMLText(decision(it)))
 	}
 	h.w.WriteString("</div>\n")
 	return nil
@@ -170,17 +156,17 @@ func (h *htmlRenderer) pre(text string, fold int) {
 	}
 	n := strings.Count(text, "\n") + 1
 	if fold > 0 && n > fold {
-		fmt.Fprintf(h.w, `<details><summary>%d lines</summary><pre>%s</pre></details>`, n, esc(text))
+		fmt.Fprintf(h.w, `<details><summary>%d lines</summary><pre>%s</pre></details>`, n, ui.HTMLText(text))
 		return
 	}
-	fmt.Fprintf(h.w, `<pre>%s</pre>`, esc(text))
+	fmt.Fprintf(h.w, `<pre>%s</pre>`, ui.HTMLText(text))
 }
 
 func (h *htmlRenderer) End(s Summary) error {
 	h.w.WriteString("</section>\n<section id=\"picture\">\n")
 	outcome := firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end")
-	fmt.Fprintf(h.w, `<h1>malarun show %s, run %s</h1>`+"\n", esc(h.header.Issue), esc(h.header.RunID))
-	fmt.Fprintf(h.w, `<p class="facts"><b>%s</b>`, esc(outcome))
+	fmt.Fprintf(h.w, `<h1>malarun show %s, run %s</h1>`+"\n", ui.HTMLText(h.header.Issue), ui.HTMLText(h.header.RunID))
+	fmt.Fprintf(h.w, `<p class="facts"><b>%s</b>`, ui.HTMLText(outcome))
 	if s.ExitCode != nil {
 		fmt.Fprintf(h.w, ` (exit %d)`, *s.ExitCode)
 	}
@@ -191,7 +177,7 @@ func (h *htmlRenderer) End(s Summary) error {
 	fmt.Fprintf(h.w, ` · %s · %s in, %s out, %s cache read</p>`+"\n", ui.Plural(s.ToolCalls, "tool call"),
 		ui.Tokens(s.Tokens.Input), ui.Tokens(s.Tokens.Output), ui.Tokens(s.Tokens.CacheRead))
 	if s.Reason != "" {
-		fmt.Fprintf(h.w, "<pre>%s</pre>\n", esc(s.Reason))
+		fmt.Fprintf(h.w, "<pre>%s</pre>\n", ui.HTMLText(s.Reason))
 	}
 	h.picture.draw(h.w)
 	fmt.Fprintf(h.w, "</section>\n</main>\n<script>%s</script>\n</body></html>\n", pageJS)
