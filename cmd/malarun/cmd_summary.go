@@ -51,7 +51,7 @@ folders that are not issues are counted and named, never trusted.
 status lists the records, one row per issue; summary adds them up, in the
 four forms show has. --format text (the default) is for a terminal or a
 log; md for a pull-request comment or $GITHUB_STEP_SUMMARY (it fits its
-1 MiB: each group names at most 30 issues); json is the summary as data
+1 MiB: at most 30 groups, of at most 30 issues each); json is the summary as data
 (docs/summary.schema.json, every issue listed); html writes a folder
 (--out DIR): DIR/index.html, one self-contained page with charts (the
 statuses, how long runs took, the runs on a time line), and beside it
