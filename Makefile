@@ -19,8 +19,12 @@ claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
 .PHONY: build demo demo-fleet deps check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
+# Static (CGO_ENABLED=0), as the release binaries: a binary linked with
+# cgo (the default where a C compiler is found, for net and os/user) starts
+# through the dynamic loader and spends about 1.7 ms more CPU on every
+# invocation (BENCHMARKS.md, issue 40).
 build:
-	go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
+	CGO_ENABLED=0 go build -ldflags "-X main.version=$(VERSION)" -o bin/malarun ./cmd/malarun
 
 # A real rescue in under a minute, with nothing but a clone: the pinned
 # CLI against the project's fake API, which stalls mid-answer once; malarun

@@ -50,6 +50,9 @@ func setup() (suite, func(), error) {
 	// malarun of a fleet into MALARUN_CPUPROFILE (docs/testing.md).
 	build := exec.Command("go", "build", "-tags", os.Getenv("MALARUN_E2E_TAGS"), "-o", s.malarun, "./cmd/malarun")
 	build.Dir = root
+	// Static, as make build and the release binaries: the soak measures
+	// malarun's CPU as users run it.
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		cleanup()
 		return suite{}, nil, fmt.Errorf("build malarun: %v\n%s", err, out)

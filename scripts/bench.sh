@@ -46,7 +46,7 @@ else
 fi
 
 echo "bench: building malarun and the harness..." >&2
-go build -o "$work/malarun" ./cmd/malarun
+CGO_ENABLED=0 go build -o "$work/malarun" ./cmd/malarun  # static, as released
 (cd tools/bench && go vet . && go build -o "$work/malarun-bench" .)
 
 # Decoder and baseline run back to back on each input, round after round,

@@ -97,6 +97,12 @@ func (o *runOptions) complete(cmd *cobra.Command, args []string, d *deps) error 
 // runRun reads the prompt, builds the validated Config and runs it, then
 // reports how the run ended.
 func runRun(ctx context.Context, opts runOptions, d *deps) error {
+	// One processor: a run is a few goroutines that wait, and a second P
+	// only adds threads that wake each other for every line (design §D32).
+	// A GOMAXPROCS the user set is theirs.
+	if d.setProcs != nil && d.getenv("GOMAXPROCS") == "" {
+		d.setProcs(1)
+	}
 	out := newRunOutput(opts.output, opts.issueID, opts.config.settings.cfg.MaxAttempts, d)
 	report, tel, err := runSupervised(ctx, opts, d, out)
 	// The last spans and the metrics leave after the result is shown,

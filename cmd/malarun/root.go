@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -36,6 +37,9 @@ type deps struct {
 	// (stderr, then the --events file once opened); nil in tests that run
 	// the command line with plain buffers.
 	sinks *sinks
+	// setProcs sets the process's GOMAXPROCS (runtime.GOMAXPROCS); nil in
+	// tests that run the command line in the test binary's own process.
+	setProcs func(int) int
 }
 
 // app is one execution of the command line.
@@ -58,7 +62,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	code := execute(ctx, args, &deps{
 		stdin: stdin, stdout: stdout, stderr: errOut,
 		getenv: getenv, environ: environ, signals: sigs,
-		runSupervisor: supervisor.Run, sinks: s,
+		runSupervisor: supervisor.Run, sinks: s, setProcs: runtime.GOMAXPROCS,
 	})
 	s.close()
 	return code

@@ -19,8 +19,9 @@ const (
 
 // Journal is one issue's folder, locked by this malarun.
 type Journal struct {
-	dir  string
-	lock *lockHolder
+	dir    string
+	lock   *lockHolder
+	writer *recordWriter
 }
 
 // BusyError: another malarun holds the issue.
@@ -52,11 +53,12 @@ func Acquire(stateDir, issue, holder string) (*Journal, error) {
 		return nil, err
 	}
 	l.keep(keepEvery)
-	return &Journal{dir: dir, lock: l}, nil
+	return &Journal{dir: dir, lock: l, writer: &recordWriter{dir: dir}}, nil
 }
 
 // Release drops the lock.
 func (j *Journal) Release() {
+	j.writer.close()
 	if j.lock != nil {
 		j.lock.release()
 		j.lock = nil
@@ -95,9 +97,10 @@ func readPlaced(dir string) (Record, error) {
 	return r, nil
 }
 
-// Save writes the record atomically and durably: a temporary file, fsync,
-// rename over the old record, fsync of the folder. A reader sees the old
-// record or the new one, never half of one, even after a crash.
+// Save writes the record atomically and durably: the spare file, fsync,
+// swapped with the old record, fsync of the folder (recordWriter). A
+// reader sees the old record or the new one, never half of one, even
+// after a crash.
 func (j *Journal) Save(r Record) error { return j.save(r, true) }
 
 // SaveQuick writes the record atomically but without fsync: it survives
@@ -118,7 +121,7 @@ func (j *Journal) save(r Record, durable bool) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(j.dir, RecordFile, data, durable)
+	return j.writer.save(data, durable)
 }
 
 // Encode is the record as it is written to disk. It fails only for a
@@ -169,15 +172,7 @@ func writeAtomic(dir, name string, data []byte, durable bool) error {
 	if !durable {
 		return nil
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	return syncDir(dir)
 }
 
 // Entry is one issue found in the state directory, for `malarun status`.

@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/malarun/malarun/internal/statefile"
 )
 
 // Status is where an issue's latest run stands.
@@ -325,32 +323,3 @@ func Decode(data []byte) (Record, error) {
 // are a few kilobytes (a checkpoint of at most 64 KiB is the largest
 // part), so anything near this was not written by malarun.
 const MaxRecordBytes = 16 << 20
-
-// ReadRecord reads and decodes the record at path.
-func ReadRecord(path string) (Record, error) {
-	b, err := readAtMost(path, MaxRecordBytes)
-	if err != nil {
-		return Record{}, err
-	}
-	r, err := Decode(b)
-	if err != nil {
-		return Record{}, &DecodeError{Path: path, Err: err}
-	}
-	return r, nil
-}
-
-// readAtMost reads a record file that must not be larger than limit
-// bytes, the safe way (statefile): a FIFO, a link or a planted huge file
-// is a damaged record, refused at once.
-func readAtMost(path string, limit int64) ([]byte, error) {
-	b, err := statefile.Read(path, limit)
-	var tooLarge *statefile.TooLargeError
-	var notRegular *statefile.NotRegularError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, &DecodeError{Path: path, Err: fmt.Errorf("it is over %d MiB, far larger than any record malarun writes", limit>>20)}
-	case errors.As(err, &notRegular):
-		return nil, &DecodeError{Path: path, Err: notRegular}
-	}
-	return b, err
-}

@@ -30,7 +30,8 @@ type Spawner struct {
 	live map[int]*Process // children started here and not yet waited for
 	// stopReaping ends the reaper that runs while live is not empty.
 	stopReaping chan struct{}
-	guard       *guardLink // started with the first child; nil until then, or if it failed
+	sigchld     chan os.Signal // see childSignals
+	guard       *guardLink     // started with the first child; nil until then, or if it failed
 	guardErr    error
 	// walks counts the walks of the machine's process table that stops
 	// made (none where a tree is read from its group or from malarun's
@@ -218,7 +219,7 @@ func (s *Spawner) track(pid int, p *Process) {
 	// otherwise there is nothing to reap (darwin, always).
 	if len(s.live) == 1 && (s.subreaper || s.self == 1) {
 		s.stopReaping = make(chan struct{})
-		go s.reapWhileRunning(s.stopReaping)
+		go s.reapWhileRunning(s.childSignals(), s.stopReaping)
 	}
 }
 
