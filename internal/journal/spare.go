@@ -51,7 +51,9 @@ func (w *recordWriter) save(data []byte, durable bool) error {
 	}
 	spare, err := w.takeSpare()
 	if err != nil {
-		return fmt.Errorf("save %s: %w", filepath.Join(w.dir, RecordFile), err)
+		// The name is taken by something that cannot be removed (a
+		// folder planted there): this save makes a file of its own.
+		return writeAtomic(w.dir, RecordFile, data, durable)
 	}
 	if err := fill(spare, data, durable); err != nil {
 		w.drop(&w.spare)

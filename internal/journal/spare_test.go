@@ -65,7 +65,8 @@ func TestSavesTakeTurnsWithASpare(t *testing.T) {
 // A spare name or a record that this journal did not make (an earlier
 // malarun's, or anything planted) is never written into: a hard link or a
 // symbolic link to a file elsewhere leaves that file as it was, before the
-// first save and when it replaces the spare between two saves.
+// first save and when it replaces the spare between two saves; a folder
+// in the spare's place does not stop the saves.
 func TestSavesNeverWriteIntoAFileTheyDidNotMake(t *testing.T) {
 	state, outside := t.TempDir(), t.TempDir()
 	const precious = "a file of the user's\n"
@@ -117,6 +118,17 @@ func TestSavesNeverWriteIntoAFileTheyDidNotMake(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n := 4; n <= 6; n++ {
+		save(n)
+	}
+	// A folder that cannot be removed takes the spare's name: saves make
+	// files of their own meanwhile.
+	if err := os.Remove(spare); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(spare, "inside"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for n := 7; n <= 8; n++ {
 		save(n)
 	}
 	for name, p := range files {
