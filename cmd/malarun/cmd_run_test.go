@@ -386,3 +386,31 @@ func TestEveryCommandIsAReservedName(t *testing.T) {
 		}
 	}
 }
+
+// A run uses one processor (design §D32), unless the user's GOMAXPROCS
+// says otherwise; other commands leave it alone.
+func TestARunUsesOneProcessorUnlessGOMAXPROCSIsSet(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  string
+		args func(c *cli) []string
+		want []int
+	}{
+		{"a run", "", func(c *cli) []string { return []string{"issue-1", "--prompt", c.prompt()} }, []int{1}},
+		{"a run with GOMAXPROCS set", "4", func(c *cli) []string { return []string{"issue-1", "--prompt", c.prompt()} }, nil},
+		{"status", "", func(*cli) []string { return []string{"status"} }, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := newCLI(t)
+			if c.env != "" {
+				cl.env["GOMAXPROCS"] = c.env
+			}
+			var got []int
+			cl.setProcs = func(n int) int { got = append(got, n); return 2 }
+			cl.run(c.args(cl)...)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("GOMAXPROCS set to %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -29,6 +29,9 @@ type cli struct {
 	// result "result text".
 	runErr error
 	report *event.Report
+	// setProcs stands in for runtime.GOMAXPROCS (nil: none, as in a test
+	// binary's own process).
+	setProcs func(int) int
 }
 
 // execution is what one run of the command did.
@@ -72,12 +75,13 @@ func (c *cli) runWith(during func(context.Context, supervisor.Config, supervisor
 	var o execution
 	var stdout, stderr bytes.Buffer
 	d := &deps{
-		stdin:   c.stdin,
-		stdout:  &stdout,
-		stderr:  &stderr,
-		getenv:  func(k string) string { return c.env[k] },
-		environ: c.environ,
-		signals: c.signals,
+		stdin:    c.stdin,
+		stdout:   &stdout,
+		stderr:   &stderr,
+		getenv:   func(k string) string { return c.env[k] },
+		environ:  c.environ,
+		signals:  c.signals,
+		setProcs: c.setProcs,
 		runSupervisor: func(ctx context.Context, cfg supervisor.Config, sd supervisor.Deps) (event.Report, error) {
 			o.calls++
 			o.cfg, o.sdeps = cfg, sd

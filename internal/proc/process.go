@@ -2,6 +2,7 @@ package proc
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +32,8 @@ type Process struct {
 
 	mu   sync.Mutex
 	seen map[int]uint64 // every tree member ever seen: pid -> start time
+
+	treeWalks atomic.Int64 // the stops' looks at the tree (gone), counted
 }
 
 // Done is closed when the direct child has exited and been waited for.
@@ -314,6 +317,7 @@ termWait:
 // gone walks the tree: its live members, and whether nothing is left of it
 // (the child waited for and no member alive).
 func (p *Process) gone() ([]procStat, bool) {
+	p.treeWalks.Add(1)
 	src := p.source()
 	m := p.membersIn(src)
 	done := len(m) == 0 && p.exited()

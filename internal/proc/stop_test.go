@@ -83,6 +83,12 @@ func TestStopWaitsTheGraceAfterOneTerm(t *testing.T) {
 	if rep.Termed != 2 || rep.Killed != 2 || len(rep.Left) != 0 {
 		t.Errorf("report %+v: want 2 processes sent SIGTERM once, then SIGKILL", rep)
 	}
+	// The grace's looks at the tree back off to one every 100 ms: 7 in
+	// 500 ms and a few around them, where one every 10 ms made 50 and more
+	// (a loaded machine's late timers make fewer, never more).
+	if walks := p.TreeWalks(); walks > 20 {
+		t.Errorf("the stop looked at the tree %d times in a %v grace, want at most 20", walks, grace)
+	}
 	assertGone(t, p.Pid, gpid)
 }
 
