@@ -112,13 +112,16 @@ func lockBriefly(f *os.File) error {
 	return err
 }
 
-// names reports whether path is the open file f.
-func names(path string, f *os.File) bool {
+// names reports whether path is the open file f (or a link to it).
+func names(path string, f *os.File) bool { return sameFile(path, f, os.Stat) }
+
+// sameFile reports whether stat of path says it is the open file f.
+func sameFile(path string, f *os.File, stat func(string) (os.FileInfo, error)) bool {
 	a, err := f.Stat()
 	if err != nil {
 		return false
 	}
-	b, err := os.Stat(path)
+	b, err := stat(path)
 	return err == nil && os.SameFile(a, b)
 }
 

@@ -74,12 +74,8 @@ func (w *recordWriter) save(data []byte, durable bool) error {
 		} else if old != nil {
 			old.Close()
 		}
-	case errors.Is(err, unix.ENOENT):
+	case errors.Is(err, unix.ENOENT) && os.Rename(filepath.Join(w.dir, SpareFile), recordPath) == nil:
 		// No record yet (or the folder was made again): a plain rename.
-		if err := os.Rename(filepath.Join(w.dir, SpareFile), recordPath); err != nil {
-			w.drop(&w.spare)
-			return fmt.Errorf("save %s: %w", recordPath, err)
-		}
 		w.drop(&w.record)
 		w.record, w.spare = spare, nil
 	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EXDEV):
@@ -87,8 +83,10 @@ func (w *recordWriter) save(data []byte, durable bool) error {
 		w.close()
 		return writeAtomic(w.dir, RecordFile, data, durable)
 	default:
+		// Something else changed the folder meanwhile (the spare's name
+		// removed, say): this save makes a file of its own.
 		w.drop(&w.spare)
-		return fmt.Errorf("save %s: %w", recordPath, err)
+		return writeAtomic(w.dir, RecordFile, data, durable)
 	}
 	if durable {
 		return syncDir(w.dir)
@@ -146,14 +144,7 @@ func syncDir(dir string) error {
 
 // holds reports whether the name path is the file f itself (not a link
 // to it, not another file).
-func holds(path string, f *os.File) bool {
-	a, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	b, err := os.Lstat(path)
-	return err == nil && os.SameFile(a, b)
-}
+func holds(path string, f *os.File) bool { return sameFile(path, f, os.Lstat) }
 
 func (w *recordWriter) drop(f **os.File) {
 	if *f != nil {
