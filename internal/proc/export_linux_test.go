@@ -49,6 +49,3 @@ const (
 
 // TreeFrom is the tree's live members as read from src.
 func TreeFrom(p *Process, src tableSource) []procStat { return p.membersIn(src) }
-
-// TreeWalks counts the stops' looks at the tree.
-func (p *Process) TreeWalks() int64 { return p.treeWalks.Load() }

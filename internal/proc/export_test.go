@@ -20,3 +20,6 @@ func GuardWithoutPdeathsig(s *Spawner, argv ...string) {
 	s.guardArgv = argv
 	s.attr = func() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 }
+
+// TreeWalks counts the stops' looks at the tree.
+func (p *Process) TreeWalks() int64 { return p.treeWalks.Load() }
