@@ -27,15 +27,16 @@ const SpareFile = ".record.json.spare"
 // durable save has the new one on disk before the swap (fsync of the file)
 // and the swap on disk before it returns (fsync of the folder). What
 // changes is for a reader: the file it opened may become the spare and be
-// written again while it reads. readStable notices (the file changed
-// under it) and reads again.
+// written again while it reads. ReadRecord notices (readRecord: the file
+// changed under it, or the record does not decode and reads differently)
+// and reads again.
 //
 // Only files this writer made (O_EXCL) are ever written into: a spare
 // name, or a record, that is not one of them (a previous malarun's, or
 // anything planted) is removed or swapped away by name, never opened for
 // writing. Where the swap is refused (a file system without it, another
-// system than Linux), the save falls back to a new temporary file and a
-// rename (writeAtomic).
+// system than Linux), saves fall back to a new temporary file and a
+// rename (writeAtomic); so does one save whose swap fails otherwise.
 type recordWriter struct {
 	dir string
 	// spare is ours and not the record: the next save writes into it.
