@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -38,6 +39,7 @@ const SpareFile = ".record.json.spare"
 // system than Linux), saves fall back to a new temporary file and a
 // rename (writeAtomic); so does one save whose swap fails otherwise.
 type recordWriter struct {
+	mu  sync.Mutex // one save at a time: they share the two files
 	dir string
 	// spare is ours and not the record: the next save writes into it.
 	// record is ours and is record.json, as far as this writer knows.
@@ -47,6 +49,8 @@ type recordWriter struct {
 }
 
 func (w *recordWriter) save(data []byte, durable bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.noExchange {
 		return writeAtomic(w.dir, RecordFile, data, durable)
 	}
@@ -81,7 +85,7 @@ func (w *recordWriter) save(data []byte, durable bool) error {
 		w.record, w.spare = spare, nil
 	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EXDEV):
 		w.noExchange = true
-		w.close()
+		w.closeLocked()
 		return writeAtomic(w.dir, RecordFile, data, durable)
 	default:
 		// Something else changed the folder meanwhile (the spare's name
@@ -157,6 +161,12 @@ func (w *recordWriter) drop(f **os.File) {
 // close closes the files and removes the spare, if its name still names
 // it: a folder left by a malarun that ended holds the record alone.
 func (w *recordWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closeLocked()
+}
+
+func (w *recordWriter) closeLocked() {
 	if w.spare != nil && holds(filepath.Join(w.dir, SpareFile), w.spare) {
 		os.Remove(filepath.Join(w.dir, SpareFile))
 	}

@@ -205,3 +205,36 @@ func TestReadRecordReadsAgainWhileASaveTearsIt(t *testing.T) {
 		})
 	}
 }
+
+// Saves from two goroutines at once (a run's progress and its signal
+// handling, say) take turns on the two files: every one succeeds and the
+// record reads back whole (under -race, the writer's state is checked too).
+func TestSavesFromTwoGoroutinesTakeTurns(t *testing.T) {
+	j, err := Acquire(t.TempDir(), "issue-1", "pid 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	errs := make(chan error, 2)
+	for g := range 2 {
+		go func() {
+			r := sample()
+			r.Attempts = g + 1
+			var err error
+			for range 50 {
+				if err = j.SaveQuick(r); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, ok, err := j.Load(); !ok || err != nil || (got.Attempts != 1 && got.Attempts != 2) {
+		t.Fatalf("read back: ok %v, err %v, attempts %d", ok, err, got.Attempts)
+	}
+}
