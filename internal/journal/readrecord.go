@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/malarun/malarun/internal/statefile"
 	"golang.org/x/sys/unix"
@@ -72,15 +71,13 @@ func readOnce(path string, limit int64) (b []byte, stable bool, err error) {
 	if err := unix.Fstat(int(f.Fd()), &before); err != nil {
 		return nil, false, err
 	}
-	b, err = io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	if b, err = statefile.ReadOpened(f, path, limit); err != nil {
 		return nil, false, err
 	}
-	if int64(len(b)) > limit { // it grew since the open
-		return nil, false, &statefile.TooLargeError{Path: path, Size: int64(len(b)), Limit: limit}
-	}
+	var named unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &after); err != nil {
 		return nil, false, err
 	}
-	return b, before.Ctim == after.Ctim && before.Size == after.Size && holds(path, f), nil
+	stillNamed := unix.Lstat(path, &named) == nil && named.Dev == after.Dev && named.Ino == after.Ino
+	return b, before.Ctim == after.Ctim && before.Size == after.Size && stillNamed, nil
 }

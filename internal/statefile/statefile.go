@@ -126,6 +126,12 @@ func read(path string, limit int64, flags int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ReadOpened(f, path, limit)
+}
+
+// ReadOpened reads the rest of f, opened from path by OpenAtMost, and
+// refuses it if it grew past limit since the open (a TooLargeError).
+func ReadOpened(f *os.File, path string, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
