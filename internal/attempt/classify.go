@@ -43,14 +43,16 @@ func Classify(a Ended) (Ending, string) {
 		return Hang, fmt.Sprintf("background tasks still ran background_timeout after the result (%s); the process tree was killed",
 			strings.Join(TaskLabels(tasks), "; "))
 	}
-	if log.Succeeded() {
+	if log.Succeeded() && m.ResultStands() {
 		// The work is done, whatever stopped the process after it said so.
 		return Success, "claude reported success"
 	}
 	if e, why, ok := byStop(a, stop); ok {
 		return e, why
 	}
-	if log.Result != nil {
+	// A success that no longer stands (a turn began after it, and did not
+	// end) decides nothing: the stop, or the exit, does.
+	if log.Result != nil && !log.Succeeded() {
 		return byResult(a, stop)
 	}
 	switch {
@@ -73,6 +75,9 @@ func Classify(a Ended) (Ending, string) {
 	cut := ""
 	if log.CutShort {
 		cut = ", its last line cut short"
+	}
+	if log.Succeeded() {
+		return Crash, fmt.Sprintf("claude %s in a turn that began after its last result, before that turn's result%s%s", describeExit(a.Exit), cut, stderrSuffix(a.StderrTail))
 	}
 	return Crash, fmt.Sprintf("claude %s without a result line%s%s", describeExit(a.Exit), cut, stderrSuffix(a.StderrTail))
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // Limits are an attempt's timers, from the configuration.
@@ -127,6 +130,25 @@ func (lim Limits) whose(p Phase) string {
 		key += fmt.Sprintf(" ×%d: an earlier attempt of the run was killed there", 1<<n)
 	}
 	return key
+}
+
+// MaxRetryWait bounds the wait an api_retry line can announce for a status
+// that is not a usage limit (docs/design.md §D34): the CLI's own backoff
+// grows from half a second to about half a minute (§F25), so a longer
+// announcement is a CLI that is wrong (or hostile), and the retry phase
+// allows at most this, then idle_timeout. A 429's wait is a usage limit,
+// bounded by limit_wait instead (usagelimit.CLIWaits).
+const MaxRetryWait = 5 * time.Minute
+
+// retryWait is the wait an api_retry line announces, as the retry phase
+// allows it: a 429's as announced (limit_wait judges it), any other's at
+// most MaxRetryWait.
+func retryWait(ev *stream.Event) time.Duration {
+	d := usagelimit.Delay(ev.RetryDelayMS)
+	if ev.ErrorStatus != 429 {
+		d = min(d, MaxRetryWait)
+	}
+	return d
 }
 
 // doubled is d doubled n times (n within 0..MaxRoom), saturating far

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/stream"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // liveness decides when a model at work counts as hung. Every line that is
@@ -46,6 +45,11 @@ type liveness struct {
 	// read is the end of the last line read, and catchUpTo the size a
 	// catch-up waits for the reader to reach.
 	seen, read, catchUpTo int64
+	// catchUps counts the catch-ups since the last line of progress, and
+	// consumedAt is how far the reader had got at the last one: past the
+	// first, a catch-up needs a reader that is behind and moving (catchUp).
+	catchUps   int
+	consumedAt int64
 }
 
 func newLiveness(lim Limits, now time.Time) liveness {
@@ -63,16 +67,32 @@ func newLiveness(lim Limits, now time.Time) liveness {
 // unread; without this the healthy tree would be killed (issue 31).
 const ReadCatchUp = time.Second
 
-// unread reports whether the stream has grown since malarun last looked
-// (written > seen) and, if so, moves the deadline ReadCatchUp from now.
-// Growth, not unread bytes, is what counts: a CLI that hung halfway
-// through a line leaves unread bytes forever, and is a hang one catch-up
-// later.
-func (l *liveness) unread(written int64, now time.Time) bool {
-	if written <= l.seen {
+// MaxCatchUp bounds how far catch-ups can carry a hang past its deadline:
+// a reader that falls behind a writer for longer is reading a flood, not a
+// backlog (a paused malarun's backlog of a gigabyte is read in seconds).
+const MaxCatchUp = 30 * time.Second
+
+// catchUp reports whether a hang due now waits for the reader instead, and
+// if so moves the deadline ReadCatchUp from now. written is what the CLI
+// has written; consumed what the reader has taken of it (0: unknown).
+//
+// The first catch-up after a line of progress needs only growth since
+// malarun last looked (written > seen): lines may be on their way to the
+// machine. Later ones need a reader that is behind (consumed < written)
+// and has moved since the last catch-up, within MaxCatchUp of the
+// deadline. A line the CLI keeps writing without ending it, or pings each
+// ending as the next begins, are read as they come: the reader is never
+// behind them, so they are a hang one catch-up later, however they grow
+// (docs/design.md §D34; a real CLI writes a line at once, even a 20 MB one).
+func (l *liveness) catchUp(written, consumed int64, now time.Time) bool {
+	grew := written > l.seen
+	l.seen = max(l.seen, written)
+	behind := consumed > 0 && consumed < written && consumed > l.consumedAt && now.Before(l.due.Add(MaxCatchUp))
+	if !(l.catchUps == 0 && grew || behind) {
 		return false
 	}
-	l.seen, l.catchUpTo = written, written
+	l.catchUps++
+	l.consumedAt, l.catchUpTo = consumed, written
 	l.deadline = now.Add(ReadCatchUp)
 	return true
 }
@@ -81,10 +101,10 @@ func (l *liveness) unread(written int64, now time.Time) bool {
 func (l *liveness) observe(ev *stream.Event, now time.Time) {
 	l.read = max(l.read, ev.Offset+ev.Bytes+1)
 	l.seen = max(l.seen, l.read)
-	if waitingOnly(ev) {
+	if !progress(ev) {
 		if l.catchUpTo > 0 && l.read >= l.catchUpTo {
 			// What was written while malarun looked away was only this
-			// (pings): the silence was not broken, and the hang is due.
+			// (pings, junk): the silence was not broken, and the hang is due.
 			l.deadline, l.catchUpTo = l.due, 0
 		}
 		return
@@ -114,11 +134,11 @@ func (l *liveness) observe(ev *stream.Event, now time.Time) {
 		l.stream.observe(ev, now)
 	}
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
-		l.retryWait = usagelimit.Delay(ev.RetryDelayMS)
+		l.retryWait = retryWait(ev)
 	}
 	_, allowed := l.doing()
 	l.due = now.Add(allowed)
-	l.deadline, l.catchUpTo = l.due, 0
+	l.deadline, l.catchUpTo, l.catchUps = l.due, 0, 0
 	l.last = now
 }
 

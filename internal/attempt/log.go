@@ -34,6 +34,12 @@ type Log struct {
 	RateLimit *stream.Event // a rate_limit_event that was rejected (or named an error code)
 	CostUSD   float64
 	LastText  string // the text of the last top-level assistant message
+	// stopped: malarun decided to stop the attempt (Stopped). What the
+	// stream says after that is its last words: its results decide nothing
+	// (Result stays the last one before the stop), and its text is not the
+	// attempt's reply; its tool calls and cost are still counted, since
+	// they happened (docs/design.md §D35).
+	stopped bool
 	// rejected are the field paths of numbers the decoder dropped that
 	// this attempt has warned about, so a CLI repeating one warns once.
 	rejected []string
@@ -52,10 +58,16 @@ type Result struct {
 	CostUSD float64
 	// Usage covers the turns since the previous result.
 	Usage stream.Usage
+	// AfterStop: read after malarun stopped the attempt; it decided nothing.
+	AfterStop bool
 }
 
 // NewLog starts the log of an attempt run in session.
 func NewLog(session string) *Log { return &Log{SessionID: session} }
+
+// Stopped marks the moment malarun decided to stop the attempt: lines
+// observed from now on are what the CLI said while it was being stopped.
+func (a *Log) Stopped() { a.stopped = true }
 
 // Observe folds one line in.
 func (a *Log) Observe(ev stream.Event) {
@@ -87,12 +99,14 @@ func (a *Log) Observe(ev stream.Event) {
 		}
 		a.Assistants++
 		a.ToolCalls = append(a.ToolCalls, ev.ToolUses...)
-		if ev.ParentToolUseID == "" && len(ev.Texts) > 0 {
+		if ev.ParentToolUseID == "" && len(ev.Texts) > 0 && !a.stopped {
 			a.LastText = strings.Join(ev.Texts, "\n")
 		}
 	case "result":
-		e := ev
-		a.Result = &e
+		if !a.stopped {
+			e := ev
+			a.Result = &e
+		}
 		// total_cost_usd is cumulative over the process; usage covers the
 		// turns since the previous result (docs/design.md §F17). A cost the
 		// decoder rejected tells nothing, and 0 would undo what the process
@@ -101,7 +115,7 @@ func (a *Log) Observe(ev stream.Event) {
 			a.CostUSD = ev.TotalCostUSD
 		}
 		a.Results = append(a.Results, Result{Subtype: ev.Subtype, IsError: ev.IsError, TerminalReason: ev.TerminalReason,
-			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: a.CostUSD, Usage: ev.Usage})
+			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: a.CostUSD, Usage: ev.Usage, AfterStop: a.stopped})
 	}
 }
 

@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"slices"
 	"time"
 
 	"github.com/malarun/malarun/internal/reach"
@@ -35,10 +36,12 @@ type Input struct {
 	// Finding (for Probed) is what the probe found.
 	Finding reach.Finding
 	// Written (for Wake) is how many bytes of the stream the CLI has
-	// written, as the driver found just now (0: unknown). Bytes not read
-	// yet are life the reader has not caught up with (a malarun that was
-	// paused): they postpone a hang (liveness.unread).
-	Written int64
+	// written, as the driver found just now (0: unknown), and Consumed how
+	// many of them the reader has taken (0: unknown; read first, so never
+	// above Written). Bytes not read yet are lines the reader has not
+	// caught up with (a malarun that was paused): they postpone a hang
+	// (liveness.catchUp); a line the CLI never ends does not.
+	Written, Consumed int64
 }
 
 // Effects is what the driver must do after a step.
@@ -73,6 +76,13 @@ type State struct {
 	pressure     bool      // the context crossed the threshold; stop at the next safe point
 	results      int
 	lastOK       bool // the last result reported success
+	// stood: when the stop was decided, the last result still stood: it
+	// ended the CLI's work (no turn began after it) and left no background
+	// task to be cut off (ResultStands).
+	stood bool
+	// late counts the results read after the stop: they decide nothing
+	// (docs/design.md §D35).
+	late int
 	// talked: the run has talked to the API (Limits.Talked, or this
 	// attempt's stream showed an answer); probed: a probe was asked for.
 	talked, probed bool
@@ -107,7 +117,7 @@ func (s *State) Step(in Input, now time.Time) Effects {
 	case StreamEnd:
 		return s.stop(StopExited, KillGrace)
 	case Wake:
-		return s.wake(now, in.Written)
+		return s.wake(now, in.Written, in.Consumed)
 	case Interrupt:
 		s.signalled = true
 		return s.stop(StopInterrupted, ShutdownGrace)
@@ -121,16 +131,16 @@ func (s *State) Step(in Input, now time.Time) Effects {
 // milliseconds.
 func (s *State) line(in *Input, now time.Time) Effects {
 	ev := &in.Event
-	if ev.Type == "result" {
-		// Even while stopping: the last result decides the outcome.
-		s.results++
-		s.lastOK = ev.Subtype == "success" && !ev.IsError
-	}
 	if !s.talked {
 		s.talked = answered(ev)
 	}
 	if s.stopped != StopNone {
+		s.afterStop(ev)
 		return Effects{}
+	}
+	if ev.Type == "result" {
+		s.results++
+		s.lastOK = ev.Subtype == "success" && !ev.IsError
 	}
 	var eff Effects
 	s.live.observe(ev, now)
@@ -145,32 +155,7 @@ func (s *State) line(in *Input, now time.Time) Effects {
 	ch := s.tasks.observe(ev, s.commands)
 	eff.Started, eff.Finished = ch.started, ch.finished
 	s.pressure = s.pressure || in.Pressure && !s.lim.Checkpoint
-
-	switch {
-	case ev.Type == "result":
-		s.afterResult = true
-		s.lingerAt, s.backgroundAt = time.Time{}, time.Time{}
-		if len(s.tasks.running) > 0 {
-			s.backgroundAt = s.afterBackground(now)
-		} else {
-			s.lingerAt = now.Add(s.lim.Linger)
-		}
-	case s.afterResult && beginsTurn(ev):
-		// The CLI works again (a task notification woke the model): the
-		// model's timers apply until its next result.
-		s.afterResult = false
-		s.lingerAt, s.backgroundAt = time.Time{}, time.Time{}
-	case s.afterResult && len(s.tasks.running) > 0:
-		s.lingerAt = time.Time{}
-		if s.backgroundAt.IsZero() {
-			s.backgroundAt = s.afterBackground(now)
-		}
-	case s.afterResult:
-		// Any later line cancels a pending linger: the CLI is still doing
-		// something. With nothing left to wait for, the linger counts again
-		// from this line.
-		s.lingerAt = now.Add(s.lim.Linger)
-	}
+	s.afterLine(ev, len(ch.finished) > 0, now)
 
 	switch {
 	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
@@ -203,6 +188,70 @@ func (s *State) line(in *Input, now time.Time) Effects {
 	return eff
 }
 
+// afterLine keeps what a result leaves the CLI to do (docs/design.md §D9,
+// §D34). After a result only the CLI's exit or work it announces keeps it
+// alive: a new turn (its lines), a background task (bounded by
+// background_timeout from the result), a hook (tool_timeout). Other lines
+// (pings, keep_alives, junk, kinds malarun does not know) move nothing,
+// however many come: the linger counts from the result, or from the end
+// of the last task or hook, whichever was last.
+func (s *State) afterLine(ev *stream.Event, taskEnded bool, now time.Time) {
+	switch {
+	case ev.Type == "result":
+		s.afterResult = true
+		s.lingerAt, s.backgroundAt = time.Time{}, time.Time{}
+		if len(s.tasks.running) > 0 {
+			s.backgroundAt = s.afterBackground(now)
+		} else {
+			s.lingerAt = now.Add(s.lim.Linger)
+		}
+	case !s.afterResult:
+	case beginsTurn(ev):
+		// The CLI works again (a task notification woke the model): the
+		// model's timers apply until its next result.
+		s.afterResult = false
+		s.lingerAt, s.backgroundAt = time.Time{}, time.Time{}
+	case len(s.tasks.running) > 0:
+		s.lingerAt = time.Time{}
+		if s.backgroundAt.IsZero() {
+			s.backgroundAt = s.afterBackground(now)
+		}
+	case taskEnded || ev.Type == "system" && ev.Subtype == "hook_response":
+		// The last task (or a hook) ended: the CLI now runs the turn that
+		// notifies it, or exits.
+		s.lingerAt = now.Add(s.lim.Linger)
+	}
+}
+
+// afterStop takes a line read after the stop was decided: the dying CLI's
+// last words (docs/design.md §D35). A tool call it starts is cut off like
+// those that ran at the stop (it may have run in part: the resume prompt
+// names it); a result decides nothing, since the work it reports was cut
+// short by the stop (a hang, session_timeout, a signal).
+func (s *State) afterStop(ev *stream.Event) {
+	if ev.Type == "result" {
+		s.late++
+	}
+	for _, tu := range ev.ToolUses {
+		if len(s.cutTools) >= stream.MaxListItems {
+			break
+		}
+		if !slices.ContainsFunc(s.cutTools, func(c stream.ToolUse) bool { return c.ID == tu.ID }) {
+			s.cutTools = append(s.cutTools, tu)
+		}
+	}
+}
+
+// afterResultDue is when a CLI with nothing left to do after its result
+// counts as stuck: the linger, or while a hook runs after the result (a
+// SessionEnd hook), that hook's tool_timeout.
+func (s *State) afterResultDue() time.Time {
+	if len(s.live.hooks) > 0 && s.live.deadline.After(s.lingerAt) {
+		return s.live.deadline
+	}
+	return s.lingerAt
+}
+
 func (s *State) afterBackground(now time.Time) time.Time {
 	if s.lim.Background <= 0 {
 		return time.Time{}
@@ -228,8 +277,10 @@ func answered(ev *stream.Event) bool {
 // beginsTurn reports whether a line shows the model at work again.
 func beginsTurn(ev *stream.Event) bool {
 	switch ev.Type {
-	case "assistant", "user", "stream_event":
+	case "assistant", "user":
 		return true
+	case "stream_event":
+		return ev.StreamEventType != "ping"
 	case "system":
 		switch ev.Subtype {
 		case "init", "status", "api_retry", "compact_boundary":
@@ -239,7 +290,7 @@ func beginsTurn(ev *stream.Event) bool {
 	return false
 }
 
-func (s *State) wake(now time.Time, written int64) Effects {
+func (s *State) wake(now time.Time, written, consumed int64) Effects {
 	if s.stopped != StopNone {
 		return Effects{}
 	}
@@ -252,10 +303,10 @@ func (s *State) wake(now time.Time, written int64) Effects {
 			return s.stop(StopBackgroundTimeout, KillGrace)
 		}
 	case s.afterResult:
-		if !now.Before(s.lingerAt) {
+		if !now.Before(s.afterResultDue()) {
 			return s.stop(StopLingered, KillGrace)
 		}
-	case !now.Before(s.live.deadline) && s.live.unread(written, now):
+	case !now.Before(s.live.deadline) && s.live.catchUp(written, consumed, now):
 		// The CLI wrote since malarun last looked: not silent, malarun was.
 	case !now.Before(s.live.deadline):
 		s.hangDoing, s.hangLimit = s.live.doing()
@@ -274,6 +325,9 @@ func (s *State) stop(why StopReason, g Grace) Effects {
 		return Effects{}
 	}
 	s.stopped, s.grace = why, g
+	// A CLI that exits decided its tasks' fate itself (2.1.197 stops them
+	// and says so); a stop of malarun's cuts them off.
+	s.stood = s.afterResult && (why == StopExited || len(s.tasks.running) == 0)
 	s.cutTools = append([]stream.ToolUse(nil), s.live.outstanding...)
 	s.cutHooks = append([]Hook(nil), s.live.hooks...)
 	s.cutTasks = append([]Task(nil), s.tasks.running...)
@@ -296,7 +350,7 @@ func (s *State) Wake() time.Time {
 	case s.afterResult && len(s.tasks.running) > 0:
 		at = s.backgroundAt
 	case s.afterResult:
-		at = s.lingerAt
+		at = s.afterResultDue()
 	default:
 		at = s.live.deadline
 	}
@@ -312,6 +366,18 @@ func earliest(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// ResultStands reports whether the attempt's last result reported success
+// and still stands: it was read before the stop, and when the attempt
+// stopped no turn had begun after it and no background task it left was
+// cut off by malarun (docs/design.md §D34, §D35). A result the CLI prints
+// after malarun stopped it decides nothing.
+func (s *State) ResultStands() bool {
+	return s.lastOK && (s.stopped == StopNone || s.stood)
+}
+
+// LateResults counts the results read after the stop (they decide nothing).
+func (s *State) LateResults() int { return s.late }
 
 // StopReason is why the process was told to stop (None while it runs).
 func (s *State) StopReason() StopReason { return s.stopped }

@@ -261,11 +261,10 @@ func TestBackgroundTimeoutCutsTheTaskOff(t *testing.T) {
 
 func TestTasks(t *testing.T) {
 	cases := []machineCase{
-		{name: "a later line cancels a pending linger and counts it again", final: StopLingered, steps: []step{
+		{name: "a later line that announces no work leaves the linger where it was", final: StopLingered, steps: []step{
 			{at: 1 * time.Second, in: line(okResult), wake: 6 * time.Second},
-			{at: 4 * time.Second, in: line(shutdown), wake: 9 * time.Second},
-			{at: 6 * time.Second, in: wakeUp},
-			{at: 9 * time.Second, in: wakeUp, stop: StopLingered},
+			{at: 4 * time.Second, in: line(shutdown), wake: 6 * time.Second},
+			{at: 6 * time.Second, in: wakeUp, stop: StopLingered},
 		}},
 		{name: "a foreground task is a tool call, not a background task", final: StopLingered, steps: []step{
 			{at: 1 * time.Second, in: line(toolCall("t1", "Bash"))},
@@ -414,11 +413,12 @@ func TestCLIOwnLimitWait(t *testing.T) {
 	}
 
 	// An absurd delay (a float beyond int64) is capped, not wrapped into
-	// a negative one that would make the attempt hang at once.
+	// a negative one that would make the attempt hang at once; for a
+	// status that is no usage limit, at MaxRetryWait (§D34).
 	s = New(withBudget(time.Hour), t0)
 	huge := stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 1e19}
-	if eff := s.Step(line(huge), t0.Add(time.Second)); eff.Stop || !s.Wake().After(t0.Add(24*time.Hour)) {
-		t.Errorf("a 1e19 ms delay: stop %v wake %v, want no stop and a far deadline", eff.Stop, s.Wake())
+	if eff := s.Step(line(huge), t0.Add(time.Second)); eff.Stop || !s.Wake().Equal(t0.Add(time.Second+MaxRetryWait+s.lim.Idle)) {
+		t.Errorf("a 1e19 ms delay: stop %v wake %v, want no stop and MaxRetryWait then idle_timeout", eff.Stop, s.Wake())
 	}
 }
 

@@ -7,8 +7,15 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// wakeWritten is a timer firing when the stream holds written bytes.
-func wakeWritten(n int64) Input { return Input{Kind: Wake, Written: n} }
+// wakeWritten is a timer firing when the stream holds written bytes, all
+// of them taken by the reader.
+func wakeWritten(n int64) Input { return Input{Kind: Wake, Written: n, Consumed: n} }
+
+// wakeBehind is a timer firing when the reader has taken consumed of the
+// written bytes.
+func wakeBehind(written, consumed int64) Input {
+	return Input{Kind: Wake, Written: written, Consumed: consumed}
+}
 
 // lineAt is a line of the stream that ends at byte end (its newline after).
 func lineAt(ev stream.Event, end int64) Input {
@@ -38,11 +45,33 @@ func TestPausedReaderIsNotAHang(t *testing.T) {
 			{at: 11 * time.Second, in: wakeWritten(150), wake: 12 * time.Second},
 			{at: 12 * time.Second, in: wakeWritten(150), stop: StopHang},
 		}},
-		{name: "a line still growing keeps the attempt alive", final: StopHang, steps: []step{
+		{name: "a line still growing is a hang one catch-up later, however it grows", final: StopHang, steps: []step{
 			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
 			{at: 11 * time.Second, in: wakeWritten(1 << 20), wake: 12 * time.Second},
-			{at: 12 * time.Second, in: wakeWritten(2 << 20), wake: 13 * time.Second},
-			{at: 13 * time.Second, in: wakeWritten(2 << 20), stop: StopHang},
+			{at: 12 * time.Second, in: wakeWritten(2 << 20), stop: StopHang},
+		}},
+		{name: "a reader behind and moving is waited for, up to MaxCatchUp", final: StopHang, steps: []step{
+			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
+			{at: 11 * time.Second, in: wakeBehind(1<<30, 100), wake: 12 * time.Second},
+			{at: 12 * time.Second, in: wakeBehind(1<<30, 1<<28), wake: 13 * time.Second},
+			// Not moving since the last look: not catching up.
+			{at: 13 * time.Second, in: wakeBehind(1<<30, 1<<28), stop: StopHang},
+		}},
+		{name: "a flood the reader never catches up with ends at MaxCatchUp", final: StopHang, steps: []step{
+			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
+			{at: 11 * time.Second, in: wakeBehind(1<<30, 100), wake: 12 * time.Second},
+			{at: 12 * time.Second, in: wakeBehind(2<<30, 1<<30), wake: 13 * time.Second},
+			{at: 11*time.Second + MaxCatchUp - time.Millisecond, in: wakeBehind(3<<30, 2<<30), wake: 12*time.Second + MaxCatchUp - time.Millisecond},
+			{at: 12*time.Second + MaxCatchUp - time.Millisecond, in: wakeBehind(4<<30, 3<<30), stop: StopHang},
+		}},
+		{name: "pings written while malarun looked away end the catch-up: the silence was not broken", final: StopHang, steps: []step{
+			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
+			{at: 11 * time.Second, in: wakeBehind(300, 100), wake: 12 * time.Second},
+			{at: 11*time.Second + time.Millisecond, in: lineAt(lPing, 200), wake: 12 * time.Second},
+			{at: 11*time.Second + 2*time.Millisecond, in: lineAt(lPing, 300), wake: 11 * time.Second},
+			// Each ping ends as the next begins: written keeps growing, but
+			// the reader has it all.
+			{at: 11*time.Second + 3*time.Millisecond, in: wakeWritten(350), stop: StopHang},
 		}},
 		{name: "unknown size (0) changes nothing", final: StopHang, steps: []step{
 			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},

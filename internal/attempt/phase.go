@@ -200,10 +200,30 @@ func deltaPhase(t string) (Phase, string) {
 	return PhaseReplying, ""
 }
 
-// waitingOnly reports whether a line only says that the CLI waits (a ping
-// of the API, a keep-alive): it is not progress, so it moves no deadline
-// (2.1.332 prints the API's pings, which go on while a stream that died
-// mid-sentence is held open: §F32).
-func waitingOnly(ev *stream.Event) bool {
-	return ev.Type == "stream_event" && ev.StreamEventType == "ping" || ev.Type == "keep_alive"
+// progress reports whether a line shows work (docs/design.md §D34): the
+// model's stream (any event of it but a ping), its messages, a result, and
+// the CLI's own lines about requests, retries, compaction, tools, hooks
+// and tasks. Anything else says at most that the CLI is alive: a ping (the
+// API's, or the CLI's own heartbeat, both printed while a stream that died
+// mid-sentence is held open: §F32, §F33), a keep_alive, a rate_limit_event,
+// a line that is not JSON, a type or system subtype malarun does not know.
+// Such a line moves no deadline, however many come.
+func progress(ev *stream.Event) bool {
+	if ev.Kind != stream.KindJSON {
+		return false
+	}
+	switch ev.Type {
+	case "stream_event":
+		return ev.StreamEventType != "ping"
+	case "assistant", "user", "result":
+		return true
+	case "system":
+		switch ev.Subtype {
+		case "init", "status", "api_retry", "compact_boundary", "thinking_tokens",
+			"hook_started", "hook_progress", "hook_response",
+			"task_started", "task_progress", "task_updated", "task_notification", "background_tasks_changed":
+			return true
+		}
+	}
+	return false
 }

@@ -88,7 +88,7 @@ func TestEveryTerminalReasonHasAnOutcome(t *testing.T) {
 // overrides an earlier success, and a background timeout is never a success.
 func TestTheLastResultDecidesTheAttempt(t *testing.T) {
 	ok := &stream.Event{Type: "result", Subtype: "success", TerminalReason: "whatever_new"}
-	a := Ended{Machine: &State{stopped: StopExited}, Log: &Log{Result: ok}}
+	a := Ended{Machine: &State{stopped: StopExited, lastOK: true, stood: true}, Log: &Log{Result: ok}}
 	if k, _ := Classify(a); k != Success {
 		t.Errorf("success with an unknown terminal_reason: %v", k)
 	}

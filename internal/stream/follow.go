@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,11 @@ type Follower struct {
 	closeErr  error
 
 	draining bool // exited was seen: read to the true end, then io.EOF
+
+	// consumed is how many bytes Read has returned: what the reader has
+	// taken from the file, lines it has not decoded yet and a line not
+	// ended yet included.
+	consumed atomic.Int64
 }
 
 // notice is what wakes Read when the file may have grown: an inotify
@@ -62,6 +68,12 @@ func (f *Follower) Size() int64 {
 	}
 	return st.Size()
 }
+
+// Consumed is how many bytes Read has returned so far. Safe beside Read:
+// with Size, it tells a reader still catching up (Consumed below Size)
+// from a writer halfway through a line (the reader has everything there
+// is, and waits for the rest of the line).
+func (f *Follower) Consumed() int64 { return f.consumed.Load() }
 
 // Follow opens path for reading. exited must be closed once the writer is
 // gone for good; until then the end of the file is only where the writer
@@ -161,6 +173,7 @@ func (f *Follower) Read(p []byte) (int, error) {
 		}
 		n, err := f.file.Read(p)
 		if n > 0 {
+			f.consumed.Add(int64(n))
 			return n, nil
 		}
 		if err != nil && err != io.EOF {

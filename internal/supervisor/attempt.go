@@ -148,7 +148,10 @@ func (d *attemptDriver) loop() {
 			}
 			d.onLine(ev)
 		case <-d.timer.C:
-			d.step(attempt.Input{Kind: attempt.Wake, Written: d.child.Written()})
+			// Consumed before Written: the CLI may write in between, and
+			// the reader can never have taken more than was written.
+			consumed := d.child.Consumed()
+			d.step(attempt.Input{Kind: attempt.Wake, Consumed: consumed, Written: d.child.Written()})
 		case f := <-d.probed:
 			d.probed = nil
 			d.log.Info().Str("api", d.r.target.Shown).Str("found", f.String()).Msg("looked at the API's address")
@@ -224,6 +227,8 @@ func (d *attemptDriver) apply(eff attempt.Effects) {
 		return
 	}
 	d.timer.Stop()
+	// From here on the stream is the dying CLI's last words (§D35).
+	d.res.log.Stopped()
 	d.stopTree(eff.Grace)
 }
 

@@ -61,6 +61,11 @@ type Child interface {
 	// unknown), read or not: a timer that fires after malarun was paused
 	// finds the lines written meanwhile not read yet (attempt.Input.Written).
 	Written() int64
+	// Consumed is how many bytes of its stream the reader has taken so far
+	// (at most Written; 0: unknown): below Written, the reader is still
+	// catching up; equal, anything past the last line read is a line the
+	// CLI has not ended (attempt.Input.Consumed).
+	Consumed() int64
 	// ExpectExit says whether it is expected to exit soon (its final
 	// result is in, nothing runs in the background): the real one then
 	// follows its stream by polling, so that the inotify instance's slow
@@ -152,6 +157,7 @@ func (c *spawnedChild) Lines() <-chan stream.Event { return c.lines }
 func (c *spawnedChild) Abandon()                   { c.follower.Close() }
 func (c *spawnedChild) ExpectExit(soon bool)       { c.follower.ExpectExit(soon) }
 func (c *spawnedChild) Written() int64             { return c.follower.Size() }
+func (c *spawnedChild) Consumed() int64            { return c.follower.Consumed() }
 
 // The follower releases its inotify instance itself, in the background,
 // as soon as the CLI has exited (see Follower.Read).

@@ -134,6 +134,8 @@ type Result struct {
 	// TotalCostUSD is cumulative over the process; Tokens cover the turns since the previous result.
 	TotalCostUSD float64     `json:"total_cost_usd"`
 	Tokens       TokenCounts `json:"tokens"`
+	// AfterStop: printed after malarun stopped the attempt; it decided nothing.
+	AfterStop bool `json:"after_stop,omitempty"`
 }
 
 // TokenCounts are the tokens claude's result lines reported, summed: the
@@ -188,7 +190,7 @@ func NewReport(rep event.Report, end Ending) Report {
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
 			last.Results = append(last.Results, Result{Subtype: rr.Subtype, IsError: rr.IsError, TerminalReason: rr.TerminalReason,
-				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: rr.CostUSD, Tokens: tokenCounts(rr.Usage)})
+				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: rr.CostUSD, Tokens: tokenCounts(rr.Usage), AfterStop: rr.AfterStop})
 		}
 	}
 	for _, f := range end.OutputFailures {

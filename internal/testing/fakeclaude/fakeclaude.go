@@ -106,6 +106,10 @@ func (c *child) ExpectExit(bool)            {}
 func (c *child) Close()                     {}
 func (c *child) Written() int64             { return c.written.Load() }
 
+// Consumed is Written: its reader has every byte the moment it is written
+// (a line without its end included), as a follower that keeps up does.
+func (c *child) Consumed() int64 { return c.written.Load() }
+
 // Stop ends the child as proc.Process.Stop ends the fake child process:
 // SIGTERM ends it at once, whatever it was doing; one that ignores SIGTERM
 // is killed once grace has passed or hurry is closed. A child that had
