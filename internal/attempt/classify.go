@@ -128,7 +128,7 @@ func byResult(a Ended, stop StopReason) (Ending, string) {
 func hangEnding(m *State) (Ending, string) {
 	limit, _ := m.Hang()
 	d := m.HangPhase()
-	return Hang, fmt.Sprintf("no output for %s %s (%s); the process tree was killed", limit, d.Label(), m.lim.whose(d.Phase))
+	return Hang, fmt.Sprintf("no output for %s %s (%s); the process tree was killed", limit, d.Label(), m.lim.whose(d))
 }
 
 // LimitOf is what an attempt said about the usage limit that stopped it:

@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -82,8 +83,12 @@ func TestRunningHooksAreBounded(t *testing.T) {
 	for i := range 3 * stream.MaxListItems {
 		s.Step(line(hookStarted(strings.Repeat("h", 1+i%7)+string(rune('a'+i%26))+time.Duration(i).String(), "Stop")), t0)
 	}
-	if n := len(s.ToolsRunning()); n != stream.MaxListItems {
+	if n := len(s.live.hooks); n != stream.MaxListItems {
 		t.Errorf("%d hooks kept, want %d", n, stream.MaxListItems)
+	}
+	// The status line and a hang name the first few, and count the rest.
+	if got := s.ToolsRunning(); len(got) != namesShown+1 || got[namesShown] != fmt.Sprintf("%d more", stream.MaxListItems-namesShown) {
+		t.Errorf("running %q", got)
 	}
 	if got := (Hook{}).Label(); got != "a hook" {
 		t.Errorf("unnamed hook: %q", got)

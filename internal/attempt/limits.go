@@ -18,6 +18,22 @@ type Limits struct {
 	// writes a tool call's input (text_timeout, thinking_timeout,
 	// tool_input_timeout; zero: Idle). docs/design.md §D30.
 	Idle, Tool, Text, Thinking, ToolInput time.Duration
+	// FirstByte bounds the silence between a request and the first event
+	// of its reply, for a request of up to FirstByteTokens tokens, when it
+	// is shorter than Idle; a larger request is allowed as much more as it
+	// is larger (first_byte_timeout; zero: Idle). Seen only with
+	// PartialMessages. docs/design.md §D33.
+	FirstByte time.Duration
+	// Subagent bounds a sub-agent's silence while it writes a message the
+	// CLI prints only whole (subagent_timeout; zero: Idle). §D33.
+	Subagent time.Duration
+	// PartialMessages: the CLI prints the reply as it streams
+	// (--include-partial-messages), so the main agent's phases are seen.
+	PartialMessages bool
+	// Context is how many tokens the attempt's first request carries, as
+	// far as the run knows (the session's last usage, or the prompt's
+	// size): the first byte's allowance grows with it.
+	Context int64
 	// Room doubles a phase's allowance: earlier attempts of the run were
 	// killed in that phase (§D30).
 	Room Room
@@ -92,6 +108,8 @@ func (lim Limits) allowance(p Phase, retryWait time.Duration) time.Duration {
 		d = or(lim.Thinking)
 	case PhaseToolInput:
 		d = or(lim.ToolInput)
+	case PhaseSubagent:
+		d = or(lim.Subagent)
 	case PhaseBlock:
 		d = max(or(lim.Text), or(lim.Thinking), or(lim.ToolInput))
 	default:
@@ -100,14 +118,52 @@ func (lim Limits) allowance(p Phase, retryWait time.Duration) time.Duration {
 	return doubled(d, lim.Room[p])
 }
 
+// FirstByteTokens is the size of request first_byte_timeout is set for:
+// the model reads a larger context before its first token, so each such
+// many tokens more allow as much again (200,000 tokens: twice).
+const FirstByteTokens = 100_000
+
+// firstByte is the silence allowed for the first event of the reply to a
+// request of about tokens tokens, with the room the run gave the phase.
+func (lim Limits) firstByte(tokens int64) time.Duration {
+	base, _ := lim.firstByteBase()
+	d := base
+	if tokens > FirstByteTokens {
+		f := float64(base) * float64(tokens) / FirstByteTokens
+		d = time.Duration(min(f, float64(math.MaxInt64/8)))
+	}
+	return doubled(d, lim.Room[PhaseWaiting])
+}
+
+// firstByteBase is the first byte's allowance for a request of up to
+// FirstByteTokens: first_byte_timeout, or idle_timeout where that is
+// shorter (a user who shortened idle_timeout for every wait gets it here
+// too), and the key it comes from.
+func (lim Limits) firstByteBase() (time.Duration, string) {
+	if lim.FirstByte > 0 && lim.FirstByte < lim.Idle {
+		return lim.FirstByte, "first_byte_timeout"
+	}
+	return lim.Idle, "idle_timeout"
+}
+
 // Allowance is the silence allowed in phase p (for messages and the
 // status line; a retry's announced wait not included).
 func (lim Limits) Allowance(p Phase) time.Duration { return lim.allowance(p, 0) }
 
 // whose names the setting behind phase p's allowance, for messages:
 // "text_timeout", "thinking_timeout ×2: earlier attempts were killed there".
-func (lim Limits) whose(p Phase) string {
+func (lim Limits) whose(d Doing) string {
 	var key string
+	p := d.Phase
+	if d.FirstByte && (p == PhaseWaiting || p == PhaseRetry) {
+		_, key = lim.firstByteBase()
+		if d.Tokens > FirstByteTokens {
+			key += ", grown for a request of about " + approxTokens(d.Tokens)
+		}
+		if p == PhaseRetry {
+			return key + ", after the wait the CLI announced"
+		}
+	}
 	switch p {
 	case PhaseStarting:
 		return "idle_timeout, at least the CLI's MCP start-up wait"
@@ -115,6 +171,8 @@ func (lim Limits) whose(p Phase) string {
 		return "tool_timeout"
 	case PhaseRetry:
 		return "idle_timeout after the wait the CLI announced"
+	case PhaseSubagent:
+		key = "subagent_timeout"
 	case PhaseText:
 		key = "text_timeout"
 	case PhaseThinking:
@@ -124,12 +182,25 @@ func (lim Limits) whose(p Phase) string {
 	case PhaseBlock:
 		key = "the longest of text_timeout, thinking_timeout and tool_input_timeout"
 	default:
-		key = "idle_timeout"
+		if key == "" {
+			key = "idle_timeout"
+		}
 	}
 	if n := min(max(lim.Room[p], 0), MaxRoom); n > 0 {
 		key += fmt.Sprintf(" ×%d: an earlier attempt of the run was killed there", 1<<n)
 	}
 	return key
+}
+
+// approxTokens says a token count in round figures: "12k tokens".
+func approxTokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM tokens", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%dk tokens", (n+500)/1000)
+	}
+	return fmt.Sprintf("%d tokens", n)
 }
 
 // MaxRetryWait bounds the wait an api_retry line can announce for a status

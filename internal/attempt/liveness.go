@@ -2,40 +2,46 @@ package attempt
 
 import (
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// liveness decides when a model at work counts as hung. Every line that is
-// progress pushes the deadline out by the allowance of the phase the
-// stream is in after it (docs/design.md §D30): the model thinking, writing
-// text or a tool call's input, a request waiting for its reply, a tool or
-// hook running (the CLI prints nothing until it ends: §F15), the CLI
-// waiting to retry (the wait an api_retry line announced, added). A line
-// that only says the CLI waits (a ping) moves nothing.
+// liveness decides when the model, or one of its sub-agents, counts as
+// hung (docs/design.md §D30, §D33). Each agent has its own phase and its
+// own last line of progress; each line of progress pushes its agent's
+// deadline out by the allowance of the phase it left the agent in: the
+// model thinking, writing text or a tool call's input, a request waiting
+// for its first byte (an allowance that grows with the context the request
+// carries), a tool or hook running (the CLI prints nothing until it ends:
+// §F15), the CLI waiting to retry (the wait an api_retry line announced,
+// added), a sub-agent writing a message the CLI prints only whole. The
+// hang deadline is the earliest of the agents'. A line that is not
+// progress (a ping, junk) moves nothing (§D34).
 type liveness struct {
-	lim         Limits
-	outstanding []stream.ToolUse // tool calls without their result, in call order
+	lim  Limits
+	main agent
+	// subs are the sub-agents running now, in start order, at most
+	// MaxSubagents; ended are those that ended (their late lines are not
+	// life), at most stream.MaxListItems remembered.
+	subs  []*agent
+	ended []string
+	// seq numbers the tool calls of every agent, in call order.
+	seq int
 	// hooks are the hooks started and not ended, in start order: a hook is
-	// work like a tool call, silent until it ends (§F27).
+	// the main agent's work, like a tool call, silent until it ends (§F27).
 	hooks []Hook
-	// workSince is when the tools and hooks running now began to run;
-	// working names them ("Bash, the Stop hook"), made again only when
-	// they change (a line comes every few milliseconds).
-	workSince time.Time
-	working   string
-	stream    streamPhase
+	// hooksSince is when the hooks running now began.
+	hooksSince time.Time
 	// retryWait is the wait the last api_retry line announced.
 	retryWait time.Duration
-	// due is when the silence since the last line of progress becomes a
-	// hang; deadline is due, or later while the reader catches up with
-	// bytes written since it last looked (unread).
+	// due is when the silence since an agent's last line of progress
+	// becomes a hang (the earliest of the agents'), and dueAgent that agent
+	// (nil: the main one); deadline is due, or later while the reader
+	// catches up with bytes written since it last looked (catchUp).
 	due, deadline time.Time
-	// last is when the last line of progress came (the attempt's start
-	// before any).
-	last time.Time
+	dueAgent      *agent
 	// anyLine: a line other than a hook's has come (before it,
 	// FirstLineWait applies: SessionStart hooks print before the init line,
 	// and the MCP servers are connected after them, §F27, §F28).
@@ -52,11 +58,15 @@ type liveness struct {
 	consumedAt int64
 }
 
+// MaxSubagents bounds the sub-agents followed at once: a stream that names
+// more gets no say in liveness for the rest (their lines are not progress,
+// and they cannot hang the run).
+const MaxSubagents = 64
+
 func newLiveness(lim Limits, now time.Time) liveness {
-	l := liveness{lim: lim, last: now, stream: streamPhase{since: now}}
-	_, allowed := l.doing()
-	l.due = now.Add(allowed)
-	l.deadline = l.due
+	l := liveness{lim: lim}
+	l.main = agent{last: now, stream: streamPhase{since: now}, seesStream: lim.PartialMessages, context: lim.Context}
+	l.schedule()
 	return l
 }
 
@@ -97,7 +107,8 @@ func (l *liveness) catchUp(written, consumed int64, now time.Time) bool {
 	return true
 }
 
-// observe updates the phase and the deadline for a line that arrived at now.
+// observe updates the agents' phases and the deadline for a line that
+// arrived at now.
 func (l *liveness) observe(ev *stream.Event, now time.Time) {
 	l.read = max(l.read, ev.Offset+ev.Bytes+1)
 	l.seen = max(l.seen, l.read)
@@ -109,43 +120,92 @@ func (l *liveness) observe(ev *stream.Event, now time.Time) {
 		}
 		return
 	}
-	idle := len(l.outstanding) == 0 && len(l.hooks) == 0
-	l.outstanding = append(l.outstanding, ev.ToolUses...)
+	if a := l.subagentOf(ev, now); a != nil {
+		l.observeSubagent(a, ev, now)
+	} else if !l.agentLine(ev) {
+		l.observeMain(ev, now)
+	}
+	l.endSubagents(ev)
+	l.schedule()
+	l.catchUpTo, l.catchUps = 0, 0
+}
+
+// agentLine reports whether a line is a sub-agent's that malarun does not
+// follow (past MaxSubagents, or ended): no agent's progress.
+func (l *liveness) agentLine(ev *stream.Event) bool {
+	return ev.ParentToolUseID != ""
+}
+
+// observeMain takes a line of the main agent (the top level).
+func (l *liveness) observeMain(ev *stream.Event, now time.Time) {
+	a := &l.main
+	working := a.calls.live > 0 || len(l.hooks) > 0
+	for _, tu := range ev.ToolUses {
+		if sub := l.sub(tu.ID); sub != nil {
+			sub.call = tu // its task was announced first
+			continue
+		}
+		l.seq++
+		if a.calls.live == 0 {
+			a.workSince = now
+		}
+		a.calls.add(tu, l.seq)
+		a.workingStale = true
+	}
 	for _, id := range ev.ToolResults {
-		for i, tu := range l.outstanding {
-			if tu.ID == id {
-				l.outstanding = append(l.outstanding[:i], l.outstanding[i+1:]...)
-				break
-			}
+		if a.calls.end(id) {
+			a.workingStale = true
 		}
 	}
-	hookLine := ev.Type == "system" && strings.HasPrefix(ev.Subtype, "hook_")
+	hookLine := ev.Type == "system" && len(ev.Subtype) > 5 && ev.Subtype[:5] == "hook_"
 	if hookLine {
 		l.observeHook(ev)
-	}
-	if hookLine || len(ev.ToolUses) > 0 || len(ev.ToolResults) > 0 {
-		l.working = strings.Join(l.toolsRunning(), ", ")
-		if idle && (len(l.outstanding) > 0 || len(l.hooks) > 0) {
-			l.workSince = now
+		if !working && len(l.hooks) > 0 {
+			l.hooksSince = now
 		}
-	}
-	if !hookLine {
+		if !working && a.calls.live > 0 {
+			a.workSince = now
+		}
+	} else {
 		l.anyLine = true
-		l.stream.observe(ev, now)
+		a.stream.observe(ev, now)
+		a.observeRequest(ev)
+	}
+	if ev.Type == "assistant" && ev.HasUsage && ev.Model != "<synthetic>" {
+		a.context = ev.Usage.Occupancy()
+	} else if ev.Type == "user" {
+		a.context += ev.Bytes / 4 // the tool results go with the next request
 	}
 	if ev.Type == "system" && ev.Subtype == "api_retry" {
 		l.retryWait = retryWait(ev)
 	}
-	_, allowed := l.doing()
-	l.due = now.Add(allowed)
-	l.deadline, l.catchUpTo, l.catchUps = l.due, 0, 0
-	l.last = now
+	a.last = now
+}
+
+// observeRequest follows whether the agent has a request out that no event
+// of the reply has answered yet (the first byte's phase).
+func (a *agent) observeRequest(ev *stream.Event) {
+	switch ev.Type {
+	case "system":
+		switch ev.Subtype {
+		case "init", "status", "api_retry":
+			a.requestOut = true
+		}
+	case "user":
+		a.requestOut = true
+	case "assistant", "result":
+		a.requestOut = false
+	case "stream_event":
+		if ev.StreamEventType == "message_start" {
+			a.requestOut = false
+		}
+	}
 }
 
 // observeHook keeps the running hooks: a hook_started adds one (at most
 // stream.MaxListItems: a stream that never ends its hooks cannot grow
 // this), its hook_response removes it. hook_progress changes nothing but
-// the deadline, as any line does.
+// the deadline, as any line of progress does.
 func (l *liveness) observeHook(ev *stream.Event) {
 	if ev.HookID == "" {
 		return
@@ -159,29 +219,100 @@ func (l *liveness) observeHook(ev *stream.Event) {
 	}
 }
 
-// doing is what decides the silence allowed now, and that allowance: the
-// tools and hooks running (a sub-agent's stream runs inside one), else the
-// stream's phase.
-func (l *liveness) doing() (Doing, time.Duration) {
-	d := Doing{Phase: l.stream.phase, What: l.stream.what}
-	if !l.anyLine {
+// schedule sets due to the earliest deadline of the agents it judges.
+func (l *liveness) schedule() {
+	var first *agent
+	var due time.Time
+	for _, a := range l.judged() {
+		_, allowed := l.doing(a)
+		at := a.last.Add(allowed)
+		if first == nil || at.Before(due) {
+			first, due = a, at
+		}
+	}
+	if first == &l.main {
+		first = nil
+	}
+	l.due, l.dueAgent, l.deadline = due, first, due
+}
+
+// judged are the agents whose silence can be a hang now: every running
+// sub-agent, and the main agent unless all it does is wait for them (its
+// only calls started them, or its turn is over while they work beside it).
+func (l *liveness) judged() []*agent {
+	out := make([]*agent, 0, 1+len(l.subs))
+	if !l.mainWaitsOnSubagents() {
+		out = append(out, &l.main)
+	}
+	return append(out, l.subs...)
+}
+
+// mainWaitsOnSubagents: sub-agents run, and the main agent has no call or
+// hook of its own running and no request out (its turn is over, or its
+// only running calls are theirs: a foreground Task).
+func (l *liveness) mainWaitsOnSubagents() bool {
+	if len(l.subs) == 0 || l.main.calls.live > 0 || len(l.hooks) > 0 || !l.anyLine {
+		return false
+	}
+	return l.main.stream.phase == PhaseWaiting && !l.main.requestOut
+}
+
+// doing is what decides agent a's silence allowed now, and that allowance:
+// the calls (and for the main agent, hooks) running, else its phase.
+func (l *liveness) doing(a *agent) (Doing, time.Duration) {
+	d := Doing{Phase: a.stream.phase, What: a.stream.what}
+	if a == &l.main && !l.anyLine {
 		d = Doing{Phase: PhaseStarting}
 	}
+	if a != &l.main {
+		d.Agent = a.subagentName()
+	}
 	allowed := l.lim.allowance(d.Phase, l.retryWait)
-	if len(l.outstanding) > 0 || len(l.hooks) > 0 {
+	if d.Phase == PhaseWaiting && a.requestOut && a.seesStream {
+		d.FirstByte, d.Tokens = true, a.context
+		allowed = l.lim.firstByte(a.context)
+	} else if d.Phase == PhaseRetry && a.seesStream {
+		d.FirstByte, d.Tokens = true, a.context
+		allowed = l.lim.firstByte(a.context) + l.retryWait
+	}
+	hooks := a == &l.main && len(l.hooks) > 0
+	if a.calls.live > 0 || hooks {
 		// tool_timeout replaces the allowance, unless the model is writing
 		// beside the running tools and may be silent longer there.
 		if work := l.lim.allowance(PhaseTool, 0); !d.Phase.writing() || work >= allowed {
-			return Doing{Phase: PhaseTool, What: l.working}, work
+			return Doing{Phase: PhaseTool, What: l.working(a), Agent: d.Agent}, work
 		}
 	}
 	return d, allowed
 }
 
-// limit is the silence allowed now.
-func (l *liveness) limit() time.Duration {
-	_, allowed := l.doing()
-	return allowed
+// working names what agent a has running: its calls, and the main agent's
+// hooks ("Bash and the Stop hook").
+func (l *liveness) working(a *agent) string {
+	w := a.label()
+	if a != &l.main || len(l.hooks) == 0 {
+		return w
+	}
+	names := make([]string, 0, min(len(l.hooks), namesShown))
+	for _, h := range l.hooks[:min(len(l.hooks), namesShown)] {
+		names = append(names, h.Label())
+	}
+	hooks := label(names, len(l.hooks)-len(names))
+	if w == "" {
+		return hooks
+	}
+	return w + ", " + hooks
+}
+
+// now is what the agent that would hang first is doing, its allowance,
+// and since when it has been silent.
+func (l *liveness) now() (Doing, time.Duration, *agent) {
+	a := l.dueAgent
+	if a == nil {
+		a = &l.main
+	}
+	d, allowed := l.doing(a)
+	return d, allowed, a
 }
 
 // FirstLineWait is the least silence allowed before the CLI's first line:
@@ -191,18 +322,56 @@ func (l *liveness) limit() time.Duration {
 // again.
 const FirstLineWait = 60 * time.Second
 
-// toolsRunning names the outstanding tool calls and the running hooks, for
-// messages and the status line.
+// toolsRunning names the calls and hooks of the agent that would hang
+// first, for messages and the status line: the first few, and a count of
+// the rest.
 func (l *liveness) toolsRunning() []string {
-	names := make([]string, 0, len(l.outstanding)+len(l.hooks))
-	for _, tu := range l.outstanding {
-		names = append(names, tu.Name)
+	_, _, a := l.now()
+	names, more := a.calls.names()
+	if a == &l.main {
+		for _, h := range l.hooks {
+			if len(names) < namesShown {
+				names = append(names, h.Label())
+			} else {
+				more++
+			}
+		}
 	}
-	for _, h := range l.hooks {
-		names = append(names, h.Label())
+	if more > 0 {
+		names = append(names, strconv.Itoa(more)+" more")
 	}
 	return names
 }
+
+// outstanding are every agent's calls without a result, in call order:
+// what a stop cuts off. A running sub-agent's own call is among them.
+func (l *liveness) outstanding() []stream.ToolUse {
+	type call struct {
+		tu  stream.ToolUse
+		seq int
+	}
+	var all []call
+	add := func(c *callSet) {
+		c.each(func(s callSlot) bool { all = append(all, call{s.tu, s.seq}); return true })
+	}
+	add(&l.main.calls)
+	for _, a := range l.subs {
+		if a.call.ID != "" && !a.background {
+			all = append(all, call{a.call, a.seq})
+		}
+		add(&a.calls)
+	}
+	slices.SortStableFunc(all, func(x, y call) int { return x.seq - y.seq })
+	out := make([]stream.ToolUse, len(all))
+	for i, c := range all {
+		out[i] = c.tu
+	}
+	return out
+}
+
+// idle reports whether no call runs and no sub-agent works (a safe
+// point's test).
+func (l *liveness) idle() bool { return l.main.calls.live == 0 && len(l.subs) == 0 }
 
 // Hook is a hook the CLI runs (system hook_started, §F27).
 type Hook struct {

@@ -179,7 +179,7 @@ func (s *State) line(in *Input, now time.Time) Effects {
 				eff = merge(eff, s.stop(StopUsageLimit, KillGrace))
 			}
 		}
-	case s.pressure && len(s.live.outstanding) == 0 && len(ev.ToolResults) > 0 && len(s.tasks.running) == 0:
+	case s.pressure && s.live.idle() && len(ev.ToolResults) > 0 && len(s.tasks.running) == 0:
 		// A safe point: the last tool result is in and no background task
 		// runs, so nothing is cut off, and the agent is about to send its
 		// next request. (After a text-only message the turn is ending: let it end.)
@@ -309,11 +309,12 @@ func (s *State) wake(now time.Time, written, consumed int64) Effects {
 	case !now.Before(s.live.deadline) && s.live.catchUp(written, consumed, now):
 		// The CLI wrote since malarun last looked: not silent, malarun was.
 	case !now.Before(s.live.deadline):
-		s.hangDoing, s.hangLimit = s.live.doing()
+		var hung *agent
+		s.hangDoing, s.hangLimit, hung = s.live.now()
 		s.hangTools = s.live.toolsRunning()
-		// From the last line (or the start): the limit, any wait an
-		// api_retry line announced, and a wake-up that came late.
-		s.hangSilence = now.Sub(s.live.last)
+		// From the agent's last line of progress (or the start): the limit,
+		// any wait an api_retry line announced, and a wake-up that came late.
+		s.hangSilence = now.Sub(hung.last)
 		return s.stop(StopHang, KillGrace)
 	}
 	return eff
@@ -328,7 +329,7 @@ func (s *State) stop(why StopReason, g Grace) Effects {
 	// A CLI that exits decided its tasks' fate itself (2.1.197 stops them
 	// and says so); a stop of malarun's cuts them off.
 	s.stood = s.afterResult && (why == StopExited || len(s.tasks.running) == 0)
-	s.cutTools = append([]stream.ToolUse(nil), s.live.outstanding...)
+	s.cutTools = s.live.outstanding()
 	s.cutHooks = append([]Hook(nil), s.live.hooks...)
 	s.cutTasks = append([]Task(nil), s.tasks.running...)
 	return Effects{Stop: true, Grace: g}
@@ -393,8 +394,9 @@ func (s *State) FinalStop() StopReason {
 	return s.stopped
 }
 
-// Outstanding are the tool calls without a result, in call order.
-func (s *State) Outstanding() []stream.ToolUse { return s.live.outstanding }
+// Outstanding are the tool calls without a result, every agent's, in call
+// order (a copy: CallsChanged says when to ask again).
+func (s *State) Outstanding() []stream.ToolUse { return s.live.outstanding() }
 
 // ToolsRunning names the outstanding tool calls.
 func (s *State) ToolsRunning() []string { return s.live.toolsRunning() }
@@ -412,10 +414,13 @@ func (s *State) HangPhase() Doing { return s.hangDoing }
 // Doing is what claude is doing now, as far as silence goes, the silence
 // allowed in it, and since when it has been doing it (for the status line).
 func (s *State) Doing() (Doing, time.Duration, time.Time) {
-	d, allowed := s.live.doing()
-	since := s.live.stream.since
+	d, allowed, a := s.live.now()
+	since := a.stream.since
 	if d.Phase == PhaseTool {
-		since = s.live.workSince
+		since = a.workSince
+		if a == &s.live.main && a.calls.live == 0 {
+			since = s.live.hooksSince
+		}
 	}
 	return d, allowed, since
 }

@@ -37,16 +37,21 @@ const (
 	// PhaseTool: a tool call has no result yet, or a hook runs (tool_timeout).
 	PhaseTool
 	// PhaseRetry: the CLI waits to send a request again (api_retry): the
-	// wait it announced, then idle_timeout.
+	// wait it announced, then the first byte's allowance.
 	PhaseRetry
+	// PhaseSubagent: a sub-agent writes its next message, which the CLI
+	// prints only whole (subagent_timeout): its request, its first byte,
+	// its thinking, its text and its tool calls' inputs are all one
+	// silence (docs/design.md §D33, §F35).
+	PhaseSubagent
 )
 
 // phaseCount is how many phases there are.
-const phaseCount = int(PhaseRetry) + 1
+const phaseCount = int(PhaseSubagent) + 1
 
 // String is the phase's name for programs (--events, the record, show).
 func (p Phase) String() string {
-	names := [phaseCount]string{"starting", "waiting", "replying", "thinking", "text", "tool_input", "block", "tool", "retry"}
+	names := [phaseCount]string{"starting", "waiting", "replying", "thinking", "text", "tool_input", "block", "tool", "retry", "subagent"}
 	if p < 0 || int(p) >= phaseCount {
 		return "unknown"
 	}
@@ -68,7 +73,7 @@ func Phases() []Phase {
 // first token), so the same kill must not come on every resume. Text
 // deltas flow, and tools and hooks have their own bound.
 func (p Phase) Grows() bool {
-	return p == PhaseWaiting || p == PhaseThinking || p == PhaseToolInput || p == PhaseBlock
+	return p == PhaseWaiting || p == PhaseThinking || p == PhaseToolInput || p == PhaseBlock || p == PhaseSubagent
 }
 
 // writing reports whether the model is writing a block in this phase.
@@ -83,10 +88,29 @@ type Doing struct {
 	// What is the tool whose input is written (PhaseToolInput), the block
 	// type (PhaseBlock), or the tools and hooks running (PhaseTool).
 	What string
+	// Agent names the sub-agent whose phase it is ("" for the main agent):
+	// "the sub-agent «Explore the code»".
+	Agent string
+	// FirstByte (PhaseWaiting): a request is out and no event of its reply
+	// has come; Tokens is about how many tokens it carries (0: unknown),
+	// which its allowance grows with (first_byte_timeout).
+	FirstByte bool
+	Tokens    int64
 }
 
-// Label is the phase in a sentence: "while writing text".
+// Label is the phase in a sentence: "while writing text", "while Bash
+// ran in the sub-agent «Explore the code»".
 func (d Doing) Label() string {
+	switch {
+	case d.Agent == "":
+		return d.label()
+	case d.Phase == PhaseSubagent:
+		return "while " + d.Agent + " wrote its next message (claude prints a sub-agent's messages only whole)"
+	}
+	return d.label() + " in " + d.Agent
+}
+
+func (d Doing) label() string {
 	switch d.Phase {
 	case PhaseStarting:
 		return "before claude's first line"
@@ -109,6 +133,8 @@ func (d Doing) Label() string {
 		return "while " + d.What + " ran"
 	case PhaseRetry:
 		return "while waiting to retry a request"
+	case PhaseSubagent:
+		return "while it wrote its next message"
 	}
 	return "while " + d.Phase.String()
 }
@@ -124,9 +150,6 @@ type streamPhase struct {
 
 // observe moves the phase for a line that came at now.
 func (s *streamPhase) observe(ev *stream.Event, now time.Time) {
-	if ev.ParentToolUseID != "" {
-		return
-	}
 	next, what := s.phase, s.what
 	switch ev.Type {
 	case "stream_event":

@@ -96,11 +96,11 @@ func TestPhaseFollowsTheStream(t *testing.T) {
 			{1 * s, lWriteCall, PhaseTool, "Write", 1*s + tool},
 			{2 * s, lWriteStart, PhaseToolInput, "Write", 2*s + 2*ti},
 		}},
-		{"a sub-agent's stream leaves the phase alone", phaseLimits, []phaseStep{
+		{"a sub-agent's stream is its own: the main agent's phase and deadline stay", phaseLimits, []phaseStep{
 			{1 * s, lMsgStart, PhaseReplying, "", 1*s + idle},
 			{2 * s, lTextStart, PhaseText, "", 2*s + m},
-			{3 * s, sub(lThinkStart), PhaseText, "", 3*s + m},
-			{4 * s, sub(lRequesting), PhaseText, "", 4*s + m},
+			{3 * s, sub(lThinkStart), PhaseText, "", 2*s + m},
+			{4 * s, sub(lRequesting), PhaseText, "", 2*s + m},
 		}},
 		{"a delta whose block start was not seen", phaseLimits, []phaseStep{
 			{1 * s, lMsgStart, PhaseReplying, "", 1*s + idle},

@@ -120,7 +120,9 @@ func (r *runner) newAttemptDriver(res *attemptResult, child Child) *attemptDrive
 func (r *runner) attemptLimits(checkpoint bool) attempt.Limits {
 	return attempt.Limits{
 		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Text: r.cfg.TextTimeout, Thinking: r.cfg.ThinkingTimeout,
-		ToolInput: r.cfg.ToolInputTimeout, Room: r.state.Room, Background: r.cfg.BackgroundTimeout,
+		ToolInput: r.cfg.ToolInputTimeout, FirstByte: r.cfg.FirstByteTimeout, Subagent: r.cfg.SubagentTimeout,
+		PartialMessages: r.cfg.PartialMessages, Context: r.firstRequestTokens(),
+		Room: r.state.Room, Background: r.cfg.BackgroundTimeout,
 		Linger: r.cfg.ResultExitTimeout, Deadline: r.policy.Deadline, Checkpoint: checkpoint,
 		LimitWaitLeft: r.state.LimitWaitLeft(), Talked: r.state.Talked, UnreachableWindow: r.cfg.UnreachableWindow,
 	}
@@ -332,4 +334,12 @@ func (d *attemptDriver) finish() *attemptResult {
 	}
 	res.stderrTail = tailFile(res.stderrPath, stderrTailBytes)
 	return res
+}
+
+// firstRequestTokens is about how many tokens an attempt's first request
+// carries, for its first byte's allowance (docs/design.md §D33): the
+// session's context as last measured (nothing for a new session, or after
+// malarun's own death) and the prompt, at 4 bytes a token.
+func (r *runner) firstRequestTokens() int64 {
+	return r.monitor.Occupancy() + int64(len(r.cfg.Prompt))/4
 }

@@ -47,6 +47,11 @@ type Config struct {
 	// the model writes a text block, thinks, or writes a tool call's input
 	// (seen only with PartialMessages).
 	TextTimeout, ThinkingTimeout, ToolInputTimeout time.Duration
+	// FirstByteTimeout replaces it between a request and the first event
+	// of its reply (for a request of up to attempt.FirstByteTokens tokens;
+	// it grows with a larger one), SubagentTimeout while a sub-agent
+	// writes a message the CLI prints only whole (docs/design.md §D33).
+	FirstByteTimeout, SubagentTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL.
 	KillGrace time.Duration
 	// ShutdownGrace bounds how long malarun takes to stop the tree after a shutdown signal.
@@ -117,11 +122,17 @@ const (
 // call's input arrives whole, minutes after its block began, for a long
 // file. The tool timeout must exceed the Bash tool's own 10 minute ceiling.
 const (
-	DefaultIdleTimeout       = 3 * time.Minute
-	DefaultToolTimeout       = 15 * time.Minute
-	DefaultTextTimeout       = time.Minute
-	DefaultThinkingTimeout   = 3 * time.Minute
-	DefaultToolInputTimeout  = 15 * time.Minute
+	DefaultIdleTimeout      = 3 * time.Minute
+	DefaultToolTimeout      = 15 * time.Minute
+	DefaultTextTimeout      = time.Minute
+	DefaultThinkingTimeout  = 3 * time.Minute
+	DefaultToolInputTimeout = 15 * time.Minute
+	// A request the API never answers is found within a minute (issue
+	// 46); a large one is allowed more (attempt.FirstByteTokens).
+	DefaultFirstByteTimeout = 45 * time.Second
+	// A sub-agent's whole reply, unseen: 2.1.197 prints nothing of it
+	// until it is whole (§F35).
+	DefaultSubagentTimeout   = 2 * time.Minute
 	DefaultKillGrace         = 10 * time.Second
 	DefaultShutdownGrace     = 5 * time.Second
 	DefaultResultExitTimeout = 5 * time.Second
@@ -150,6 +161,8 @@ func DefaultConfig() Config {
 		TextTimeout:         DefaultTextTimeout,
 		ThinkingTimeout:     DefaultThinkingTimeout,
 		ToolInputTimeout:    DefaultToolInputTimeout,
+		FirstByteTimeout:    DefaultFirstByteTimeout,
+		SubagentTimeout:     DefaultSubagentTimeout,
 		KillGrace:           DefaultKillGrace,
 		ShutdownGrace:       DefaultShutdownGrace,
 		ResultExitTimeout:   DefaultResultExitTimeout,
@@ -205,6 +218,8 @@ func (c Config) Validate() error {
 		{"text_timeout", c.TextTimeout},
 		{"thinking_timeout", c.ThinkingTimeout},
 		{"tool_input_timeout", c.ToolInputTimeout},
+		{"first_byte_timeout", c.FirstByteTimeout},
+		{"subagent_timeout", c.SubagentTimeout},
 		{"kill_grace", c.KillGrace},
 		{"shutdown_grace", c.ShutdownGrace},
 		{"result_exit_timeout", c.ResultExitTimeout},

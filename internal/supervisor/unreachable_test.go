@@ -212,7 +212,7 @@ func TestALookStillUnderWayEndsWithTheAttempt(t *testing.T) {
 func TestLateGatewayIsNotUnreachable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-refused-2.1.330.jsonl", testchild.EnvLines+"=2")
-		h.cfg.IdleTimeout = time.Hour
+		h.cfg.IdleTimeout, h.cfg.FirstByteTimeout = time.Hour, time.Hour
 		h.cfg.SessionTimeout = 2 * time.Minute // the script never answers: something must end the run
 		refused, _ := reach.Known("ECONNREFUSED")
 		looks := 0
