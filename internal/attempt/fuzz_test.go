@@ -16,6 +16,10 @@ var palette = []Input{
 	{Kind: Line, Event: toolResult("t1"), Pressure: true},
 	streamEnd, wakeUp, interrupt,
 	line(unknownRetry), line(certResult), line(streamStart), probed(notFound), probed(reached),
+	// Sub-agents (§D33), and lines that are not progress (§D34).
+	line(lAgentCall), line(lAgentFg), line(lAgentBg), line(lAgentLaunched), line(lSubPrompt), line(lSubProgress),
+	line(lSubBash), line(lSubBashDone), line(lSubAnswer), line(lAgentDone), line(lAgentResult),
+	line(lPing), line(lJunk), line(lMsgStart), line(lMsgStop), line(lRequesting), {Kind: Wake, Written: 1 << 20, Consumed: 1 << 19},
 }
 
 // FuzzMachine drives the machine with random inputs at random times and
@@ -27,7 +31,8 @@ func FuzzMachine(f *testing.F) {
 	f.Add([]byte{9, 11, 10, 2, 3, 18, 12, 14, 0, 2, 3, 17})
 	f.Add([]byte{7, 16, 8, 18, 19, 17})
 	f.Fuzz(func(t *testing.T, script []byte) {
-		lim := Limits{Idle: 10 * time.Second, Tool: 60 * time.Second, Background: 5 * time.Minute, Linger: 5 * time.Second, Deadline: t0.Add(time.Hour)}
+		lim := Limits{Idle: 10 * time.Second, Tool: 60 * time.Second, Background: 5 * time.Minute, Linger: 5 * time.Second, Deadline: t0.Add(time.Hour),
+			FirstByte: 5 * time.Second, Subagent: 20 * time.Second, PartialMessages: true}
 		s := New(lim, t0)
 		now := t0
 		stops := 0
