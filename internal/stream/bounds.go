@@ -59,6 +59,12 @@ const (
 	// is a byte, a signal's negative number smaller; this keeps messages
 	// short and fits an int anywhere.
 	MaxExitCode = 1 << 16
+	// MaxCount bounds the counts a result carries: num_turns (model
+	// round-trips in one turn), result_index (results a process wrote
+	// before this one) and queued_turn_count (sends still queued). A
+	// process reaches thousands at most; 1e9 fits an int anywhere, and a
+	// count one past it still does.
+	MaxCount = 1e9
 )
 
 // FieldTotalCostUSD is the Rejected.Field of a result's cost: a consumer
@@ -91,7 +97,8 @@ type numSpec struct {
 func isNumberField(f field) bool {
 	switch f {
 	case fAPIErrorStatus, fTotalCost, fInputTokens, fOutputTokens, fCacheCreation, fCacheRead,
-		fContextWindow, fAttempt, fMaxRetries, fRetryDelay, fErrorStatus, fRLResetsAt, fHookExitCode:
+		fContextWindow, fAttempt, fMaxRetries, fRetryDelay, fErrorStatus, fRLResetsAt, fHookExitCode,
+		fNumTurns, fResultIndex, fQueuedTurns, fNoResponseWaited, fNoResponseRetryWait:
 		return true
 	}
 	return false
@@ -119,6 +126,16 @@ func (d *Decoder) numSpec(f field) numSpec {
 		return numSpec{"rate_limit_info.resetsAt", MinResetsAt, MaxResetsAt, true}
 	case fHookExitCode:
 		return numSpec{"exit_code", -MaxExitCode, MaxExitCode, true}
+	case fNumTurns:
+		return numSpec{"num_turns", 0, MaxCount, true}
+	case fResultIndex:
+		return numSpec{"result_index", 0, MaxCount, true}
+	case fQueuedTurns:
+		return numSpec{"queued_turn_count", 0, MaxCount, true}
+	case fNoResponseWaited:
+		return numSpec{"no_response.waited_ms", 0, MaxRetryDelayMS, false}
+	case fNoResponseRetryWait:
+		return numSpec{"no_response.retry_wait_ms", 0, MaxRetryDelayMS, false}
 	}
 	return numSpec{}
 }
@@ -194,6 +211,16 @@ func (d *Decoder) setNumber(f field, num []byte, cut bool) {
 		ev.ResetsAt = int64(v)
 	case fHookExitCode:
 		ev.HookExitCode, ev.HasHookExitCode = int(v), true
+	case fNumTurns:
+		ev.NumTurns, ev.HasNumTurns = int(v), true
+	case fResultIndex:
+		ev.ResultIndex, ev.HasResultIndex = int(v), true
+	case fQueuedTurns:
+		ev.QueuedTurnCount = int(v)
+	case fNoResponseWaited:
+		ev.NoResponseWaitedMS = v
+	case fNoResponseRetryWait:
+		ev.NoResponseRetryWaitMS = v
 	}
 }
 

@@ -26,6 +26,7 @@ func numFields() []numField {
 	message := Event{Type: "assistant", HasUsage: true}
 	retry := Event{Type: "system", Subtype: "api_retry"}
 	rl := Event{Type: "rate_limit_event"}
+	noResponse := Event{Type: "system", Subtype: "api_retry", NoResponse: true}
 	tokens := func(key string, set func(*Event, float64)) []numField {
 		return []numField{
 			{"usage." + key, `{"type":"result","usage":{"` + key + `":%s}}`, usage, set, 0, MaxTokens, true, "150000"},
@@ -42,6 +43,13 @@ func numFields() []numField {
 		{"max_retries", `{"type":"system","subtype":"api_retry","max_retries":%s}`, retry, func(e *Event, v float64) { e.MaxRetries = int(v) }, 0, MaxRetryCount, true, "10"},
 		{"retry_delay_ms", `{"type":"system","subtype":"api_retry","retry_delay_ms":%s}`, retry, func(e *Event, v float64) { e.RetryDelayMS = v }, 0, MaxRetryDelayMS, false, "534.7949237943786"},
 		{"rate_limit_info.resetsAt", `{"type":"rate_limit_event","rate_limit_info":{"resetsAt":%s}}`, rl, func(e *Event, v float64) { e.ResetsAt = int64(v) }, MinResetsAt, MaxResetsAt, true, "1795363511"},
+		{"num_turns", `{"type":"result","num_turns":%s}`, result, func(e *Event, v float64) { e.NumTurns, e.HasNumTurns = int(v), true }, 0, MaxCount, true, "1"},
+		{"result_index", `{"type":"result","result_index":%s}`, result, func(e *Event, v float64) { e.ResultIndex, e.HasResultIndex = int(v), true }, 0, MaxCount, true, "1"},
+		{"queued_turn_count", `{"type":"result","queued_turn_count":%s}`, result, func(e *Event, v float64) { e.QueuedTurnCount = int(v) }, 0, MaxCount, true, "2"},
+		{"no_response.waited_ms", `{"type":"system","subtype":"api_retry","no_response":{"waited_ms":%s}}`, noResponse,
+			func(e *Event, v float64) { e.NoResponseWaitedMS = v }, 0, MaxRetryDelayMS, false, "180000"},
+		{"no_response.retry_wait_ms", `{"type":"system","subtype":"api_retry","no_response":{"retry_wait_ms":%s}}`, noResponse,
+			func(e *Event, v float64) { e.NoResponseRetryWaitMS = v }, 0, MaxRetryDelayMS, false, "180000"},
 	}
 	fields = append(fields, tokens("input_tokens", func(e *Event, v float64) { e.Usage.InputTokens = int64(v) })...)
 	fields = append(fields, tokens("output_tokens", func(e *Event, v float64) { e.Usage.OutputTokens = int64(v) })...)

@@ -192,6 +192,53 @@ func TestDecoderCases(t *testing.T) {
 			},
 		},
 		{
+			// docs/design.md §F37: what 2.1.332 says about how a turn ended.
+			name: "outcome fields of a result",
+			in: `{"type":"result","subtype":"success","is_error":false,"num_turns":3,"result":"done","queued_turn_count":1,` +
+				`"result_index":2,"resume_reason":"interrupted_turn","api_error_code":"some_gate","api_error":"no_response"}` + "\n",
+			want: []Event{{Line: 1, Type: "result", Subtype: "success", Result: "done", NumTurns: 3, HasNumTurns: true,
+				QueuedTurnCount: 1, ResultIndex: 2, HasResultIndex: true, ResumeReason: "interrupted_turn",
+				APIErrorCode: "some_gate", APIError: "no_response"}},
+		},
+		{
+			name: "a zeroed start-up failure result",
+			in: `{"type":"result","subtype":"error_during_execution","duration_ms":0,"is_error":true,"num_turns":0,` +
+				`"errors":["Claude configuration file at /h/.claude.json is corrupted"],"startup_failure_reason":"config_file_invalid",` +
+				`"invalid_config_file":{"path":"/h/.claude.json","is_global":true,"backup_searched":true,"backup_path":"/h/.claude/backups/x","extra":[1]},` +
+				`"result_index":0}` + "\n",
+			want: []Event{{Line: 1, Type: "result", Subtype: "error_during_execution", IsError: true, HasNumTurns: true,
+				Errors: []string{"Claude configuration file at /h/.claude.json is corrupted"}, StartupFailureReason: "config_file_invalid",
+				InvalidConfigFile: ConfigFile{Path: "/h/.claude.json", IsGlobal: true, BackupPath: "/h/.claude/backups/x"},
+				HasResultIndex:    true}},
+		},
+		{
+			name: "invalid_config_file of the wrong shape is skipped",
+			in:   `{"type":"result","invalid_config_file":"/h/.claude.json","num_turns":null}` + "\n",
+			want: []Event{{Line: 1, Type: "result"}},
+		},
+		{
+			name: "api_retry without an answer",
+			in: `{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":0,"error_status":null,` +
+				`"error":"unknown","no_response":{"waited_ms":180000,"retry_wait_ms":180000.5}}` + "\n" +
+				`{"type":"system","subtype":"api_retry","no_response":null}` + "\n" +
+				`{"type":"system","subtype":"api_retry","no_response":{}}` + "\n",
+			want: []Event{
+				{Line: 1, Type: "system", Subtype: "api_retry", Attempt: 1, MaxRetries: 1, Error: "unknown",
+					NoResponse: true, NoResponseWaitedMS: 180000, NoResponseRetryWaitMS: 180000.5},
+				{Line: 2, Type: "system", Subtype: "api_retry"},
+				{Line: 3, Type: "system", Subtype: "api_retry", NoResponse: true},
+			},
+		},
+		{
+			name: "system lines that end or hand over a turn",
+			in: `{"type":"system","subtype":"turn_preempted","reason":"rapid_followup","preempted_by_uuid":"u"}` + "\n" +
+				`{"type":"system","subtype":"session_state_changed","state":"idle"}` + "\n",
+			want: []Event{
+				{Line: 1, Type: "system", Subtype: "turn_preempted", Reason: "rapid_followup"},
+				{Line: 2, Type: "system", Subtype: "session_state_changed", SessionState: "idle"},
+			},
+		},
+		{
 			name: "last duplicate wins",
 			in:   `{"type":"a","type":"b","message":{"model":"m1"},"model":"m2"}` + "\n",
 			want: []Event{{Line: 1, Type: "b", Model: "m2"}},
@@ -294,9 +341,15 @@ func TestDecoderCaps(t *testing.T) {
 	if e := evs[2].Errors; len(e) != MaxListItems || e[0] != "e" {
 		t.Errorf("errors: %d kept, want %d", len(e), MaxListItems)
 	}
+	// A configuration file's path is cut at PATH_MAX, and says so.
+	longPath := "/" + strings.Repeat("d/", MaxShortBytes)
+	evs = decodeAll(t, strings.NewReader(`{"type":"result","invalid_config_file":{"path":"`+longPath+`"}}`))
+	if p := evs[0].InvalidConfigFile; len(p.Path) != MaxShortBytes || !p.PathTruncated || !strings.HasPrefix(longPath, p.Path) {
+		t.Errorf("config path: %d bytes, truncated %v", len(p.Path), p.PathTruncated)
+	}
 	// Short values are not flagged.
 	evs = decodeAll(t, strings.NewReader(`{"type":"result","result":"ok","message":{"content":[{"type":"tool_use","input":{}}]}}`))
-	if evs[0].ResultTruncated || evs[0].ToolUses[0].InputTruncated || evs[0].ToolUses[0].Input != "{}" {
+	if evs[0].ResultTruncated || evs[0].ToolUses[0].InputTruncated || evs[0].ToolUses[0].Input != "{}" || evs[0].InvalidConfigFile.PathTruncated {
 		t.Errorf("short values flagged as truncated: %+v", evs[0])
 	}
 }

@@ -50,6 +50,19 @@ type MCPServer struct {
 	Status string // connected, failed, pending, needs-auth, ...
 }
 
+// ConfigFile is a start-up failure's invalid_config_file (2.1.332,
+// startup_failure_reason config_file_invalid): the configuration file
+// that is not valid JSON, and the backup the CLI's message names.
+type ConfigFile struct {
+	Path string
+	// PathTruncated says Path was longer than MaxShortBytes and is cut.
+	PathTruncated bool
+	// IsGlobal: the CLI's global config file (~/.claude.json), the only
+	// one with backups.
+	IsGlobal   bool
+	BackupPath string
+}
+
 // Kind says whether a line could be decoded at all.
 type Kind int
 
@@ -121,6 +134,33 @@ type Event struct {
 	TotalCostUSD    float64
 	// ContextWindow is the largest modelUsage.*.contextWindow, 0 when absent.
 	ContextWindow int64
+	// NumTurns is num_turns, the model round-trips of the turn (both
+	// versions; 0 on a turn the model never saw: a local command, a start-up
+	// failure). HasNumTurns tells 0 from a line without one.
+	NumTurns    int
+	HasNumTurns bool
+
+	// Result fields of 2.1.332 that bear on how the run ended
+	// (docs/design.md §F37). ResultIndex is result_index: how many results
+	// the process wrote before this one, so a gap means one was lost;
+	// HasResultIndex tells 0 from absent (2.1.197 has none).
+	ResultIndex    int
+	HasResultIndex bool
+	// QueuedTurnCount is queued_turn_count: user sends still queued when
+	// the result was written; above 0 another turn and result follow.
+	QueuedTurnCount int
+	// ResumeReason is resume_reason: the turn re-ran one a worker restart
+	// interrupted (interrupted_turn, or the host's CLAUDE_CODE_RESUME_REASON).
+	ResumeReason string
+	// APIErrorCode is api_error_code (results and assistant lines): the
+	// server's own error code, when it is an identifier.
+	APIErrorCode string
+	// StartupFailureReason is startup_failure_reason: why the CLI refused
+	// to start (config_file_invalid, proxy_invalid, cwd_unavailable, ...),
+	// on the zeroed error_during_execution result it writes before exiting.
+	StartupFailureReason string
+	// InvalidConfigFile is invalid_config_file (with config_file_invalid).
+	InvalidConfigFile ConfigFile
 
 	// api_retry fields.
 	Attempt      int
@@ -129,6 +169,20 @@ type Event struct {
 	ErrorStatus  int
 	// Error is api_retry's "error" or an assistant line's top-level "error".
 	Error string
+	// NoResponse is api_retry's no_response (2.1.332): the API sent no
+	// response headers within the CLI's first-byte window, and the CLI
+	// asks again. NoResponseWaitedMS is how long the failed request waited
+	// for them, NoResponseRetryWaitMS how long the retry will.
+	NoResponse            bool
+	NoResponseWaitedMS    float64
+	NoResponseRetryWaitMS float64
+
+	// Reason is a system line's reason: turn_preempted's (rapid_followup),
+	// worker_shutting_down's. SessionState is session_state_changed's state
+	// (idle, running, requires_action; 2.1.332, only with
+	// CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS).
+	Reason       string
+	SessionState string
 
 	// rate_limit_event fields (rate_limit_info).
 	RateLimitStatus string

@@ -28,6 +28,8 @@ const (
 	ctxResultPart    // .message.content[i].content[j]
 	ctxMCPServers    // .mcp_servers (init)
 	ctxMCPServer     // .mcp_servers[i]
+	ctxNoResponse    // .no_response (api_retry, 2.1.332)
+	ctxConfigFile    // .invalid_config_file (a start-up failure's result, 2.1.332)
 )
 
 // field names the value about to be parsed.
@@ -116,6 +118,21 @@ const (
 	fMCPServer
 	fMCPName
 	fMCPStatus
+	fNumTurns            // a result's num_turns
+	fResultIndex         // a result's result_index (2.1.332)
+	fQueuedTurns         // a result's queued_turn_count (2.1.332)
+	fResumeReason        // a result's resume_reason (2.1.332)
+	fAPIErrorCode        // a result's or assistant line's api_error_code (2.1.332)
+	fStartupFailure      // a result's startup_failure_reason (2.1.332)
+	fConfigFile          // a result's invalid_config_file
+	fConfigPath          // its path
+	fConfigGlobal        // its is_global
+	fConfigBackup        // its backup_path
+	fNoResponse          // api_retry's no_response
+	fNoResponseWaited    // its waited_ms
+	fNoResponseRetryWait // its retry_wait_ms
+	fReason              // a system line's reason (turn_preempted, worker_shutting_down)
+	fSessionState        // session_state_changed's state
 )
 
 func elemField(c ctx) field {
@@ -184,6 +201,10 @@ func childCtx(f field, arr bool) ctx {
 		return ctxResultPart
 	case fMCPServer:
 		return ctxMCPServer
+	case fNoResponse:
+		return ctxNoResponse
+	case fConfigFile:
+		return ctxConfigFile
 	}
 	return ctxSkip
 }

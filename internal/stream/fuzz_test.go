@@ -34,6 +34,8 @@ func addTranscriptSeeds(f *testing.F) {
 		`{"type":"system","subtype":"api_retry","attempt":1e7,"max_retries":-1,"retry_delay_ms":1e19,"error_status":4290}`,
 		`{"type":"assistant","message":{"usage":{"input_tokens":1000000000000000000000000000000000000000000000000000000000000000000000}}}`,
 		`{"type":"result","total_cost_usd":0.5,"total_cost_usd":1e308,"usage":{"input_tokens":1e3,"output_tokens":2.0}}`,
+		`{"type":"result","num_turns":-1,"result_index":1e10,"queued_turn_count":1.5,"startup_failure_reason":"config_file_invalid","invalid_config_file":{"path":"/p","is_global":true}}`,
+		`{"type":"system","subtype":"api_retry","no_response":{"waited_ms":-5,"retry_wait_ms":1e300},"no_response":{"waited_ms":1}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -296,6 +298,11 @@ func checkNumbers(t *testing.T, line []byte, ev Event) {
 	if ev.ResetsAt != 0 {
 		in("resetsAt", float64(ev.ResetsAt), MinResetsAt, MaxResetsAt)
 	}
+	in("num_turns", float64(ev.NumTurns), 0, MaxCount)
+	in("result_index", float64(ev.ResultIndex), 0, MaxCount)
+	in("queued_turn_count", float64(ev.QueuedTurnCount), 0, MaxCount)
+	in("no_response.waited_ms", ev.NoResponseWaitedMS, 0, MaxRetryDelayMS)
+	in("no_response.retry_wait_ms", ev.NoResponseRetryWaitMS, 0, MaxRetryDelayMS)
 	if len(ev.Rejected) == 0 {
 		return
 	}

@@ -13,8 +13,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.golden from the decoder's output")
 
+// goldenPath is testdata/golden/NAME.golden, or testdata/golden/VERSION/NAME.golden
+// for a transcript of a version's folder.
 func goldenPath(transcript string) string {
-	return filepath.Join("testdata", "golden", strings.TrimSuffix(filepath.Base(transcript), ".jsonl")+".golden")
+	name := strings.TrimSuffix(filepath.Base(transcript), ".jsonl") + ".golden"
+	if dir := filepath.Base(filepath.Dir(transcript)); dir != "" && dir[0] >= '0' && dir[0] <= '9' {
+		return filepath.Join("testdata", "golden", dir, name)
+	}
+	return filepath.Join("testdata", "golden", name)
 }
 
 func TestGolden(t *testing.T) {
@@ -144,6 +150,10 @@ func TestTranscriptFacts(t *testing.T) {
 	check("bg first result origin", results[0].OriginKind, "")
 	check("bg second result origin", results[1].OriginKind, "task-notification")
 	check("bg second result text", results[1].Result, "The background build finished: BUILD-OK.")
+	// §F37: a process numbers its results; the second says 1.
+	check("bg result_index", [4]any{results[0].HasResultIndex, results[0].ResultIndex, results[1].HasResultIndex, results[1].ResultIndex},
+		[4]any{true, 0, true, 1})
+	check("bg num_turns", [2]int{results[0].NumTurns, results[1].NumTurns}, [2]int{2, 1})
 	// 2.1.330: a later result's usage counts only the turns since the
 	// previous result (modelUsage holds the total), while total_cost_usd is
 	// the session's so far: summing costs over results counts twice.

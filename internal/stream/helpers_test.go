@@ -11,13 +11,15 @@ import (
 	"testing"
 )
 
-// transcripts lists the recorded CLI streams and this package's own
-// edge-case streams; each has a golden file.
+// transcripts lists the recorded CLI streams (those of a version's folder
+// too) and this package's own edge-case streams; each has a golden file.
 func transcripts(t testing.TB) []string {
 	t.Helper()
 	var paths []string
-	for _, dir := range []string{"../../testdata/transcripts", "testdata"} {
-		m, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	// A version's own folder (testdata/transcripts/2.1.332/) holds what
+	// scripts/record-transcripts.sh recorded of that CLI.
+	for _, pattern := range []string{"../../testdata/transcripts/*.jsonl", "../../testdata/transcripts/[0-9]*/*.jsonl", "testdata/*.jsonl"} {
+		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
 		}

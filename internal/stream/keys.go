@@ -26,6 +26,22 @@ func keyField(c ctx, key []byte) field {
 		return originKey(key)
 	case ctxMCPServer:
 		return mcpServerKey(key)
+	case ctxNoResponse:
+		switch string(key) {
+		case "waited_ms":
+			return fNoResponseWaited
+		case "retry_wait_ms":
+			return fNoResponseRetryWait
+		}
+	case ctxConfigFile:
+		switch string(key) {
+		case "path":
+			return fConfigPath
+		case "is_global":
+			return fConfigGlobal
+		case "backup_path":
+			return fConfigBackup
+		}
 	case ctxEvent:
 		return eventKey(key)
 	case ctxEventBlock:
@@ -125,6 +141,34 @@ func topKey(key []byte) field {
 		return fHookOutcome
 	case "mcp_servers":
 		return fMCPServers
+	}
+	return outcomeKey(key)
+}
+
+// outcomeKey: the top-level keys that bear on how a turn or a run ended
+// (docs/design.md §F37), apart so that topKey stays a readable table.
+func outcomeKey(key []byte) field {
+	switch string(key) {
+	case "num_turns":
+		return fNumTurns
+	case "result_index":
+		return fResultIndex
+	case "queued_turn_count":
+		return fQueuedTurns
+	case "resume_reason":
+		return fResumeReason
+	case "api_error_code":
+		return fAPIErrorCode
+	case "startup_failure_reason":
+		return fStartupFailure
+	case "invalid_config_file":
+		return fConfigFile
+	case "no_response":
+		return fNoResponse
+	case "reason":
+		return fReason
+	case "state":
+		return fSessionState
 	}
 	return fNone
 }

@@ -30,7 +30,9 @@ func (d *Decoder) stringCap(f field) int {
 	case fType, fSubtype, fSessionID, fParentToolUseID, fModel, fTerminalReason, fError,
 		fRLStatus, fRLType, fRLErrorCode, fAPIError, fEventType, fEventBlockType, fEventBlockName, fEventDeltaType, fBlockType, fBlockID, fBlockName, fBlockToolUseID,
 		fVersion, fTaskID, fToolUseID, fStatus, fTaskType, fOutputFile, fSummary, fOriginKind, fPartType,
-		fHookID, fHookName, fHookEvent, fHookOutcome:
+		fHookID, fHookName, fHookEvent, fHookOutcome,
+		fResumeReason, fAPIErrorCode, fStartupFailure, fReason, fSessionState,
+		fConfigPath, fConfigBackup: // 4 KiB: Linux's PATH_MAX
 		return MaxShortBytes
 	}
 	return 0
@@ -99,6 +101,20 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 		ev.HookEvent = s
 	case fHookOutcome:
 		ev.HookOutcome = s
+	case fResumeReason:
+		ev.ResumeReason = s
+	case fAPIErrorCode:
+		ev.APIErrorCode = s
+	case fStartupFailure:
+		ev.StartupFailureReason = s
+	case fReason:
+		ev.Reason = s
+	case fSessionState:
+		ev.SessionState = s
+	case fConfigPath:
+		ev.InvalidConfigFile.Path, ev.InvalidConfigFile.PathTruncated = s, trunc
+	case fConfigBackup:
+		ev.InvalidConfigFile.BackupPath = s
 	case fTaskItemID:
 		d.task.ID = s
 	case fTaskItemType:
@@ -138,6 +154,8 @@ func (d *Decoder) setBool(f field, v bool) {
 		d.tr.isError = v
 	case fRLUsingOverage:
 		d.ev.RateLimitUsingOverage = v
+	case fConfigGlobal:
+		d.ev.InvalidConfigFile.IsGlobal = v
 	}
 }
 
@@ -159,6 +177,12 @@ func (d *Decoder) opened(c ctx) {
 		d.ev.MCPServers = nil // a repeated key replaces the list
 	case ctxMCPServer:
 		d.mcp = MCPServer{}
+	case ctxNoResponse:
+		// Its presence is the fact (the API sent no headers); a repeated
+		// key replaces it, as encoding/json would.
+		d.ev.NoResponse, d.ev.NoResponseWaitedMS, d.ev.NoResponseRetryWaitMS = true, 0, 0
+	case ctxConfigFile:
+		d.ev.InvalidConfigFile = ConfigFile{}
 	}
 }
 

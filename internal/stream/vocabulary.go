@@ -25,7 +25,11 @@ func knownSystemSubtype(s string) bool {
 		"hook_started", "hook_progress", "hook_response",
 		"task_started", "task_progress", "task_updated", "task_notification",
 		"background_tasks_changed", "files_persisted", "local_command_output", "elicitation_complete",
-		"thinking_tokens", "model_refusal_no_fallback", "memory_recall":
+		"thinking_tokens", "model_refusal_no_fallback", "memory_recall",
+		// 2.1.332's lines that end, hand over or describe a turn (read from
+		// its code, docs/design.md §F37).
+		"turn_preempted", "turn_handoff_available", "session_state_changed", "worker_shutting_down",
+		"session_writes_lost", "turn_duration", "agents_killed":
 		return true
 	}
 	return false
