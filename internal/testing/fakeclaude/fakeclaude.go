@@ -169,6 +169,12 @@ func (c *child) play() {
 		c.end(proc.Exit{Code: -1, Signal: syscall.SIGKILL})
 	case testchild.Killed:
 		c.end(proc.Exit{Code: -1, Signal: syscall.SIGKILL})
+	case testchild.Dies:
+		<-c.stop
+		for _, l := range c.script.LastWords {
+			c.print(testchild.InSession(l, c.session) + "\n")
+		}
+		c.end(proc.Exit{Code: 143})
 	default:
 		c.end(proc.Exit{Code: c.script.Code})
 	}

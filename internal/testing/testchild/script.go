@@ -33,6 +33,9 @@ const (
 	Blocks                 // wait, silent, until stopped (SIGTERM ends it)
 	Ignores                // wait, silent, ignoring SIGTERM: only SIGKILL ends it
 	Killed                 // die by SIGKILL, as the OOM killer would
+	// Dies: wait, silent, until SIGTERM, then print Script.LastWords and
+	// exit 143, as 2.1.197 was seen to under load (docs/design.md §D35).
+	Dies
 )
 
 // Script is a scriptable behaviour's output and end.
@@ -40,6 +43,8 @@ type Script struct {
 	Steps []Step
 	End   EndKind
 	Code  int
+	// LastWords are the lines a script that Dies prints after SIGTERM.
+	LastWords []string
 }
 
 // Child is what a script is chosen by: the child's arguments, what it read
@@ -103,6 +108,12 @@ func ScriptOf(b string, c Child) (s Script, ok bool) {
 		s = c.resumeAware()
 	case UsageLimited:
 		s = c.usageLimited()
+	case LastWords:
+		if c.hasArg("--resume") {
+			return printing(c.linesOr(EnvResumed, []string{InitLine, TextLine, Result})), true
+		}
+		s = c.firstLines()
+		s.End, s.LastWords = Dies, c.linesOr(EnvLastWords, nil)
 	default:
 		return Script{}, false
 	}

@@ -79,6 +79,11 @@ const (
 	// UsageLimited is the real CLI (2.1.330) refused by a subscription's
 	// usage limit (usagelimited.go).
 	UsageLimited = "usage-limited"
+	// LastWords prints EnvLines lines of the transcript and waits; on
+	// SIGTERM it prints EnvLastWords (a transcript) and exits 143: a CLI
+	// that goes on for a moment after malarun stopped it. --resume: a
+	// success (or EnvResumed).
+	LastWords = "last-words"
 	// Gated prints EnvLines lines of the transcript, waits until the file
 	// EnvGate exists, then prints the rest and exits EnvExit: a test
 	// decides when the run goes on (after it broke an output, say).
@@ -121,6 +126,9 @@ const EnvBareGrandchild = "MALARUN_FAKE_BARE_GRANDCHILD"
 
 // EnvResumed is the transcript a ResumeAware child replays when resumed.
 const EnvResumed = "MALARUN_FAKE_RESUMED"
+
+// EnvLastWords is the transcript a LastWords child prints after SIGTERM.
+const EnvLastWords = "MALARUN_FAKE_LAST_WORDS"
 
 // Lines the fake child prints, shaped like the real CLI's.
 const (
@@ -233,6 +241,11 @@ func play(sc Script, out *bufio.Writer, session string) int {
 	if sc.End == Ignores {
 		signal.Ignore(syscall.SIGTERM)
 	}
+	var term chan os.Signal
+	if sc.End == Dies {
+		term = make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+	}
 	for _, st := range sc.Steps {
 		time.Sleep(st.Sleep)
 		if st.Stderr != "" {
@@ -250,6 +263,13 @@ func play(sc Script, out *bufio.Writer, session string) int {
 	case Killed:
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		block()
+	case Dies:
+		<-term
+		for _, l := range sc.LastWords {
+			out.WriteString(InSession(l, session) + "\n")
+		}
+		out.Flush()
+		return 143
 	}
 	return sc.Code
 }
