@@ -131,4 +131,3 @@ func callNames(calls []journal.ToolCall) string {
 	}
 	return strings.Join(names, ",")
 }
-
