@@ -6,6 +6,8 @@ type Option func(*config)
 type config struct {
 	steps    []Step
 	sessions map[string][]Step
+	// subagents answers the sub-agents' requests, when set (WithSubagentScript).
+	subagents []Step
 	fallback Step
 	classify func(*Request) Kind
 	idPrefix string
@@ -40,6 +42,16 @@ func WithScript(steps ...Step) Option {
 // script, even once their own is exhausted.
 func WithSessionScript(sessionID string, steps ...Step) Option {
 	return func(c *config) { c.sessions[sessionID] = append(c.sessions[sessionID], steps...) }
+}
+
+// WithSubagentScript answers the requests of the CLI's sub-agents (those
+// with an X-Claude-Code-Agent-Id header, Request.AgentID: a Task or Agent
+// call's, on 2.1.197 and 2.1.332, docs/design.md §F35) from a script of
+// their own, in the order they arrive, whatever their session; the main
+// agent's requests never take from it. Without it every conversation
+// request takes from the session's or the default script, as before.
+func WithSubagentScript(steps ...Step) Option {
+	return func(c *config) { c.subagents = append(c.subagents, steps...) }
 }
 
 // WithFallback replaces the reply served when a script is exhausted (by

@@ -59,6 +59,9 @@ type Request struct {
 	// SessionID is the X-Claude-Code-Session-Id header, or the session_id
 	// inside metadata.user_id when the header is missing.
 	SessionID string
+	// AgentID is the X-Claude-Code-Agent-Id header: the CLI sends it on a
+	// sub-agent's requests ("" for the main agent's; §F35).
+	AgentID string
 	// Stream is whether the body asked for server-sent events.
 	Stream bool
 	Kind   Kind
@@ -267,6 +270,7 @@ func parseRequest(r *http.Request, body []byte, now time.Time) *Request {
 		RawQuery:  r.URL.RawQuery,
 		Header:    r.Header.Clone(),
 		SessionID: r.Header.Get("X-Claude-Code-Session-Id"),
+		AgentID:   r.Header.Get("X-Claude-Code-Agent-Id"),
 		Body:      body,
 	}
 	if len(body) > 0 {

@@ -30,6 +30,7 @@ type stepKind int
 const (
 	stepReply stepKind = iota
 	stepStall
+	stepNoAnswer
 	stepHTTPError
 	stepStreamError
 )
@@ -113,6 +114,13 @@ func Combine(parts ...Step) Step {
 // each stall is announced on [Server.Stalled] and counted by
 // [Server.WaitStalls].
 func Stall() Step { return Step{kind: stepStall} }
+
+// NoAnswer takes the request and never answers it: no headers, no byte,
+// the connection held open until the client gives up or the server
+// closes (a request the API never answers, reported for about 5 % of
+// requests on some accounts: docs/design.md §F36). The hold is counted as
+// a stall ([Server.WaitStalls]).
+func NoAnswer() Step { return Step{kind: stepNoAnswer} }
 
 // HTTPError answers with an HTTP error status and an Anthropic-style JSON
 // error body {"type":"error","error":{"type":errType,"message":message}}.
@@ -275,6 +283,8 @@ func (s Step) String() string {
 	switch s.kind {
 	case stepStall:
 		return "stall"
+	case stepNoAnswer:
+		return "no answer"
 	case stepHTTPError:
 		return fmt.Sprintf("http %d %s", s.status, s.errType)
 	case stepStreamError:

@@ -31,6 +31,9 @@ type Server struct {
 	mu       sync.Mutex
 	def      script
 	sessions map[string]*script
+	// subagents answers sub-agents' requests when hasSubagents.
+	subagents    script
+	hasSubagents bool
 	requests []*Request
 	stalls   []StallInfo
 	changed  chan struct{} // closed and replaced whenever requests or stalls grow
@@ -62,6 +65,8 @@ func New(opts ...Option) *Server {
 		changed:  make(chan struct{}),
 	}
 	s.def.push(cfg.steps...)
+	s.subagents.push(cfg.subagents...)
+	s.hasSubagents = len(cfg.subagents) > 0
 	for id, steps := range cfg.sessions {
 		s.EnqueueSession(id, steps...)
 	}
@@ -210,8 +215,8 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, req *Requ
 		if ev.messageStart(rep) == nil {
 			_ = ev.errorEvent(step.errType, step.errMsg)
 		}
-	case stepStall:
-		if req.Stream {
+	case stepStall, stepNoAnswer:
+		if req.Stream && step.kind == stepStall {
 			ev := startEvents(w)
 			if ev.messageStart(rep) != nil {
 				return
@@ -238,7 +243,7 @@ func (s *Server) answerLocked(req *Request, step Step, rec *Reply) (Step, reply)
 			step, responded = s.cfg.responder(req)
 		}
 		if !responded {
-			step, rec.Exhausted = s.nextStepLocked(req.SessionID)
+			step, rec.Exhausted = s.nextStepLocked(req)
 		}
 	}
 	rep := s.resolveLocked(step, req)
@@ -247,6 +252,8 @@ func (s *Server) answerLocked(req *Request, step Step, rec *Reply) (Step, reply)
 		rec.Step = req.Kind.String() + ": " + rec.Step
 	}
 	switch {
+	case step.kind == stepNoAnswer:
+		rec.Status = 0 // nothing is ever sent
 	case step.kind == stepHTTPError:
 		rec.Status = step.status
 	case step.kind == stepStreamError && !req.Stream:
@@ -320,9 +327,12 @@ func (s *Server) notifyLocked() {
 // nextStepLocked picks the step for a conversation request of session id:
 // from the session's own script if it has one, else from the default one;
 // the fallback when that is exhausted.
-func (s *Server) nextStepLocked(id string) (step Step, exhausted bool) {
-	q := &s.def
-	if sq, ok := s.sessions[id]; ok && id != "" {
+func (s *Server) nextStepLocked(req *Request) (step Step, exhausted bool) {
+	q, id := &s.def, req.SessionID
+	switch sq, ok := s.sessions[id]; {
+	case req.AgentID != "" && s.hasSubagents:
+		q = &s.subagents
+	case ok && id != "":
 		q = sq
 	}
 	if st, ok := q.next(); ok {
