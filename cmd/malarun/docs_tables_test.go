@@ -13,6 +13,7 @@ import (
 	"github.com/malarun/malarun/internal/event"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/supervisor"
 )
 
 // The reference pages in docs/ hold the tables a user comes back for. A
@@ -162,8 +163,11 @@ func TestPhasesAndCLIVarsHaveRows(t *testing.T) {
 	for _, p := range attempt.Phases() {
 		want["phase "+p.String()] = []string{"| `" + p.String() + "` |"}
 	}
-	for _, v := range attempt.CLIVars() {
-		want["variable "+v.Name] = []string{"| `" + v.Name + "` | `" + v.Value + "` |"}
+	for _, v := range attempt.CLIVars(attempt.Limits{Subagent: supervisor.DefaultSubagentTimeout}) {
+		want["variable "+v.Name] = []string{"| `" + v.Name + "` | " + v.Doc + " |"}
+		if !strings.Contains(v.Doc, "`"+v.Value+"`") {
+			t.Errorf("%s's documented value %s is not the default's %s", v.Name, v.Doc, v.Value)
+		}
 	}
 	if missing := missingRows(rows, want); len(missing) > 0 {
 		t.Errorf("docs/configuration.md has no row for %v", missing)

@@ -35,24 +35,27 @@ var agentLimits = Limits{Idle: 3 * time.Minute, FirstByte: 45 * time.Second, Sub
 
 // A sub-agent is judged on its own lines: while it works, the main agent
 // that waits on it is not judged at all, and a sub-agent that falls silent
-// after its prompt is a hang at subagent_timeout, named as its own, with
-// its call cut off (2.1.197 runs it inside the call).
+// after its prompt, when the CLI does not end it at subagent_timeout
+// itself, is a hang at tool_input_timeout plus subagent_timeout, named as
+// its own, with its call cut off (2.1.197 runs it inside the call).
 func TestASubAgentIsJudgedOnItsOwnLines(t *testing.T) {
 	s := runCase(t, machineCase{name: "2.1.197: a foreground agent dies after its prompt", lim: agentLimits, final: StopHang, cut: []string{"toolu_1"}, steps: []step{
 		{at: 0, in: line(lInit), wake: 45 * time.Second},
 		{at: 1 * time.Second, in: line(lMsgStart)},
 		{at: 1 * time.Second, in: line(lAgentCall), wake: 1*time.Second + 15*time.Minute},
-		{at: 1 * time.Second, in: line(lAgentFg), wake: 1*time.Second + 2*time.Minute},
+		// The main agent's reply is still open: idle_timeout for it.
+		{at: 1 * time.Second, in: line(lAgentFg), wake: 1*time.Second + 3*time.Minute},
 		{at: 1 * time.Second, in: line(lBlockStop)},
-		{at: 2 * time.Second, in: line(lSubPrompt), wake: 2*time.Second + 2*time.Minute},
-		{at: 2 * time.Second, in: line(lMsgDelta), wake: 2*time.Second + 2*time.Minute},
-		{at: 2 * time.Second, in: line(lMsgStop), wake: 2*time.Second + 2*time.Minute},
-		{at: 2*time.Second + 2*time.Minute, in: wakeUp, stop: StopHang},
+		{at: 2 * time.Second, in: line(lSubPrompt), wake: 1*time.Second + 3*time.Minute},
+		{at: 2 * time.Second, in: line(lMsgDelta), wake: 2*time.Second + 3*time.Minute},
+		// The reply is over: the main agent only waits on its sub-agent.
+		{at: 2 * time.Second, in: line(lMsgStop), wake: 2*time.Second + 12*time.Minute},
+		{at: 2*time.Second + 12*time.Minute, in: wakeUp, stop: StopHang},
 	}})
-	if _, reason := hangEnding(s); !strings.HasPrefix(reason, "no output for 2m0s while the sub-agent «sub task» wrote its next message (claude prints a sub-agent's messages only whole) (subagent_timeout)") {
+	if _, reason := hangEnding(s); !strings.HasPrefix(reason, "no output for 12m0s while the sub-agent «sub task» wrote its next message (claude prints a sub-agent's messages only whole) (tool_input_timeout and subagent_timeout") {
 		t.Errorf("reason %q", reason)
 	}
-	if s.HangPhase().Phase != PhaseSubagent || s.HangSilence() != 2*time.Minute {
+	if s.HangPhase().Phase != PhaseSubagent || s.HangSilence() != 12*time.Minute {
 		t.Errorf("phase %v after %v", s.HangPhase(), s.HangSilence())
 	}
 }
@@ -64,12 +67,12 @@ func TestAHealthySubAgentRunsItsTools(t *testing.T) {
 	runCase(t, machineCase{lim: agentLimits, final: StopExited, steps: []step{
 		{at: 0, in: line(lAgentCall)},
 		{at: 0, in: line(lAgentFg)},
-		{at: 0, in: line(lSubPrompt), wake: 2 * time.Minute},
-		{at: 1 * time.Second, in: line(lSubProgress), wake: 1*time.Second + 2*time.Minute},
+		{at: 0, in: line(lSubPrompt), wake: 12 * time.Minute},
+		{at: 1 * time.Second, in: line(lSubProgress), wake: 1*time.Second + 12*time.Minute},
 		{at: 2 * time.Second, in: line(lSubBash), wake: 2*time.Second + 15*time.Minute},
 		{at: 3 * time.Minute, in: wakeUp},
-		{at: 4 * time.Minute, in: line(lSubBashDone), wake: 6 * time.Minute},
-		{at: 5 * time.Minute, in: line(lSubAnswer), wake: 7 * time.Minute},
+		{at: 4 * time.Minute, in: line(lSubBashDone), wake: 16 * time.Minute},
+		{at: 5 * time.Minute, in: line(lSubAnswer), wake: 17 * time.Minute},
 		{at: 5 * time.Minute, in: line(lAgentDone), wake: 5*time.Minute + 3*time.Minute},
 		{at: 5 * time.Minute, in: line(lAgentResult), wake: 5*time.Minute + 45*time.Second},
 		{at: 5 * time.Minute, in: line(lRequesting), wake: 5*time.Minute + 45*time.Second},
@@ -87,15 +90,15 @@ func TestAHealthySubAgentRunsItsTools(t *testing.T) {
 func TestABackgroundSubAgent(t *testing.T) {
 	healthy := []step{
 		{at: 0, in: line(lAgentCall)},
-		{at: 0, in: line(lAgentBg), running: 1, started: 1, wake: 2 * time.Minute},
+		{at: 0, in: line(lAgentBg), running: 1, started: 1, wake: 12 * time.Minute},
 		{at: 0, in: line(lAgentLaunched), running: 1},
 		{at: 0, in: line(lRequesting), running: 1, wake: 45 * time.Second},
 		{at: 1 * time.Second, in: line(lMsgStart), running: 1},
 		{at: 1 * time.Second, in: line(lMainText), running: 1},
-		{at: 1 * time.Second, in: line(lMsgStop), running: 1, wake: 2 * time.Minute},
+		{at: 1 * time.Second, in: line(lMsgStop), running: 1, wake: 12 * time.Minute},
 		{at: 1 * time.Minute, in: line(lSubBash), running: 1, wake: time.Minute + 15*time.Minute},
-		{at: 5 * time.Minute, in: line(lSubBashDone), running: 1, wake: 7 * time.Minute},
-		{at: 6 * time.Minute, in: line(lSubAnswer), running: 1, wake: 8 * time.Minute},
+		{at: 5 * time.Minute, in: line(lSubBashDone), running: 1, wake: 17 * time.Minute},
+		{at: 6 * time.Minute, in: line(lSubAnswer), running: 1, wake: 18 * time.Minute},
 		{at: 6 * time.Minute, in: line(lAgentDone), finished: 1, wake: 6*time.Minute + 3*time.Minute},
 		{at: 6 * time.Minute, in: line(initLine)},
 		{at: 6 * time.Minute, in: line(lMainText)},

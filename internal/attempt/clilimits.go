@@ -23,18 +23,29 @@ import (
 // CLIVar is one variable malarun sets for the CLI.
 type CLIVar struct {
 	Name, Value string
-	// Why is what it changes, for the documentation.
-	Why string
+	// Doc is the value as the documentation gives it (Value, or where it
+	// comes from); Why is what it changes.
+	Doc, Why string
 }
 
-// CLIVars are the variables malarun sets for the CLI, unless the
-// environment it was given sets them already (the user's value wins; an
-// empty one is unset).
-func CLIVars() []CLIVar {
+// CLIVars are the variables malarun sets for the CLI, for an attempt with
+// limits lim, unless the environment it was given sets them already (the
+// user's value wins; an empty one is unset).
+//
+// One turns a limit of the CLI's on rather than off: its limit on a
+// sub-agent whose stream is silent (CLAUDE_ASYNC_AGENT_STALL_TIMEOUT_MS,
+// both pinned CLIs, §F35). The CLI sees a sub-agent's stream, which it
+// never prints, so it judges a sub-agent better than malarun can; malarun
+// gives it subagent_timeout (600 s is what it takes with the stream
+// watchdog off) and keeps its own, longer, allowance as the backstop.
+func CLIVars(lim Limits) []CLIVar {
+	stall := lim.subagentStall()
 	return []CLIVar{
-		{"CLAUDE_ENABLE_STREAM_WATCHDOG", "0", "the CLI's event watchdog (300 s without an event, at the least) would abandon a healthy stream that malarun allows longer, such as a tool call's input"},
-		{"CLAUDE_ENABLE_BYTE_WATCHDOG", "0", "the CLI's byte watchdog (180 s without a byte) likewise; off, it also makes no heartbeat pings"},
-		{"API_FORCE_IDLE_TIMEOUT", "0", "the runtime's own 5-minute limit on a connection that sends nothing, which is on once the byte watchdog is off"},
+		{"CLAUDE_ENABLE_STREAM_WATCHDOG", "0", "`0`", "the CLI's event watchdog (300 s without an event, at the least) would abandon a healthy stream that malarun allows longer, such as a tool call's input"},
+		{"CLAUDE_ENABLE_BYTE_WATCHDOG", "0", "`0`", "the CLI's byte watchdog (180 s without a byte) likewise; off, it also makes no heartbeat pings (which would keep a dead sub-agent's stream alive to the CLI)"},
+		{"API_FORCE_IDLE_TIMEOUT", "0", "`0`", "the runtime's own 5-minute limit on a connection that sends nothing, which is on once the byte watchdog is off"},
+		{"CLAUDE_ASYNC_AGENT_STALL_TIMEOUT_MS", strconv.FormatInt(stall.Milliseconds(), 10), "`subagent_timeout` in milliseconds (`90000`)",
+			"the CLI's own limit on a sub-agent whose stream sends no event (600 s by default with the stream watchdog off): it sees the sub-agent's stream, which it never prints, and ends the sub-agent itself; its main agent goes on"},
 	}
 }
 
@@ -44,7 +55,7 @@ func CLIVars() []CLIVar {
 // allowance (a tool call's input, as it grows over the run's attempts).
 func CLIEnv(env []string, lim Limits) (out []string, warnings []string) {
 	out = env
-	for _, v := range CLIVars() {
+	for _, v := range CLIVars(lim) {
 		// An empty value is unset: the CLI reads it as its default (on).
 		if cur, _ := environ.Lookup(env, v.Name); strings.TrimSpace(cur) == "" {
 			out = environ.With(out, v.Name, v.Value)

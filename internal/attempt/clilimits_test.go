@@ -12,15 +12,18 @@ import (
 // a user's value wins, with a warning where it gives up sooner than
 // malarun would (docs/design.md §D30).
 func TestCLIEnv(t *testing.T) {
-	lim := Limits{Idle: 3 * time.Minute, Tool: 15 * time.Minute, Text: time.Minute, Thinking: 3 * time.Minute, ToolInput: 15 * time.Minute}
+	lim := Limits{Idle: 3 * time.Minute, Tool: 15 * time.Minute, Text: time.Minute, Thinking: 3 * time.Minute, ToolInput: 15 * time.Minute, Subagent: 90 * time.Second}
 	cases := []struct {
 		name  string
 		env   []string
 		want  map[string]string // values in the CLI's environment
 		warns []string          // what each warning must name, in order
 	}{
-		{"nothing set: all off", []string{"PATH=/bin"},
-			map[string]string{"CLAUDE_ENABLE_STREAM_WATCHDOG": "0", "CLAUDE_ENABLE_BYTE_WATCHDOG": "0", "API_FORCE_IDLE_TIMEOUT": "0", "PATH": "/bin"}, nil},
+		{"nothing set: the stream limits off, the sub-agent's at subagent_timeout", []string{"PATH=/bin"},
+			map[string]string{"CLAUDE_ENABLE_STREAM_WATCHDOG": "0", "CLAUDE_ENABLE_BYTE_WATCHDOG": "0", "API_FORCE_IDLE_TIMEOUT": "0",
+				"CLAUDE_ASYNC_AGENT_STALL_TIMEOUT_MS": "90000", "PATH": "/bin"}, nil},
+		{"the user's sub-agent limit wins", []string{"CLAUDE_ASYNC_AGENT_STALL_TIMEOUT_MS=600000"},
+			map[string]string{"CLAUDE_ASYNC_AGENT_STALL_TIMEOUT_MS": "600000"}, nil},
 		{"the user's off stays, no warning", []string{"CLAUDE_ENABLE_STREAM_WATCHDOG=false"},
 			map[string]string{"CLAUDE_ENABLE_STREAM_WATCHDOG": "false", "CLAUDE_ENABLE_BYTE_WATCHDOG": "0"}, nil},
 		{"the user's watchdog on at its 300 s floor: kept, warned", []string{"CLAUDE_ENABLE_STREAM_WATCHDOG=1", "CLAUDE_STREAM_IDLE_TIMEOUT_MS=1000"},

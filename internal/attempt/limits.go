@@ -24,8 +24,11 @@ type Limits struct {
 	// is larger (first_byte_timeout; zero: Idle). Seen only with
 	// PartialMessages. docs/design.md §D33.
 	FirstByte time.Duration
-	// Subagent bounds a sub-agent's silence while it writes a message the
-	// CLI prints only whole (subagent_timeout; zero: Idle). §D33.
+	// Subagent bounds the silence of a sub-agent's stream
+	// (subagent_timeout): the CLI, which sees that stream, ends a sub-agent
+	// silent that long itself (CLIVars). malarun, which sees only the
+	// sub-agent's whole messages, allows ToolInput more (PhaseSubagent):
+	// the backstop where the CLI does not act. §D33.
 	Subagent time.Duration
 	// PartialMessages: the CLI prints the reply as it streams
 	// (--include-partial-messages), so the main agent's phases are seen.
@@ -109,13 +112,24 @@ func (lim Limits) allowance(p Phase, retryWait time.Duration) time.Duration {
 	case PhaseToolInput:
 		d = or(lim.ToolInput)
 	case PhaseSubagent:
-		d = or(lim.Subagent)
+		d = or(lim.ToolInput) + or(lim.Subagent)
 	case PhaseBlock:
 		d = max(or(lim.Text), or(lim.Thinking), or(lim.ToolInput))
 	default:
 		d = lim.Idle
 	}
 	return doubled(d, lim.Room[p])
+}
+
+// subagentStall is the silence of a sub-agent's stream the CLI is given
+// (CLAUDE_ASYNC_AGENT_STALL_TIMEOUT_MS): subagent_timeout, with the room
+// the run gave sub-agents.
+func (lim Limits) subagentStall() time.Duration {
+	d := lim.Subagent
+	if d <= 0 {
+		d = lim.Idle
+	}
+	return doubled(d, lim.Room[PhaseSubagent])
 }
 
 // FirstByteTokens is the size of request first_byte_timeout is set for:
@@ -172,7 +186,7 @@ func (lim Limits) whose(d Doing) string {
 	case PhaseRetry:
 		return "idle_timeout after the wait the CLI announced"
 	case PhaseSubagent:
-		key = "subagent_timeout"
+		key = "tool_input_timeout and subagent_timeout: claude itself ends a sub-agent whose stream is silent for subagent_timeout"
 	case PhaseText:
 		key = "text_timeout"
 	case PhaseThinking:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
@@ -193,6 +194,11 @@ func (d *attemptDriver) onLine(ev stream.Event) {
 	}
 	stopping := d.m.StopReason() != attempt.StopNone
 	r.logLine(d.log, ev, !stopping)
+	if ev.Type == "system" && ev.Subtype == "task_notification" && ev.Status == "failed" && strings.HasPrefix(ev.Summary, "Agent stalled") {
+		// The CLI's own limit on a silent sub-agent (which malarun sets:
+		// attempt.CLIVars) ended one; its main agent goes on (§D33).
+		d.log.Warn().Str("task", ev.TaskID).Str("why", ev.Summary).Msg("claude ended a sub-agent whose stream was silent for subagent_timeout; its main agent goes on without its work")
+	}
 	pressure := r.observeContext(d.log, ev)
 	eff := d.m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, time.Now())
 	if !stopping {

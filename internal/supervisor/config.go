@@ -130,9 +130,10 @@ const (
 	// A request the API never answers is found within a minute (issue
 	// 46); a large one is allowed more (attempt.FirstByteTokens).
 	DefaultFirstByteTimeout = 45 * time.Second
-	// A sub-agent's whole reply, unseen: 2.1.197 prints nothing of it
-	// until it is whole (§F35).
-	DefaultSubagentTimeout   = 2 * time.Minute
+	// The silence of a sub-agent's stream, which the CLI sees and ends
+	// itself (§F35): a stream dead mid-text is found in a minute and a
+	// half, and thinking gaps of 60-120 s (§F32) mostly pass.
+	DefaultSubagentTimeout   = 90 * time.Second
 	DefaultKillGrace         = 10 * time.Second
 	DefaultShutdownGrace     = 5 * time.Second
 	DefaultResultExitTimeout = 5 * time.Second

@@ -159,14 +159,16 @@ func (r *runner) cliLimits(env []string) []string {
 		// watchdogs are the only ones that know a stream from a tool.
 		return env
 	}
+	// The configuration's limits: the room a run gives a phase grows
+	// malarun's own allowances, not what the CLI is given at the start.
 	lim := attempt.Limits{Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Text: r.cfg.TextTimeout,
-		Thinking: r.cfg.ThinkingTimeout, ToolInput: r.cfg.ToolInputTimeout}
+		Thinking: r.cfg.ThinkingTimeout, ToolInput: r.cfg.ToolInputTimeout, Subagent: r.cfg.SubagentTimeout}
 	out, warns := attempt.CLIEnv(env, lim)
 	for _, w := range warns {
 		r.log.Warn().Str("why", w).Msg("claude's environment sets one of its own stream limits, which gives up on a silent stream sooner than malarun would")
 	}
 	var names []string
-	for _, v := range attempt.CLIVars() {
+	for _, v := range attempt.CLIVars(lim) {
 		names = append(names, v.Name)
 	}
 	if f, name := reach.SettingsSet(out, r.cfg.Cwd, append(names, "CLAUDE_STREAM_IDLE_TIMEOUT_MS")); f != "" && name != "" {

@@ -8,10 +8,10 @@ type config struct {
 	sessions map[string][]Step
 	// subagents answers the sub-agents' requests, when set (WithSubagentScript).
 	subagents []Step
-	fallback Step
-	classify func(*Request) Kind
-	idPrefix string
-	logf     func(format string, args ...any)
+	fallback  Step
+	classify  func(*Request) Kind
+	idPrefix  string
+	logf      func(format string, args ...any)
 	// responder answers chosen conversation requests without the script.
 	responder func(*Request) (Step, bool)
 }

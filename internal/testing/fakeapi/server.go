@@ -34,11 +34,11 @@ type Server struct {
 	// subagents answers sub-agents' requests when hasSubagents.
 	subagents    script
 	hasSubagents bool
-	requests []*Request
-	stalls   []StallInfo
-	changed  chan struct{} // closed and replaced whenever requests or stalls grow
-	nextMsg  int
-	nextTool int
+	requests     []*Request
+	stalls       []StallInfo
+	changed      chan struct{} // closed and replaced whenever requests or stalls grow
+	nextMsg      int
+	nextTool     int
 }
 
 // StallInfo tells that a [Stall] step began: message_start has been sent
