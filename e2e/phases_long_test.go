@@ -113,3 +113,47 @@ func TestLongTheCLIsOwnFallbackIsNotKilled(t *testing.T) {
 		t.Errorf("%d attempts, %d streamed and %d non-streaming requests, want 1 attempt and the CLI's one fallback", n, streamed, whole)
 	}
 }
+
+// A request the API never answers, after a tool call in a small context,
+// costs at most 90 s from the run's start to its end (issue 46): the
+// first byte's allowance (45 s) finds it, and the session is resumed.
+func TestLongRequestNeverAnsweredAtTheDefaults(t *testing.T) {
+	requireLong(t)
+	e := newEnv(t, fakeapi.Bash("echo looked"), fakeapi.NoAnswer(), fakeapi.Text("Answered on the resume."))
+	r := e.run()
+	r.wantCode(t, 0)
+	if r.took > 90*time.Second {
+		t.Errorf("the run took %v, want at most 90s", r.took)
+	}
+	t.Logf("a request never answered, finished in %v", r.took)
+}
+
+// A sub-agent's stream that dies mid-text right after it starts is ended
+// by claude itself at subagent_timeout (1m30s), and the run is done
+// within 2 minutes of its start on both pinned CLIs (issue 46: 2 minutes
+// on 2.1.332, 3 on 2.1.197; 181 s and more than 420 s before).
+func TestLongSubagentStallAtTheDefaults(t *testing.T) {
+	requireLong(t)
+	e := agentEnv(t, fakeapi.Text("The build is broken because the cache is stale.").WithPace(fakeapi.Pace{StallAfter: 1, Ping: 30 * time.Second}))
+	e.waitLimit = 6 * time.Minute
+	r := e.run()
+	r.wantCode(t, 0)
+	if r.took > 2*time.Minute {
+		t.Errorf("the run took %v, want at most 2m", r.took)
+	}
+	t.Logf("a sub-agent stalled mid-text, finished in %v", r.took)
+}
+
+// A healthy sub-agent whose Bash call runs 4 minutes is never killed.
+func TestLongSubagentBashOf4MinutesAtTheDefaults(t *testing.T) {
+	requireLong(t)
+	e := agentEnv(t, fakeapi.ToolUse("Bash", map[string]any{"command": "echo started && sleep 240 && echo finished", "timeout": 300000}),
+		fakeapi.Text("The build passed."))
+	e.waitLimit = 10 * time.Minute
+	r := e.run()
+	r.wantCode(t, 0)
+	if n := r.logCount("attempt started"); n != 1 || strings.Contains(r.stderr, "hang detected") || strings.Contains(r.stderr, "claude ended a sub-agent") {
+		t.Errorf("%d attempts; a healthy sub-agent was taken for a dead one:\n%s", n, r.stderr)
+	}
+	t.Logf("a sub-agent's 4-minute Bash call, finished in %v", r.took)
+}

@@ -63,11 +63,25 @@ func (s *State) fold(p Policy, e Ended) {
 	}
 	s.Checkpointing = false
 	s.Talked = s.Talked || e.Talked
-	if e.Ending == attempt.Hang && e.Hung != nil {
+	firstByte := e.Ending == attempt.Hang && e.Hung != nil && e.Hung.FirstByte
+	switch {
+	case firstByte:
+		// A request never answered is answered at once when asked again
+		// (§F36): only a first byte that hangs twice in a row is a slow
+		// model's, and gets more room; a lost request now and then does
+		// not make every later one wait longer.
+		s.FirstByteHangs++
+		if s.FirstByteHangs >= 2 {
+			s.Room.Grow(e.Hung.Phase)
+		}
+	case e.Ending == attempt.Hang && e.Hung != nil:
 		// A healthy model can be silent there for longer than the
 		// allowance: the next attempt gets more room, so the same kill
 		// does not come on every resume (§D30).
 		s.Room.Grow(e.Hung.Phase)
+	}
+	if !firstByte {
+		s.FirstByteHangs = 0
 	}
 	// The CLI's own sleeps through a usage limit came out of limit_wait.
 	s.LimitWait.Spend(e.CLIWaited)

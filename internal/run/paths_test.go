@@ -93,6 +93,9 @@ func hungIn(p attempt.Phase, what string) func(*Ended) {
 	return func(e *Ended) { e.Hung = &attempt.Doing{Phase: p, What: what} }
 }
 
+// firstByteHang: the attempt hung waiting for a request's first byte.
+func firstByteHang(e *Ended) { e.Hung = &attempt.Doing{Phase: attempt.PhaseWaiting, FirstByte: true} }
+
 func TestRunPaths(t *testing.T) {
 	fiveHour := usagelimit.Limit{RetryAt: t0.Add(30 * time.Second), Type: "five_hour", Waitable: true}
 	credits := usagelimit.Limit{Type: "overage", Reason: "the account needs credits"}
@@ -136,6 +139,26 @@ func TestRunPaths(t *testing.T) {
 				check: func(t *testing.T, s State, a Action) {
 					if s.Room[attempt.PhaseToolInput] != attempt.MaxRoom {
 						t.Errorf("room %v, want the tool input's at MaxRoom", s.Room)
+					}
+				}},
+		}},
+		{"a request never answered gives no room; the same wait hung twice in a row does", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true, firstByteHang), want: "start 2 resume new-0 resume.md",
+				check: func(t *testing.T, s State, a Action) {
+					if s.Room != (attempt.Room{}) {
+						t.Errorf("room %v after one request never answered, want none", s.Room)
+					}
+				}},
+			{ended: ended(attempt.Success, "new-0", true), want: "end success"},
+		}},
+		{"a slow first byte twice in a row", nil, Beginning{FirstAttempt: 1}, []pathStep{
+			{want: "start 1 new new-0 prompt.md"},
+			{ended: ended(attempt.Hang, "new-0", true, firstByteHang), want: "start 2 resume new-0 resume.md"},
+			{ended: ended(attempt.Hang, "new-0", true, firstByteHang), want: "sleep 5s",
+				check: func(t *testing.T, s State, a Action) {
+					if s.Room[attempt.PhaseWaiting] != 1 {
+						t.Errorf("room %v, want the wait doubled once", s.Room)
 					}
 				}},
 		}},

@@ -69,6 +69,9 @@ type State struct {
 	// Room is how many times each phase's allowance of silence is doubled:
 	// attempts of this run were killed there (docs/design.md §D30).
 	Room attempt.Room
+	// FirstByteHangs counts the attempts in a row that hung waiting for a
+	// request's first byte: the second gives the wait room (§D33).
+	FirstByteHangs int
 	// LimitWait is what is spent of limit_wait; LastReset the last reset
 	// waited for (a limit that resets no later is a loop).
 	LimitWait usagelimit.Budget

@@ -232,7 +232,9 @@ type Event struct {
 	TaskType    string
 	Description string // cut to MaxInputBytes
 	OutputFile  string
-	Summary     string
+	// Summary is task_notification's summary, or task_updated's
+	// patch.error (why the task failed: "Agent stalled: ...", §F35).
+	Summary string
 	// Tasks is the tasks list of background_tasks_changed: the whole set of
 	// running tasks, not a change. HasTasks tells an empty list (no task
 	// left) from a line without one.

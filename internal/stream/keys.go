@@ -255,8 +255,11 @@ func taskKey(key []byte) field {
 }
 
 func patchKey(key []byte) field {
-	if string(key) == "status" {
+	switch string(key) {
+	case "status":
 		return fStatus // task_updated carries the new status here
+	case "error":
+		return fSummary // and why it failed ("Agent stalled: ...", §F35)
 	}
 	return fNone
 }

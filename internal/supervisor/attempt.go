@@ -66,6 +66,9 @@ type attemptDriver struct {
 	treeGone          bool
 	// expectingExit: the child was told its exit is expected (ExpectExit).
 	expectingExit bool
+	// stalledAgents are the sub-agents claude ended as stalled, by task
+	// id, said once each.
+	stalledAgents map[string]bool
 }
 
 // runAttempt starts one claude process and supervises it until its stream
@@ -194,9 +197,14 @@ func (d *attemptDriver) onLine(ev stream.Event) {
 	}
 	stopping := d.m.StopReason() != attempt.StopNone
 	r.logLine(d.log, ev, !stopping)
-	if ev.Type == "system" && ev.Subtype == "task_notification" && ev.Status == "failed" && strings.HasPrefix(ev.Summary, "Agent stalled") {
+	if ev.Type == "system" && ev.Status == "failed" && strings.HasPrefix(ev.Summary, "Agent stalled") && !d.stalledAgents[ev.TaskID] {
 		// The CLI's own limit on a silent sub-agent (which malarun sets:
 		// attempt.CLIVars) ended one; its main agent goes on (§D33).
+		// task_updated says it, and 2.1.332's task_notification again.
+		if d.stalledAgents == nil {
+			d.stalledAgents = map[string]bool{}
+		}
+		d.stalledAgents[ev.TaskID] = true
 		d.log.Warn().Str("task", ev.TaskID).Str("why", ev.Summary).Msg("claude ended a sub-agent whose stream was silent for subagent_timeout; its main agent goes on without its work")
 	}
 	pressure := r.observeContext(d.log, ev)
