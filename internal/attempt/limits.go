@@ -122,14 +122,12 @@ func (lim Limits) allowance(p Phase, retryWait time.Duration) time.Duration {
 }
 
 // subagentStall is the silence of a sub-agent's stream the CLI is given
-// (CLAUDE_ASYNC_AGENT_STALL_TIMEOUT_MS): subagent_timeout, with the room
-// the run gave sub-agents.
+// (CLAUDE_ASYNC_AGENT_STALL_TIMEOUT_MS): subagent_timeout.
 func (lim Limits) subagentStall() time.Duration {
-	d := lim.Subagent
-	if d <= 0 {
-		d = lim.Idle
+	if lim.Subagent <= 0 {
+		return lim.Idle
 	}
-	return doubled(d, lim.Room[PhaseSubagent])
+	return lim.Subagent
 }
 
 // FirstByteTokens is the size of request first_byte_timeout is set for:

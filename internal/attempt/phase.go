@@ -40,9 +40,10 @@ const (
 	// wait it announced, then the first byte's allowance.
 	PhaseRetry
 	// PhaseSubagent: a sub-agent writes its next message, which the CLI
-	// prints only whole (subagent_timeout): its request, its first byte,
-	// its thinking, its text and its tool calls' inputs are all one
-	// silence (docs/design.md §D33, §F35).
+	// prints only whole: its request, its first byte, its thinking, its
+	// text and its tool calls' inputs are all one silence to malarun
+	// (tool_input_timeout + subagent_timeout; the CLI itself ends a
+	// sub-agent whose stream is silent for subagent_timeout: §D33, §F35).
 	PhaseSubagent
 )
 
@@ -72,8 +73,12 @@ func Phases() []Phase {
 // any fixed allowance (a long tool input, long thinking, a huge prompt's
 // first token), so the same kill must not come on every resume. Text
 // deltas flow, and tools and hooks have their own bound.
+//
+// A sub-agent's silence does not grow: claude, which sees its stream,
+// judges it (subagent_timeout), and malarun's allowance there is already
+// the longest a healthy message can take plus claude's own (§D33).
 func (p Phase) Grows() bool {
-	return p == PhaseWaiting || p == PhaseThinking || p == PhaseToolInput || p == PhaseBlock || p == PhaseSubagent
+	return p == PhaseWaiting || p == PhaseThinking || p == PhaseToolInput || p == PhaseBlock
 }
 
 // writing reports whether the model is writing a block in this phase.
