@@ -69,7 +69,7 @@ func configKeys() []keySpec {
 			func(s *settings) *time.Duration { return &s.cfg.KillGrace }),
 		durationKey("shutdown_grace", false, "on SIGINT, SIGTERM, SIGHUP or SIGQUIT, time claude gets to stop before it is killed",
 			func(s *settings) *time.Duration { return &s.cfg.ShutdownGrace }),
-		durationKey("session_timeout", true, "bound on the whole run; 0 disables it",
+		durationKey("session_timeout", true, "bound on the whole run, every attempt and wait included (exit 124, resumable); 0 disables it",
 			func(s *settings) *time.Duration { return &s.cfg.SessionTimeout }),
 		durationKey("limit_wait", true, "longest wait, in all, for usage limits to reset before resuming; 0: exit 75 at once",
 			func(s *settings) *time.Duration { return &s.cfg.LimitWait }),

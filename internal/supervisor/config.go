@@ -56,7 +56,8 @@ type Config struct {
 	KillGrace time.Duration
 	// ShutdownGrace bounds how long malarun takes to stop the tree after a shutdown signal.
 	ShutdownGrace time.Duration
-	// SessionTimeout bounds the whole run; 0 disables it.
+	// SessionTimeout bounds the whole run (every attempt and wait of this
+	// invocation); 0 disables it.
 	SessionTimeout time.Duration
 	// LimitWait is the longest malarun sleeps, summed over the run, waiting
 	// for usage limits to reset before it resumes the session; 0: exit 75
@@ -140,9 +141,13 @@ const (
 	// Above the CLI's own 10-minute wait for background agents after the
 	// final turn (docs/design.md §F17), so that the CLI ends its wait first.
 	DefaultBackgroundTimeout = 15 * time.Minute
-	DefaultMaxAttempts       = 10
-	DefaultMaxIdleRetries    = 2
-	DefaultContextThreshold  = 0.90
+	// No stream of lines can keep a run alive for ever (issue 46, §D34): a
+	// model that keeps working, or a CLI that keeps printing what looks
+	// like work, is bounded by a day. Resumable (exit 124).
+	DefaultSessionTimeout   = 24 * time.Hour
+	DefaultMaxAttempts      = 10
+	DefaultMaxIdleRetries   = 2
+	DefaultContextThreshold = 0.90
 	// Five fresh sessions is far more than a well-cut issue needs; beyond
 	// that the task is likely too big for one issue, and each restart costs.
 	DefaultMaxContinuations = 5
@@ -167,6 +172,7 @@ func DefaultConfig() Config {
 		KillGrace:           DefaultKillGrace,
 		ShutdownGrace:       DefaultShutdownGrace,
 		ResultExitTimeout:   DefaultResultExitTimeout,
+		SessionTimeout:      DefaultSessionTimeout,
 		BackgroundTimeout:   DefaultBackgroundTimeout,
 		PartialMessages:     true,
 		MaxAttempts:         DefaultMaxAttempts,
