@@ -14,7 +14,8 @@ import (
 
 // defaults are malarun's default allowances (supervisor.DefaultConfig).
 var defaults = Limits{Idle: 3 * time.Minute, Tool: 15 * time.Minute, Text: time.Minute, Thinking: 3 * time.Minute,
-	ToolInput: 15 * time.Minute, Background: 15 * time.Minute, Linger: 5 * time.Second}
+	ToolInput: 15 * time.Minute, FirstByte: 45 * time.Second, Subagent: 90 * time.Second, PartialMessages: true,
+	Background: 15 * time.Minute, Linger: 5 * time.Second}
 
 // replayTimed feeds a timed recording (testdata/transcripts/phases: "SECONDS
 // JSON" per line) to the machine at the recorded times, waking it whenever
@@ -75,11 +76,50 @@ func TestRecordedStreams(t *testing.T) {
 		// Abandoned by the CLI's own watchdog, then its fallback's: malarun
 		// turns them off; here they were on, and the second request the
 		// CLI retried is a silence of its retry wait.
-		{"2.1.197", "tool-input-310s", StopHang, 601105*time.Millisecond + 3*time.Minute + 603*time.Millisecond, PhaseRetry},
+		{"2.1.197", "tool-input-310s", StopHang, 601105*time.Millisecond + 45*time.Second + 603*time.Millisecond, PhaseRetry},
 	}
 	for _, c := range cases {
 		t.Run(c.version+"/"+c.name, func(t *testing.T) {
 			stop, at, doing := replayTimed(t, filepath.Join("..", "..", "testdata", "transcripts", "phases", c.version, c.name+".timed"), defaults)
+			if stop != c.stop {
+				t.Fatalf("stop %v at %v (%v), want %v", stop, at, doing.Label(), c.stop)
+			}
+			if c.stop == StopHang && (doing.Phase != c.phase || (at-c.at).Abs() > 2*time.Millisecond) {
+				t.Errorf("hang at %v %s, want at %v in %v", at, doing.Label(), c.at, c.phase)
+			}
+		})
+	}
+}
+
+// The recorded sub-agents of both pinned CLIs at malarun's defaults (§F35,
+// §D33): a healthy agent passes, in the foreground and in the background;
+// one whose stream died is ended by the CLI itself (malarun gives it
+// subagent_timeout), which malarun leaves to it; a request never answered
+// is found at first_byte_timeout from its request.
+func TestRecordedSubagentStreams(t *testing.T) {
+	cases := []struct {
+		version, name string
+		stop          StopReason
+		at            time.Duration
+		phase         Phase
+	}{
+		{"2.1.197", "subagent", StopNone, 0, 0},
+		{"2.1.332", "subagent", StopNone, 0, 0},
+		{"2.1.197", "subagent-background", StopNone, 0, 0},
+		{"2.1.332", "subagent-foreground", StopNone, 0, 0},
+		{"2.1.197", "subagent-stall-30s", StopNone, 0, 0},
+		{"2.1.332", "subagent-stall-30s", StopNone, 0, 0},
+		{"2.1.332", "subagent-stall-600s", StopNone, 0, 0},
+		{"2.1.332", "subagent-stall-foreground-50s", StopNone, 0, 0},
+		{"2.1.332", "subagent-retry-529-foreground", StopNone, 0, 0},
+		{"2.1.197", "subagent-bash-timeout", StopNone, 0, 0},
+		{"2.1.332", "subagent-bash-timeout", StopNone, 0, 0},
+		{"2.1.197", "no-answer-api-timeout-45s", StopHang, 2464*time.Millisecond + 45*time.Second, PhaseWaiting},
+		{"2.1.332", "no-answer-api-timeout-45s", StopHang, 1415*time.Millisecond + 45*time.Second, PhaseWaiting},
+	}
+	for _, c := range cases {
+		t.Run(c.version+"/"+c.name, func(t *testing.T) {
+			stop, at, doing := replayTimed(t, filepath.Join("..", "..", "testdata", "transcripts", "subagents", c.version, c.name+".timed"), defaults)
 			if stop != c.stop {
 				t.Fatalf("stop %v at %v (%v), want %v", stop, at, doing.Label(), c.stop)
 			}
