@@ -76,7 +76,10 @@ func Classify(a Ended) (Ending, string) {
 	if log.CutShort {
 		cut = ", its last line cut short"
 	}
-	if log.Succeeded() {
+	switch {
+	case log.Succeeded() && m.TurnsQueued():
+		return Crash, fmt.Sprintf("claude %s with a turn still queued after its last result%s%s", describeExit(a.Exit), cut, stderrSuffix(a.StderrTail))
+	case log.Succeeded():
 		return Crash, fmt.Sprintf("claude %s in a turn that began after its last result, before that turn's result%s%s", describeExit(a.Exit), cut, stderrSuffix(a.StderrTail))
 	}
 	return Crash, fmt.Sprintf("claude %s without a result line%s%s", describeExit(a.Exit), cut, stderrSuffix(a.StderrTail))

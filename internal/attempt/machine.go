@@ -83,6 +83,8 @@ type State struct {
 	// late counts the results read after the stop: they decide nothing
 	// (docs/design.md §D35).
 	late int
+	// queued: the last result said more turns were queued.
+	queued bool
 	// talked: the run has talked to the API (Limits.Talked, or this
 	// attempt's stream showed an answer); probed: a probe was asked for.
 	talked, probed bool
@@ -197,8 +199,13 @@ func (s *State) line(in *Input, now time.Time) Effects {
 // of the last task or hook, whichever was last.
 func (s *State) afterLine(ev *stream.Event, taskEnded bool, now time.Time) {
 	switch {
+	case ev.Type == "result" && ev.QueuedTurnCount > 0:
+		// More turns are queued (2.1.332): this result is no end, and the
+		// model's timers go on until the last one's.
+		s.afterResult, s.queued = false, true
+		s.lingerAt, s.backgroundAt = time.Time{}, time.Time{}
 	case ev.Type == "result":
-		s.afterResult = true
+		s.afterResult, s.queued = true, false
 		s.lingerAt, s.backgroundAt = time.Time{}, time.Time{}
 		if len(s.tasks.running) > 0 {
 			s.backgroundAt = s.afterBackground(now)
@@ -376,6 +383,10 @@ func earliest(a, b time.Time) time.Time {
 func (s *State) ResultStands() bool {
 	return s.lastOK && (s.stopped == StopNone || s.stood)
 }
+
+// TurnsQueued reports whether the last result said more turns were queued
+// (queued_turn_count, 2.1.332): it was no end.
+func (s *State) TurnsQueued() bool { return s.queued }
 
 // LateResults counts the results read after the stop (they decide nothing).
 func (s *State) LateResults() int { return s.late }

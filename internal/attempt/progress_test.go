@@ -193,3 +193,25 @@ func TestLongRetryAnnouncementsAreBounded(t *testing.T) {
 		{at: time.Second + MaxRetryWait + 10*time.Second, in: wakeUp, stop: StopHang},
 	}})
 }
+
+// A result with turns still queued (queued_turn_count, 2.1.332) is no end:
+// the model's timers go on, and a CLI that exits before the queued turn's
+// result ends the attempt as a crash, resumed, not as a success.
+func TestAResultWithTurnsQueuedIsNoEnd(t *testing.T) {
+	lim := Limits{Idle: 10 * time.Second, Tool: time.Minute, Linger: time.Second}
+	queued := stream.Event{Type: "result", Subtype: "success", QueuedTurnCount: 1}
+	s := runCase(t, machineCase{lim: lim, final: StopExited, steps: []step{
+		{at: 1 * time.Second, in: line(queued), wake: 11 * time.Second},
+		{at: 2 * time.Second, in: streamEnd, stop: StopExited},
+	}})
+	if k, why := Classify(Ended{Machine: s, Log: &Log{Result: &queued, SawInit: true}}); k != Crash || !strings.Contains(why, "a turn still queued") {
+		t.Errorf("an exit with a turn queued: %v %q, want a crash", k, why)
+	}
+	runCase(t, machineCase{lim: lim, final: StopLingered, steps: []step{
+		{at: 1 * time.Second, in: line(queued), wake: 11 * time.Second},
+		{at: 2 * time.Second, in: line(lInit)},
+		{at: 3 * time.Second, in: line(textLine)},
+		{at: 4 * time.Second, in: line(okResult), wake: 5 * time.Second},
+		{at: 5 * time.Second, in: wakeUp, stop: StopLingered},
+	}})
+}
