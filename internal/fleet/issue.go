@@ -48,11 +48,15 @@ type Issue struct {
 	Doing        string
 	LastLine     time.Time
 	Rescues      Rescues
+	// HangLost is the time the run's hangs took: from claude's last line
+	// to the next attempt's start, or to the run's end.
+	HangLost time.Duration
 }
 
 // Rescues count what malarun did for the run beyond starting claude.
 type Rescues struct {
-	// Hangs by the phase claude was silent in (text, tool, ...).
+	// Hangs by the phase claude was silent in (text, tool, ...): at most
+	// phasesMax names, the rest counted as "other".
 	Hangs map[string]int
 	// Crashes: attempts that ended without a result (claude died).
 	Crashes int
