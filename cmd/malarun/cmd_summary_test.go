@@ -73,7 +73,7 @@ func TestSummaryOfRealRuns(t *testing.T) {
 			t.Errorf("the text form does not say %q:\n%s", want, text)
 		}
 	}
-	if md := summary("--format", "md", "--since", "1h"); !strings.Contains(md, "| Status | succeeded 2 · stopped 1 |") {
+	if md := summary("--format", "md", "--since", "1h"); !strings.Contains(md, "- **Status**: succeeded 2 · stopped 1\n") {
 		t.Errorf("the Markdown form:\n%s", md)
 	}
 	if old := summary("--since", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)); !strings.Contains(old, "0 issues") {

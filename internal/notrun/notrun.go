@@ -72,14 +72,17 @@ func path(stateDir, file string) string {
 // Write keeps n (its file and reason cut to their bounds) in stateDir,
 // replacing an earlier note of the same file. The note is written whole
 // to a new file and renamed into place, so a reader sees one note or the
-// other; the folder is made 0700 when missing, and refused when it is a
-// link or not a folder.
+// other; the folders are made 0700 when missing, and the notes' refused
+// when it is a link or not a folder.
 func Write(stateDir string, n Note) error {
 	n.File, n.Reason = cut(n.File, fileMax), cut(n.Reason, reasonMax)
 	if n.File == "" {
 		return errors.New("a not-run note needs the prompt file's name")
 	}
 	dir := filepath.Join(stateDir, DirName)
+	if err := os.MkdirAll(stateDir, 0o700); err != nil { // as a run makes it: a fleet may refuse before any runs
+		return err
+	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
