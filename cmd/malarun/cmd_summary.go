@@ -19,6 +19,7 @@ import (
 	"github.com/malarun/malarun/internal/replay"
 	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/timeline"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -203,15 +204,16 @@ func readPrevious(path string) (fleet.Previous, error) {
 // made: a state dir of thousands of damaged issues says so in a count.
 const maxPageErrors = 10
 
-// writeSummaryFolder writes --format html's folder: each issue's show page
-// under issues/, then index.html linking to those that could be made, and
-// the list pages of the issues past the index's.
+// writeSummaryFolder writes --format html's folder: the show pages of the
+// issues to look at first under issues/ (at most fleet.ShowPagesMax: the
+// folder is bounded too), then index.html linking to those that could be
+// made, and the list pages of the issues past the index's.
 // Files are written as malarun writes its state (0600 in 0700 folders,
 // never through a link); an issue whose page cannot be made is said on
 // stderr and left unlinked.
 func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fleet.Summary) error {
-	pages := filepath.Join(opts.out, "issues")
-	if err := os.MkdirAll(pages, 0o700); err != nil {
+	pagesDir := filepath.Join(opts.out, "issues")
+	if err := os.MkdirAll(pagesDir, 0o700); err != nil {
 		return fmt.Errorf("--out %s: %w", opts.out, err)
 	}
 	stateDir := opts.config.settings.cfg.StateDir
@@ -225,7 +227,7 @@ func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fl
 		go func() {
 			defer wg.Done()
 			for issue := range work {
-				err := writeShowPage(stateDir, issue, filepath.Join(pages, issue+".html"))
+				err := writeShowPage(stateDir, issue, filepath.Join(pagesDir, issue+".html"))
 				mu.Lock()
 				if err != nil {
 					if failed++; failed <= maxPageErrors {
@@ -238,11 +240,12 @@ func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fl
 			}
 		}()
 	}
-	for _, r := range s.Rows {
+	pages := fleet.ShowPageOrder(s, fleet.ShowPagesMax)
+	for _, issue := range pages {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- r.Issue
+		work <- issue
 	}
 	close(work)
 	wg.Wait()
@@ -251,6 +254,10 @@ func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fl
 	}
 	if failed > maxPageErrors {
 		fmt.Fprintf(d.stderr, "malarun summary: and no page for %d more issues\n", failed-maxPageErrors)
+	}
+	if left := len(s.Rows) - len(pages); left > 0 {
+		fmt.Fprintf(d.stderr, "malarun summary: %d issues have no page of their own: a summary makes at most %d, those to look at first (malarun show ISSUE --format html makes one)\n",
+			left, fleet.ShowPagesMax)
 	}
 	link := func(issue string) string {
 		if !made[issue] {
@@ -288,11 +295,22 @@ func writePage(path string, write func(io.Writer) error) error {
 	return nil
 }
 
+// maxShowTimeline is the largest timeline whose run gets a page in a
+// summary's folder: a busy real run writes a few MB.
+const maxShowTimeline = 16 << 20
+
 // writeShowPage writes issue's `malarun show --format html` to path.
 func writeShowPage(stateDir, issue, path string) error {
 	src, _, err := showSource(stateDir, showOptions{issueID: issue})
 	if err != nil {
 		return err
+	}
+	// A timeline past what a real run writes (a planted one of hundreds of
+	// thousands of entries) would make a page of tens of MB and take
+	// seconds: the summary leaves it to malarun show.
+	if st, err := os.Lstat(filepath.Join(src.RunDir, timeline.FileName)); err == nil && st.Size() > maxShowTimeline {
+		return fmt.Errorf("its timeline is %d MB, past the %d MB a summary's page reads: malarun show %s --format html makes it",
+			st.Size()>>20, maxShowTimeline>>20, issue)
 	}
 	f, err := statefile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {

@@ -207,3 +207,14 @@ func TestThousandIssuePageReads(t *testing.T) {
 		}
 	}
 }
+
+// The second of two nights, compared with the first: what to act on and
+// what changed come first, and read as the rest does.
+func TestNightOverNightPageReads(t *testing.T) {
+	_, s := twoNights(t)
+	f := measure(t, writeIndex(t, &s), "night-over-night")
+	checkLegible(t, f)
+	if _, _, rows := f.chart(t, "the runs on a time line"); len(rows) != 6 {
+		t.Errorf("row labels %q, want the 6 issues", rows)
+	}
+}

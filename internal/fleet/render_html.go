@@ -41,6 +41,43 @@ const (
 	htmlItems  = 40
 )
 
+// ShowPagesMax is how many issues' own pages (malarun show) a summary's
+// folder holds at most: each is a file, and its run's story can be large,
+// so a state directory of any size makes a folder of bounded size and
+// time. ShowPageOrder says which.
+const ShowPagesMax = 2000
+
+// ShowPageOrder is the issues whose pages a folder holds, at most n: those
+// a person should look at first (what to act on, the runs that ended
+// without success, that run or wait, the slowest and costliest), then the
+// others by id.
+func ShowPageOrder(s *Summary, n int) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(issue string) {
+		if len(out) < n && !seen[issue] {
+			seen[issue] = true
+			out = append(out, issue)
+		}
+	}
+	for _, a := range s.ActOn {
+		for _, is := range a.Issues {
+			add(is)
+		}
+	}
+	for _, g := range s.Ended {
+		for _, is := range g.Issues {
+			add(is)
+		}
+	}
+	for _, rows := range [][]Row{s.Running, s.Waiting, s.Slowest, s.Costliest, s.Rows} {
+		for _, r := range rows {
+			add(r.Issue)
+		}
+	}
+	return out
+}
+
 // ListPage is the file name of the index's list page n (2 and up): the
 // issues past the index's first htmlRows, htmlRows each.
 func ListPage(n int) string { return fmt.Sprintf("list-%d.html", n) }
@@ -149,6 +186,20 @@ func WriteHTML(w io.Writer, s *Summary, link func(issue string) string) error {
 	section("Slowest", s.Slowest, (*Row).rankText)
 	section("Most expensive", s.Costliest, (*Row).rankText)
 	p(`<h2>Every issue</h2>`)
+	unlinked := 0
+	for _, r := range s.Rows {
+		if link(r.Issue) == "" {
+			unlinked++
+		}
+	}
+	if unlinked > 0 {
+		what := fmt.Sprintf("%d issues have", unlinked)
+		if unlinked == 1 {
+			what = "1 issue has"
+		}
+		p(`<p class="dim">%s no page of its own here (a damaged record, or past the %d pages a summary makes, those to look at first): <code>malarun show ISSUE --format html</code> makes one.</p>`,
+			what, ShowPagesMax)
+	}
 	issueTable(b, s, 1, name)
 	p(`</main></body></html>`)
 	return b.Flush()

@@ -3,7 +3,6 @@ package fleet
 import (
 	"encoding/json"
 	"io"
-	"maps"
 	"math"
 	"slices"
 )
@@ -20,6 +19,9 @@ import (
 func WriteJSON(w io.Writer, s *Summary, page int) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	// < > & as they are: the JSON form is no HTML, and the escapes would
+	// make a hostile string six times its length.
+	enc.SetEscapeHTML(false)
 	out := *s
 	page = min(max(page, 1), out.Page.Pages)
 	out.Page.Number = page
@@ -95,7 +97,6 @@ func roundCosts(out *Summary) {
 		}
 		out.Changes = &cc
 	}
-	out.Rescues.HangsByPhase = maps.Clone(out.Rescues.HangsByPhase)
 }
 
 // roundCost is a cost to the millionth of a dollar, at most 6 decimals

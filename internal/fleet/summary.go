@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -137,8 +138,14 @@ func rowOf(is *Issue, now time.Time) Row {
 
 func (t *RescueTotals) add(is *Issue) {
 	r := is.Rescues
-	for phase, n := range r.Hangs {
-		if _, ok := t.HangsByPhase[phase]; !ok && len(t.HangsByPhase) >= phasesMax-1 && phase != otherPhase {
+	// In order, so that which names are kept does not depend on a map's.
+	for _, phase := range slices.Sorted(maps.Keys(r.Hangs)) {
+		n := r.Hangs[phase]
+		named := len(t.HangsByPhase)
+		if _, ok := t.HangsByPhase[otherPhase]; ok {
+			named--
+		}
+		if _, ok := t.HangsByPhase[phase]; !ok && named >= phasesMax-1 {
 			phase = otherPhase // the names are bounded in all as in each issue
 		}
 		t.HangsByPhase[phase] += n

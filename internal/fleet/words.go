@@ -241,6 +241,9 @@ func (g *Group) title() string {
 // waitingText is a waiting run: "until 2026-11-27 09:00 UTC (five_hour)".
 func (r *Row) waitingText() string {
 	t := "until " + timeText(r.RetryAt)
+	if r.RetryAt.IsZero() {
+		t = "no reset known"
+	}
 	if r.LimitType != "" {
 		t += " (" + ui.Clean(r.LimitType, wordMax) + ")"
 	}
