@@ -35,7 +35,10 @@ func HostileStateDir(stateDir string, h Hostile) error {
 		// A reason of its own, even with its digits left out (a group each).
 		reason := fmt.Sprintf("no output for %ds while writing text (3 attempts): variant %s", 60+i%7, letters(i))
 		if i < h.BigReasons {
-			reason = fmt.Sprintf("%d:", i) + strings.Repeat("x<&\"", h.ReasonBytes/4)
+			// Plain words, so that the record stays under the 16 MiB a
+			// record may be (JSON escapes would make it several times
+			// larger: a damaged record, not a long reason).
+			reason = fmt.Sprintf("%d: ", i) + strings.Repeat("the model said so ", h.ReasonBytes/18)
 		}
 		if err := writeRecord(stateDir, fmt.Sprintf("issue-%05d", i), reason, started.Add(time.Duration(i)*time.Second)); err != nil {
 			return err
