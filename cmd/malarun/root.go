@@ -188,7 +188,8 @@ says. --quiet: errors only. --events FILE appends malarun's decisions
 (every event but progress) as JSON lines, one write per line.
 Text from the model, the CLI or a record never drives the terminal: escape
 sequences and other controls show as ^[, ^G, ... or U+FFFD, bidirectional
-controls as U+FFFD. The result is byte for byte in a file or a pipe.
+controls and invisible characters as U+FFFD. The result is byte for byte
+in a file or a pipe.
 
 GitHub Actions (GITHUB_ACTIONS=true): the log gets one ::group:: per
 attempt and an ::error:: annotation on failure; a Markdown summary
