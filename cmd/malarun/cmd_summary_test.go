@@ -162,7 +162,7 @@ func TestTwoNightsOfRealRuns(t *testing.T) {
 		Since struct {
 			NewlyFailed []struct{ Issue, Was string } `json:"newly_failed"`
 			PassesAgain []struct{ Issue, Was string } `json:"passes_again"`
-			Previous    struct{ Runs int }           `json:"previous_failures"`
+			Previous    struct{ Runs int }            `json:"previous_failures"`
 		} `json:"since_summary"`
 		Failures struct {
 			Runs       int
