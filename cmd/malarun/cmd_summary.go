@@ -217,6 +217,10 @@ func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fl
 		return fmt.Errorf("--out %s: %w", opts.out, err)
 	}
 	stateDir := opts.config.settings.cfg.StateDir
+	rows := map[string]*fleet.Row{}
+	for i := range s.Rows {
+		rows[s.Rows[i].Issue] = &s.Rows[i]
+	}
 	made := map[string]bool{}
 	failed := 0
 	var mu sync.Mutex
@@ -227,7 +231,7 @@ func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fl
 		go func() {
 			defer wg.Done()
 			for issue := range work {
-				err := writeShowPage(stateDir, issue, filepath.Join(pagesDir, issue+".html"))
+				err := writeShowPage(stateDir, rows[issue], filepath.Join(pagesDir, issue+".html"))
 				mu.Lock()
 				if err != nil {
 					if failed++; failed <= maxPageErrors {
@@ -299,11 +303,20 @@ func writePage(path string, write func(io.Writer) error) error {
 // summary's folder: a busy real run writes a few MB.
 const maxShowTimeline = 16 << 20
 
-// writeShowPage writes issue's `malarun show --format html` to path.
-func writeShowPage(stateDir, issue, path string) error {
-	src, _, err := showSource(stateDir, showOptions{issueID: issue})
-	if err != nil {
-		return err
+// writeShowPage writes the issue of r's `malarun show --format html` to
+// path: its recorded run, as the summary read the record (read again only
+// when it could not be: show then takes the newest run folder).
+func writeShowPage(stateDir string, r *fleet.Row, path string) error {
+	issue := r.Issue
+	src := replay.Source{Issue: issue, RunDir: r.RunDir, Status: r.Described}
+	if r.RunDir == "" {
+		var err error
+		if src, _, err = showSource(stateDir, showOptions{issueID: issue}); err != nil {
+			return err
+		}
+	} else if fi, err := os.Lstat(src.RunDir); err != nil || !fi.IsDir() {
+		// As show: a run folder that is a link leads out of the state dir.
+		return fmt.Errorf("issue %s has no run folder %s (or it is a link, which malarun does not follow)", issue, src.RunDir)
 	}
 	// A timeline past what a real run writes (a planted one of hundreds of
 	// thousands of entries) would make a page of tens of MB and take

@@ -22,6 +22,9 @@ type Issue struct {
 	// Damaged is why the record could not be read ("" when it could).
 	Damaged string
 	RunID   string
+	// RunDir is the record's run folder, Described its status in words
+	// (journal.Entry.Described).
+	RunDir, Described string
 	// Outcome is how the run's last malarun ended (its finished line; ""
 	// while none has), ExitCode the code it exited with (HasExit false:
 	// none yet), Reason the record's.

@@ -115,6 +115,7 @@ func readIssue(stateDir, name string, now time.Time) *Issue {
 		return is
 	}
 	r := e.Record
+	is.RunDir, is.Described = r.RunDir, e.Described()
 	is.RunID, is.Reason, is.Attempts, is.CostUSD = r.RunID, cut(r.Reason, reasonMax), r.Attempts, r.CostUSD
 	is.RetryAt, is.LimitType = r.RetryAt, cut(r.LimitType, wordMax)
 	is.Started, is.Updated = r.StartedAt, r.UpdatedAt

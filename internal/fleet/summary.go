@@ -123,7 +123,7 @@ func rowOf(is *Issue, now time.Time) Row {
 	r := Row{Issue: is.ID, Status: is.Status, Outcome: is.Outcome, Reason: is.Reason, Started: is.Started.UTC(), Ended: is.Ended.UTC(),
 		WallMS: is.Wall(now).Milliseconds(), CostUSD: is.CostUSD, Attempts: is.Attempts, Hangs: is.Rescues.HangCount(),
 		RetryAt: is.RetryAt.UTC(), LimitType: is.LimitType, Attempt: is.Running, RunningSince: is.RunningSince.UTC(),
-		Phase: is.Phase, Doing: is.Doing, LastLine: is.LastLine.UTC()}
+		Phase: is.Phase, Doing: is.Doing, LastLine: is.LastLine.UTC(), RunDir: is.RunDir, Described: is.Described}
 	if is.HasExit {
 		code := is.ExitCode
 		r.ExitCode = &code

@@ -139,6 +139,11 @@ type Row struct {
 	Phase        string    `json:"phase,omitempty"`
 	Doing        string    `json:"doing,omitempty"`
 	LastLine     time.Time `json:"last_line,omitzero"`
+	// RunDir and Described are the record's run folder (checked by the
+	// journal) and its status as `malarun status` describes it, for the
+	// issue's own page; "" when the record could not be read.
+	RunDir    string `json:"-"`
+	Described string `json:"-"`
 }
 
 // RescueTotals sum what malarun did beyond starting claude, and how many
