@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/testing/synth"
+	"github.com/malarun/malarun/internal/testing/statesynth"
 )
 
 // BenchmarkSummaryHostile is issue 49's bound at full size: each form of
 // `malarun summary`, the built binary (static, as released) on 2
-// processors, on the two hostile state directories (synth.Hostile): one
+// processors, on the two hostile state directories (statesynth.Hostile): one
 // timeline of 300,000 distinct phases, and 20,000 issues with ten 10 MB
 // reasons. It reports each run's wall time (ns/op), its processor time
 // (cpu-s: user and system; on a loaded machine the wall time says more of
@@ -45,13 +45,13 @@ func BenchmarkSummaryHostile(b *testing.B) {
 	}
 	for _, dir := range []struct {
 		name string
-		h    synth.Hostile
+		h    statesynth.Hostile
 	}{
-		{"phases-300000", synth.Hostile{Phases: 300_000}},
-		{"issues-20000-reasons-10MB", synth.Hostile{Issues: 20_000, BigReasons: 10, ReasonBytes: 10 << 20}},
+		{"phases-300000", statesynth.Hostile{Phases: 300_000}},
+		{"issues-20000-reasons-10MB", statesynth.Hostile{Issues: 20_000, BigReasons: 10, ReasonBytes: 10 << 20}},
 	} {
 		state := b.TempDir()
-		if err := synth.HostileStateDir(state, dir.h); err != nil {
+		if err := statesynth.HostileStateDir(state, dir.h); err != nil {
 			b.Fatal(err)
 		}
 		for _, form := range []struct {

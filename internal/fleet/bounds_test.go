@@ -23,7 +23,10 @@ const (
 // a backslash in JSON, an ampersand and a quote in HTML), issue ids at
 // their longest: no state directory can make a summary longer. The
 // strings are the same ones many times over: the test measures output.
-func worst() Summary {
+// statuses holds the first n issues only (the test adds the others'
+// lines, each as long as the first's: encoding 100,000 under -race took
+// seconds).
+func worst(n int) Summary {
 	hostile := func(n int) string { return strings.Repeat(`&"\<`, n/4+1)[:n] }
 	reason, word, doing, name := hostile(reasonMax), hostile(wordMax), hostile(doingMax), hostile(nameMax)
 	id := func(i int) string { return fmt.Sprintf("%s-%06d", strings.Repeat("x", 120), i) } // 127 bytes, an issue id's most is 128
@@ -38,7 +41,9 @@ func worst() Summary {
 		Statuses: map[string]string{}, Rescues: RescueTotals{HangsByPhase: map[string]int{}}}
 	for i := range MaxIssues {
 		s.Rows = append(s.Rows, row(i))
-		s.Statuses[id(i)] = "interrupted"
+		if i < n {
+			s.Statuses[id(i)] = "interrupted"
+		}
 	}
 	for i := range phasesMax {
 		s.Rescues.HangsByPhase[fmt.Sprintf("%s%02d", word[:wordMax-2], i)] = 1 << 40
@@ -94,8 +99,29 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += len(p); return le
 // make fits each form's bound. It holds the bounds (bounds.go) to the
 // documented sizes: a bound raised past them fails here.
 func TestWorstCaseFitsItsBound(t *testing.T) {
-	s := worst()
+	s := worst(1)
 	link := func(issue string) string { return "issues/" + issue + ".html" }
+	// One more status, one more line of the same length: the JSON form's
+	// size with all of them is its size with one and the others' lines,
+	// measured on a summary of one and of two.
+	var one, two countingWriter
+	small := func(n int) *Summary {
+		w := Summary{Statuses: map[string]string{}, Page: Page{Pages: 1}}
+		for i := range n {
+			w.Statuses[fmt.Sprintf("%s-%06d", strings.Repeat("x", 120), i)] = "interrupted"
+		}
+		return &w
+	}
+	if err := WriteJSON(&one, small(1), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&two, small(2), 1); err != nil {
+		t.Fatal(err)
+	}
+	statusLine := two.n - one.n
+	if statusLine < 127+len(`"": "interrupted",`) {
+		t.Fatalf("a status's line is %d bytes: the measure is wrong", statusLine)
+	}
 	for _, form := range []struct {
 		name  string
 		bound int
@@ -103,7 +129,13 @@ func TestWorstCaseFitsItsBound(t *testing.T) {
 	}{
 		{"text", textBound, func(w io.Writer) error { return WriteText(w, &s) }},
 		{"md", mdBound, func(w io.Writer) error { return WriteMarkdown(w, &s) }},
-		{"json", jsonBound, func(w io.Writer) error { return WriteJSON(w, &s, 1) }},
+		{"json", jsonBound, func(w io.Writer) error {
+			if err := WriteJSON(w, &s, 1); err != nil {
+				return err
+			}
+			w.(*countingWriter).n += (MaxIssues - 1) * statusLine
+			return nil
+		}},
 		{"html index", htmlBound, func(w io.Writer) error { return WriteHTML(w, &s, link) }},
 		{"html list page", htmlBound, func(w io.Writer) error { return WriteHTMLList(w, &s, 2, link) }},
 	} {

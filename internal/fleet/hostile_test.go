@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/testing/synth"
+	"github.com/malarun/malarun/internal/testing/statesynth"
 )
 
 // TestHostileStateDirsStayBounded: issue 49's hostile state directories,
@@ -17,7 +17,7 @@ import (
 // most phasesMax names, and every reason is cut.
 func TestHostileStateDirsStayBounded(t *testing.T) {
 	dir := t.TempDir()
-	if err := synth.HostileStateDir(dir, synth.Hostile{Issues: 1000, BigReasons: 10, ReasonBytes: 1 << 20, Phases: 6000}); err != nil {
+	if err := statesynth.HostileStateDir(dir, statesynth.Hostile{Issues: 1000, BigReasons: 10, ReasonBytes: 1 << 20, Phases: 6000}); err != nil {
 		t.Fatal(err)
 	}
 	sc, err := Scan(dir, Options{ValidID: validID, Now: nightNow})

@@ -1,4 +1,9 @@
-package synth
+// Package statesynth writes state directories as an attacker would leave
+// them, through malarun's own encoders, for the tests and benchmarks of
+// what reads them (malarun summary's bounds, issue 49). Test support: the
+// malarun binary never links it. (Not in internal/testing/synth: the
+// journal's tests use synth's transcripts, and this imports the journal.)
+package statesynth
 
 import (
 	"bufio"
