@@ -58,8 +58,23 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 	if out.ByStatus == nil {
 		out.ByStatus = []Count{}
 	}
+	out.ActOn = slices.Clone(out.ActOn)
 	if out.ActOn == nil {
 		out.ActOn = []ActOn{}
+	}
+	for i := range out.ActOn {
+		for _, l := range []*[]string{&out.ActOn[i].Issues, &out.ActOn[i].Files} {
+			if *l == nil {
+				*l = []string{}
+			}
+		}
+	}
+	if c := out.Changes; c != nil {
+		for _, l := range []*[]Change{&c.NewlyFailed, &c.PassesAgain} {
+			if *l == nil {
+				*l = []Change{}
+			}
+		}
 	}
 	if out.NotRun == nil {
 		out.NotRun = []NotRun{}

@@ -135,16 +135,20 @@ func TestEachFormIsItsGolden(t *testing.T) {
 }
 
 // TestJSONFollowsItsSchema: the JSON form is what docs/summary.schema.json
-// says, for the night and for an empty state directory.
+// says, for the night, an empty state directory, the second of two nights
+// (what changed, what to act on, not-run notes) and the worst case (every
+// list past its bound).
 func TestJSONFollowsItsSchema(t *testing.T) {
 	schema, err := schemacheck.Load("../../docs/summary.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, dir := range map[string]string{"night": nightStateDir(t), "empty": t.TempDir()} {
-		s := scanNight(t, dir)
+	_, second := twoNights(t)
+	worstCase := worst(3)
+	for name, s := range map[string]*Summary{"night": ptr(scanNight(t, nightStateDir(t))), "empty": ptr(scanNight(t, t.TempDir())),
+		"the second of two nights": &second, "the worst case": &worstCase} {
 		var out bytes.Buffer
-		if err := WriteJSON(&out, &s, 1); err != nil {
+		if err := WriteJSON(&out, s, 1); err != nil {
 			t.Fatal(err)
 		}
 		problems, err := schemacheck.Check(schema, out.Bytes(), name)
@@ -229,3 +233,5 @@ func outsideCodeSpans(md string) string {
 	}
 	return b.String()
 }
+
+func ptr[T any](v T) *T { return &v }
