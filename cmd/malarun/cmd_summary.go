@@ -39,40 +39,42 @@ func summaryFormats() []string { return []string{"text", "md", "json", "html"} }
 func newSummaryCmd(a *app) *cobra.Command {
 	var opts summaryOptions
 	cmd := &cobra.Command{
-		Use:   "summary [--since 12h|TIME] [--since-summary PREVIOUS.json] [--format text|md|json|html] [--out DIR]",
+		Use:   "summary [--since 12h|TIME] [--since-summary FILE] [--format text|md|json|html] [--out DIR]",
 		Short: "Sum up every issue in state_dir: what the night's runs did, at a glance",
 		Long: `summary reads every issue's record in state_dir, and its run's timeline, and
-tells at a glance what the runs did: how many issues have each status; the
-runs that ended without success, grouped by outcome and reason, with the
-exit code an orchestrator saw and the issues of each group; the runs
-waiting for a usage limit and until when; the runs going on, their attempt
-and what claude is doing; what malarun rescued (hangs and the phase they
-were found in, crashes, usage-limit waits, reclaims, context restarts) and
-how many runs succeeded after it; cost, tokens and wall time with their
-spread; the ten slowest and most expensive runs. Damaged records,
-folders that are not issues and links are counted and named, never
-trusted or followed. First come the things a person must act on:
-credentials, a usage limit no wait lifts (credits, a spend cap), a
-configuration error, a prompt file the fleet recipe could not run
-(deploy/xargs/malarun-fleet.sh notes them in state_dir/not-run/), a
-budget spent, a poisoned run, a damaged record.
+tells at a glance what the runs did. First what a person must act on, as
+no retry fixes it: credentials, a usage limit no wait lifts (credits, a
+spend cap), a configuration error, a prompt file the fleet recipe could
+not run (deploy/xargs/malarun-fleet.sh notes those in state_dir/not-run/),
+a budget spent, a poisoned run, a damaged record. Then how many issues
+have each status; what malarun rescued (hangs and the phase they were
+found in, crashes, usage-limit waits, reclaims, context restarts) and how
+many runs succeeded after it; what the runs that did not succeed cost,
+how long they took to fail, and the time hangs took; cost, tokens and wall
+time with their spread; the runs that ended without success, grouped by
+outcome and reason, with the exit code an orchestrator saw and the issues
+of each group; the runs waiting for a usage limit and until when; the
+runs going on, their attempt and what claude is doing; the ten slowest
+and most expensive runs. Damaged records, folders that are not issues and
+links are counted and named, never trusted or followed.
 
---since-summary PREVIOUS.json compares with an earlier summary's JSON
-form (last night's --format json, kept where you like): what newly
-failed, what passes again, and last night's failure cost and time beside
-tonight's. The summary itself never writes state_dir.
+--since-summary FILE compares with an earlier summary's JSON form (last
+night's --format json, kept where you like): what newly failed, what
+passes again, and the earlier failure cost and time beside tonight's. The
+summary itself only reads state_dir.
 
 status lists the records, one row per issue; summary adds them up, in the
 four forms show has. --format text (the default) is for a terminal or a
 log; md for a pull-request comment or $GITHUB_STEP_SUMMARY (it fits its
-1 MiB: at most 30 groups, of at most 30 issues each); json is the summary as data
-(docs/summary.schema.json: at most 64 MiB; issues_list 5,000 rows a page,
---page N for the others, statuses names every issue); html writes a folder
-(--out DIR): DIR/index.html, one self-contained page with charts (the
-statuses, how long runs took, the runs on a time line) and the first
-1,000 issues, DIR/list-N.html with the others, and DIR/issues/<issue>.html,
-each issue's malarun show page, which the summary links to. Every form is
-bounded whatever state_dir holds (docs/many-issues.md, "Bounds").
+1 MiB: every list at most 30); json is the summary as data
+(docs/summary.schema.json, at most 64 MiB: issues_list 5,000 rows a page,
+--page N for the others; statuses names every issue); html writes a
+folder (--out DIR): DIR/index.html, one self-contained page with charts
+(the statuses, how long runs took, the runs on a time line) and the first
+1,000 issues, DIR/list-N.html the others, and DIR/issues/<issue>.html, the
+malarun show page of up to 2,000 issues, those to look at first, which
+the summary links to. Every form is bounded whatever state_dir holds
+(docs/many-issues.md, "Bounds").
 
 --since keeps the runs updated since then: a duration back from now (12h,
 90m) or a time (2026-11-26T20:00:00Z, 2026-11-26).`,
