@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/testing/schemacheck"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -235,3 +236,25 @@ func outsideCodeSpans(md string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestJSONCostsAreRounded: sums of the CLI's costs carry float noise
+// (0.1 + 0.2 is 0.30000000000000004); the JSON form prints each cost with
+// at most 6 decimals.
+func TestJSONCostsAreRounded(t *testing.T) {
+	dir := t.TempDir()
+	for i, cost := range []float64{0.1, 0.2, 0.0001, 0.0002, 0.0003} {
+		writeIssue(t, dir, issueSpec{id: fmt.Sprintf("c-%d", i), status: journal.Stopped, reason: "no output", exit: 3, cost: cost, started: at(0, i),
+			attempts: 1, timeline: []timeline.Entry{ev("run_started", at(0, i)), finishedLine(at(0, i+1), "retries_exhausted", 3, cost, timeline.Tokens{})}})
+	}
+	s := scanNight(t, dir)
+	var out bytes.Buffer
+	if err := WriteJSON(&out, &s, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, `"cost_usd": 0.3006,`) || strings.Contains(got, "00000000") {
+		t.Errorf("costs not rounded to 6 decimals:\n%s", got)
+	}
+	if s.Totals.CostUSD == 0.3006 {
+		t.Errorf("the sum itself is rounded: the test proves nothing (%v)", s.Totals.CostUSD)
+	}
+}
