@@ -25,7 +25,7 @@ import (
 //
 //	make bench-summary   (go test ./cmd/malarun -run '^$' -bench BenchmarkSummaryHostile -benchtime 1x)
 //
-// TestHostileStateDirsStayBounded (internal/fleet) runs a tenth of it in
+// TestHostileStateDirsStayBounded (internal/fleet) runs a smaller one in
 // the unit tests.
 func BenchmarkSummaryHostile(b *testing.B) {
 	if runtime.NumCPU() < 2 {
