@@ -294,7 +294,7 @@ bench:
 # timeline of 300,000 distinct phases and on 20,000 issues with ten 10 MB
 # reasons, the built binary on 2 processors: fails past md 1 MiB, JSON
 # 64 MiB, the HTML index 16 MiB, 5 s or 500 MB (about a minute; a smaller one
-# it runs in the unit tests: TestHostileStateDirsStayBounded).
+# runs in the unit tests: TestHostileStateDirsStayBounded).
 bench-summary:
 	go test ./cmd/malarun -run '^$$' -bench BenchmarkSummaryHostile -benchtime 1x
 
