@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build demo demo-fleet deps check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
+.PHONY: build demo demo-fleet deps check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench bench-summary fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
 # Static (CGO_ENABLED=0), as the release binaries: a binary linked with
 # cgo (the default where a C compiler is found, for net and os/user) starts
@@ -289,6 +289,14 @@ e2e-latest:
 # BENCHMARKS.md records (about 6 minutes; needs make e2e-deps for the real CLI).
 bench:
 	@scripts/bench.sh
+
+# malarun summary's bounds at full size (issue 49): each form on a planted
+# timeline of 300,000 distinct phases and on 20,000 issues with ten 10 MB
+# reasons, the built binary on 2 processors: fails past md 1 MiB, JSON
+# 64 MiB, the HTML index 16 MiB, 5 s or 500 MB (about a minute; a smaller one
+# runs in the unit tests: TestHostileStateDirsStayBounded).
+bench-summary:
+	go test ./cmd/malarun -run '^$$' -bench BenchmarkSummaryHostile -benchtime 1x
 
 # How long the fuzzer may minimize each input, as executions. Go's default
 # is 60 s, and it minimizes every new interesting input, not only a failing

@@ -1,10 +1,12 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -93,4 +95,73 @@ exec "` + os.Args[0] + `" "$@"
 func lastLines(s string, n int) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
+
+// The recipe notes what it could not run where malarun summary reads it: a
+// prompt file whose name is no issue id, and one malarun refused with
+// exit 2 (an empty prompt); the morning's summary names both first. Run
+// again with both fixed, the fleet clears its notes and the summary has
+// nothing to act on.
+func TestFleetRecipeNotesWhatItCouldNotRun(t *testing.T) {
+	onceAcrossCLIs(t) // the fake child, not the real CLI
+	dir := t.TempDir()
+	prompts, out, state := filepath.Join(dir, "prompts"), filepath.Join(dir, "out"), filepath.Join(dir, "state")
+	if err := os.MkdirAll(prompts, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(prompts, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ok-1.md", "Fix it.")
+	write("fix the login.md", "Fix the login.")
+	write("empty-1.md", "")
+	success, _ := filepath.Abs("../testdata/transcripts/tool-use-success.jsonl")
+	wrapper := filepath.Join(dir, "claude")
+	script := "#!/bin/sh\nexport " + testchild.EnvBehaviour + "=" + testchild.Replay + " " + testchild.EnvTranscript + "=" + success +
+		"\nexec \"" + os.Args[0] + "\" \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	recipe, _ := filepath.Abs("../deploy/xargs/malarun-fleet.sh")
+	fleet := func() string {
+		cmd := exec.Command("sh", recipe, prompts, "2", "--", "--claude-bin", wrapper, "--state-dir", state)
+		cmd.Env = append(os.Environ(), "MALARUN="+e2e.malarun, "MALARUN_FLEET_OUT="+out)
+		b, _ := cmd.CombinedOutput() // exit 1 when a file did not run
+		return string(b)
+	}
+	actOn := func() map[string][]string {
+		b, err := exec.Command(e2e.malarun, "summary", "--state-dir", state, "--format", "json").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			ActOn []struct {
+				Kind  string
+				Files []string
+			} `json:"act_on"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]string{}
+		for _, a := range s.ActOn {
+			got[a.Kind] = a.Files
+		}
+		return got
+	}
+	lines := fleet()
+	got := actOn()
+	if want := map[string][]string{"not_run": {filepath.Join(prompts, "fix the login.md")}, "configuration": {filepath.Join(prompts, "empty-1.md")}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the summary's things to act on: %q, want %q\nthe fleet said:\n%s", got, want, lines)
+	}
+	if err := os.Rename(filepath.Join(prompts, "fix the login.md"), filepath.Join(prompts, "login-1.md")); err != nil {
+		t.Fatal(err)
+	}
+	write("empty-1.md", "Not empty now.")
+	lines = fleet()
+	if got := actOn(); len(got) != 0 {
+		t.Errorf("after both were fixed, the summary still has %q to act on\nthe fleet said:\n%s", got, lines)
+	}
 }

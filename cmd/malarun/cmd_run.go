@@ -23,7 +23,7 @@ import (
 // reservedNames can never be issue ids: commands, today's and planned ones,
 // so that `malarun status` keeps meaning the same thing once it exists.
 func reservedNames() []string {
-	return []string{"version", "status", "summary", "show", "exit-codes", "help", "completion", "man", iproc.GuardCommand}
+	return []string{"version", "status", "summary", "show", "exit-codes", "help", "completion", "man", iproc.GuardCommand, "not-run"}
 }
 
 // isReservedName reports whether id is a command's name, in any case.

@@ -73,7 +73,7 @@ func TestSummaryOfRealRuns(t *testing.T) {
 			t.Errorf("the text form does not say %q:\n%s", want, text)
 		}
 	}
-	if md := summary("--format", "md", "--since", "1h"); !strings.Contains(md, "| Status | succeeded 2 · stopped 1 |") {
+	if md := summary("--format", "md", "--since", "1h"); !strings.Contains(md, "- **Status**: succeeded 2 · stopped 1\n") {
 		t.Errorf("the Markdown form:\n%s", md)
 	}
 	if old := summary("--since", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)); !strings.Contains(old, "0 issues") {
@@ -116,5 +116,82 @@ func TestSummaryMistakes(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "typo")
 	if o := c.run("summary", "--state-dir", missing); o.code != 0 || !strings.Contains(o.stderr, "state_dir "+missing+" does not exist") {
 		t.Errorf("a state dir that does not exist: exit %d, stderr %q", o.code, o.stderr)
+	}
+}
+
+// TestTwoNightsOfRealRuns: a fleet of real malaruns (the fake claude) run
+// twice with different faults, a and b trading a hang for a success, and
+// a prompt file the recipe could not run the second night; the second
+// night's summary, compared with the first's JSON form, says in each form
+// what newly failed, what passes again, what to act on, and the failures'
+// cost and time. (The same in fixed goldens: internal/fleet's
+// TestTwoNightsApart.)
+func TestTwoNightsOfRealRuns(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	night := func(runs map[string]scenario) {
+		t.Helper()
+		for issue, s := range runs {
+			p := s.proc(t, issue, "--state-dir", state)
+			p.run()
+		}
+	}
+	summary := func(args ...string) string {
+		t.Helper()
+		cmd := newProc(t, "unused", "", nil).cmd
+		cmd.Args = append([]string{os.Args[0], "summary", "--state-dir", state}, args...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("summary %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	night(map[string]scenario{"a": scenarioSuccess(t), "b": scenarioFailure(t), "c": scenarioSuccess(t)})
+	first := filepath.Join(t.TempDir(), "first.json")
+	if err := os.WriteFile(first, []byte(summary("--format", "json")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	night(map[string]scenario{"a": scenarioFailure(t), "b": scenarioSuccess(t), "c": scenarioSuccess(t)})
+	note := newProc(t, "unused", "", nil).cmd
+	note.Args = []string{os.Args[0], "not-run", "--prompt", "prompts/bad name.md", "--why", "not an issue id", "--state-dir", state}
+	if out, err := note.CombinedOutput(); err != nil {
+		t.Fatalf("not-run: %v\n%s", err, out)
+	}
+	var s struct {
+		ActOn []struct{ Kind string } `json:"act_on"`
+		Since struct {
+			NewlyFailed []struct{ Issue, Was string } `json:"newly_failed"`
+			PassesAgain []struct{ Issue, Was string } `json:"passes_again"`
+			Previous    struct{ Runs int }            `json:"previous_failures"`
+		} `json:"since_summary"`
+		Failures struct {
+			Runs       int
+			HangLostMS int64 `json:"hang_lost_ms"`
+		}
+	}
+	if err := json.Unmarshal([]byte(summary("--format", "json", "--since-summary", first)), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Since.NewlyFailed) != 1 || s.Since.NewlyFailed[0] != (struct{ Issue, Was string }{"a", "succeeded"}) ||
+		len(s.Since.PassesAgain) != 1 || s.Since.PassesAgain[0] != (struct{ Issue, Was string }{"b", "stopped"}) || s.Since.Previous.Runs != 1 {
+		t.Errorf("since the first night: %+v", s.Since)
+	}
+	if len(s.ActOn) != 1 || s.ActOn[0].Kind != "not_run" || s.Failures.Runs != 1 || s.Failures.HangLostMS < 1000 {
+		t.Errorf("act on %+v, failures %+v: want the prompt not run, and a's hang (its 1 s limit at least)", s.ActOn, s.Failures)
+	}
+	out := filepath.Join(t.TempDir(), "night")
+	summary("--format", "html", "--out", out, "--since-summary", first)
+	index, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for form, text := range map[string]string{"text": summary("--since-summary", first), "md": summary("--format", "md", "--since-summary", first),
+		"html": string(index)} {
+		for _, want := range []string{"Act on these first", "bad name.md", "Newly failed", "was succeeded", "Passes again", "was stopped",
+			"1 run ended without success", "the earlier summary: 1 run ended without success"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the %s form lacks %q:\n%s", form, want, text)
+			}
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/malarun/malarun/internal/event"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
@@ -139,6 +140,19 @@ malarun --help lists every flag, key and exit code.
 `
 }
 
+// addRunFlags defines a run's flags on fl, into opts: the run's own and
+// every key's. `malarun not-run` takes them too, from the fleet recipe.
+func addRunFlags(fl *pflag.FlagSet, opts *runOptions) {
+	fl.StringVar(&opts.promptPath, "prompt", "", "the task: a `FILE` (a FIFO or /dev/stdin is waited for), or - to read it from stdin; at most 32 MiB (required for a run)")
+	addConfigFlag(fl, "config `FILE` (YAML) to read instead of ./malarun.yaml or $XDG_CONFIG_HOME/malarun/config.yaml")
+	fl.BoolVar(&opts.reset, "reset", false, "start the issue over: do not continue a poisoned, interrupted or orphaned run")
+	fl.BoolVarP(&opts.output.quiet, "quiet", "q", false, "no status line and no event lines; only errors on stderr")
+	fl.BoolVar(&opts.output.json, "json", false, "print a JSON report on stdout at the end instead of the result text (schema: docs/report.schema.json)")
+	fl.StringVar(&opts.output.eventsPath, "events", "", "append malarun's decisions to `FILE` as JSON lines as they happen; - writes them to stderr")
+	fl.BoolVar(&opts.version, "version", false, "print the version, as malarun version does (with --json, as malarun version --json)")
+	addKeyFlags(fl, configKeys())
+}
+
 func newRootCmd(a *app) *cobra.Command {
 	var opts runOptions
 	root := &cobra.Command{
@@ -174,7 +188,8 @@ says. --quiet: errors only. --events FILE appends malarun's decisions
 (every event but progress) as JSON lines, one write per line.
 Text from the model, the CLI or a record never drives the terminal: escape
 sequences and other controls show as ^[, ^G, ... or U+FFFD, bidirectional
-controls as U+FFFD. The result is byte for byte in a file or a pipe.
+controls and invisible characters as U+FFFD. The result is byte for byte
+in a file or a pipe.
 
 GitHub Actions (GITHUB_ACTIONS=true): the log gets one ::group:: per
 attempt and an ::error:: annotation on failure; a Markdown summary
@@ -225,16 +240,9 @@ warning and at most 2 s at exit, never the exit code (docs/telemetry.md).`,
 	root.SetErr(a.deps.stderr)
 	fl := root.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&opts.promptPath, "prompt", "", "the task: a `FILE` (a FIFO or /dev/stdin is waited for), or - to read it from stdin; at most 32 MiB (required for a run)")
-	addConfigFlag(fl, "config `FILE` (YAML) to read instead of ./malarun.yaml or $XDG_CONFIG_HOME/malarun/config.yaml")
-	fl.BoolVar(&opts.reset, "reset", false, "start the issue over: do not continue a poisoned, interrupted or orphaned run")
-	fl.BoolVarP(&opts.output.quiet, "quiet", "q", false, "no status line and no event lines; only errors on stderr")
-	fl.BoolVar(&opts.output.json, "json", false, "print a JSON report on stdout at the end instead of the result text (schema: docs/report.schema.json)")
-	fl.StringVar(&opts.output.eventsPath, "events", "", "append malarun's decisions to `FILE` as JSON lines as they happen; - writes them to stderr")
-	fl.BoolVar(&opts.version, "version", false, "print the version, as malarun version does (with --json, as malarun version --json)")
-	addKeyFlags(fl, configKeys())
+	addRunFlags(fl, &opts)
 	completeFlagValues(root, configKeys(), nil)
-	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newSummaryCmd(a), newShowCmd(a), newExitCodesCmd(a), newManCmd(a), newGuardCmd())
+	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newSummaryCmd(a), newShowCmd(a), newExitCodesCmd(a), newManCmd(a), newGuardCmd(), newNotRunCmd(a))
 
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {

@@ -34,11 +34,11 @@ func BenchmarkSummary1000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		issues, skipped, err := Scan(dir, Options{ValidID: validID, Now: nightNow})
-		if err != nil || len(issues) != 1000 {
-			b.Fatalf("%d issues, %v", len(issues), err)
+		sc, err := Scan(dir, Options{ValidID: validID, Now: nightNow})
+		if err != nil || len(sc.Issues) != 1000 {
+			b.Fatalf("%d issues, %v", len(sc.Issues), err)
 		}
-		s := Summarize(dir, issues, skipped, time.Time{}, nightNow)
+		s := Summarize(dir, sc, time.Time{}, nightNow)
 		if err := WriteText(io.Discard, &s); err != nil {
 			b.Fatal(err)
 		}

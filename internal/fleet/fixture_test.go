@@ -223,9 +223,9 @@ func validID(id string) error {
 
 func scanNight(t testing.TB, dir string) Summary {
 	t.Helper()
-	issues, skipped, err := Scan(dir, Options{ValidID: validID, Now: nightNow})
+	sc, err := Scan(dir, Options{ValidID: validID, Now: nightNow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Summarize("night", issues, skipped, time.Time{}, nightNow)
+	return Summarize("night", sc, time.Time{}, nightNow)
 }

@@ -4,19 +4,43 @@ import (
 	"bufio"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/malarun/malarun/internal/ui"
 )
 
-// nightChart is the night's runs on one time line: a row per issue, from
-// its run's start to its end (to now while it goes on), in its status's
-// colour, each linked to the issue's page; earliest start first.
+// The time line's geometry, in the units of its viewBox (1000 wide, drawn
+// at the page's width): the axis's labels in the band above axisH, then
+// the runs. A row per run while they fit (ganttMax runs): as tall as
+// ganttHeight allows, between rowMin and rowMax; its issue id to its left
+// when the row is tall enough to be read (labelRow). More runs than that
+// are drawn as how many were in flight, by status, over time.
+const (
+	nightWidth  = 1000.0
+	axisH       = 24.0
+	rightMargin = 10.0
+	ganttMax    = 200
+	ganttHeight = 720.0
+	rowMin      = 3.0
+	rowMax      = 18.0
+	labelRow    = 11.0
+	labelChars  = 24
+	flightBins  = 200
+	flightH     = 220.0
+)
+
+// span is one run on the time line.
+type span struct {
+	row        *Row
+	start, end time.Time
+}
+
+// nightChart is the night's runs on one time line, earliest start first:
+// a row per run from its start to its end (to now while it goes on), in
+// its status's colour, each linked to the issue's page; or, for a night
+// of more runs than rows can show, the runs in flight over time.
 func nightChart(b *bufio.Writer, s *Summary, link func(string) string) {
-	type span struct {
-		row        *Row
-		start, end time.Time
-	}
 	var spans []span
 	var t0, t1 time.Time
 	for i := range s.Rows {
@@ -33,45 +57,162 @@ func nightChart(b *bufio.Writer, s *Summary, link func(string) string) {
 			t1 = end
 		}
 	}
-	if len(spans) == 0 || !t1.After(t0) {
+	if len(spans) == 0 {
 		return
 	}
+	t1 = maxTime(t1, t0.Add(time.Second)) // a night of instants still has a scale
 	slices.SortStableFunc(spans, func(a, b span) int { return a.start.Compare(b.start) })
-	const width, left, axis = 1000.0, 0.0, 22.0
-	rowH := 6.0
-	switch n := len(spans); {
-	case n > 400:
-		rowH = 1.5
-	case n > 100:
-		rowH = 3
+	fmt.Fprintf(b, "<h2>The runs on a time line</h2>\n")
+	if len(spans) > ganttMax {
+		fmt.Fprintf(b, "<p class=\"dim\">%s: how many runs were going on, by the status each ended in (%d runs: too many for a row each; every issue is listed below).</p>\n",
+			ui.HTMLText(spanText(t0, t1)), len(spans))
+		inFlight(b, spans, t0, t1)
+		return
 	}
-	height := axis + rowH*float64(len(spans)) + 4
-	total := t1.Sub(t0)
-	x := func(t time.Time) float64 { return left + (width-left)*float64(t.Sub(t0))/float64(total) }
-	fmt.Fprintf(b, "<h2>The runs on a time line</h2>\n<p class=\"dim\">%s to %s: a row per issue from its run's start to its end; each links to the issue's page.</p>\n",
-		ui.HTMLText(timeText(t0)), ui.HTMLText(timeText(t1)))
-	fmt.Fprintf(b, `<svg viewBox="0 0 %.0f %.1f" role="img" aria-label="the runs on a time line">`, width, height)
-	for i := 0; i <= 4; i++ {
-		tx := width * float64(i) / 4
-		at := t0.Add(time.Duration(float64(total) * float64(i) / 4)).UTC().Format("15:04")
-		anchor := "middle"
-		if i == 0 {
-			anchor = "start"
-		} else if i == 4 {
-			anchor = "end"
+	gantt(b, spans, t0, t1, link)
+}
+
+// gantt draws a row per run, its issue id beside it where the row is tall
+// enough.
+func gantt(b *bufio.Writer, spans []span, t0, t1 time.Time, link func(string) string) {
+	n := len(spans)
+	rowH := min(max(ganttHeight/float64(n), rowMin), rowMax)
+	labelled := rowH >= labelRow
+	left := 0.0
+	if labelled {
+		longest := 0
+		for _, sp := range spans {
+			longest = max(longest, len([]rune(rowLabel(sp.row.Issue))))
 		}
-		fmt.Fprintf(b, `<line class="axis" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.1f"/><text x="%.1f" y="14" text-anchor="%s">%s</text>`, tx, axis-4, tx, height, tx, anchor, at)
+		left = 12 + 6.4*float64(longest) // a label is at most labelChars, at 11 units a character's width is under 6.4
 	}
+	plotL, plotR := left+4, nightWidth-rightMargin
+	x := func(t time.Time) float64 { return plotL + (plotR-plotL)*float64(t.Sub(t0))/float64(t1.Sub(t0)) }
+	height := axisH + rowH*float64(n) + 6
+	what := "a row per issue from its run's start to its end, its id to the left"
+	if !labelled {
+		what = "a row per issue from its run's start to its end (its id and numbers in its tooltip)"
+	}
+	fmt.Fprintf(b, "<p class=\"dim\">%s: %s; each links to the issue's page.</p>\n", ui.HTMLText(spanText(t0, t1)), what)
+	fmt.Fprintf(b, `<svg class="night" viewBox="0 0 %.0f %.1f" role="img" aria-label="the runs on a time line">`, nightWidth, height)
+	axis(b, t0, t1, plotL, plotR, height, x)
 	for i, sp := range spans {
-		y := axis + rowH*float64(i)
-		w := max(x(sp.end)-x(sp.start), 1)
-		tip := fmt.Sprintf("%s: %s, %s, %s", sp.row.Issue, sp.row.Status, ui.Duration(time.Duration(sp.row.WallMS)*time.Millisecond), ui.Cost(sp.row.CostUSD))
-		rect := fmt.Sprintf(`<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
-			statusClass(sp.row.Status), x(sp.start), y, w, max(rowH-0.5, 1), ui.HTMLText(tip))
-		if href := link(sp.row.Issue); href != "" {
-			rect = fmt.Sprintf(`<a href="%s">%s</a>`, ui.HTMLText(href), rect)
+		y := axisH + rowH*float64(i)
+		w := max(x(sp.end)-x(sp.start), 1.5)
+		r := sp.row
+		tip := fmt.Sprintf("%s: %s, %s, %s", r.Issue, r.Status, msText(float64(r.WallMS)), ui.Cost(r.CostUSD))
+		var el strings.Builder
+		if labelled {
+			fmt.Fprintf(&el, `<text class="row" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, left, y+rowH/2+4, ui.HTMLText(rowLabel(r.Issue)))
 		}
-		b.WriteString(rect)
+		fmt.Fprintf(&el, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
+			statusClass(r.Status), x(sp.start), y+rowH*0.15, w, max(rowH*0.7, 1), ui.HTMLText(tip))
+		if href := link(r.Issue); href != "" {
+			fmt.Fprintf(b, `<a href="%s">%s</a>`, ui.HTMLText(href), el.String())
+		} else {
+			b.WriteString(el.String())
+		}
 	}
 	b.WriteString("</svg>\n")
+}
+
+// axis draws the ticks of t0 to t1 and their labels, each kept inside the
+// chart: one near an edge is anchored at its end instead of its middle.
+func axis(b *bufio.Writer, t0, t1 time.Time, plotL, plotR, height float64, x func(time.Time) float64) {
+	most := max(2, int((plotR-plotL)/120))
+	for _, tk := range axisTicks(t0, t1, most) {
+		tx := x(tk.at)
+		half := 3.3 * float64(len(tk.label)) // half a label's width, at most
+		anchor := "middle"
+		switch {
+		case tx-half < 2:
+			anchor = "start"
+		case tx+half > nightWidth-2:
+			anchor = "end"
+		}
+		fmt.Fprintf(b, `<line class="axis" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.1f"/><text class="tick" x="%.1f" y="15" text-anchor="%s">%s</text>`,
+			tx, axisH-4, tx, height, tx, anchor, tk.label)
+	}
+}
+
+// inFlight draws how many runs were going on over the night, stacked by
+// the status each ended in, in flightBins steps.
+func inFlight(b *bufio.Writer, spans []span, t0, t1 time.Time) {
+	plotL, plotR := 40.0, nightWidth-rightMargin
+	bin := t1.Sub(t0) / flightBins
+	binOf := func(t time.Time) int { return min(max(int(t.Sub(t0)/max(bin, 1)), 0), flightBins-1) }
+	// A difference array per status: +1 where a run starts, -1 after it ends.
+	diff := map[string][]int{}
+	for _, sp := range spans {
+		st := statusClass(sp.row.Status)
+		if diff[st] == nil {
+			diff[st] = make([]int, flightBins+1)
+		}
+		diff[st][binOf(sp.start)]++
+		diff[st][binOf(sp.end)+1]--
+	}
+	var order []string
+	for _, st := range statusOrder() {
+		if diff["s-"+st] != nil && !slices.Contains(order, "s-"+st) {
+			order = append(order, "s-"+st)
+		}
+	}
+	stack := make([]int, flightBins)
+	levels := map[string][]int{}
+	for _, st := range order {
+		run := 0
+		lv := make([]int, flightBins)
+		for i := range flightBins {
+			run += diff[st][i]
+			stack[i] += run
+			lv[i] = stack[i]
+		}
+		levels[st] = lv
+	}
+	top := max(slices.Max(stack), 1)
+	height := axisH + flightH + 6
+	x := func(t time.Time) float64 { return plotL + (plotR-plotL)*float64(t.Sub(t0))/float64(t1.Sub(t0)) }
+	y := func(v int) float64 { return axisH + flightH - flightH*float64(v)/float64(top) }
+	fmt.Fprintf(b, `<svg class="night" viewBox="0 0 %.0f %.1f" role="img" aria-label="runs in flight over time">`, nightWidth, height)
+	axis(b, t0, t1, plotL, plotR, height, x)
+	fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end">%d</text><text class="tick" x="%.1f" y="%.1f" text-anchor="end">0</text>`,
+		plotL-4, axisH+10, top, plotL-4, axisH+flightH)
+	// Highest first: each status's area runs from its level down to the
+	// axis, and the ones below cover their share.
+	for i := len(order) - 1; i >= 0; i-- {
+		lv := levels[order[i]]
+		var pts strings.Builder
+		fmt.Fprintf(&pts, "%.1f,%.1f", plotL, y(0))
+		for k := range flightBins {
+			xl, xr := x(t0.Add(bin*time.Duration(k))), x(t0.Add(bin*time.Duration(k+1)))
+			fmt.Fprintf(&pts, " %.1f,%.1f %.1f,%.1f", xl, y(lv[k]), xr, y(lv[k]))
+		}
+		fmt.Fprintf(&pts, " %.1f,%.1f", plotR, y(0))
+		fmt.Fprintf(b, `<polygon class="%s" points="%s"/>`, order[i], pts.String())
+	}
+	b.WriteString("</svg>\n")
+}
+
+// rowLabel is an issue id as a row's label: at most labelChars.
+func rowLabel(issue string) string {
+	if r := []rune(issue); len(r) > labelChars {
+		return string(r[:labelChars-1]) + "…"
+	}
+	return issue
+}
+
+// spanText is the time line's span: to the second when it is short.
+func spanText(t0, t1 time.Time) string {
+	layout := "2006-01-02 15:04 UTC"
+	if t1.Sub(t0) < time.Hour {
+		layout = "2006-01-02 15:04:05 UTC"
+	}
+	return fmt.Sprintf("%s to %s (%s)", t0.UTC().Format(layout), t1.UTC().Format(layout), shortDuration(t1.Sub(t0).Round(time.Millisecond)))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -22,6 +22,9 @@ type Issue struct {
 	// Damaged is why the record could not be read ("" when it could).
 	Damaged string
 	RunID   string
+	// RunDir is the record's run folder, Described its status in words
+	// (journal.Entry.Described).
+	RunDir, Described string
 	// Outcome is how the run's last malarun ended (its finished line; ""
 	// while none has), ExitCode the code it exited with (HasExit false:
 	// none yet), Reason the record's.
@@ -48,11 +51,15 @@ type Issue struct {
 	Doing        string
 	LastLine     time.Time
 	Rescues      Rescues
+	// HangLost is the time the run's hangs took: from claude's last line
+	// to the next attempt's start, or to the run's end.
+	HangLost time.Duration
 }
 
 // Rescues count what malarun did for the run beyond starting claude.
 type Rescues struct {
-	// Hangs by the phase claude was silent in (text, tool, ...).
+	// Hangs by the phase claude was silent in (text, tool, ...): at most
+	// phasesMax names, the rest counted as "other".
 	Hangs map[string]int
 	// Crashes: attempts that ended without a result (claude died).
 	Crashes int

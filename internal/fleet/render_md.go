@@ -10,95 +10,106 @@ import (
 )
 
 // WriteMarkdown writes the summary as Markdown for a pull-request comment
-// or a GitHub step summary (which holds at most 1 MiB: at most listMax
-// groups, each naming at most listMax issues, a table at most listMax
-// rows, so a state directory of any size fits). A record's reason or
-// error is an inline code span (ui.MarkdownCode); the summary's sentences,
-// which carry shorter values from records (a phase, an outcome, a limit
-// type, a tool's name), are escaped by mdText: neither renders as a link,
-// HTML or a mention. Issue ids are checked names (letters, digits, . _ -).
+// or a GitHub step summary, which holds at most 1 MiB: each list at most
+// listMax, every value cut, so a state directory of any size fits
+// (TestWorstCaseFitsItsBound). A record's reason or error is an inline
+// code span (ui.MarkdownCode); the summary's sentences, which carry
+// shorter values from records, go through mdText (md_text.go): neither
+// renders as a link, HTML or a mention.
 func WriteMarkdown(w io.Writer, s *Summary) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
-	p("### malarun summary: %d issues", s.Issues)
+	p("### malarun summary: %s", ui.Plural(s.Issues, "issue"))
 	p("")
 	p("%s", mdText(s.header()))
+	if len(s.ActOn) > 0 {
+		p("")
+		p("#### Act on these first")
+		p("")
+		for i := range s.ActOn {
+			a := &s.ActOn[i]
+			p("- **%s**: %s  ", mdText(a.title()), mdText(a.What))
+			line := mdText(a.itemsText(listMax))
+			if a.Reason != "" {
+				line += " · the first says " + ui.MarkdownCode(a.Reason)
+			}
+			p("  %s", line)
+		}
+	}
+	if c := s.Changes; c != nil {
+		p("")
+		p("#### %s", mdText(c.sinceText()))
+		p("")
+		p("- **Newly failed** (%d): %s", c.NewlyFailedCount, mdText(changesText(c.NewlyFailed, c.NewlyFailedCount, listMax)))
+		p("- **Passes again** (%d): %s", c.PassesAgainCount, mdText(changesText(c.PassesAgain, c.PassesAgainCount, listMax)))
+		p("- **Still failing**: %d", c.StillFailing)
+	}
 	p("")
-	p("| | |")
-	p("| --- | --- |")
-	p("| Status | %s |", mdText(s.statusLine()))
-	p("| Rescued | %s |", mdText(s.rescueLine()))
-	p("| Cost | %s |", mdText(s.costLine()))
-	p("| Wall time | %s |", mdText(s.wallLine()))
-	p("| Cost per run | %s |", mdText(s.costSpreadLine()))
+	p("- **Status**: %s", mdText(s.statusLine()))
+	p("- **Rescued**: %s", mdText(s.rescueLine()))
+	p("- **Failures**: %s", mdText(s.failureLine()))
+	p("- **Cost**: %s", mdText(s.costLine()))
+	p("- **Wall time**: %s", mdText(s.wallLine()))
+	p("- **Cost per run**: %s", mdText(s.costSpreadLine()))
 	if len(s.Ended) > 0 {
 		p("")
 		p("#### Ended without success")
 		p("")
-		for _, g := range s.Ended[:min(len(s.Ended), listMax)] {
-			shown, more := listed(g.Issues, listMax)
-			names := strings.Join(shown, ", ")
-			if more > 0 {
-				names += fmt.Sprintf(", and %d more", more)
-			}
+		shown, more := capped(s.Ended, listMax)
+		for _, g := range shown {
 			p("- **%s**: %s  ", mdText(g.title()), ui.MarkdownCode(g.Reason))
-			p("  %s", mdText(names))
+			p("  %s", mdText(issueList(g.Issues, g.IssuesNotListed)))
 		}
-		if len(s.Ended) > listMax {
-			p("- and %d more groups (`--format json` names them all)", len(s.Ended)-listMax)
+		if more += s.Omitted.Groups; more > 0 {
+			p("- and %d more groups (`--format json` names more)", more)
 		}
 	}
-	rows := func(title string, rs []Row, text func(*Row) string) {
+	table := func(title string, header string, rs []Row, omitted int, cells func(*Row) []string) {
 		if len(rs) == 0 {
 			return
 		}
 		p("")
 		p("#### %s", title)
 		p("")
-		p("| issue | |")
-		p("| --- | --- |")
-		shown := rs[:min(len(rs), listMax)]
+		p("| %s |", header)
+		p("|%s", strings.Repeat(" --- |", strings.Count(header, "|")+1))
+		shown, more := capped(rs, listMax)
 		for i := range shown {
-			p("| %s | %s |", mdText(shown[i].Issue), mdText(text(&shown[i])))
+			var cs []string
+			for _, c := range append([]string{shown[i].Issue}, cells(&shown[i])...) {
+				cs = append(cs, mdCell(c))
+			}
+			p("| %s |", strings.Join(cs, " | "))
 		}
-		if len(rs) > listMax {
-			p("| and %d more | |", len(rs)-listMax)
+		if more += omitted; more > 0 {
+			p("")
+			p("and %d more (`--format json` names more)", more)
 		}
 	}
-	rows("Waiting for a usage limit", s.Waiting, (*Row).waitingText)
-	rows("Running", s.Running, func(r *Row) string { return r.runningText(s.MadeAt) })
-	rows("Slowest", s.Slowest, (*Row).rankText)
-	rows("Most expensive", s.Costliest, (*Row).rankText)
+	table("Waiting for a usage limit", "issue | waits", s.Waiting, s.Omitted.Waiting, func(r *Row) []string { return []string{r.waitingText()} })
+	table("Running", "issue | what it does", s.Running, s.Omitted.Running, func(r *Row) []string { return []string{r.runningText(s.MadeAt)} })
+	rank := func(r *Row) []string { return r.rankCells() }
+	table("Slowest", "issue | wall time | cost | status", s.Slowest, 0, rank)
+	table("Most expensive", "issue | wall time | cost | status", s.Costliest, 0, rank)
 	if len(s.Damaged) > 0 {
 		p("")
 		p("#### Damaged")
 		p("")
-		for _, d := range s.Damaged[:min(len(s.Damaged), listMax)] {
+		shown, more := capped(s.Damaged, listMax)
+		for _, d := range shown {
 			p("- %s: %s", mdText(d.Issue), ui.MarkdownCode(d.Error))
 		}
-		if len(s.Damaged) > listMax {
-			p("- and %d more", len(s.Damaged)-listMax)
+		if more += s.Omitted.Damaged; more > 0 {
+			p("- and %d more", more)
 		}
 	}
 	if len(s.Skipped) > 0 {
 		p("")
-		p("Folders that are not issues: %s", ui.MarkdownCode(cleanList(s.Skipped)))
+		p("Folders that are not issues: %s", ui.MarkdownCode(cleanList(s.Skipped, s.Omitted.Skipped)))
+	}
+	if len(s.Linked) > 0 {
+		p("")
+		p("Links not followed (an issue's folder is a folder): %s", ui.MarkdownCode(cleanList(s.Linked, s.Omitted.Linked)))
 	}
 	return b.Flush()
-}
-
-// mdText is one of the summary's own sentences in Markdown: its parts from
-// records are already clean; what Markdown would act on is escaped:
-// emphasis, links, HTML, a table's bar, a mention (@), and GitHub's
-// autolinks (the colon of "http://", the dot of "www."). Each value is one
-// line, so no block (a list, a heading) can begin inside it.
-func mdText(s string) string {
-	var b strings.Builder
-	for i, c := range s {
-		if strings.ContainsRune("\\`*_[]<>|~&@:", c) || c == '.' && i >= 3 && strings.EqualFold(s[i-3:i], "www") {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

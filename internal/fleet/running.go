@@ -81,7 +81,7 @@ func readRunning(runDir string, is *Issue, now time.Time) {
 		return
 	}
 	d, _, _ := m.Doing()
-	is.Phase, is.Doing = d.Phase.String(), d.Label()
+	is.Phase, is.Doing = cut(d.Phase.String(), wordMax), cut(d.Label(), doingMax)
 }
 
 // starting says claude has printed nothing yet (its start takes seconds).

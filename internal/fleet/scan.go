@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/notrun"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // Options say which issues a scan takes.
@@ -24,29 +26,47 @@ type Options struct {
 	Now time.Time
 }
 
-// Scan is every issue of stateDir, sorted by id, and the folders that are
-// not issues (their names as they are: callers escape them). Records are
-// read without locking, each once, by as many readers as there are CPUs.
-func Scan(stateDir string, o Options) ([]Issue, []string, error) {
+// Scan is every issue of stateDir (the first MaxIssues by name), sorted
+// by id; the folders that are not issues and the links, named (cut and
+// inert: nameMax); and the prompt files a fleet could not run. Records
+// are read without locking, each once, by as many readers as there are
+// CPUs.
+func Scan(stateDir string, o Options) (Scanned, error) {
+	var sc Scanned
 	dirs, err := os.ReadDir(stateDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+		return sc, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return sc, err
 	}
-	var names, skipped []string
-	for _, d := range dirs {
+	var names []string
+	for _, d := range dirs { // sorted by name
 		name := d.Name()
-		if !d.IsDir() || name == "usage-limits" {
-			continue
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			// Never followed: a link could lead anywhere, and an issue's
+			// folder is always a folder. Named, so that nothing is lost
+			// without a word.
+			addNamed(&sc.Linked, &sc.LinkedMore, name)
+		case !d.IsDir() || name == usagelimit.DirName || name == notrun.DirName:
+		case o.ValidID != nil && o.ValidID(name) != nil:
+			addNamed(&sc.Skipped, &sc.SkippedMore, name)
+		case len(names) >= MaxIssues:
+			sc.NotRead++
+		default:
+			names = append(names, name)
 		}
-		if o.ValidID != nil && o.ValidID(name) != nil {
-			skipped = append(skipped, name)
-			continue
-		}
-		names = append(names, name)
 	}
+	notes, unread, err := notrun.Read(stateDir)
+	if err != nil {
+		sc.NotRunError = cut(err.Error(), reasonMax)
+	}
+	for _, n := range notes {
+		sc.NotRun = append(sc.NotRun, NotRun{File: cut(n.File, nameMax), Issue: cut(n.Issue, nameMax), Reason: cut(n.Reason, reasonMax),
+			ExitCode: n.ExitCode, At: n.At.UTC()})
+	}
+	sc.NotRunUnread = unread
 	out := make([]*Issue, len(names))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -64,15 +84,23 @@ func Scan(stateDir string, o Options) ([]Issue, []string, error) {
 	}
 	close(work)
 	wg.Wait()
-	var issues []Issue
 	for _, is := range out {
 		if is == nil || !o.Since.IsZero() && is.Updated.Before(o.Since) && is.Damaged == "" && ended(is.Status) {
 			continue // a run that goes on or waits is kept: its record is saved only at events
 		}
-		issues = append(issues, *is)
+		sc.Issues = append(sc.Issues, *is)
 	}
-	sort.Slice(issues, func(i, k int) bool { return issues[i].ID < issues[k].ID })
-	return issues, skipped, nil
+	sort.Slice(sc.Issues, func(i, k int) bool { return sc.Issues[i].ID < sc.Issues[k].ID })
+	return sc, nil
+}
+
+// addNamed keeps name (cut) in list up to jsonRows, counting the rest.
+func addNamed(list *[]string, more *int, name string) {
+	if len(*list) >= jsonRows {
+		*more++
+		return
+	}
+	*list = append(*list, cut(name, nameMax))
 }
 
 // readIssue reads one issue folder (nil: it holds no record).
@@ -81,21 +109,22 @@ func readIssue(stateDir, name string, now time.Time) *Issue {
 	if !ok {
 		return nil
 	}
-	is := &Issue{ID: name, Status: e.Word()}
+	is := &Issue{ID: name, Status: cut(e.Word(), wordMax)}
 	if e.Err != nil {
-		is.Damaged = e.Err.Error()
+		is.Damaged = cut(e.Err.Error(), reasonMax)
 		return is
 	}
 	r := e.Record
-	is.RunID, is.Reason, is.Attempts, is.CostUSD = r.RunID, r.Reason, r.Attempts, r.CostUSD
-	is.RetryAt, is.LimitType = r.RetryAt, r.LimitType
+	is.RunDir, is.Described = r.RunDir, e.Described()
+	is.RunID, is.Reason, is.Attempts, is.CostUSD = r.RunID, cut(r.Reason, reasonMax), r.Attempts, r.CostUSD
+	is.RetryAt, is.LimitType = r.RetryAt, cut(r.LimitType, wordMax)
 	is.Started, is.Updated = r.StartedAt, r.UpdatedAt
 	is.Rescues.Reclaims = r.RunReclaims
 	if r.Status != journal.Processing && r.Status != journal.Waiting {
 		is.ExitCode, is.HasExit = r.ExitCode, true
 	}
 	if err := readTimeline(r.RunDir, is); err != nil {
-		is.Damaged = "timeline: " + err.Error()
+		is.Damaged = cut("timeline: "+err.Error(), reasonMax)
 	}
 	if r.Continuations > is.Rescues.Restarts {
 		is.Rescues.Restarts = r.Continuations // a run recorded before its timeline

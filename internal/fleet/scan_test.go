@@ -3,6 +3,7 @@ package fleet
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +17,9 @@ import (
 // that malarun never wrote is counted and named, and nothing in it hangs
 // the scan or is followed: a timeline that is a FIFO, a link or a sparse
 // file of a gigabyte, a running attempt's transcript that is a FIFO, a
-// record that is a link to another issue's.
+// record that is a link to another issue's, an issue folder that is a
+// link (named, not followed: it could lead anywhere), the not-run folder
+// as a link.
 func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 	dir := t.TempDir()
 	spec := func(id string) issueSpec {
@@ -54,13 +57,20 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	elsewhere := t.TempDir()
+	writeIssue(t, elsewhere, spec("moved-away"))
+	for link, to := range map[string]string{"moved-away": filepath.Join(elsewhere, "moved-away"), "dangling\x1b[31m": "/nowhere",
+		"not-run": elsewhere} {
+		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	done := make(chan struct{})
-	var issues []Issue
-	var skipped []string
+	var sc Scanned
 	go func() {
 		defer close(done)
-		issues, skipped, err = Scan(dir, Options{ValidID: validID, Now: nightNow})
+		sc, err = Scan(dir, Options{ValidID: validID, Now: nightNow})
 	}()
 	select {
 	case <-done:
@@ -71,8 +81,17 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]Issue{}
-	for _, is := range issues {
+	for _, is := range sc.Issues {
 		got[is.ID] = is
+	}
+	if _, ok := got["moved-away"]; ok {
+		t.Errorf("the issue folder that is a link was followed")
+	}
+	if want := []string{"dangling^[[31m", "moved-away", "not-run"}; !slices.Equal(sc.Linked, want) {
+		t.Errorf("links named %q, want %q (inert)", sc.Linked, want)
+	}
+	if !strings.Contains(sc.NotRunError, "not a folder") {
+		t.Errorf("the not-run folder as a link: %q, want it refused", sc.NotRunError)
 	}
 	for id, want := range map[string]string{"fifo-timeline": "timeline: ", "link-timeline": "timeline: ", "linked-record": "issue record"} {
 		if is := got[id]; !strings.HasPrefix(is.Damaged, want) {
@@ -85,10 +104,10 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 	if is := got["fifo-transcript"]; is.Running != 2 || is.Phase != "" {
 		t.Errorf("a FIFO as the running transcript: attempt %d, phase %q; want attempt 2, phase unknown", is.Running, is.Phase)
 	}
-	if len(skipped) != 5 {
-		t.Errorf("skipped %q, want the 5 folders that are not issue ids", skipped)
+	if len(sc.Skipped) != 5 {
+		t.Errorf("skipped %q, want the 5 folders that are not issue ids", sc.Skipped)
 	}
-	s := Summarize(dir, issues, skipped, time.Time{}, nightNow)
+	s := Summarize(dir, sc, time.Time{}, nightNow)
 	if n := len(s.Damaged); n != 3 {
 		t.Errorf("%d damaged named, want 3 (the FIFO and the link as the timeline, the record that is a link): %+v", n, s.Damaged)
 	}
@@ -115,11 +134,11 @@ func TestRunningBeforeClaudesFirstLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Release()
-	issues, _, err := Scan(dir, Options{ValidID: validID, Now: nightNow})
-	if err != nil || len(issues) != 1 {
-		t.Fatalf("%d issues, %v", len(issues), err)
+	sc, err := Scan(dir, Options{ValidID: validID, Now: nightNow})
+	if err != nil || len(sc.Issues) != 1 {
+		t.Fatalf("%d issues, %v", len(sc.Issues), err)
 	}
-	if is := issues[0]; is.Running != 1 || is.Phase != "starting" || is.Doing != "before claude's first line" {
+	if is := sc.Issues[0]; is.Running != 1 || is.Phase != "starting" || is.Doing != "before claude's first line" {
 		t.Errorf("attempt %d, phase %q, doing %q; want attempt 1 before claude's first line", is.Running, is.Phase, is.Doing)
 	}
 }

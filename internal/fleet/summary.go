@@ -2,127 +2,11 @@ package fleet
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/malarun/malarun/internal/timeline"
 )
-
-// Version is the summary's JSON version (docs/summary.schema.json).
-const Version = 1
-
-// Summary is a state directory at a glance. Its JSON form is the --format
-// json output; the other forms say the same.
-type Summary struct {
-	Version  int       `json:"version"`
-	StateDir string    `json:"state_dir"`
-	MadeAt   time.Time `json:"made_at"`
-	Since    time.Time `json:"since,omitzero"`
-	Issues   int       `json:"issues"`
-	// ByStatus counts the issues by status word, in statusOrder.
-	ByStatus []Count `json:"by_status"`
-	// Ended are the runs that ended without success, grouped by outcome
-	// and reason; Waiting wait for a usage limit; Running run now (or
-	// their malarun is gone: orphaned); Damaged could not be read.
-	Ended   []Group   `json:"ended_unsuccessfully"`
-	Waiting []Row     `json:"waiting"`
-	Running []Row     `json:"running"`
-	Damaged []Damaged `json:"damaged"`
-	// Skipped are folders of the state directory that are not issues.
-	Skipped []string     `json:"skipped_folders"`
-	Rescues RescueTotals `json:"rescues"`
-	Totals  Totals       `json:"totals"`
-	// Slowest and Costliest are the ten runs that took longest and cost
-	// most.
-	Slowest   []Row `json:"slowest"`
-	Costliest []Row `json:"costliest"`
-	// Rows is every issue, sorted by id.
-	Rows []Row `json:"issues_list"`
-}
-
-// Count is how many issues have a status word.
-type Count struct {
-	Status string `json:"status"`
-	Count  int    `json:"count"`
-}
-
-// Group is the runs that ended with one outcome and reason.
-type Group struct {
-	Outcome string `json:"outcome"`
-	// ExitCodes are the codes their malaruns exited with (an orchestrator
-	// saw them), ascending.
-	ExitCodes []int `json:"exit_codes"`
-	// Reason is the first issue's reason; the others' differ from it at
-	// most in numbers.
-	Reason string   `json:"reason"`
-	Issues []string `json:"issues"`
-}
-
-// Damaged is an issue whose record or timeline could not be read.
-type Damaged struct {
-	Issue string `json:"issue"`
-	Error string `json:"error"`
-}
-
-// Row is one issue as the summary lists it.
-type Row struct {
-	Issue     string    `json:"issue"`
-	Status    string    `json:"status"`
-	Outcome   string    `json:"outcome,omitempty"`
-	ExitCode  *int      `json:"exit_code,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
-	Started   time.Time `json:"started,omitzero"`
-	Ended     time.Time `json:"ended,omitzero"`
-	WallMS    int64     `json:"wall_ms"`
-	CostUSD   float64   `json:"cost_usd"`
-	Attempts  int       `json:"attempts"`
-	Hangs     int       `json:"hangs"`
-	RetryAt   time.Time `json:"retry_at,omitzero"`
-	LimitType string    `json:"limit_type,omitempty"`
-	// Running: the attempt, since when, its phase and when claude last wrote.
-	Attempt      int       `json:"attempt,omitempty"`
-	RunningSince time.Time `json:"running_since,omitzero"`
-	Phase        string    `json:"phase,omitempty"`
-	Doing        string    `json:"doing,omitempty"`
-	LastLine     time.Time `json:"last_line,omitzero"`
-}
-
-// RescueTotals sum what malarun did beyond starting claude, and how many
-// runs needed it.
-type RescueTotals struct {
-	Hangs        int            `json:"hangs"`
-	HangsByPhase map[string]int `json:"hangs_by_phase"`
-	Crashes      int            `json:"crashes"`
-	LimitWaits   int            `json:"limit_waits"`
-	Reclaims     int            `json:"reclaims"`
-	Restarts     int            `json:"context_restarts"`
-	Tasks        int            `json:"background_tasks"`
-	APIRetries   int            `json:"api_retries"`
-	// Rescued are the runs that succeeded after a hang, a crash, a limit
-	// wait, a reclaim or a context restart.
-	Rescued int `json:"rescued"`
-}
-
-// Totals are the cost, tokens and time of every run, with the spread of
-// the runs that ended.
-type Totals struct {
-	CostUSD float64         `json:"cost_usd"`
-	Tokens  timeline.Tokens `json:"tokens"`
-	WallMS  int64           `json:"wall_ms"`
-	// Wall and Cost are percentiles over the runs that ended.
-	Wall Spread `json:"wall_ms_ended"`
-	Cost Spread `json:"cost_usd_ended"`
-}
-
-// Spread is a distribution: how many, and its percentiles.
-type Spread struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
 
 // statusOrder is the order statuses are counted in: done, then what needs
 // a look, then what goes on.
@@ -140,25 +24,48 @@ func ended(status string) bool {
 	return true
 }
 
-// Summarize sums issues up (as Scan returns them) at now.
-func Summarize(stateDir string, issues []Issue, skipped []string, since, now time.Time) Summary {
-	s := Summary{Version: Version, StateDir: stateDir, MadeAt: now.UTC(), Issues: len(issues),
-		Skipped: skipped, Rescues: RescueTotals{HangsByPhase: map[string]int{}}}
+// failed reports whether a status word is a run that ended without
+// success: what --since-summary compares night over night.
+func failed(status string) bool { return ended(status) && status != "succeeded" }
+
+// Scanned is what Scan read of a state directory.
+type Scanned struct {
+	Issues []Issue
+	// Skipped are folders whose names are not issue ids, Linked symbolic
+	// links (never followed); each at most jsonRows, with the count of the
+	// rest. NotRead counts the issue folders past MaxIssues.
+	Skipped, Linked         []string
+	SkippedMore, LinkedMore int
+	NotRead                 int
+	NotRun                  []NotRun
+	NotRunUnread            int
+	NotRunError             string
+}
+
+// Summarize sums a scanned state directory up at now.
+func Summarize(stateDir string, sc Scanned, since, now time.Time) Summary {
+	issues := sc.Issues
+	s := Summary{Version: Version, StateDir: cut(stateDir, 4096), MadeAt: now.UTC(), Issues: len(issues), NotRead: sc.NotRead,
+		Skipped: sc.Skipped, Linked: sc.Linked, NotRun: sc.NotRun, Rescues: RescueTotals{HangsByPhase: map[string]int{}},
+		Statuses: make(map[string]string, len(issues))}
+	s.Omitted.Skipped, s.Omitted.Linked, s.Omitted.NotRun = sc.SkippedMore, sc.LinkedMore, sc.NotRunUnread
 	if !since.IsZero() {
 		s.Since = since.UTC()
 	}
 	counts := map[string]int{}
 	groups := map[[2]string]*Group{}
-	var walls, costs []float64
+	var walls, costs, toFailure []float64
 	for i := range issues {
 		is := &issues[i]
 		counts[is.Status]++
+		s.Statuses[is.ID] = is.Status
 		row := rowOf(is, now)
 		s.Rows = append(s.Rows, row)
 		s.Totals.CostUSD += is.CostUSD
 		s.Totals.Tokens = addTokens(s.Totals.Tokens, is.Tokens)
 		s.Totals.WallMS = satAdd(s.Totals.WallMS, row.WallMS) // a planted record's times are not trusted
 		s.Rescues.add(is)
+		s.Failures.HangLostMS = satAdd(s.Failures.HangLostMS, is.HangLost.Milliseconds())
 		if is.Damaged != "" { // its record, or only its timeline
 			s.Damaged = append(s.Damaged, Damaged{Issue: is.ID, Error: is.Damaged})
 		}
@@ -174,6 +81,11 @@ func Summarize(stateDir string, issues []Issue, skipped []string, since, now tim
 		if ended(is.Status) {
 			walls, costs = append(walls, float64(row.WallMS)), append(costs, is.CostUSD)
 		}
+		if failed(is.Status) {
+			s.Failures.Runs++
+			s.Failures.CostUSD += is.CostUSD
+			toFailure = append(toFailure, float64(row.WallMS))
+		}
 	}
 	for _, st := range statusOrder() {
 		if counts[st] > 0 {
@@ -181,9 +93,12 @@ func Summarize(stateDir string, issues []Issue, skipped []string, since, now tim
 			delete(counts, st)
 		}
 	}
-	for st, n := range counts { // a word of a newer malarun
-		s.ByStatus = append(s.ByStatus, Count{Status: st, Count: n})
+	var newer []Count
+	for st, n := range counts { // a word of a newer malarun (or a planted one)
+		newer = append(newer, Count{Status: st, Count: n})
 	}
+	slices.SortFunc(newer, func(a, b Count) int { return cmp.Compare(a.Status, b.Status) })
+	s.ByStatus = append(s.ByStatus, newer...)
 	for _, g := range groups {
 		if g.ExitCodes == nil {
 			g.ExitCodes = []int{}
@@ -196,8 +111,11 @@ func Summarize(stateDir string, issues []Issue, skipped []string, since, now tim
 	})
 	slices.SortFunc(s.Waiting, func(a, b Row) int { return cmp.Or(a.RetryAt.Compare(b.RetryAt), cmp.Compare(a.Issue, b.Issue)) })
 	s.Totals.Wall, s.Totals.Cost = spreadOf(walls), spreadOf(costs)
+	s.Failures.ToFailure = spreadOf(toFailure)
 	s.Slowest = topRows(s.Rows, func(r Row) float64 { return float64(r.WallMS) })
 	s.Costliest = topRows(s.Rows, func(r Row) float64 { return r.CostUSD })
+	s.ActOn = actOn(&sc, now)
+	s.Page = Page{Number: 1, Pages: max(1, (len(s.Rows)+PageRows-1)/PageRows), Size: PageRows, Rows: len(s.Rows)}
 	return s
 }
 
@@ -205,7 +123,7 @@ func rowOf(is *Issue, now time.Time) Row {
 	r := Row{Issue: is.ID, Status: is.Status, Outcome: is.Outcome, Reason: is.Reason, Started: is.Started.UTC(), Ended: is.Ended.UTC(),
 		WallMS: is.Wall(now).Milliseconds(), CostUSD: is.CostUSD, Attempts: is.Attempts, Hangs: is.Rescues.HangCount(),
 		RetryAt: is.RetryAt.UTC(), LimitType: is.LimitType, Attempt: is.Running, RunningSince: is.RunningSince.UTC(),
-		Phase: is.Phase, Doing: is.Doing, LastLine: is.LastLine.UTC()}
+		Phase: is.Phase, Doing: is.Doing, LastLine: is.LastLine.UTC(), RunDir: is.RunDir, Described: is.Described}
 	if is.HasExit {
 		code := is.ExitCode
 		r.ExitCode = &code
@@ -220,7 +138,16 @@ func rowOf(is *Issue, now time.Time) Row {
 
 func (t *RescueTotals) add(is *Issue) {
 	r := is.Rescues
-	for phase, n := range r.Hangs {
+	// In order, so that which names are kept does not depend on a map's.
+	for _, phase := range slices.Sorted(maps.Keys(r.Hangs)) {
+		n := r.Hangs[phase]
+		named := len(t.HangsByPhase)
+		if _, ok := t.HangsByPhase[otherPhase]; ok {
+			named--
+		}
+		if _, ok := t.HangsByPhase[phase]; !ok && named >= phasesMax-1 {
+			phase = otherPhase // the names are bounded in all as in each issue
+		}
 		t.HangsByPhase[phase] += n
 		t.Hangs += n
 	}
@@ -250,6 +177,7 @@ func addToGroup(groups map[[2]string]*Group, is *Issue) {
 		groups[key] = g
 	}
 	g.Issues = append(g.Issues, is.ID)
+	g.CostUSD += is.CostUSD
 	if is.HasExit && !slices.Contains(g.ExitCodes, is.ExitCode) {
 		g.ExitCodes = append(g.ExitCodes, is.ExitCode)
 	}

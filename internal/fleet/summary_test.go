@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/testing/schemacheck"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -30,7 +31,7 @@ func TestNightIsCounted(t *testing.T) {
 	}
 	check("issues", s.Issues, 11)
 	check("by status", s.ByStatus, []Count{{"succeeded", 3}, {"failed", 2}, {"stopped", 2}, {"damaged", 1}, {"waiting", 1}, {"processing", 1}, {"orphaned", 1}})
-	check("skipped", s.Skipped, []string{"not an issue\x1b[31m"})
+	check("skipped (inert)", s.Skipped, []string{"not an issue^[[31m"})
 	var groups [][]string
 	for _, g := range s.Ended {
 		groups = append(groups, append([]string{g.Outcome, fmt.Sprint(g.ExitCodes)}, g.Issues...))
@@ -73,12 +74,12 @@ func rowIssues(rows []Row) []string {
 // events: wait-1's last was before then).
 func TestSinceKeepsTheNightsRuns(t *testing.T) {
 	dir := nightStateDir(t)
-	issues, _, err := Scan(dir, Options{ValidID: validID, Now: nightNow, Since: at(3, 0)})
+	sc, err := Scan(dir, Options{ValidID: validID, Now: nightNow, Since: at(3, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, is := range issues {
+	for _, is := range sc.Issues {
 		ids = append(ids, is.ID)
 	}
 	want := []string{"bad-1", "hostile-1", "ok-3", "orphan-1", "run-1", "wait-1"}
@@ -104,7 +105,7 @@ func TestEachFormIsItsGolden(t *testing.T) {
 	}{
 		{"night.txt", func(b *bytes.Buffer) error { return WriteText(b, &s) }},
 		{"night.md", func(b *bytes.Buffer) error { return WriteMarkdown(b, &s) }},
-		{"night.json", func(b *bytes.Buffer) error { return WriteJSON(b, &s) }},
+		{"night.json", func(b *bytes.Buffer) error { return WriteJSON(b, &s, 1) }},
 		{"night.html", func(b *bytes.Buffer) error { return WriteHTML(b, &s, link) }},
 	} {
 		t.Run(form.file, func(t *testing.T) {
@@ -135,16 +136,20 @@ func TestEachFormIsItsGolden(t *testing.T) {
 }
 
 // TestJSONFollowsItsSchema: the JSON form is what docs/summary.schema.json
-// says, for the night and for an empty state directory.
+// says, for the night, an empty state directory, the second of two nights
+// (what changed, what to act on, not-run notes) and the worst case (every
+// list past its bound).
 func TestJSONFollowsItsSchema(t *testing.T) {
 	schema, err := schemacheck.Load("../../docs/summary.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, dir := range map[string]string{"night": nightStateDir(t), "empty": t.TempDir()} {
-		s := scanNight(t, dir)
+	_, second := twoNights(t)
+	worstCase := worst(3)
+	for name, s := range map[string]*Summary{"night": ptr(scanNight(t, nightStateDir(t))), "empty": ptr(scanNight(t, t.TempDir())),
+		"the second of two nights": &second, "the worst case": &worstCase} {
 		var out bytes.Buffer
-		if err := WriteJSON(&out, &s); err != nil {
+		if err := WriteJSON(&out, s, 1); err != nil {
 			t.Fatal(err)
 		}
 		problems, err := schemacheck.Check(schema, out.Bytes(), name)
@@ -164,7 +169,7 @@ func TestJSONFollowsItsSchema(t *testing.T) {
 	} {
 		s := scanNight(t, nightStateDir(t))
 		var out bytes.Buffer
-		if err := WriteJSON(&out, &s); err != nil {
+		if err := WriteJSON(&out, &s, 1); err != nil {
 			t.Fatal(err)
 		}
 		planted := strings.Replace(out.String(), bad.from, bad.to, 1)
@@ -179,12 +184,77 @@ func TestJSONFollowsItsSchema(t *testing.T) {
 
 // TestMarkdownSentencesMentionAndLinkNothing: the short values from records
 // in the summary's sentences (a phase, an outcome, a limit type, a tool's
-// name) cannot become a mention or an autolink on GitHub.
+// name, an issue id) cannot become a mention, a reference or a link on
+// GitHub, which finds them in the rendered text, escapes or not: each such
+// word is in a code span. The rest reads as it is: no needless escape.
 func TestMarkdownSentencesMentionAndLinkNothing(t *testing.T) {
-	got := mdText("@org/team www.evil.example WWW.x https://evil.example/*x*")
-	for _, bad := range []string{" @", "www.", "WWW.", "https://", "*x*"} {
-		if strings.Contains(" "+got, bad) {
-			t.Errorf("mdText left %q in %q", bad, got)
+	in := "@org/team mail@example.com www.evil.example WWW.x https://evil.example/*x* mailto:x xmpp:y GH-12, #12 owner/repo#3 " +
+		"0a1b2c3d user@0a1b2c3 night: 11 issues five_hour _emph_ *bold* [link](x) <b>&amp; ~strike~ a|b"
+	for _, form := range []struct {
+		name string
+		md   string
+	}{{"prose", mdText(in)}, {"cell", mdCell(in)}} {
+		out := outsideCodeSpans(form.md)
+		for _, bad := range []string{"@", "www.", "WWW.", "://", "mailto:", "xmpp:", "GH-12", "#", "0a1b2c3"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: %q outside a code span in %q", form.name, bad, form.md)
+			}
 		}
+		for _, want := range []string{"night: 11 issues", "five_hour", `\_emph\_`, `\*bold\*`, `\[link\](x)`, `\<b\>\&amp;`, `\~strike\~`, `a\|b`} {
+			if !strings.Contains(form.md, want) {
+				t.Errorf("%s: %q not in %q", form.name, want, form.md)
+			}
+		}
+	}
+	if got := mdCell("x x@y|z"); !strings.Contains(got, "`x@y\\|z`") {
+		t.Errorf("a bar in a code span in a cell is not escaped: %q", got)
+	}
+}
+
+// outsideCodeSpans is md without its code spans (a run of backticks to
+// the next run of as many).
+func outsideCodeSpans(md string) string {
+	var b strings.Builder
+	for md != "" {
+		i := strings.IndexByte(md, '`')
+		if i < 0 {
+			b.WriteString(md)
+			break
+		}
+		b.WriteString(md[:i])
+		n := len(md[i:]) - len(strings.TrimLeft(md[i:], "`"))
+		fence := md[i : i+n]
+		rest := md[i+n:]
+		end := strings.Index(rest, fence)
+		if end < 0 {
+			b.WriteString(rest)
+			break
+		}
+		md = rest[end+n:]
+	}
+	return b.String()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestJSONCostsAreRounded: sums of the CLI's costs carry float noise
+// (0.1 + 0.2 is 0.30000000000000004); the JSON form prints each cost with
+// at most 6 decimals.
+func TestJSONCostsAreRounded(t *testing.T) {
+	dir := t.TempDir()
+	for i, cost := range []float64{0.1, 0.2, 0.0001, 0.0002, 0.0003} {
+		writeIssue(t, dir, issueSpec{id: fmt.Sprintf("c-%d", i), status: journal.Stopped, reason: "no output", exit: 3, cost: cost, started: at(0, i),
+			attempts: 1, timeline: []timeline.Entry{ev("run_started", at(0, i)), finishedLine(at(0, i+1), "retries_exhausted", 3, cost, timeline.Tokens{})}})
+	}
+	s := scanNight(t, dir)
+	var out bytes.Buffer
+	if err := WriteJSON(&out, &s, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, `"cost_usd": 0.3006,`) || strings.Contains(got, "00000000") {
+		t.Errorf("costs not rounded to 6 decimals:\n%s", got)
+	}
+	if s.Totals.CostUSD == 0.3006 {
+		t.Errorf("the sum itself is rounded: the test proves nothing (%v)", s.Totals.CostUSD)
 	}
 }

@@ -32,7 +32,7 @@ func readTimeline(runDir string, is *Issue) error {
 	defer f.Close()
 	rd := timeline.NewReader(io.LimitReader(f, maxTimelineBytes))
 	rd.SkipLines = true
-	var lastLimit time.Time
+	var r reading
 	for {
 		e, err := rd.Next()
 		if err != nil {
@@ -41,26 +41,59 @@ func readTimeline(runDir string, is *Issue) error {
 			}
 			return err
 		}
-		note(is, &e, &lastLimit)
+		r.note(is, &e)
 	}
+}
+
+// reading is what note carries from one entry of a timeline to the next.
+type reading struct {
+	// lastLimit is the reset of the last usage limit counted.
+	lastLimit time.Time
+	// hangAt is when a hang was found whose lost time is not counted yet
+	// (zero: none): it runs to the next attempt's start or the run's end.
+	hangAt time.Time
+}
+
+// maxHangLost bounds what one hang adds to the time lost: a planted
+// timeline's numbers are not trusted, and no real hang outlasts a day.
+const maxHangLost = 24 * time.Hour
+
+// endHang counts the time from the pending hang's finding to at.
+func (rd *reading) endHang(is *Issue, at time.Time) {
+	if rd.hangAt.IsZero() {
+		return
+	}
+	if d := at.Sub(rd.hangAt); d > 0 {
+		is.HangLost += min(d, maxHangLost)
+	}
+	rd.hangAt = time.Time{}
 }
 
 // note adds one decision of the timeline to is. A usage limit is counted
 // once per reset it waited for: a malarun that waits says limit_wait, one
 // that exits 75 says so on its finished line, and the next malarun that
 // meets the same limit before its reset says it again.
-func note(is *Issue, e *timeline.Entry, lastLimit *time.Time) {
+func (rd *reading) note(is *Issue, e *timeline.Entry) {
 	r := &is.Rescues
+	lastLimit := &rd.lastLimit
 	switch event.Kind(e.Event) {
 	case event.HangDetected:
 		if r.Hangs == nil {
 			r.Hangs = map[string]int{}
 		}
-		phase := e.Phase
+		phase := cut(e.Phase, wordMax)
 		if phase == "" {
 			phase = "unknown" // a timeline written before phases (issue 38)
 		}
+		if _, ok := r.Hangs[phase]; !ok && len(r.Hangs) >= phasesMax-1 {
+			phase = otherPhase // a planted timeline's names are not kept
+		}
 		r.Hangs[phase]++
+		rd.endHang(is, e.Time) // a hang found before the last was counted
+		is.HangLost += min(max(time.Duration(e.LimitMS)*time.Millisecond, 0), maxHangLost)
+		rd.hangAt = e.Time
+	case event.AttemptStarted:
+		rd.endHang(is, e.Time)
 	case event.AttemptEnded:
 		if e.Outcome == "crash" {
 			r.Crashes++
@@ -76,12 +109,14 @@ func note(is *Issue, e *timeline.Entry, lastLimit *time.Time) {
 	case event.RunStarted:
 		// A malarun runs the run again: the last one's end is past. A run
 		// that goes on has no exit yet (one that ended has its record's).
+		rd.hangAt = time.Time{} // its malarun died: how long it lay is not a hang's
 		is.Outcome, is.Ended = "", time.Time{}
 		if is.Status == "processing" || is.Status == "orphaned" {
 			is.ExitCode, is.HasExit = 0, false
 		}
 	case event.RunFinished:
-		is.Outcome, is.Ended = e.Outcome, e.Time
+		rd.endHang(is, e.Time)
+		is.Outcome, is.Ended = cut(e.Outcome, wordMax), e.Time
 		if e.ExitCode != nil {
 			is.ExitCode, is.HasExit = *e.ExitCode, true
 		}

@@ -23,9 +23,12 @@ func timeText(t time.Time) string {
 
 // header is the summary's first line.
 func (s *Summary) header() string {
-	h := fmt.Sprintf("malarun summary of %s: %d issues, made %s", ui.Clean(s.StateDir, 0), s.Issues, timeText(s.MadeAt))
+	h := fmt.Sprintf("malarun summary of %s: %s, made %s", ui.Clean(s.StateDir, 200), ui.Plural(s.Issues, "issue"), timeText(s.MadeAt))
 	if !s.Since.IsZero() {
 		h += ", runs updated since " + timeText(s.Since)
+	}
+	if s.NotRead > 0 {
+		h += fmt.Sprintf("; %d more issue folders not read (a summary reads %d)", s.NotRead, MaxIssues)
 	}
 	return h
 }
@@ -88,7 +91,7 @@ func phasesText(by map[string]int) string {
 	})
 	var parts []string
 	for _, p := range phases {
-		parts = append(parts, fmt.Sprintf("%s %d", ui.Clean(p, 40), by[p]))
+		parts = append(parts, fmt.Sprintf("%s %d", ui.Clean(p, wordMax), by[p]))
 	}
 	return "in " + strings.Join(parts, ", ")
 }
@@ -119,6 +122,108 @@ func (s *Summary) costSpreadLine() string {
 	return fmt.Sprintf("p50 %s · p90 %s · p99 %s · max %s", ui.Cost(c.P50), ui.Cost(c.P90), ui.Cost(c.P99), ui.Cost(c.Max))
 }
 
+// failureLine is what the runs that did not succeed cost, how long they
+// took to fail, and the time hangs took from every run; beside the earlier
+// summary's when there is one.
+func (s *Summary) failureLine() string {
+	f := s.Failures
+	line := failuresText(f, true)
+	if c := s.Changes; c != nil {
+		line += "; the earlier summary: " + failuresText(c.PreviousFailures, false)
+	}
+	return line
+}
+
+func failuresText(f Failures, spread bool) string {
+	var t string
+	if f.Runs == 0 {
+		t = "no run ended without success"
+	} else {
+		t = fmt.Sprintf("%s ended without success, costing %s", ui.Plural(f.Runs, "run"), ui.Cost(f.CostUSD))
+		if d := f.ToFailure; spread && d.N > 0 {
+			t += fmt.Sprintf(", time to failure p50 %s, p90 %s", msText(d.P50), msText(d.P90))
+		}
+	}
+	if f.HangLostMS > 0 {
+		t += ", hangs took " + msText(float64(f.HangLostMS))
+	}
+	return t
+}
+
+// msText is a duration given in milliseconds.
+func msText(ms float64) string { return ui.Duration(time.Duration(ms) * time.Millisecond) }
+
+// actTitle names a kind of thing to act on and how many: "Credentials
+// (2 issues)".
+func (a *ActOn) title() string {
+	names := map[string]string{"credentials": "Credentials", "credit": "Usage credit", "configuration": "Configuration",
+		"not_run": "Prompt files not run", "budget": "Budget", "poisoned": "Poisoned", "damaged": "Damaged records"}
+	name, ok := names[a.Kind]
+	if !ok {
+		name = ui.Clean(a.Kind, wordMax)
+	}
+	what := "issue"
+	if len(a.Issues) == 0 && len(a.Files) > 0 {
+		what = "prompt file"
+	}
+	return fmt.Sprintf("%s (%s)", name, ui.Plural(a.Count, what))
+}
+
+// itemsText names a thing to act on's issues and files, at most max in
+// all: issue ids as they are, prompt files (outside names) quoted and
+// cleaned.
+func (a *ActOn) itemsText(max int) string {
+	issues, _ := capped(a.Issues, max)
+	files, _ := capped(a.Files, max-len(issues))
+	parts := slices.Clone(issues)
+	for _, f := range files {
+		parts = append(parts, fmt.Sprintf("%q", ui.Clean(f, 80)))
+	}
+	t := strings.Join(parts, ", ")
+	if more := a.Count - len(parts); more > 0 {
+		t += fmt.Sprintf(", and %d more", more)
+	}
+	return t
+}
+
+// sinceText is the earlier summary a comparison is with.
+func (c *Changes) sinceText() string {
+	return fmt.Sprintf("Since the summary made %s (%s)", timeText(c.PreviousMadeAt), ui.Plural(c.PreviousIssues, "issue"))
+}
+
+// changeText is a change: "fail-3 (retries_exhausted, exit 3; was
+// succeeded)".
+func (c *Change) text() string {
+	var what []string
+	if c.Outcome != "" {
+		o := ui.Clean(c.Outcome, wordMax)
+		if c.ExitCode != nil {
+			o += fmt.Sprintf(", exit %d", *c.ExitCode)
+		}
+		what = append(what, o)
+	}
+	was := "new"
+	if c.Was != "" {
+		was = "was " + ui.Clean(c.Was, wordMax)
+	}
+	what = append(what, was)
+	return fmt.Sprintf("%s (%s)", ui.Clean(c.Issue, 0), strings.Join(what, "; "))
+}
+
+// changesText names changes, at most max, and how many there are.
+func changesText(cs []Change, count, max int) string {
+	shown, _ := capped(cs, max)
+	var parts []string
+	for i := range shown {
+		parts = append(parts, shown[i].text())
+	}
+	t := strings.Join(parts, ", ")
+	if more := count - len(shown); more > 0 {
+		t += fmt.Sprintf(", and %d more", more)
+	}
+	return t
+}
+
 // groupTitle is a group of runs that ended without success:
 // "retries_exhausted, exit 3 (8 issues)".
 func (g *Group) title() string {
@@ -130,14 +235,17 @@ func (g *Group) title() string {
 		}
 		t += ", exit " + strings.Join(codes, "/")
 	}
-	return fmt.Sprintf("%s (%s)", t, ui.Plural(len(g.Issues), "issue"))
+	return fmt.Sprintf("%s (%s)", t, ui.Plural(len(g.Issues)+g.IssuesNotListed, "issue"))
 }
 
 // waitingText is a waiting run: "until 2026-11-27 09:00 UTC (five_hour)".
 func (r *Row) waitingText() string {
 	t := "until " + timeText(r.RetryAt)
+	if r.RetryAt.IsZero() {
+		t = "no reset known"
+	}
 	if r.LimitType != "" {
-		t += " (" + ui.Clean(r.LimitType, 40) + ")"
+		t += " (" + ui.Clean(r.LimitType, wordMax) + ")"
 	}
 	return t
 }
@@ -153,7 +261,7 @@ func (r *Row) runningText(now time.Time) string {
 	}
 	t := fmt.Sprintf("attempt %d since %s", r.Attempt, timeText(r.RunningSince))
 	if r.Doing != "" {
-		t += ", " + ui.Clean(r.Doing, 80)
+		t += ", " + ui.Clean(r.Doing, doingMax)
 	}
 	if !r.LastLine.IsZero() {
 		t += ", last wrote " + ui.Duration(now.Sub(r.LastLine).Truncate(time.Second)) + " ago"
@@ -162,14 +270,12 @@ func (r *Row) runningText(now time.Time) string {
 }
 
 // rankText is a row of the slowest or costliest: its wall time, cost and status.
-func (r *Row) rankText() string {
-	return fmt.Sprintf("%s, %s, %s", ui.Duration(time.Duration(r.WallMS)*time.Millisecond), ui.Cost(r.CostUSD), ui.Clean(r.Status, 30))
+func (r *Row) rankText() string { return strings.Join(r.rankCells(), ", ") }
+
+// rankCells are rankText's parts, for a table's cells.
+func (r *Row) rankCells() []string {
+	return []string{msText(float64(r.WallMS)), ui.Cost(r.CostUSD), ui.Clean(r.Status, wordMax)}
 }
 
 // listed names at most max issues, and how many more there are.
-func listed(issues []string, max int) (shown []string, more int) {
-	if len(issues) <= max {
-		return issues, 0
-	}
-	return issues[:max], len(issues) - max
-}
+func listed(issues []string, max int) (shown []string, more int) { return capped(issues, max) }

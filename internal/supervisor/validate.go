@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/malarun/malarun/internal/notrun"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -32,6 +33,9 @@ func ValidateIssueID(id string) error {
 	if strings.EqualFold(id, usagelimit.DirName) {
 		// Folded: on a case-insensitive file system the two are one folder.
 		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the usage limits malarun shares between runs", id, usagelimit.DirName)
+	}
+	if strings.EqualFold(id, notrun.DirName) {
+		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the prompt files a fleet could not run", id, notrun.DirName)
 	}
 	for i, r := range id {
 		ok := r == '.' || r == '_' || r == '-' ||

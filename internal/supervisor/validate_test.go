@@ -18,13 +18,15 @@ func TestIssueIDsMalarunCannotUse(t *testing.T) {
 			"-":            "starts with '-'",
 			"usage-limits": "holds the usage limits",
 			"USAGE-LIMITS": "holds the usage limits",
+			"not-run":      "holds the prompt files a fleet could not run",
+			"Not-Run":      "holds the prompt files a fleet could not run",
 		} {
 			err := supervisor.ValidateIssueID(id)
 			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `"`+id+`"`) {
 				t.Errorf("ValidateIssueID(%q) = %v, want an error naming it and saying %q", id, err, want)
 			}
 		}
-		for _, id := range []string{"a-", "x-usage-limits", "usage-limits-1", "0-day"} {
+		for _, id := range []string{"a-", "x-usage-limits", "usage-limits-1", "0-day", "not-run-1"} {
 			if err := supervisor.ValidateIssueID(id); err != nil {
 				t.Errorf("ValidateIssueID(%q) = %v, want nil", id, err)
 			}

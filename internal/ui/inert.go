@@ -26,6 +26,18 @@ import (
 //     terminal too), while a lone CR, which would return the cursor over
 //     the line, is "^M".
 //
+// Invisible characters are hidden too (zero-width spaces, the word joiner,
+// the byte order mark, soft hyphens, tag characters, variation selectors,
+// Hangul fillers: every default-ignorable code point): text that displays
+// as nothing can carry what a reader never sees (a prompt smuggled in tag
+// characters, a name that looks like another). Three of them join what a
+// reader does see, and are text where they do: a variation selector
+// (U+FE0E, U+FE0F) right after a text rune picks its look ("⚠️"), and a
+// zero-width joiner or non-joiner right after a non-ASCII text rune or a
+// kept selector joins an emoji sequence or Persian and Indic letters. Each
+// can follow only what it joins, so at most one or two ride on a visible
+// rune; a run of them is hidden.
+//
 // Caret notation is ambiguous with a literal "^[" in the text, as in cat -v:
 // it is for a reader, not for decoding.
 
@@ -54,10 +66,27 @@ const (
 	kindHidden
 )
 
-// classify is the one definition of what a terminal acts on. r and size are
-// what utf8.DecodeRune returned: RuneError of size 1 is a byte of invalid
-// UTF-8, while a real U+FFFD (size 3) is text.
-func classify(r rune, size int) runeKind {
+// joinAfter is what the rune before allows a joiner to be: the context
+// classify needs for the three joiners (see above). Each loop over text
+// keeps one and moves it on with next.
+type joinAfter uint8
+
+const (
+	// joinNone: the start of the text, or after anything but text.
+	joinNone joinAfter = iota
+	// joinASCII: after an ASCII text rune (a keycap: "1\ufe0f\u20e3").
+	joinASCII
+	// joinWide: after a non-ASCII text rune (an emoji, a letter).
+	joinWide
+	// joinSelected: after a kept variation selector.
+	joinSelected
+)
+
+// classify is the one definition of what a terminal acts on, and of what a
+// reader cannot see. r and size are what utf8.DecodeRune returned:
+// RuneError of size 1 is a byte of invalid UTF-8, while a real U+FFFD (size
+// 3) is text. after is what came before r (joiners depend on it).
+func classify(r rune, size int, after joinAfter) runeKind {
 	switch {
 	case r >= 0x20 && r < 0x7f:
 		if r == ' ' {
@@ -77,10 +106,49 @@ func classify(r rune, size int) runeKind {
 		r == 0x200e || r == 0x200f || r == 0x061c,
 		r == 0x2028 || r == 0x2029:
 		return kindHidden
+	case r == 0xfe0e || r == 0xfe0f:
+		if after == joinASCII || after == joinWide {
+			return kindText
+		}
+		return kindHidden
+	case r == 0x200c || r == 0x200d:
+		if after == joinWide || after == joinSelected {
+			return kindText
+		}
+		return kindHidden
+	case invisible(r):
+		return kindHidden
 	case unicode.IsSpace(r):
 		return kindSpace
 	}
 	return kindText
+}
+
+// next is the context after r, which classify called k.
+func (joinAfter) next(r rune, k runeKind) joinAfter {
+	switch {
+	case k != kindText:
+		return joinNone
+	case r == 0xfe0e || r == 0xfe0f:
+		return joinSelected
+	case r == 0x200c || r == 0x200d:
+		return joinNone // a joiner joins to what follows, which must be seen
+	case r < utf8.RuneSelf:
+		return joinASCII
+	}
+	return joinWide
+}
+
+// invisible reports a default-ignorable code point (Unicode's property:
+// format characters, the other default ignorables, variation selectors),
+// which displays as nothing. The prepended concatenation marks are format
+// characters that display (the Arabic number sign).
+func invisible(r rune) bool {
+	if r < 0xad {
+		return false
+	}
+	return (unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Prepended_Concatenation_Mark, r)) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
 }
 
 // keptASCII is classify for an ASCII byte that Inert keeps (text, ' ',
@@ -98,10 +166,13 @@ func Clean(s string, max int) string {
 	var b strings.Builder
 	space := false
 	n := 0
+	after := joinNone
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		if classify(r, size) != kindText {
+		k := classify(r, size, after)
+		after = after.next(r, k)
+		if k != kindText {
 			if !space && b.Len() > 0 {
 				b.WriteByte(' ')
 				n++
@@ -127,18 +198,22 @@ func Inert(s string) string {
 	if isInert(s) {
 		return s
 	}
-	out, _ := appendInert(make([]byte, 0, len(s)+16), []byte(s), true)
+	after := joinNone
+	out, _ := appendInert(make([]byte, 0, len(s)+16), []byte(s), true, &after)
 	return string(out)
 }
 
 // isInert reports whether Inert would leave s as it is.
 func isInert(s string) bool {
+	after := joinNone
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		if k := classify(r, size); k == kindC0 || k == kindHidden {
+		k := classify(r, size, after)
+		if k == kindC0 || k == kindHidden {
 			return false
 		}
+		after = after.next(r, k)
 	}
 	return true
 }
@@ -147,8 +222,9 @@ func isInert(s string) bool {
 // before an incomplete UTF-8 sequence or a CR at the end of p, which the
 // next bytes decide, and returns how much of p it used: the rest (at most
 // utf8.UTFMax-1 bytes) must come again in front of the next bytes. With
-// final it uses all of p: an incomplete sequence is invalid UTF-8.
-func appendInert(dst, p []byte, final bool) ([]byte, int) {
+// final it uses all of p: an incomplete sequence is invalid UTF-8. after is
+// the context of the text before p, and becomes that of the text used.
+func appendInert(dst, p []byte, final bool, after *joinAfter) ([]byte, int) {
 	i := 0
 	for i < len(p) {
 		// A run of ASCII kept as it is, the bulk of most text, is copied whole.
@@ -157,6 +233,10 @@ func appendInert(dst, p []byte, final bool) ([]byte, int) {
 			j++
 		}
 		dst = append(dst, p[i:j]...)
+		if j > i {
+			last := rune(p[j-1])
+			*after = after.next(last, classify(last, 1, joinNone))
+		}
 		if i = j; i == len(p) {
 			break
 		}
@@ -164,7 +244,8 @@ func appendInert(dst, p []byte, final bool) ([]byte, int) {
 			return dst, i
 		}
 		r, size := utf8.DecodeRune(p[i:])
-		switch classify(r, size) {
+		k := classify(r, size, *after)
+		switch k {
 		case kindC0:
 			if r == '\r' {
 				if i+1 == len(p) && !final {
@@ -172,6 +253,7 @@ func appendInert(dst, p []byte, final bool) ([]byte, int) {
 				}
 				if i+1 < len(p) && p[i+1] == '\n' {
 					i++ // the LF that follows ends the line
+					*after = joinNone
 					continue
 				}
 			}
@@ -181,6 +263,7 @@ func appendInert(dst, p []byte, final bool) ([]byte, int) {
 		default:
 			dst = append(dst, p[i:i+size]...)
 		}
+		*after = after.next(r, k)
 		i += size
 	}
 	return dst, i

@@ -40,6 +40,13 @@ func TestInert(t *testing.T) {
 		{"over\rwrite", "over^Mwrite"},
 		{"end\r", "end^M"},
 		{"\r\r\n", "^M\n"},
+		// Invisible: hidden, but for the joiners of what is seen.
+		{"zero\u200bwidth\u2060join\ufeffbom soft\u00adhyphen", "zero\ufffdwidth\ufffdjoin\ufffdbom soft\ufffdhyphen"},
+		{"tags \U000e0069\U000e0067\U000e006e", "tags \ufffd\ufffd\ufffd"},
+		{"\u3164 filler \ufe00 \U000e0100", "\ufffd filler \ufffd \ufffd"},
+		{"kept: ⚠\ufe0f 1\ufe0f\u20e3 👨\u200d👩\u200d👧 👁\ufe0f\u200d🗨\ufe0f می\u200cخواهم", "kept: ⚠\ufe0f 1\ufe0f\u20e3 👨\u200d👩\u200d👧 👁\ufe0f\u200d🗨\ufe0f می\u200cخواهم"},
+		{"runs: ⚠\ufe0f\ufe0f\ufe0e a\u200d 🙂\u200d\u200d \u200dx \ufe0f", "runs: ⚠\ufe0f\ufffd\ufffd a\ufffd 🙂\u200d\ufffd \ufffdx \ufffd"},
+		{"number sign \u0600 kept", "number sign \u0600 kept"},
 	}
 	for _, tt := range tests {
 		if got := Inert(tt.in); got != tt.want {
@@ -63,6 +70,7 @@ func TestClean(t *testing.T) {
 		{invalid, "bad utf8"},
 		{"a\u2028b\u00a0\u3000c", "a b c"},
 		{"kept: \ufffd 🙂", "kept: \ufffd 🙂"},
+		{"zero\u200bwidth \U000e0041\U000e0042 👍\ufe0f", "zero width 👍\ufe0f"},
 	}
 	for i, tt := range tests {
 		max := 0
@@ -105,20 +113,35 @@ func TestNothingActiveComesOut(t *testing.T) {
 // multiLine allows '\n' and '\t'.
 func checkInert(t *testing.T, in, out string, multiLine bool) {
 	t.Helper()
+	after := joinNone
 	for i := 0; i < len(out); {
 		r, size := utf8.DecodeRuneInString(out[i:])
 		i += size
-		k := classify(r, size)
+		k := classify(r, size, after)
+		after = after.next(r, k)
 		if k == kindText || k == kindSpace || multiLine && (k == kindNewline || k == kindTab) {
 			continue
 		}
 		t.Fatalf("from %q: %q comes out in %q", in, r, out)
 	}
 	// The definition itself, independent of classify.
-	for _, bad := range []string{"\x1b", "\x07", "\r", "\x7f", "\u009b", "\u202e", "\u2066", "\u2028", "\u200e", "\u200f", "\u061c"} {
+	for _, bad := range []string{"\x1b", "\x07", "\r", "\x7f", "\u009b", "\u202e", "\u2066", "\u2028", "\u200e", "\u200f", "\u061c",
+		"\u200b", "\u2060", "\ufeff", "\u00ad", "\u034f", "\u3164", "\U000e0041", "\U000e0100", "\ufe00"} {
 		if strings.Contains(out, bad) {
 			t.Fatalf("from %q: %q comes out in %q", in, bad, out)
 		}
+	}
+	// A joiner only rides on what it joins: never two in a row, never
+	// first, never after ASCII (but a selector after a keycap's digit).
+	prev := ' '
+	for _, r := range out {
+		joiner, selector := r == 0x200c || r == 0x200d, r == 0xfe0e || r == 0xfe0f
+		prevJoins := prev == 0x200c || prev == 0x200d || prev == 0xfe0e || prev == 0xfe0f
+		if selector && (prevJoins || prev == ' ' || prev == '\n' || prev == '\t') ||
+			joiner && (prev < utf8.RuneSelf || prev == 0x200c || prev == 0x200d) {
+			t.Fatalf("from %q: %U after %U comes out in %q", in, r, prev, out)
+		}
+		prev = r
 	}
 	if !utf8.ValidString(out) {
 		t.Fatalf("from %q: invalid UTF-8 comes out in %q", in, out)
@@ -169,7 +192,7 @@ func TestEventAndStatusLinesAreClean(t *testing.T) {
 
 // JSON text keeps its values and loses what a terminal acts on.
 func TestInertJSON(t *testing.T) {
-	text := setTitle + clearScreen + csi8bit + csiC1 + hyperlink + bidi + invalid + "\x7f\u2028é日🙂"
+	text := setTitle + clearScreen + csi8bit + csiC1 + hyperlink + bidi + invalid + "\x7f\u2028é日🙂\u200b\U000e0041⚠\ufe0f"
 	b, err := json.Marshal(map[string]any{"a": text, "b": []string{text}})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +218,7 @@ func TestInertJSON(t *testing.T) {
 // The fast path of Inert agrees with classify.
 func TestKeptASCII(t *testing.T) {
 	for b := range utf8.RuneSelf {
-		k := classify(rune(b), 1)
+		k := classify(rune(b), 1, joinNone)
 		if want := k == kindText || k == kindSpace || k == kindTab || k == kindNewline; keptASCII(byte(b)) != want {
 			t.Errorf("keptASCII(%#x) = %v, classify says %v", b, !want, k)
 		}

@@ -27,6 +27,8 @@ type InertWriter struct {
 	buf    []byte
 	err    error
 	closed bool
+	// after is the context of the text written so far (joiners, classify).
+	after joinAfter
 }
 
 // NewInertWriter writes the inert form of the text written to it to w.
@@ -50,7 +52,7 @@ func (iw *InertWriter) Write(p []byte) (int, error) {
 		var tmp [2*utf8.UTFMax - 1]byte
 		k := copy(tmp[:], iw.held[:iw.nheld])
 		take := copy(tmp[k:], p)
-		out, used := appendInert(iw.buf[:0], tmp[:k+take], false)
+		out, used := appendInert(iw.buf[:0], tmp[:k+take], false, &iw.after)
 		iw.buf = out
 		if used < k {
 			// Still undecided: p was short enough to be held with them.
@@ -64,7 +66,7 @@ func (iw *InertWriter) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		part := p[:min(len(p), inertChunk)]
 		last := len(part) == len(p)
-		out, used := appendInert(iw.buf, part, false)
+		out, used := appendInert(iw.buf, part, false, &iw.after)
 		iw.buf = out
 		if !last && used < len(part) {
 			// Cut inside a sequence at the chunk's end: the next part
@@ -92,7 +94,7 @@ func (iw *InertWriter) Close() error {
 		return iw.err
 	}
 	iw.closed = true
-	out, _ := appendInert(iw.buf[:0], iw.held[:iw.nheld], true)
+	out, _ := appendInert(iw.buf[:0], iw.held[:iw.nheld], true, &iw.after)
 	iw.buf, iw.nheld = out, 0
 	return iw.flush()
 }

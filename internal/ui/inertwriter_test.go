@@ -36,7 +36,7 @@ func writeChunks(t *testing.T, s []byte, cuts []int) string {
 // The stream form is the string form, however the text is cut.
 func TestInertWriterMatchesInert(t *testing.T) {
 	corpus := setTitle + "a\r\nb\rc" + clearScreen + csi8bit + csiC1 + hyperlink + bidi + invalid +
-		"日本語 🙂 \u2028\r\x00\x7f" + invalid + "\r"
+		"日本語 🙂 \u2028\r\x00\x7f" + invalid + "👨\u200d👩 ⚠\ufe0f\ufe0f\u200b 1\ufe0f" + "\r"
 	want := Inert(corpus)
 	// Every cut into two, and into three.
 	for i := 0; i <= len(corpus); i++ {
@@ -57,7 +57,7 @@ func TestInertWriterMatchesInert(t *testing.T) {
 	// Random bytes cut at random: seeded, so a failure repeats.
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Bytes that start, continue and end sequences, and the ones Inert acts on.
-	alphabet := []byte("a\r\n\x1b\x9b\xe2\x80\xae\xf0\x9f\x99\x82\xc2")
+	alphabet := []byte("a\r\n\x1b\x9b\xe2\x80\xae\xf0\x9f\x99\x82\xc2\x8d\xef\xb8\x8f")
 	for range 2000 {
 		b := make([]byte, rng.IntN(40))
 		for i := range b {
