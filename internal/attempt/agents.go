@@ -25,9 +25,13 @@ type agent struct {
 	// background: it runs beside the main agent (2.1.332 runs every Task
 	// so): the call's result came at once, and the agent ends with its task.
 	background bool
-	// call is the call that started it, for the calls cut off by a stop.
-	call stream.ToolUse
-	seq  int
+	// call is the call that started it, for the calls cut off by a stop;
+	// caller is the agent that made it, which waits on it while it runs
+	// inside the call (caller.waitsOn counts such agents).
+	call    stream.ToolUse
+	seq     int
+	caller  *agent
+	waitsOn int
 	// seesStream: the CLI prints this agent's reply as it streams
 	// (stream_event lines of its own): its phases are as fine as the main
 	// agent's. The main agent's are whenever partial messages are on.
@@ -50,6 +54,14 @@ type agent struct {
 	// made again only when they change.
 	working      string
 	workingStale bool
+}
+
+// callerID is the id its caller's lines carry ("" for the main agent).
+func (a *agent) callerID() string {
+	if a.caller == nil {
+		return ""
+	}
+	return a.caller.id
 }
 
 // subagentName names a sub-agent in messages.
@@ -145,18 +157,30 @@ func (l *liveness) subagentOf(ev *stream.Event, now time.Time) *agent {
 			return nil
 		}
 		a = &agent{id: id, last: now, stream: streamPhase{phase: PhaseSubagent, since: now}, context: l.main.context}
-		if slot, ok := l.main.calls.take(id); ok {
-			// Its call is its own now: the main agent waits on the agent,
-			// whose lines say whether it lives.
-			a.call, a.seq = slot.tu, slot.seq
-			l.main.workingStale = true
+		// Its call is its own now: the agent that made it (the main one,
+		// or a sub-agent's own sub-agent) waits on it, whose lines say
+		// whether it lives.
+		for _, caller := range append([]*agent{&l.main}, l.subs...) {
+			if slot, ok := caller.calls.take(id); ok {
+				a.call, a.seq, a.caller = slot.tu, slot.seq, caller
+				caller.workingStale = true
+				caller.waitsOn++
+				break
+			}
 		}
 		l.subs = append(l.subs, a)
 	}
 	if starts {
-		a.task, a.background = ev.TaskID, ev.Backgrounded
+		a.task = ev.TaskID
 		if a.description == "" {
 			a.description = ev.Description
+		}
+		if ev.Backgrounded && !a.background {
+			// It runs beside its caller, which does not wait on it.
+			a.background = true
+			if a.caller != nil {
+				a.caller.waitsOn--
+			}
 		}
 	}
 	return a
@@ -185,14 +209,14 @@ func (l *liveness) observeSubagent(a *agent, ev *stream.Event, now time.Time) {
 // notification (or a terminal update, or a snapshot without it), or, for
 // one that ran inside its call, the call's result. Its calls still open
 // end with it: they were its, and it is gone.
-func (l *liveness) endSubagents(ev *stream.Event) {
+func (l *liveness) endSubagents(ev *stream.Event, now time.Time) {
 	if len(l.subs) == 0 {
 		return
 	}
 	l.subs = slices.DeleteFunc(l.subs, func(a *agent) bool {
 		done := false
 		switch {
-		case ev.Type == "user" && ev.ParentToolUseID == "" && !a.background:
+		case ev.Type == "user" && !a.background && ev.ParentToolUseID == a.callerID():
 			done = slices.Contains(ev.ToolResults, a.id)
 		case ev.Type != "system" || a.task == "":
 		case ev.Subtype == "task_notification":
@@ -207,6 +231,11 @@ func (l *liveness) endSubagents(ev *stream.Event) {
 				l.ended = l.ended[1:]
 			}
 			l.ended = append(l.ended, a.id)
+			if a.caller != nil && !a.background {
+				// Its caller works again from now.
+				a.caller.waitsOn--
+				a.caller.last = now
+			}
 		}
 		return done
 	})

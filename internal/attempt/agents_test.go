@@ -164,3 +164,33 @@ func TestTheFirstByteGrowsWithTheRequest(t *testing.T) {
 		})
 	}
 }
+
+// A sub-agent's own sub-agent takes its call out of its caller's: the
+// caller waits on it, and each is judged on its own lines.
+func TestANestedSubAgentTakesItsCall(t *testing.T) {
+	nestedCall := sub1(stream.Event{Type: "assistant", ToolUses: []stream.ToolUse{{ID: "toolu_n", Name: "Agent"}}})
+	nestedPrompt := stream.Event{Type: "user", ParentToolUseID: "toolu_n", Texts: []string{"look deeper"}}
+	nestedDone := stream.Event{Type: "user", ParentToolUseID: "toolu_1", ToolResults: []string{"toolu_n"}}
+	s := runCase(t, machineCase{lim: agentLimits, final: StopHang, cut: []string{"toolu_1", "toolu_n"}, steps: []step{
+		{at: 0, in: line(lAgentCall)},
+		{at: 0, in: line(lAgentFg)},
+		{at: 0, in: line(lSubPrompt)},
+		{at: 1 * time.Second, in: line(nestedCall), wake: 1*time.Second + 15*time.Minute},
+		// The outer agent waits on the nested one: only the nested is judged.
+		{at: 2 * time.Second, in: line(nestedPrompt), wake: 2*time.Second + 12*time.Minute},
+		{at: 2*time.Second + 12*time.Minute, in: wakeUp, stop: StopHang},
+	}})
+	if d := s.HangPhase(); d.Phase != PhaseSubagent || d.Agent != "a sub-agent" {
+		t.Errorf("hang %+v: want the nested sub-agent (it has no task, so no name)", d)
+	}
+	// Once the nested agent returns, its caller works again from then.
+	runCase(t, machineCase{lim: agentLimits, final: StopExited, cut: []string{"toolu_1"}, steps: []step{
+		{at: 0, in: line(lAgentCall)},
+		{at: 0, in: line(lAgentFg)},
+		{at: 0, in: line(lSubPrompt)},
+		{at: 1 * time.Second, in: line(nestedCall)},
+		{at: 2 * time.Second, in: line(nestedPrompt)},
+		{at: 20 * time.Minute, in: line(nestedDone), wake: 32 * time.Minute},
+		{at: 21 * time.Minute, in: streamEnd, stop: StopExited},
+	}})
+}

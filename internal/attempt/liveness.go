@@ -125,7 +125,7 @@ func (l *liveness) observe(ev *stream.Event, now time.Time) {
 	} else if !l.agentLine(ev) {
 		l.observeMain(ev, now)
 	}
-	l.endSubagents(ev)
+	l.endSubagents(ev, now)
 	l.schedule()
 	l.catchUpTo, l.catchUps = 0, 0
 }
@@ -236,20 +236,27 @@ func (l *liveness) schedule() {
 	l.due, l.dueAgent, l.deadline = due, first, due
 }
 
-// judged are the agents whose silence can be a hang now: every running
-// sub-agent, and the main agent unless all it does is wait for them (its
-// only calls started them, or its turn is over while they work beside it).
+// judged are the agents whose silence can be a hang now: every agent but
+// one that only waits on its sub-agents (its only running calls started
+// them; or, for the main agent, its turn is over while they work beside
+// it), whose lines say whether they live.
 func (l *liveness) judged() []*agent {
 	out := make([]*agent, 0, 1+len(l.subs))
 	if !l.mainWaitsOnSubagents() {
 		out = append(out, &l.main)
 	}
-	return append(out, l.subs...)
+	for _, a := range l.subs {
+		if a.calls.live > 0 || a.waitsOn == 0 {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // mainWaitsOnSubagents: sub-agents run, and the main agent has no call or
-// hook of its own running and no request out (its turn is over, or its
-// only running calls are theirs: a foreground Task).
+// hook of its own running, no reply open and no request out: its only
+// running calls started them, or its turn is over while they work beside
+// it (2.1.332 holds the result back until they end).
 func (l *liveness) mainWaitsOnSubagents() bool {
 	if len(l.subs) == 0 || l.main.calls.live > 0 || len(l.hooks) > 0 || !l.anyLine {
 		return false
