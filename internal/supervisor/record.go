@@ -46,6 +46,7 @@ func (r *runner) record(now time.Time) journal.Record {
 		rec.TotalCostUSD = r.base.TotalCostUSD + s.CostUSD - r.base.CostUSD
 		rec.CostUSD = s.CostUSD
 		rec.Running, rec.Tasks, rec.Tree, rec.AttemptStartedAt = f.cutCalls, f.cutTasks, nil, time.Time{}
+		rec.RunningMore, rec.TasksMore = f.cutCallsMore, f.cutTasksMore
 	}
 	if a := f.attempt; a != nil {
 		rec.SessionTalked = a.talked || a.resume && rec.SessionTalked && rec.SessionID == a.session
@@ -57,6 +58,7 @@ func (r *runner) record(now time.Time) journal.Record {
 			rec.SideEffects[tool] += n
 		}
 		rec.Running, rec.Tasks, rec.Tree, rec.AttemptStartedAt = a.running, a.tasks, a.tree, a.started
+		rec.RunningMore, rec.TasksMore = a.runningMore, a.tasksMore
 	}
 	return rec
 }
@@ -123,7 +125,7 @@ func (r *runner) finishRecord(err error) error {
 	f.retryAt, f.limitType = c.RetryAt, c.LimitType
 	f.attempt = nil
 	if c.ClearInFlight {
-		f.cutCalls, f.cutTasks = nil, nil
+		f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = nil, nil, 0, 0
 	}
 	if !c.KeepReclaims {
 		f.reclaims = 0
