@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // A record is read back by a later malarun, which acts on it: it resumes
@@ -115,10 +117,18 @@ func check(r Record) error {
 	if r.RunID != "" && !ValidRunID(r.RunID) {
 		bad("run_id %q is not a run id malarun makes", r.RunID)
 	}
+	seen := make(map[string]bool, len(r.Runs))
 	for _, id := range r.Runs {
-		if !ValidRunID(id) {
-			bad("runs holds %q, not a run id malarun makes", id)
+		if !ValidRunID(id) || seen[id] {
+			bad("runs holds %q, not a run id malarun makes or twice", id)
 		}
+		seen[id] = true
+	}
+	if r.RunID != "" && (len(r.Runs) == 0 || r.Runs[len(r.Runs)-1] != r.RunID) {
+		bad("runs does not end with the run %q: malarun adds each run as it makes it", r.RunID)
+	}
+	if len(r.Checkpoint) > stream.MaxResultBytes {
+		bad("checkpoint is %d bytes, more than any reply malarun keeps (%d)", len(r.Checkpoint), stream.MaxResultBytes)
 	}
 	if (r.RunID == "") != (r.RunDir == "") {
 		bad("run_id %q and run_dir %q must be set together", r.RunID, r.RunDir)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // plantedRecords are records malarun never writes, each with one field an
@@ -102,6 +103,10 @@ func plantedRecords() map[string]func(*Record) {
 		"tree of two":               func(r *Record) { r.Tree = append(r.Tree, ProcRef{Pid: 8, StartTime: 100}) },
 		"issue a path":              func(r *Record) { r.Issue, r.Marker = "../x", "../x/"+testRun },
 		"issue with an escape":      func(r *Record) { r.Issue, r.Marker = "i\x1b[2J", "i\x1b[2J/"+testRun },
+		"runs twice":                func(r *Record) { r.Runs = []string{testRun, testRun} },
+		"runs without the run":      func(r *Record) { r.Runs = []string{"20261122T120401Z-000000"} },
+		"runs not ending with it":   func(r *Record) { r.Runs = []string{testRun, "20261122T120401Z-000000"} },
+		"checkpoint over 1 MiB":     func(r *Record) { r.Checkpoint = strings.Repeat("c", stream.MaxResultBytes+1) },
 		"issue a dot":               func(r *Record) { r.Issue, r.Marker = ".", "./"+testRun },
 		"more killed than ran":      func(r *Record) { r.Attempts, r.KilledAttempts = 1, 2 },
 		"prompt hash not hex":       func(r *Record) { r.PromptSHA256 = strings.Repeat("z", 64) },
