@@ -39,7 +39,8 @@ const SpareFile = ".record.json.spare"
 // name, never opened for writing. Every swap is checked by inode: the
 // record's name must be the file the save wrote, else what another
 // process put at the spare's name is swapped straight back out and the
-// save made a file of its own, with a warning (docs/design.md §D32, §D37). Where the swap is refused (a file system without it, another
+// save made a file of its own, with a warning (docs/design.md §D32,
+// §D37). Where the swap is refused (a file system without it, another
 // system than Linux), saves fall back to a new temporary file and a
 // rename (writeAtomic); so does one save whose swap fails otherwise.
 type recordWriter struct {
