@@ -216,7 +216,7 @@ func (d *attemptDriver) onLine(ev stream.Event) {
 	if !stopping {
 		// What the line did comes before what malarun does about it.
 		r.emitLine(res, d.m, ev)
-		r.recordProgress(ev, d.m.Outstanding(), d.m.Running(), d.m.Talked())
+		r.recordProgress(ev, d.m)
 	}
 	d.apply(eff)
 }

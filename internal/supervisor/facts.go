@@ -94,7 +94,7 @@ func (f *runFacts) attemptStarted(spec run.Attempt, pid int, startTime uint64, n
 // later malarun decides on or names (the session talked, a tool with side
 // effects ran for the first time, the calls and tasks a prompt would
 // name), or a count that changed alone reached a power of two (worthASave).
-func (f *runFacts) progress(ev *stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task, answered bool, sideEffectFree map[string]bool) bool {
+func (f *runFacts) progress(ev *stream.Event, now inFlight, answered bool, sideEffectFree map[string]bool) bool {
 	a := f.attempt
 	changed := false
 	if answered && !f.answered {
@@ -122,14 +122,14 @@ func (f *runFacts) progress(ev *stream.Event, outstanding []stream.ToolUse, task
 	}
 	// The first calls and tasks in flight, compared where they are: a line
 	// costs the same however many are open (docs/design.md §D37).
-	calls, more := journal.Named(outstanding, 0)
+	calls, more := journal.Named(now.calls, now.callsMore)
 	if !sameCalls(a.running, calls) {
 		a.running, changed = recordCalls(calls), true
 	}
 	if more != a.runningMore {
 		a.runningMore, changed = more, changed || worthASave(more)
 	}
-	tasks, more = journal.Named(tasks, 0)
+	tasks, more := journal.Named(now.tasks, 0)
 	if !sameTasks(a.tasks, tasks) {
 		a.tasks, changed = recordTasks(tasks), true
 	}
@@ -137,6 +137,14 @@ func (f *runFacts) progress(ev *stream.Event, outstanding []stream.ToolUse, task
 		a.tasksMore, changed = more, changed || worthASave(more)
 	}
 	return changed
+}
+
+// inFlight is what runs now, as the attempt machine gives it: the first
+// calls without a result and how many more, and the background tasks.
+type inFlight struct {
+	calls     []stream.ToolUse
+	callsMore int
+	tasks     []attempt.Task
 }
 
 // worthASave reports whether a count that changed alone (a tool's calls

@@ -9,7 +9,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -83,7 +82,7 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 		return // progress is for observers only: the timeline has the line's time
 	}
 	e := base
-	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = event.Progress, res.log.Assistants, toolsRunning(m), m.Wake()
+	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = event.Progress, res.log.Assistants, m.ToolsRunning(), m.Wake()
 	doing, allowed, since := m.Doing()
 	if doing != r.doing {
 		// Said in words once per phase, not once per line.
@@ -94,22 +93,6 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
 	e.CostUSD = r.state.CostUSD + res.log.CostUSD
 	r.emit(e)
-}
-
-// toolsRunning names the tools and hooks running, for the status line:
-// all of them while few calls are open, else the first
-// journal.MaxInFlight calls and a count of the rest, so that a line costs
-// the same however many are open (docs/design.md §D37).
-func toolsRunning(m *attempt.State) []string {
-	open := m.Outstanding()
-	if len(open) <= journal.MaxInFlight {
-		return m.ToolsRunning()
-	}
-	names := make([]string, 0, journal.MaxInFlight+1)
-	for _, tu := range open[:journal.MaxInFlight] {
-		names = append(names, tu.Name)
-	}
-	return append(names, fmt.Sprintf("%d more", len(open)-journal.MaxInFlight))
 }
 
 // emitHook reports a hook's start and end (§F27); hook_progress lines are

@@ -92,8 +92,11 @@ func (r *runner) recordAttemptStart(spec run.Attempt, child Child) error {
 // resuming), the tool calls with side effects (so a fresh start is known to
 // be unsafe), and the tool calls in flight (so the resume prompt names them).
 // Without fsync: frequent, and only malarun's own death must be survived.
-func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task, answered bool) {
-	if !r.facts.progress(&ev, outstanding, tasks, answered, r.policy.SideEffectFree) {
+// The calls in flight are the machine's first journal.MaxInFlight, taken
+// at a cost that does not grow with the calls open (docs/design.md §D37).
+func (r *runner) recordProgress(ev stream.Event, m *attempt.State) {
+	calls, more := m.FirstOutstanding(journal.MaxInFlight)
+	if !r.facts.progress(&ev, inFlight{calls, more, m.Running()}, m.Talked(), r.policy.SideEffectFree) {
 		return
 	}
 	if err := r.records.SaveQuick(r.record(time.Now())); err != nil {
