@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // A record is read back by a later malarun, which acts on it: it resumes
@@ -106,16 +108,27 @@ const (
 func check(r Record) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if r.Issue == "" {
-		bad("no issue id")
+	if err := CheckIssueName(r.Issue); err != nil {
+		bad("%v", err)
+	}
+	if r.Poisoned && r.Status != Failed {
+		bad("poisoned with status %s: malarun poisons a run as it fails it", r.Status)
 	}
 	if r.RunID != "" && !ValidRunID(r.RunID) {
 		bad("run_id %q is not a run id malarun makes", r.RunID)
 	}
+	seen := make(map[string]bool, len(r.Runs))
 	for _, id := range r.Runs {
-		if !ValidRunID(id) {
-			bad("runs holds %q, not a run id malarun makes", id)
+		if !ValidRunID(id) || seen[id] {
+			bad("runs holds %q, not a run id malarun makes or twice", id)
 		}
+		seen[id] = true
+	}
+	if r.RunID != "" && (len(r.Runs) == 0 || r.Runs[len(r.Runs)-1] != r.RunID) {
+		bad("runs does not end with the run %q: malarun adds each run as it makes it", r.RunID)
+	}
+	if len(r.Checkpoint) > stream.MaxResultBytes {
+		bad("checkpoint is %d bytes, more than any reply malarun keeps (%d)", len(r.Checkpoint), stream.MaxResultBytes)
 	}
 	if (r.RunID == "") != (r.RunDir == "") {
 		bad("run_id %q and run_dir %q must be set together", r.RunID, r.RunDir)
@@ -144,6 +157,9 @@ func check(r Record) error {
 		bad("home %q is not an absolute path", r.Home) // as HOME was: "/home/me/" is fine
 	}
 	checkOwner(r.Owner, bad)
+	if len(r.Tree) > 1 {
+		bad("tree holds %d processes, malarun records one (the CLI)", len(r.Tree))
+	}
 	for _, p := range r.Tree {
 		// A pid is signalled only as the process that started at its
 		// recorded time: 0 would match any process, and pid 1 or less is
@@ -158,19 +174,10 @@ func check(r Record) error {
 			bad("%s is %d", name, n)
 		}
 	}
-	if len(r.PhaseRoom) > maxPhases {
-		bad("phase_room names %d phases, there are %d", len(r.PhaseRoom), maxPhases)
-	}
-	for phase, n := range r.PhaseRoom {
-		if n < 0 || n > maxPhaseRoom || len(phase) > 32 || strings.Trim(phase, "abcdefghijklmnopqrstuvwxyz_") != "" {
-			bad("phase_room of %q is %d", phase, n)
-		}
-	}
-	for tool, n := range r.SideEffects {
-		if n < 0 || n > maxCount {
-			bad("side_effects of %q is %d", tool, n)
-		}
-	}
+	checkRoom(r.PhaseRoom, bad)
+	checkSideEffects(r.SideEffects, bad)
+	checkInFlight(r, bad)
+	checkMCP(r.MCPNotConnected, bad)
 	for name, v := range map[string]float64{"cost_usd": r.CostUSD, "total_cost_usd": r.TotalCostUSD} {
 		if !ValidUSD(v) {
 			bad("%s %g is not an amount malarun records (0 to %g)", name, v, MaxUSD)
@@ -182,25 +189,13 @@ func check(r Record) error {
 	if at := r.RetryAt.Unix(); !r.RetryAt.IsZero() && (at < earliestRetryAt || at >= latestRetryAt) {
 		bad("retry_at %s is not a time a usage limit resets at", r.RetryAt.Format(time.RFC3339))
 	}
-	for _, f := range r.OutputFailures {
-		if f.Output != "stderr" && f.Output != "events" {
-			bad("output_failures names the output %q", f.Output)
-		}
-	}
+	checkOutputFailures(r.OutputFailures, bad)
 	if r.KilledAttempts > r.Attempts {
 		bad("killed_attempts %d is more than attempts %d", r.KilledAttempts, r.Attempts)
 	}
 	checkPrompts(r, bad)
 	return errors.Join(errs...)
 }
-
-// maxPhases and maxPhaseRoom bound what phase_room may hold: a name per
-// phase of the stream (attempt.Phase, nine today, room to grow) and a
-// few doublings each (attempt.MaxRoom is 2).
-const (
-	maxPhases    = 16
-	maxPhaseRoom = 8
-)
 
 // checkPrompts: the hashes are SHA-256 in hex, the decisions malarun's.
 func checkPrompts(r Record, bad func(string, ...any)) {

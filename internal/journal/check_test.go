@@ -3,12 +3,16 @@ package journal
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // plantedRecords are records malarun never writes, each with one field an
@@ -61,10 +65,53 @@ func plantedRecords() map[string]func(*Record) {
 		"phase room huge":         func(r *Record) { r.PhaseRoom = map[string]int{"tool_input": 63} },
 		"phase room negative":     func(r *Record) { r.PhaseRoom = map[string]int{"thinking": -1} },
 		"phase room odd name":     func(r *Record) { r.PhaseRoom = map[string]int{"\x1b[2J": 1} },
-		"more killed than ran":    func(r *Record) { r.Attempts, r.KilledAttempts = 1, 2 },
-		"prompt hash not hex":     func(r *Record) { r.PromptSHA256 = strings.Repeat("z", 64) },
-		"prompt hash short":       func(r *Record) { r.PromptSHA256 = "abc" },
-		"prompt change decision":  func(r *Record) { r.PromptChanges = []PromptChange{goodPromptChange("rm -rf")} },
+		// Issue 47: text never grows (its deltas flow), so {"text":2} would
+		// quadruple text_timeout; nor do tools, nor the phases without a
+		// silence of their own.
+		"phase room of text":        func(r *Record) { r.PhaseRoom = map[string]int{"text": 2} },
+		"phase room of tools":       func(r *Record) { r.PhaseRoom = map[string]int{"tool": 1} },
+		"phase room of replying":    func(r *Record) { r.PhaseRoom = map[string]int{"replying": 1} },
+		"phase room of starting":    func(r *Record) { r.PhaseRoom = map[string]int{"starting": 1} },
+		"phase room of a retry":     func(r *Record) { r.PhaseRoom = map[string]int{"retry": 1} },
+		"phase room unknown phase":  func(r *Record) { r.PhaseRoom = map[string]int{"typing": 1} },
+		"phase room unknown beside": func(r *Record) { r.PhaseRoom = map[string]int{"thinking": 1, "dreaming": 1} },
+		"phase room over MaxRoom":   func(r *Record) { r.PhaseRoom = map[string]int{"thinking": attempt.MaxRoom + 1} },
+		"phase room zero":           func(r *Record) { r.PhaseRoom = map[string]int{"waiting": 0} },
+		"side effects zero":         func(r *Record) { r.SideEffects = map[string]int{"Bash": 0} },
+		"side effect tool name 5k":  func(r *Record) { r.SideEffects = map[string]int{strings.Repeat("x", 5000): 1} },
+		"running over the cap":      func(r *Record) { r.Running = calls(MaxInFlight + 1) },
+		"running more, list short":  func(r *Record) { r.RunningMore = 5 },
+		"running more negative":     func(r *Record) { r.Running, r.RunningMore = calls(MaxInFlight), -1 },
+		"running input 600 bytes":   func(r *Record) { r.Running = []ToolCall{{Name: "Bash", Input: strings.Repeat("a", 600)}} },
+		"running name 5k":           func(r *Record) { r.Running = []ToolCall{{Name: strings.Repeat("B", 5000)}} },
+		"tasks over the cap": func(r *Record) {
+			for i := range MaxInFlight + 1 {
+				r.Tasks = append(r.Tasks, Task{ID: fmt.Sprint("b", i)})
+			}
+		},
+		"tasks more, none named":  func(r *Record) { r.TasksMore = 1 },
+		"task without id":         func(r *Record) { r.Tasks = []Task{{Description: "x"}} },
+		"task description 600":    func(r *Record) { r.Tasks = []Task{{ID: "b1", Description: strings.Repeat("d", 600)}} },
+		"mcp server connected":    func(r *Record) { r.MCPNotConnected = []MCPServer{{Name: "x", Status: "connected"}} },
+		"mcp servers over a line": func(r *Record) { r.MCPNotConnected = make([]MCPServer, 257) },
+		"output failures 17": func(r *Record) {
+			for range MaxOutputFailures + 1 {
+				r.OutputFailures = append(r.OutputFailures, OutputFailure{Output: "stderr", Error: "EPIPE"})
+			}
+		},
+		"poisoned while processing": func(r *Record) { r.Poisoned = true },
+		"tree of two":               func(r *Record) { r.Tree = append(r.Tree, ProcRef{Pid: 8, StartTime: 100}) },
+		"issue a path":              func(r *Record) { r.Issue, r.Marker = "../x", "../x/"+testRun },
+		"issue with an escape":      func(r *Record) { r.Issue, r.Marker = "i\x1b[2J", "i\x1b[2J/"+testRun },
+		"runs twice":                func(r *Record) { r.Runs = []string{testRun, testRun} },
+		"runs without the run":      func(r *Record) { r.Runs = []string{"20261122T120401Z-000000"} },
+		"runs not ending with it":   func(r *Record) { r.Runs = []string{testRun, "20261122T120401Z-000000"} },
+		"checkpoint over 1 MiB":     func(r *Record) { r.Checkpoint = strings.Repeat("c", stream.MaxResultBytes+1) },
+		"issue a dot":               func(r *Record) { r.Issue, r.Marker = ".", "./"+testRun },
+		"more killed than ran":      func(r *Record) { r.Attempts, r.KilledAttempts = 1, 2 },
+		"prompt hash not hex":       func(r *Record) { r.PromptSHA256 = strings.Repeat("z", 64) },
+		"prompt hash short":         func(r *Record) { r.PromptSHA256 = "abc" },
+		"prompt change decision":    func(r *Record) { r.PromptChanges = []PromptChange{goodPromptChange("rm -rf")} },
 		"prompt change run": func(r *Record) {
 			c := goodPromptChange(PromptResume)
 			c.RunID = "../x"
@@ -81,6 +128,15 @@ func plantedRecords() map[string]func(*Record) {
 			}
 		},
 	}
+}
+
+// calls are n tool calls in flight, as a record names them.
+func calls(n int) []ToolCall {
+	out := make([]ToolCall, n)
+	for i := range out {
+		out[i] = ToolCall{Name: "Bash", Input: fmt.Sprintf(`{"command":"sleep %d"}`, i)}
+	}
+	return out
 }
 
 func goodPromptChange(decision string) PromptChange {

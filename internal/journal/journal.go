@@ -56,6 +56,15 @@ func Acquire(stateDir, issue, holder string) (*Journal, error) {
 	return &Journal{dir: dir, lock: l, writer: &recordWriter{dir: dir}}, nil
 }
 
+// OnBentSave has warn told of each save that another process bent (a
+// *BentError: a name in the folder changed under the save). Such a save
+// still succeeds, as a file of its own; warn says it happened.
+func (j *Journal) OnBentSave(warn func(error)) {
+	j.writer.mu.Lock()
+	defer j.writer.mu.Unlock()
+	j.writer.warn = warn
+}
+
 // Release drops the lock.
 func (j *Journal) Release() {
 	j.writer.close()
@@ -141,38 +150,79 @@ func Encode(r Record) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-func writeAtomic(dir, name string, data []byte, durable bool) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("save %s: %w", name, err)
+// writeAtomic saves data as dir/name by a new file of its own and a
+// rename, and checks that the name is that file once renamed: a process
+// that renames something onto the temporary name in between (a link)
+// would otherwise be renamed in. The check failing (replaced), the save is
+// made again, maxRenames times at most.
+func writeAtomic(dir, name string, data []byte, durable bool) (replaced bool, err error) {
+	for try := range maxRenames {
+		done, err := renameIn(dir, name, data, durable)
+		if done || err != nil {
+			return try > 0, err
+		}
 	}
+	return true, fmt.Errorf("save %s: another process kept putting other files in its place", filepath.Join(dir, name))
+}
+
+// maxRenames bounds the tries of writeAtomic.
+const maxRenames = 3
+
+// renameIn is one try of writeAtomic; done is false when the name was
+// found to be another file than the one renamed.
+func renameIn(dir, name string, data []byte, durable bool) (done bool, err error) {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return false, fmt.Errorf("save %s: %w", name, err)
+	}
+	defer f.Close()
 	clean := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
+		os.Remove(f.Name())
 		return fmt.Errorf("save %s: %w", filepath.Join(dir, name), err)
 	}
+	tmp, err := own(f)
+	if err != nil {
+		return false, clean(err)
+	}
 	if err := tmp.Chmod(0o600); err != nil {
-		return clean(err)
+		return false, clean(err)
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return clean(err)
+		return false, clean(err)
 	}
 	if durable {
 		if err := tmp.Sync(); err != nil {
-			return clean(err)
+			return false, clean(err)
 		}
 	}
-	if err := tmp.Close(); err != nil {
-		return clean(err)
+	// Swapped in where the system can (the record before is then at the
+	// temporary name, removed after), so that a file found in its place
+	// is swapped straight back out and the record before stays; renamed
+	// where it cannot, or where there is no record yet.
+	path := filepath.Join(dir, name)
+	swapped := exchange(tmp.Name(), path) == nil
+	if !swapped {
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			return false, clean(err)
+		}
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+	if !holds(path, tmp) {
+		if swapped {
+			_ = exchange(tmp.Name(), path)
+			os.Remove(tmp.Name())
+		}
+		return false, nil
+	}
+	if swapped {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("save %s: %w", filepath.Join(dir, name), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return true, fmt.Errorf("save %s: %w", path, err)
 	}
 	if !durable {
-		return nil
+		return true, nil
 	}
-	return syncDir(dir)
+	return true, syncDir(dir)
 }
 
 // Entry is one issue found in the state directory, for `malarun status`.

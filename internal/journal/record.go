@@ -45,8 +45,10 @@ const (
 // PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
 // attempt cut short by malarun's death too. Version 5 added Trace.
 // Version 6 added APIAnswered and MCPNotConnected. Version 7 added Cgroup
-// and AttemptStartedAt. Version 8 added PhaseRoom.
-const recordVersion = 8
+// and AttemptStartedAt. Version 8 added PhaseRoom. Version 9 added
+// RunningMore and TasksMore: Running and Tasks name at most MaxInFlight
+// each, and count the rest (docs/design.md §D37).
+const recordVersion = 9
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
 // fields added since are zero in it, which is what they mean there.
@@ -166,10 +168,16 @@ type Record struct {
 	SideEffects map[string]int `json:"side_effects,omitempty"`
 	// Running are the tool calls without a result yet: if malarun dies now,
 	// the resume prompt names them (the CLI drops them from the history).
-	Running []ToolCall `json:"running,omitempty"`
+	// At most MaxInFlight, the first in call order; RunningMore counts the
+	// rest (since version 9).
+	Running     []ToolCall `json:"running,omitempty"`
+	RunningMore int        `json:"running_more,omitempty"`
 	// Tasks are the CLI's background tasks still running: killed with the
-	// attempt, they never notify the resumed session, so its prompt names them.
-	Tasks []Task `json:"tasks,omitempty"`
+	// attempt, they never notify the resumed session, so its prompt names
+	// them. At most MaxInFlight, the first started; TasksMore counts the
+	// rest (since version 9).
+	Tasks     []Task `json:"tasks,omitempty"`
+	TasksMore int    `json:"tasks_more,omitempty"`
 
 	// Attempts are the claude processes the current run started: finished,
 	// and one cut short by malarun's death (counted by the malarun that
@@ -192,8 +200,9 @@ type Record struct {
 	StartedAt time.Time `json:"started_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 
-	// Tree is the process tree of the attempt running now: the CLI, and
-	// every process started with the run's marker in its environment.
+	// Tree is the claude process of the attempt running now, with its
+	// start time (one: the rest of its tree is found by the marker and the
+	// cgroup): a malarun that reclaims the run ends it.
 	Tree   []ProcRef `json:"tree,omitempty"`
 	Marker string    `json:"marker"` // MALARUN_RUN=<marker> in the environment of every process of the run
 	// Cgroup is the run's own cgroup v2 group, which holds every process of
@@ -306,8 +315,20 @@ func Decode(data []byte) (Record, error) {
 	if r.Version < 6 && (r.APIAnswered || len(r.MCPNotConnected) > 0) {
 		return Record{}, fmt.Errorf("a version %d record cannot have api_answered or mcp_servers_not_connected (version 6 added them)", r.Version)
 	}
+	if r.Version < 7 && (r.Cgroup != "" || !r.AttemptStartedAt.IsZero()) {
+		return Record{}, fmt.Errorf("a version %d record cannot have cgroup or attempt_started_at (version 7 added them)", r.Version)
+	}
 	if r.Version < 8 && len(r.PhaseRoom) > 0 {
 		return Record{}, fmt.Errorf("a version %d record cannot have phase_room (version 8 added it)", r.Version)
+	}
+	if r.Version < 9 {
+		if r.RunningMore != 0 || r.TasksMore != 0 {
+			return Record{}, fmt.Errorf("a version %d record cannot have running_more or tasks_more (version 9 added them)", r.Version)
+		}
+		// Earlier malaruns kept every call and task in flight: the first
+		// MaxInFlight are named, the rest counted, as now.
+		r.Running, r.RunningMore = Named(r.Running, 0)
+		r.Tasks, r.TasksMore = Named(r.Tasks, 0)
 	}
 	r.Version = recordVersion
 	if err := check(r); err != nil {

@@ -32,10 +32,15 @@ const SpareFile = ".record.json.spare"
 // changed under it, or the record does not decode and reads differently)
 // and reads again.
 //
-// Only files this writer made (O_EXCL) are ever written into: a spare
-// name, or a record, that is not one of them (a previous malarun's, or
-// anything planted) is removed or swapped away by name, never opened for
-// writing. Where the swap is refused (a file system without it, another
+// Only files this writer made (O_EXCL) are ever written into, and only
+// while they have no other name (a hard-link snapshot of the folder
+// shares them): a spare name, or a record, that is not one of them (a
+// previous malarun's, or anything planted) is removed or swapped away by
+// name, never opened for writing. Every swap is checked by inode: the
+// record's name must be the file the save wrote, else what another
+// process put at the spare's name is swapped straight back out and the
+// save made a file of its own, with a warning (docs/design.md §D32,
+// §D37). Where the swap is refused (a file system without it, another
 // system than Linux), saves fall back to a new temporary file and a
 // rename (writeAtomic); so does one save whose swap fails otherwise.
 type recordWriter struct {
@@ -44,31 +49,72 @@ type recordWriter struct {
 	// spare is ours and not the record: the next save writes into it.
 	// record is ours and is record.json, as far as this writer knows.
 	// Either may be nil (not made yet, or lost to a change of the folder).
-	spare, record *os.File
+	spare, record *owned
 	noExchange    bool // the swap was refused once: writeAtomic from now on
+	// warn hears of a save that another process bent (a name changed
+	// under it): the save was made a file of its own (nil: none told).
+	warn func(error)
+	// racer, when set, runs in a save after the spare is written
+	// ("filled") and between the last check of the spare's name and the
+	// swap ("checked"): where a test plays the process that renames
+	// something onto that name.
+	racer func(step string)
+}
+
+// BentError says that another process changed the folder in the
+// middle of a save (a link renamed onto the spare's name, say): the save
+// did not swap that in as the record, and was written as a file of its
+// own instead.
+type BentError struct {
+	Path  string // the record's
+	Found string // what the check found
+}
+
+func (e *BentError) Error() string {
+	return fmt.Sprintf("saving %s, found %s; that save was written as a file of its own", e.Path, e.Found)
 }
 
 func (w *recordWriter) save(data []byte, durable bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.noExchange {
-		return writeAtomic(w.dir, RecordFile, data, durable)
+		return w.ownFile(data, durable, "")
 	}
 	spare, err := w.takeSpare()
 	if err != nil {
 		// The name is taken by something that cannot be removed (a
 		// folder planted there): this save makes a file of its own.
-		return writeAtomic(w.dir, RecordFile, data, durable)
+		return w.ownFile(data, durable, "")
 	}
-	if err := fill(spare, data, durable); err != nil {
+	if err := fill(spare.File, data, durable); err != nil {
 		w.drop(&w.spare)
 		return fmt.Errorf("save %s: %w", filepath.Join(w.dir, RecordFile), err)
 	}
-	recordPath := filepath.Join(w.dir, RecordFile)
+	sparePath, recordPath := filepath.Join(w.dir, SpareFile), filepath.Join(w.dir, RecordFile)
+	w.race("filled")
 	ours := w.record != nil && holds(recordPath, w.record)
-	err = exchange(filepath.Join(w.dir, SpareFile), recordPath)
+	if !holds(sparePath, spare) {
+		// The spare's name was changed since takeSpare: what it names now
+		// is not what this save wrote. Nothing is swapped; the file of its
+		// own replaces record.json, whose file is the writer's no more.
+		w.drop(&w.record)
+		return w.bent(data, durable, "the spare's name no longer names the file written")
+	}
+	w.race("checked")
+	err = exchange(sparePath, recordPath)
 	switch {
 	case err == nil:
+		if !holds(recordPath, spare) {
+			// Another process put something else at the spare's name
+			// between the check and the swap (a link renamed onto it):
+			// that is record.json now, and this save's file is not. It is
+			// swapped straight back out (the record before is record.json
+			// again, the intruder at the spare's name, removed before the
+			// next save), and the save written as a file of its own.
+			_ = exchange(sparePath, recordPath)
+			w.drop(&w.record)
+			return w.bent(data, durable, "another file swapped in as the record (the spare's name was changed during the swap)")
+		}
 		// The spare is the record now; the record before, if it was ours,
 		// is the next spare. One that was not is left at the spare's name,
 		// to be removed before the next save.
@@ -79,19 +125,22 @@ func (w *recordWriter) save(data []byte, durable bool) error {
 		} else if old != nil {
 			old.Close()
 		}
-	case errors.Is(err, unix.ENOENT) && os.Rename(filepath.Join(w.dir, SpareFile), recordPath) == nil:
+	case errors.Is(err, unix.ENOENT) && os.Rename(sparePath, recordPath) == nil:
 		// No record yet (or the folder was made again): a plain rename.
 		w.drop(&w.record)
+		if !holds(recordPath, spare) {
+			return w.bent(data, durable, "another file renamed in as the record (the spare's name was changed during the rename)")
+		}
 		w.record, w.spare = spare, nil
 	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EXDEV):
 		w.noExchange = true
 		w.closeLocked()
-		return writeAtomic(w.dir, RecordFile, data, durable)
+		return w.ownFile(data, durable, "")
 	default:
 		// Something else changed the folder meanwhile (the spare's name
 		// removed, say): this save makes a file of its own.
 		w.drop(&w.spare)
-		return writeAtomic(w.dir, RecordFile, data, durable)
+		return w.ownFile(data, durable, "")
 	}
 	if durable {
 		return syncDir(w.dir)
@@ -99,13 +148,48 @@ func (w *recordWriter) save(data []byte, durable bool) error {
 	return nil
 }
 
+func (w *recordWriter) race(step string) {
+	if w.racer != nil {
+		w.racer(step)
+	}
+}
+
+// bent makes a save whose names another process changed a file of its
+// own (writeAtomic, which checks its own rename), and says so. The spare
+// this save wrote is dropped, unless the caller kept another: whatever it
+// became is not the writer's any more.
+func (w *recordWriter) bent(data []byte, durable bool, found string) error {
+	if w.spare != nil && !holds(filepath.Join(w.dir, SpareFile), w.spare) {
+		w.drop(&w.spare)
+	}
+	return w.ownFile(data, durable, found)
+}
+
+// ownFile makes a save a file of its own (writeAtomic). What bent it, if
+// anything (found, or another file that writeAtomic found renamed in), is
+// told to warn.
+func (w *recordWriter) ownFile(data []byte, durable bool, found string) error {
+	replaced, err := writeAtomic(w.dir, RecordFile, data, durable)
+	if replaced && found == "" {
+		found = "another file renamed in over the save's temporary file"
+	}
+	if err == nil && found != "" && w.warn != nil {
+		w.warn(&BentError{Path: filepath.Join(w.dir, RecordFile), Found: found})
+	}
+	return err
+}
+
 // takeSpare is the spare to write into: the one kept, if its name still
-// names it, else a new one made with O_EXCL after removing whatever has
-// the name (a file of an earlier malarun, the record before a swap that
-// was not this writer's, anything planted: removed by name, never opened).
-func (w *recordWriter) takeSpare() (*os.File, error) {
+// names it and it has no other name, else a new one made with O_EXCL
+// after removing whatever has the name (a file of an earlier malarun, the
+// record before a swap that was not this writer's, anything planted:
+// removed by name, never opened). A file with another name is never
+// written into: a hard-link snapshot of the folder (cp -al, as backup
+// tools make) shares it, and would change with it; removing the spare's
+// name leaves the snapshot's whole.
+func (w *recordWriter) takeSpare() (*owned, error) {
 	path := filepath.Join(w.dir, SpareFile)
-	if w.spare != nil && holds(path, w.spare) {
+	if w.spare != nil && sole(path, w.spare) {
 		return w.spare, nil
 	}
 	w.drop(&w.spare)
@@ -116,8 +200,13 @@ func (w *recordWriter) takeSpare() (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.spare = f
-	return f, nil
+	o, err := own(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.spare = o
+	return o, nil
 }
 
 // fill makes f hold data and nothing else: written from the start, then
@@ -147,11 +236,43 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// owned is a file this writer made, with its device and inode, read once
+// when it was made: that a name is this file takes one lstat.
+type owned struct {
+	*os.File
+	dev, ino uint64
+}
+
+func own(f *os.File) (*owned, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, err
+	}
+	return &owned{File: f, dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
+}
+
 // holds reports whether the name path is the file f itself (not a link
 // to it, not another file).
-func holds(path string, f *os.File) bool { return sameFile(path, f, os.Lstat) }
+func holds(path string, f *owned) bool {
+	_, ok := lstatOf(path, f)
+	return ok
+}
 
-func (w *recordWriter) drop(f **os.File) {
+// sole reports whether the name path is the file f itself and f has no
+// other name.
+func sole(path string, f *owned) bool {
+	st, ok := lstatOf(path, f)
+	return ok && st.Nlink == 1
+}
+
+// lstatOf is what the name path is (not followed), and whether it is f.
+func lstatOf(path string, f *owned) (unix.Stat_t, bool) {
+	var st unix.Stat_t
+	ok := unix.Lstat(path, &st) == nil && uint64(st.Dev) == f.dev && uint64(st.Ino) == f.ino
+	return st, ok
+}
+
+func (w *recordWriter) drop(f **owned) {
 	if *f != nil {
 		(*f).Close()
 		*f = nil

@@ -135,11 +135,15 @@ const (
 type PromptData struct {
 	// Interrupted are the tool calls still running when the attempt was cut
 	// off: the CLI drops them from the resumed history (docs/design.md §F16),
-	// so only malarun can tell the agent about them.
-	Interrupted []ToolCall
+	// so only malarun can tell the agent about them. InterruptedMore are
+	// more of them, not named: a record names at most journal.MaxInFlight.
+	Interrupted     []ToolCall
+	InterruptedMore int
 	// Tasks are the background tasks killed with the attempt: the CLI will
-	// never notify the resumed session of them.
-	Tasks []attempt.Task
+	// never notify the resumed session of them. TasksMore, as
+	// InterruptedMore.
+	Tasks     []attempt.Task
+	TasksMore int
 	// Hooks name the hooks cut off with the attempt: what they check or do
 	// was not done.
 	Hooks []string

@@ -35,9 +35,11 @@ type Recorded struct {
 	CostUSD       float64
 	Continuations int
 	Checkpoint    string
-	// Running and Tasks were in flight when the last malarun stopped.
-	Running []ToolCall
-	Tasks   []attempt.Task
+	// Running and Tasks were in flight when the last malarun stopped;
+	// RunningMore and TasksMore more of them, not named in the record.
+	Running                []ToolCall
+	Tasks                  []attempt.Task
+	RunningMore, TasksMore int
 	// Talked: the run had an answer from the API before.
 	Talked bool
 	// Room is the room the run gave each phase so far (§D30).
@@ -64,7 +66,7 @@ func Begin(p Policy, b Beginning, now time.Time, d Draws) (State, Action) {
 	}
 	if b.Continued {
 		data := PromptData{Reason: "the previous malarun stopped before the run ended", Checkpoint: r.Checkpoint,
-			Interrupted: r.Running, Tasks: r.Tasks}
+			Interrupted: r.Running, InterruptedMore: r.RunningMore, Tasks: r.Tasks, TasksMore: r.TasksMore}
 		if r.Limited != nil {
 			data.LimitNote = limitNote(r.Limited.Type)
 		}

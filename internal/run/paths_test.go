@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -289,6 +290,15 @@ func TestRunPaths(t *testing.T) {
 					}
 				}},
 			}},
+		{"a reclaimed run with more calls in flight than it names says how many more",
+			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", SessionTalked: true,
+				Running: []ToolCall{bash}, RunningMore: 19_968, Tasks: []attempt.Task{{ID: "b1"}}, TasksMore: 7}}, []pathStep{
+				{want: "start 2 resume s-1 resume.md", check: func(t *testing.T, s State, a Action) {
+					if d := a.Attempt.Prompt.Data; len(d.Interrupted) != 1 || d.InterruptedMore != 19_968 || len(d.Tasks) != 1 || d.TasksMore != 7 {
+						t.Errorf("data %+v", d)
+					}
+				}},
+			}},
 		{"a recorded run with only a checkpoint continues from it",
 			nil, Beginning{Continued: true, FirstAttempt: 5, Record: Recorded{Attempts: 4, Checkpoint: "cp"}}, []pathStep{
 				{want: "start 5 new new-0 continuation.md"},
@@ -348,5 +358,17 @@ func TestRunPaths(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// What a record says of the calls and tasks in flight reaches Begin: the
+// ones named and how many more (journal.MaxInFlight, docs/design.md §D37).
+func TestRecordedOfKeepsTheCountsInFlight(t *testing.T) {
+	rec := journal.Record{Running: []journal.ToolCall{{Name: "Bash", Input: "make"}}, RunningMore: 12,
+		Tasks: []journal.Task{{ID: "b1", Command: "make test"}}, TasksMore: 3, PhaseRoom: map[string]int{"thinking": 2}}
+	r := RecordedOf(rec)
+	if len(r.Running) != 1 || r.Running[0] != (ToolCall{Name: "Bash", Input: "make"}) || r.RunningMore != 12 ||
+		len(r.Tasks) != 1 || r.Tasks[0].Command != "make test" || r.TasksMore != 3 || r.Room[attempt.PhaseThinking] != 2 {
+		t.Errorf("RecordedOf = %+v", r)
 	}
 }

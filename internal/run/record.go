@@ -13,7 +13,8 @@ import (
 func RecordedOf(rec journal.Record) Recorded {
 	return Recorded{Attempts: rec.Attempts, NotCounted: rec.KilledAttempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations, Checkpoint: rec.Checkpoint,
-		Running: callsOfRecord(rec.Running), Tasks: tasksOfRecord(rec.Tasks), Talked: TalkedInRecord(rec), Room: RoomOfRecord(rec.PhaseRoom)}
+		Running: callsOfRecord(rec.Running), Tasks: tasksOfRecord(rec.Tasks), RunningMore: rec.RunningMore, TasksMore: rec.TasksMore,
+		Talked: TalkedInRecord(rec), Room: RoomOfRecord(rec.PhaseRoom)}
 }
 
 // TalkedInRecord reports whether a recorded run already had an answer from
@@ -56,9 +57,10 @@ func RoomToRecord(room attempt.Room) map[string]int {
 	return out
 }
 
-// RoomOfRecord reads the record's room back: names this malarun does not
-// know are left out, and each count is bounded by attempt.MaxRoom (the
-// record is checked, but a newer malarun may know more phases).
+// RoomOfRecord reads the record's room back. The record was checked
+// (journal: a phase that grows, 1 to attempt.MaxRoom times; anything else
+// is a damaged record, docs/design.md §D37); the bounds here only keep a
+// Room built otherwise within them.
 func RoomOfRecord(m map[string]int) attempt.Room {
 	var room attempt.Room
 	for _, p := range attempt.Phases() {

@@ -26,8 +26,12 @@ type attemptResult struct {
 	spec    run.Attempt
 	machine *attempt.State // its timing decisions, final once the tree is gone
 	log     *attempt.Log   // what its stream said
-	stop    attempt.StopReason
-	signal  os.Signal // for attempt.StopInterrupted
+	// openCalls are the names of its tool calls without a result yet, by
+	// tool_use id: a result's tool_finished names its tool at the cost of
+	// a lookup, however many calls the attempt made (emitLine).
+	openCalls map[string]string
+	stop      attempt.StopReason
+	signal    os.Signal // for attempt.StopInterrupted
 	// apiAt is the API's address as it is safe to print (attempt.StopUnreachable).
 	apiAt      string
 	exit       proc.Exit
@@ -212,7 +216,7 @@ func (d *attemptDriver) onLine(ev stream.Event) {
 	if !stopping {
 		// What the line did comes before what malarun does about it.
 		r.emitLine(res, d.m, ev)
-		r.recordProgress(ev, d.m.Outstanding(), d.m.Running(), d.m.Talked())
+		r.recordProgress(ev, d.m)
 	}
 	d.apply(eff)
 }

@@ -41,9 +41,11 @@ type runFacts struct {
 	// takes its numbers from it from then on.
 	began bool
 	// cutCalls and cutTasks were in flight when the last attempt (or the
-	// last malarun) stopped: a malarun that dies now names them.
-	cutCalls []journal.ToolCall
-	cutTasks []journal.Task
+	// last malarun) stopped: a malarun that dies now names them (the first
+	// journal.MaxInFlight; the counts are the rest).
+	cutCalls                   []journal.ToolCall
+	cutTasks                   []journal.Task
+	cutCallsMore, cutTasksMore int
 	// attempt is the attempt running now (nil: none).
 	attempt *attemptFacts
 }
@@ -55,17 +57,20 @@ type attemptFacts struct {
 	resume  bool
 	talked  bool           // the session got an assistant message in this attempt
 	calls   map[string]int // calls with side effects in this attempt, by tool
-	running []journal.ToolCall
-	tasks   []journal.Task
-	tree    []journal.ProcRef
-	started time.Time
+	// running and tasks are the first journal.MaxInFlight calls and tasks
+	// in flight; runningMore and tasksMore count the rest.
+	running                []journal.ToolCall
+	tasks                  []journal.Task
+	runningMore, tasksMore int
+	tree                   []journal.ProcRef
+	started                time.Time
 }
 
 // openFacts are the facts of a run as this malarun takes it.
 func openFacts(base journal.Record, owner journal.Owner, trace journal.TraceRef) runFacts {
 	return runFacts{owner: owner, trace: trace, status: journal.Processing, retryAt: base.RetryAt, limitType: base.LimitType,
 		reclaims: base.Reclaims, outputFailures: base.OutputFailures, sessions: base.Sessions,
-		cutCalls: base.Running, cutTasks: base.Tasks}
+		cutCalls: base.Running, cutTasks: base.Tasks, cutCallsMore: base.RunningMore, cutTasksMore: base.TasksMore}
 }
 
 // attemptStarted notes an attempt's session and process before it
@@ -85,8 +90,11 @@ func (f *runFacts) attemptStarted(spec run.Attempt, pid int, startTime uint64, n
 }
 
 // progress takes in what a line of the running attempt changed, and
-// reports whether the record changed.
-func (f *runFacts) progress(ev *stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task, answered bool, sideEffectFree map[string]bool) bool {
+// reports whether the record is worth a save now: it changed in what a
+// later malarun decides on or names (the session talked, a tool with side
+// effects ran for the first time, the calls and tasks a prompt would
+// name), or a count that changed alone reached a power of two (worthASave).
+func (f *runFacts) progress(ev *stream.Event, now inFlight, answered bool, sideEffectFree map[string]bool) bool {
 	a := f.attempt
 	changed := false
 	if answered && !f.answered {
@@ -109,28 +117,69 @@ func (f *runFacts) progress(ev *stream.Event, outstanding []stream.ToolUse, task
 				a.calls = map[string]int{}
 			}
 			a.calls[tu.Name]++
-			changed = true
+			changed = changed || worthASave(a.calls[tu.Name])
 		}
 	}
-	if calls := recordCalls(outstanding); !slices.Equal(calls, a.running) {
-		a.running, changed = calls, true
+	// The first calls and tasks in flight, compared where they are: a line
+	// costs the same however many are open (docs/design.md §D37).
+	calls, more := journal.Named(now.calls, now.callsMore)
+	if !sameCalls(a.running, calls) {
+		a.running, changed = recordCalls(calls), true
 	}
-	if rt := recordTasks(tasks); !slices.Equal(rt, a.tasks) {
-		a.tasks, changed = rt, true
+	if more != a.runningMore {
+		a.runningMore, changed = more, changed || worthASave(more)
+	}
+	tasks, more := journal.Named(now.tasks, 0)
+	if !sameTasks(a.tasks, tasks) {
+		a.tasks, changed = recordTasks(tasks), true
+	}
+	if more != a.tasksMore {
+		a.tasksMore, changed = more, changed || worthASave(more)
 	}
 	return changed
 }
+
+// inFlight is what runs now, as the attempt machine gives it: the first
+// calls without a result and how many more, and the background tasks.
+type inFlight struct {
+	calls     []stream.ToolUse
+	callsMore int
+	tasks     []attempt.Task
+}
+
+// worthASave reports whether a count that changed alone (a tool's calls
+// with side effects, the calls or tasks in flight beyond those named) is
+// saved at n: at 0 and at every power of two. A CLI that opens thousands
+// of calls costs a number of saves logarithmic in them, not one a line
+// (each encodes the whole record), and a malarun that dies meanwhile
+// leaves each count within a factor of two of the truth; any save writes
+// every count as it is (docs/design.md §D37).
+func worthASave(n int) bool { return n&(n-1) == 0 }
 
 // attemptDecided ends the attempt's facts once the run decided what
 // follows it: run.State now holds what it did, and what it cut off is
 // kept for a malarun that dies before the next starts.
 func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []attempt.Task) {
 	f.attempt = nil
-	f.cutCalls, f.cutTasks = recordCalls(cutCalls), recordTasks(cutTasks)
+	calls, callsMore := journal.Named(cutCalls, 0)
+	tasks, tasksMore := journal.Named(cutTasks, 0)
+	f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = recordCalls(calls), recordTasks(tasks), callsMore, tasksMore
+}
+
+// sameCalls reports whether the record's calls are tus.
+func sameCalls(calls []journal.ToolCall, tus []stream.ToolUse) bool {
+	return slices.EqualFunc(calls, tus, func(c journal.ToolCall, tu stream.ToolUse) bool { return c.Name == tu.Name && c.Input == tu.Input })
+}
+
+// sameTasks reports whether the record's tasks are tasks.
+func sameTasks(recorded []journal.Task, tasks []attempt.Task) bool {
+	return slices.EqualFunc(recorded, tasks, func(r journal.Task, tk attempt.Task) bool {
+		return r == journal.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command, ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
+	})
 }
 
 // noteOutputs adds the outputs that failed, once each, keeping the last
-// maxOutputFailures.
+// journal.MaxOutputFailures (over as many invocations as resume the run).
 func (f *runFacts) noteOutputs(failed []journal.OutputFailure) {
 	for _, o := range failed {
 		if f.noted[o.Output] {
@@ -141,12 +190,8 @@ func (f *runFacts) noteOutputs(failed []journal.OutputFailure) {
 		}
 		f.noted[o.Output] = true
 		f.outputFailures = append(slices.Clone(f.outputFailures), o)
-		if n := len(f.outputFailures); n > maxOutputFailures {
-			f.outputFailures = f.outputFailures[n-maxOutputFailures:]
+		if n := len(f.outputFailures); n > journal.MaxOutputFailures {
+			f.outputFailures = f.outputFailures[n-journal.MaxOutputFailures:]
 		}
 	}
 }
-
-// maxOutputFailures bounds the failures a record keeps: one per output per
-// invocation, over as many invocations as resume the run.
-const maxOutputFailures = 16

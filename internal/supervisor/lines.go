@@ -55,14 +55,17 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 		e := base
 		e.Kind, e.Tool, e.ToolInput = event.ToolStarted, tu.Name, tu.Input
 		r.emit(e)
+		if res.openCalls == nil {
+			res.openCalls = map[string]string{}
+		}
+		res.openCalls[tu.ID] = tu.Name
 	}
 	for _, id := range ev.ToolResults {
-		for _, tu := range res.log.ToolCalls {
-			if tu.ID == id {
-				e := base
-				e.Kind, e.Tool = event.ToolFinished, tu.Name
-				r.emit(e)
-			}
+		if name, ok := res.openCalls[id]; ok {
+			delete(res.openCalls, id)
+			e := base
+			e.Kind, e.Tool = event.ToolFinished, name
+			r.emit(e)
 		}
 	}
 	if ev.Type == "system" && ev.HookID != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/malarun/malarun/configs"
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/run"
 )
@@ -22,11 +23,15 @@ type promptData struct {
 	IssueID string
 	// Interrupted are the tool calls still running when the attempt was cut
 	// off: the CLI drops them from the resumed history (docs/design.md §F16),
-	// so only malarun can tell the agent about them.
-	Interrupted []run.ToolCall
+	// so only malarun can tell the agent about them. At most
+	// journal.MaxInFlight are named; InterruptedMore counts the rest.
+	Interrupted     []run.ToolCall
+	InterruptedMore int
 	// Tasks are the background tasks killed with the attempt: the CLI will
-	// never notify the resumed session of them.
-	Tasks []attempt.Task
+	// never notify the resumed session of them. TasksMore, as
+	// InterruptedMore.
+	Tasks     []attempt.Task
+	TasksMore int
 	// Hooks name the hooks cut off with the attempt ("the Stop hook").
 	Hooks []string
 	// CutReply says what the model was writing when its reply was cut off.
@@ -141,8 +146,12 @@ func (r *runner) writePrompt(a run.Attempt) error {
 		return nil
 	}
 	d := a.Prompt.Data
-	text, err := render(t, promptData{IssueID: r.cfg.IssueID, Task: string(r.task), Interrupted: d.Interrupted, Tasks: d.Tasks, Hooks: d.Hooks,
-		CutReply: d.CutReply, Reason: d.Reason, Checkpoint: d.Checkpoint, LimitNote: d.LimitNote})
+	// A prompt names as many calls and tasks as a record does (the first
+	// ones), whether they come from this malarun's attempt or a record.
+	calls, callsMore := journal.Named(d.Interrupted, d.InterruptedMore)
+	tasks, tasksMore := journal.Named(d.Tasks, d.TasksMore)
+	text, err := render(t, promptData{IssueID: r.cfg.IssueID, Task: string(r.task), Interrupted: calls, InterruptedMore: callsMore,
+		Tasks: tasks, TasksMore: tasksMore, Hooks: d.Hooks, CutReply: d.CutReply, Reason: d.Reason, Checkpoint: d.Checkpoint, LimitNote: d.LimitNote})
 	if err != nil {
 		return &RunError{Kind: outcome.Usage, Detail: err.Error()}
 	}

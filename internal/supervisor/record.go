@@ -46,6 +46,7 @@ func (r *runner) record(now time.Time) journal.Record {
 		rec.TotalCostUSD = r.base.TotalCostUSD + s.CostUSD - r.base.CostUSD
 		rec.CostUSD = s.CostUSD
 		rec.Running, rec.Tasks, rec.Tree, rec.AttemptStartedAt = f.cutCalls, f.cutTasks, nil, time.Time{}
+		rec.RunningMore, rec.TasksMore = f.cutCallsMore, f.cutTasksMore
 	}
 	if a := f.attempt; a != nil {
 		rec.SessionTalked = a.talked || a.resume && rec.SessionTalked && rec.SessionID == a.session
@@ -57,6 +58,7 @@ func (r *runner) record(now time.Time) journal.Record {
 			rec.SideEffects[tool] += n
 		}
 		rec.Running, rec.Tasks, rec.Tree, rec.AttemptStartedAt = a.running, a.tasks, a.tree, a.started
+		rec.RunningMore, rec.TasksMore = a.runningMore, a.tasksMore
 	}
 	return rec
 }
@@ -90,8 +92,11 @@ func (r *runner) recordAttemptStart(spec run.Attempt, child Child) error {
 // resuming), the tool calls with side effects (so a fresh start is known to
 // be unsafe), and the tool calls in flight (so the resume prompt names them).
 // Without fsync: frequent, and only malarun's own death must be survived.
-func (r *runner) recordProgress(ev stream.Event, outstanding []stream.ToolUse, tasks []attempt.Task, answered bool) {
-	if !r.facts.progress(&ev, outstanding, tasks, answered, r.policy.SideEffectFree) {
+// The calls in flight are the machine's first journal.MaxInFlight, taken
+// at a cost that does not grow with the calls open (docs/design.md §D37).
+func (r *runner) recordProgress(ev stream.Event, m *attempt.State) {
+	calls, more := m.FirstOutstanding(journal.MaxInFlight)
+	if !r.facts.progress(&ev, inFlight{calls, more, m.Running()}, m.Talked(), r.policy.SideEffectFree) {
 		return
 	}
 	if err := r.records.SaveQuick(r.record(time.Now())); err != nil {
@@ -123,7 +128,7 @@ func (r *runner) finishRecord(err error) error {
 	f.retryAt, f.limitType = c.RetryAt, c.LimitType
 	f.attempt = nil
 	if c.ClearInFlight {
-		f.cutCalls, f.cutTasks = nil, nil
+		f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = nil, nil, 0, 0
 	}
 	if !c.KeepReclaims {
 		f.reclaims = 0

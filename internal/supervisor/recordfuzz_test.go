@@ -147,7 +147,7 @@ func fuzzAttempt(r *runner, data []byte, how uint8, now time.Time) *attemptResul
 		res.log.NewRejects(ev)
 		pressure := r.observeContext(r.log, ev)
 		m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, now)
-		r.recordProgress(ev, m.Outstanding(), m.Running(), m.Talked())
+		r.recordProgress(ev, m)
 	}
 	endings := []attempt.Input{{Kind: attempt.StreamEnd}, {Kind: attempt.Wake}, {Kind: attempt.Interrupt}}
 	m.Step(endings[int(how>>2)%len(endings)], now.Add(2*time.Hour))

@@ -76,6 +76,9 @@ func (r *runner) acquire(host string, started time.Time) error {
 		return stateDirError(r.cfg.StateDir, err)
 	}
 	r.journal, r.lockLost, r.records = j, j.Lost(), j
+	j.OnBentSave(func(err error) {
+		r.log.Warn().Err(err).Msg("another process changed the issue's folder during a save of its record; that save was written as a file of its own")
+	})
 	if r.deps.Records != nil {
 		r.records = r.deps.Records(j)
 	}

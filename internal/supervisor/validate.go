@@ -4,28 +4,24 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/notrun"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // MaxIssueIDLen bounds an issue id: it names a folder.
-const MaxIssueIDLen = 128
+const MaxIssueIDLen = journal.MaxIssueIDLen
 
 // ValidateIssueID accepts letters, digits, '.', '_' and '-', at most
 // MaxIssueIDLen long, and not "." or "..": the id becomes a path component,
-// so anything else could escape the state directory. It must not start with
+// so anything else could escape the state directory (journal.CheckIssueName,
+// which a record's issue is held to too). It must not start with
 // '-' (a command line reads it as a flag, so the issue could be run only by
 // a program, never typed) nor name a folder malarun keeps under state_dir
 // for itself (docs/design.md §D19).
 func ValidateIssueID(id string) error {
-	if id == "" {
-		return fmt.Errorf("the issue id is empty")
-	}
-	if len(id) > MaxIssueIDLen {
-		return fmt.Errorf("issue id %.20q... is %d characters long; at most %d are allowed", id, len(id), MaxIssueIDLen)
-	}
-	if id == "." || id == ".." {
-		return fmt.Errorf("issue id %q is not allowed: it names a directory", id)
+	if err := journal.CheckIssueName(id); err != nil {
+		return err
 	}
 	if strings.HasPrefix(id, "-") {
 		return fmt.Errorf("issue id %q starts with '-': a command line reads it as a flag, so it could never be typed; start it with a letter or digit", id)
@@ -36,13 +32,6 @@ func ValidateIssueID(id string) error {
 	}
 	if strings.EqualFold(id, notrun.DirName) {
 		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the prompt files a fleet could not run", id, notrun.DirName)
-	}
-	for i, r := range id {
-		ok := r == '.' || r == '_' || r == '-' ||
-			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
-		if !ok {
-			return fmt.Errorf("issue id %q has %q at position %d: only letters, digits, '.', '_' and '-' are allowed", id, r, i+1)
-		}
 	}
 	return nil
 }
