@@ -9,21 +9,27 @@ import (
 
 // callSet is an agent's tool calls without a result, in call order. A
 // stream can open thousands of calls (issue 47: 20,000 in under a second)
-// and end them in any order, so a call is found by its id in a map and
-// removed by marking its slot; the slots are compacted when most are
-// empty. Every operation a line makes costs the same whatever the number
-// of calls open: malarun's work stays linear in the lines it reads.
+// and end them in any order, so a call is found by its id in a map, the
+// open calls are linked in call order through their slots, and an ended
+// call is unlinked: walking the first few open calls never passes an
+// ended one, whatever order the results came in. Slots are reused once
+// most are free. Every operation a line makes costs the same whatever
+// the number of calls open: malarun's work stays linear in the lines it
+// reads.
 type callSet struct {
 	slots []callSlot
 	index map[string]int // id -> slot
 	live  int
-	head  int // no open call before this slot
+	// head and tail are the first and last open slots (-1: none); free
+	// are the slots of ended calls.
+	head, tail int
+	free       []int
 }
 
 type callSlot struct {
-	tu   stream.ToolUse
-	seq  int
-	gone bool
+	tu         stream.ToolUse
+	seq        int
+	prev, next int // the open slots before and after, in call order (-1: none)
 }
 
 // add opens a call; seq orders it among every agent's calls. A call whose
@@ -34,42 +40,34 @@ func (c *callSet) add(tu stream.ToolUse, seq int) {
 	}
 	if c.index == nil {
 		c.index = map[string]int{}
+		c.head, c.tail = -1, -1
 	}
-	c.index[tu.ID] = len(c.slots)
-	c.slots = append(c.slots, callSlot{tu: tu, seq: seq})
+	slot := callSlot{tu: tu, seq: seq, prev: c.tail, next: -1}
+	var i int
+	if n := len(c.free); n > 0 {
+		i, c.free = c.free[n-1], c.free[:n-1]
+		c.slots[i] = slot
+	} else {
+		i = len(c.slots)
+		c.slots = append(c.slots, slot)
+	}
+	if c.tail >= 0 {
+		c.slots[c.tail].next = i
+	} else {
+		c.head = i
+	}
+	c.tail = i
+	c.index[tu.ID] = i
 	c.live++
 }
 
+// has reports whether the call with this id is open here.
+func (c *callSet) has(id string) bool { _, open := c.index[id]; return open }
+
 // end closes the call with this id, if it is open here.
 func (c *callSet) end(id string) bool {
-	i, open := c.index[id]
-	if !open {
-		return false
-	}
-	delete(c.index, id)
-	c.slots[i] = callSlot{gone: true}
-	c.live--
-	for c.head < len(c.slots) && c.slots[c.head].gone {
-		c.head++
-	}
-	if c.live == 0 {
-		c.slots, c.head = c.slots[:0], 0
-	} else if len(c.slots) > 64 && c.live < len(c.slots)/4 {
-		c.compact()
-	}
-	return true
-}
-
-func (c *callSet) compact() {
-	kept := c.slots[:0]
-	for _, s := range c.slots {
-		if !s.gone {
-			c.index[s.tu.ID] = len(kept)
-			kept = append(kept, s)
-		}
-	}
-	clear(c.slots[len(kept):])
-	c.slots, c.head = kept, 0
+	_, ok := c.take(id)
+	return ok
 }
 
 // take removes the open call with this id and returns it.
@@ -79,14 +77,35 @@ func (c *callSet) take(id string) (callSlot, bool) {
 		return callSlot{}, false
 	}
 	s := c.slots[i]
-	c.end(id)
+	delete(c.index, id)
+	if s.prev >= 0 {
+		c.slots[s.prev].next = s.next
+	} else {
+		c.head = s.next
+	}
+	if s.next >= 0 {
+		c.slots[s.next].prev = s.prev
+	} else {
+		c.tail = s.prev
+	}
+	c.slots[i] = callSlot{prev: -1, next: -1}
+	c.live--
+	if c.live == 0 {
+		// Nothing open: the memory goes back at once.
+		c.slots, c.free, c.head, c.tail = c.slots[:0], c.free[:0], -1, -1
+	} else {
+		c.free = append(c.free, i)
+	}
 	return s, true
 }
 
 // each calls f on every open call in call order until f says stop.
 func (c *callSet) each(f func(s callSlot) bool) {
-	for _, s := range c.slots[c.head:] {
-		if !s.gone && !f(s) {
+	if c.index == nil {
+		return
+	}
+	for i := c.head; i >= 0; i = c.slots[i].next {
+		if !f(c.slots[i]) {
 			return
 		}
 	}
