@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build demo demo-fleet deps check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench bench-summary fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
+.PHONY: build demo demo-fleet try deps check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench bench-summary fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
 # Static (CGO_ENABLED=0), as the release binaries: a binary linked with
 # cgo (the default where a C compiler is found, for net and os/user) starts
@@ -39,6 +39,17 @@ demo: build e2e-deps-$(CLAUDE_CODE_CURRENT)
 demo-fleet: build e2e-deps-$(CLAUDE_CODE_CURRENT)
 	go build -o bin/fakeapi ./cmd/fakeapi
 	@DEMO_KEEP=$(KEEP) scripts/demo-fleet.sh $(abspath bin/malarun) $(abspath bin/fakeapi) $(call claude_bin,$(CLAUDE_CODE_CURRENT))
+
+# Your own task against the fake API, with no key (README, "Try it on your
+# own task"): make try PROMPT=task.md [FAULT=stall] [WORKDIR=dir]. The fake
+# model runs the prompt's ```sh blocks as Bash calls; the run has a HOME
+# of its own and short timeouts (a MALARUN_* variable replaces one), and
+# its state is kept and the commands to look at it printed
+# (scripts/try.sh).
+try: build e2e-deps-$(CLAUDE_CODE_CURRENT)
+	go build -o bin/fakeapi ./cmd/fakeapi
+	@TRY_FAULT=$(FAULT) TRY_WORKDIR=$(WORKDIR) TRY_ISSUE=$(ISSUE) scripts/try.sh $(abspath bin/malarun) $(abspath bin/fakeapi) \
+		$(abspath $(CLAUDE_LINK)) "$(PROMPT)"
 
 .PHONY: man install
 
@@ -244,7 +255,11 @@ test-arm64-qemu:
 	@scripts/test-arm64-qemu.sh
 
 # Installs every pinned CLI from npm into $(CLAUDE_CODE_DIR)/<version>
-# (git-ignored). A version already installed is not fetched again.
+# (git-ignored). A version already installed is not fetched again. The
+# current one is also linked as bin/claude (CLAUDE_LINK), the path to give
+# malarun's --claude-bin by hand.
+CLAUDE_LINK := bin/claude
+
 e2e-deps: $(addprefix e2e-deps-,$(CLAUDE_CODE_VERSIONS))
 
 e2e-deps-%:
@@ -255,7 +270,10 @@ e2e-deps-%:
 		mkdir -p $(CLAUDE_CODE_DIR)/$* && \
 		npm install --prefix $(CLAUDE_CODE_DIR)/$* --no-audit --no-fund --loglevel=error \
 			@anthropic-ai/claude-code@$* && \
-		$(claude_env) "$$bin" --version; \
+		$(claude_env) "$$bin" --version || exit 1; \
+	fi; \
+	if [ "$*" = "$(CLAUDE_CODE_CURRENT)" ]; then \
+		mkdir -p $(dir $(CLAUDE_LINK)) && ln -sfn "$$bin" $(CLAUDE_LINK) && echo "$(CLAUDE_LINK): the pinned claude $*, for --claude-bin $(abspath $(CLAUDE_LINK))"; \
 	fi
 
 # The Kubernetes recipe on a real control plane (issue 33): etcd (Debian's

@@ -1,9 +1,10 @@
 // Package usd rounds the costs malarun prints. The CLI reports a cost in
-// US dollars with up to six decimals (total_cost_usd 0.750625); malarun
-// adds such costs up, and a float64 sum prints as 0.0006000000000000001.
+// US dollars, in millionths at the finest (total_cost_usd 0.750625, or a
+// float sum of its own: 0.0018000000000000002 from 2.1.332); malarun adds
+// such costs up, and a float64 sum prints as 0.0006000000000000001.
 // Every output that prints a cost for a program (the --json report, the
-// --events lines and the run's timeline, malarun status --json, malarun
-// show --format json, malarun summary) rounds it here, to the millionth of
+// --events lines and the run's timeline, the log lines, malarun status
+// --json, malarun show --format json, malarun summary) rounds it here, to the millionth of
 // a dollar the CLI reports, once, as it is printed: sums are kept exact
 // until then. A leaf: it imports nothing of malarun's.
 package usd

@@ -244,6 +244,9 @@ func (s *Server) answerLocked(req *Request, step Step, rec *Reply) (Step, reply)
 		}
 		if !responded {
 			step, rec.Exhausted = s.nextStepLocked(req)
+			if rec.Exhausted && s.cfg.then != nil {
+				step, rec.Exhausted = s.cfg.then(req), false
+			}
 		}
 	}
 	rep := s.resolveLocked(step, req)
