@@ -124,19 +124,35 @@ check:
 # OTLP over gRPC is a build of its own (-tags otlpgrpc, docs/telemetry.md):
 # its vet and tests run next, then a check that the default build links no
 # gRPC (its package initialisation would cost every start; grpc_off.go).
+# The modules are fetched first (go mod download), not in the middle of a
+# test. Each go test runs as go test -json through testprogress
+# (internal/testing/testprogress; its exit status is go test's): a line per
+# package as it ends, with its counts, a line per end-to-end test as it
+# ends, a failed test's output, a line naming what still runs after 50 s
+# without one, and a closing line per run; the last line of make test is
+# the account of all three: passed, failed, skipped, each skip named with
+# its reason (docs/design.md §D38).
+TEST_TALLY   := bin/test-tally.jsonl
+TESTPROGRESS := bin/testprogress
 test:
+	go mod download
+	go build -o $(TESTPROGRESS) ./internal/testing/testprogress
 	go vet ./...
 	@$(MAKE) -s --no-print-directory fmt-check
+	@rm -f $(TEST_TALLY)
 	@echo "== go test ./... (end-to-end tests against claude $(CLAUDE_CODE_CURRENT), the current version)"
-	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./...
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) $(TEST_ENV) $(TESTPROGRESS) -label "go test ./..." -tally $(TEST_TALLY) -- \
+		go test -json -race -count=1 $(TEST_PARALLEL) ./...
 	@echo "== go test -tags otlpgrpc ./internal/telemetry/ (the build with OTLP over gRPC)"
 	go vet -tags otlpgrpc ./internal/telemetry/ ./cmd/malarun/
-	$(TEST_ENV) go test -race -count=1 -tags otlpgrpc ./internal/telemetry/
+	$(TEST_ENV) $(TESTPROGRESS) -label "go test -tags otlpgrpc" -tally $(TEST_TALLY) -- go test -json -race -count=1 -tags otlpgrpc ./internal/telemetry/
 	@deps=$$(go list -deps ./cmd/malarun) || exit 1; n=$$(printf '%s\n' "$$deps" | grep -c grpc); if [ "$$n" != 0 ]; then \
 		echo "the default build of cmd/malarun links $$n gRPC packages: OTLP over gRPC belongs behind the otlpgrpc tag" >&2; exit 1; fi
 	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version (tests that do not use the CLI ran above)"
-	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./e2e/
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) $(TEST_ENV) $(TESTPROGRESS) -label "go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST)" -tally $(TEST_TALLY) -- \
+		go test -json -race -count=1 $(TEST_PARALLEL) ./e2e/
 	@$(MAKE) -s --no-print-directory e2e-check
+	@$(TESTPROGRESS) -account $(TEST_TALLY)
 
 # gofmt's verdict on every tracked Go file (a moved package's imports
 # left out of order went unnoticed by vet and the tests).
@@ -195,13 +211,15 @@ e2e-check:
 		if [ "$$CI" = true ]; then echo "browser: CI=true, so this is a failure" >&2; exit 1; fi; \
 	fi
 
-# What the tests need beyond Go and Node, named: the pinned CLIs (make
-# e2e-deps), Chromium (the HTML pages' tests), groff (the manual page's),
-# qemu-user-static (make test-arm64-qemu) and etcd (make cluster-test).
-# Exits 1 when something is missing, with the commands that install it;
-# .ci/run installs the same packages.
+# What the tests need beyond Go and Node, each named with the target that
+# needs it: the pinned CLIs (make e2e-deps), Chromium (the HTML pages'
+# tests), groff (the manual page's), qemu-user-static (make test-arm64-qemu
+# only) and etcd (make cluster-test only), and the commands that install
+# what is missing (scripts/deps.sh). It reports and exits 0: make test
+# skips, loudly, what lacks a dependency, and fails with CI=true. .ci/run
+# installs the same packages.
 deps:
-	@missing=; pkgs=; for v in $(CLAUDE_CODE_VERSIONS); do 		[ -x "$(call claude_bin,$$v)" ] || missing="$$missing claude-$$v"; done; 	for t in chromium:chromium groff:groff-base qemu-aarch64-static:qemu-user-static etcd:etcd-server; do 		command -v $${t%%:*} >/dev/null || { missing="$$missing $${t%%:*}"; pkgs="$$pkgs $${t#*:}"; }; done; 	if [ -z "$$missing" ]; then echo "deps: everything the tests use is here"; exit 0; fi; 	echo "deps: missing:$$missing"; 	case "$$missing" in *claude-*) echo "  make e2e-deps                  # the pinned CLIs, from npm";; esac; 	[ -z "$$pkgs" ] || echo "  apt-get update && apt-get install -y --no-install-recommends$$pkgs"; 	exit 1
+	@scripts/deps.sh $(foreach v,$(CLAUDE_CODE_VERSIONS),$(v)=$(call claude_bin,$(v)))
 
 # The deploy/ module (its own go.mod): the recipes checked against
 # `malarun exit-codes --json`, and actionlint, pinned in deploy/go.mod.
