@@ -135,7 +135,7 @@ func TestStatusLineOnATerminal(t *testing.T) {
 	})
 	// The clock turns: the status line is redrawn in place, not repeated.
 	r.waitFor("a redraw of the clock", func() bool {
-		return regexp.MustCompile(`^issue-tty · attempt 1/1 · session [0-9a-f]{8} · [1-9]s · `).MatchString(r.screen.Current())
+		return regexp.MustCompile(`^issue-tty · attempt 1/1 · session [0-9a-f]{8} · elapsed [1-9]s · `).MatchString(r.screen.Current())
 	})
 	lines := r.screen.Lines()
 	n := 0
