@@ -38,6 +38,7 @@ type skip struct {
 // test is a test that runs.
 type test struct {
 	started time.Time
+	paused  bool     // a parallel test waiting for its turn (-parallel)
 	output  []string // its own lines, the last keepLines
 }
 
@@ -97,7 +98,7 @@ func (p *progress) fold(e event) []string {
 	switch e.Action {
 	case "build-output":
 		return []string{strings.TrimRight(e.Output, "\n")}
-	case "build-fail", "start", "pause", "cont", "bench":
+	case "build-fail", "start", "bench":
 		if e.Package != "" {
 			p.pkg(e.Package, e.Time)
 		}
@@ -114,6 +115,13 @@ func (p *progress) fold(e event) []string {
 	switch e.Action {
 	case "run":
 		k.tests[e.Test] = &test{started: e.Time}
+	case "pause", "cont":
+		if ok {
+			t.paused = e.Action == "pause"
+			if !t.paused {
+				t.started = e.Time // its time runs from its turn
+			}
+		}
 	case "output":
 		if ok {
 			t.output = keep(t.output, e.Output)
@@ -169,20 +177,26 @@ func (p *progress) testEnded(e event, k *pkg, t *test) []string {
 	}
 	if top && p.each.MatchString(e.Package) {
 		verdict := map[string]string{"pass": "PASS", "fail": "FAIL"}[e.Action]
-		lines = append(lines, fmt.Sprintf("    %s %s (%s) · %s: %d done, %d running", verdict, e.Test,
-			seconds(e.Elapsed), shortPkg(e.Package), k.done, topRunning(k)))
+		running, waiting := topRunning(k)
+		lines = append(lines, fmt.Sprintf("    %s %s (%s) · %s: %d done, %d running, %d waiting", verdict, e.Test,
+			seconds(e.Elapsed), shortPkg(e.Package), k.done, running, waiting))
 	}
 	return lines
 }
 
-func topRunning(k *pkg) int {
-	n := 0
-	for name := range k.tests {
-		if !strings.Contains(name, "/") {
-			n++
+// topRunning counts the package's top-level tests that run, and those
+// paused until a parallel slot is free.
+func topRunning(k *pkg) (running, waiting int) {
+	for name, t := range k.tests {
+		switch {
+		case strings.Contains(name, "/"):
+		case t.paused:
+			waiting++
+		default:
+			running++
 		}
 	}
-	return n
+	return running, waiting
 }
 
 // packageEvent is an event of the package itself: its own output, and its
@@ -246,7 +260,7 @@ func (p *progress) tick(now time.Time) []string {
 		}
 		var rs []running
 		for tn, t := range k.tests {
-			if !strings.Contains(tn, "/") {
+			if !strings.Contains(tn, "/") && !t.paused {
 				rs = append(rs, running{tn, now.Sub(t.started)})
 			}
 		}

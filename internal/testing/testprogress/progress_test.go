@@ -38,6 +38,7 @@ func TestProgressLines(t *testing.T) {
 		event{Action: "run", Package: e2ePkg, Test: "TestA"},
 		event{Action: "run", Package: e2ePkg, Test: "TestB"},
 		event{Action: "run", Package: e2ePkg, Test: "TestC"},
+		event{Action: "pause", Package: e2ePkg, Test: "TestC"},
 		event{Action: "run", Package: uiPkg, Test: "TestUnit"},
 		out(e2ePkg, "TestA", "=== RUN   TestA"),
 		event{Action: "pass", Package: e2ePkg, Test: "TestA", Elapsed: 9.25},
@@ -48,7 +49,8 @@ func TestProgressLines(t *testing.T) {
 		out(uiPkg, "", "PASS"),
 		out(uiPkg, "", "ok  \tgithub.com/malarun/malarun/internal/ui\t0.2s"),
 		event{Action: "pass", Package: uiPkg, Elapsed: 0.2},
-		out(e2ePkg, "TestC", "=== RUN   TestC"),
+		event{Action: "cont", Package: e2ePkg, Test: "TestC"},
+		out(e2ePkg, "TestC", "=== CONT  TestC"),
 		out(e2ePkg, "TestC", "    try_test.go:56: try does not show \"x\""),
 		out(e2ePkg, "TestC", "--- FAIL: TestC (3.00s)"),
 		event{Action: "fail", Package: e2ePkg, Test: "TestC", Elapsed: 3},
@@ -58,12 +60,12 @@ func TestProgressLines(t *testing.T) {
 	)
 	want := []string{
 		"e2e: against claude 2.1.197 (/x/claude)",
-		"    PASS TestA (9.2s) · e2e: 1 done, 2 running",
+		"    PASS TestA (9.2s) · e2e: 1 done, 1 running, 1 waiting",
 		"    SKIP TestB: (version gate): needs claude >= 2.1.330, running 2.1.197",
 		"ok  \tgithub.com/malarun/malarun/internal/ui\t0.2s\t(1 passed, 0 failed, 0 skipped)",
 		"    try_test.go:56: try does not show \"x\"",
 		"--- FAIL: TestC (3.00s)",
-		"    FAIL TestC (3.0s) · e2e: 3 done, 0 running",
+		"    FAIL TestC (3.0s) · e2e: 3 done, 0 running, 0 waiting",
 		"FAIL\tgithub.com/malarun/malarun/e2e\t12.0s\t(1 passed, 1 failed, 1 skipped)",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
@@ -83,6 +85,8 @@ func TestTickNamesWhatStillRuns(t *testing.T) {
 	p.event(event{Action: "run", Package: e2ePkg, Test: "TestShort", Time: t0.Add(30 * time.Second)}, t0.Add(30*time.Second))
 	p.event(event{Action: "run", Package: e2ePkg, Test: "TestLong", Time: t0}, t0)
 	p.event(event{Action: "run", Package: e2ePkg, Test: "TestLong/sub", Time: t0}, t0)
+	p.event(event{Action: "run", Package: e2ePkg, Test: "TestWaiting", Time: t0}, t0)
+	p.event(event{Action: "pause", Package: e2ePkg, Test: "TestWaiting", Time: t0}, t0)
 	p.event(event{Action: "start", Package: uiPkg, Time: t0}, t0)
 	if got := p.tick(t0.Add(49 * time.Second)); got != nil {
 		t.Errorf("a line before 50 s of silence: %q", got)
