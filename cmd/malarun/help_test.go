@@ -113,3 +113,20 @@ func TestSubcommandHelp(t *testing.T) {
 		})
 	}
 }
+
+func TestWrapUseLine(t *testing.T) {
+	short := "malarun status [ISSUE_ID] [--json] [flags]"
+	if got := wrapUseLine(short); got != short {
+		t.Errorf("a short line changed: %q", got)
+	}
+	long := "malarun summary [--since 12h|TIME] [--since-summary FILE] [--format text|md|json|html] [--out DIR] [--page N] [flags]"
+	got := wrapUseLine(long)
+	if strings.Join(strings.Fields(got), " ") != long {
+		t.Errorf("the words changed: %q", got)
+	}
+	for _, l := range strings.Split("  "+got, "\n") {
+		if utf8.RuneCountInString(l) > helpWidth || !strings.HasPrefix(l, "  ") {
+			t.Errorf("line %q: wider than %d or not indented", l, helpWidth)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // flags laid out by flagUsages, wrapped to helpWidth. Its functions are
 // this template's own (usageFuncs), not cobra's package-wide ones.
 const usageTemplate = `Usage:{{if .Runnable}}
-  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{useLine .UseLine}}{{end}}{{if .HasAvailableSubCommands}}
   {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
 
 Aliases:
@@ -41,10 +41,43 @@ func setUsage(root *cobra.Command) {
 	tmpl := template.Must(template.New("usage").Funcs(template.FuncMap{
 		"rpad":       func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) },
 		"flagUsages": flagUsages,
+		"useLine":    wrapUseLine,
 	}).Parse(usageTemplate))
 	root.SetUsageFunc(func(c *cobra.Command) error {
 		return tmpl.Execute(c.OutOrStderr(), c)
 	})
+}
+
+// wrapUseLine is a command's use line, wrapped to helpWidth (after its
+// two-space indent) between its bracketed parts, the lines after the first
+// indented under the command's name.
+func wrapUseLine(line string) string {
+	if utf8.RuneCountInString(line)+2 <= helpWidth {
+		return line
+	}
+	// The parts: what comes before the first " [", then each "[...]" with
+	// what follows it up to the next.
+	var parts []string
+	for {
+		i := strings.Index(line, " [")
+		if i < 0 {
+			parts = append(parts, line)
+			break
+		}
+		parts = append(parts, line[:i])
+		line = line[i+1:]
+	}
+	indent := "    "
+	out, cur := "", parts[0]
+	for _, p := range parts[1:] {
+		if utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(p)+2 > helpWidth {
+			out += cur + "\n  " + indent
+			cur = p
+			continue
+		}
+		cur += " " + p
+	}
+	return out + cur
 }
 
 // flagUsages lists the flags of fs as pflag does (-q, --quiet, a value's
