@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +124,16 @@ func TestStallOnce(t *testing.T) {
 	}
 	if got := toolInput(t, model(after)); got != "echo b" {
 		t.Errorf("the same point again (the resumed session): %q, want the next call", got)
+	}
+}
+
+// The README's first example for make try has blocks for the model to run.
+func TestTryExampleHasShellBlocks(t *testing.T) {
+	b, err := os.ReadFile("../../../scripts/try-example.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := shellBlocks(string(b)); len(got) != 2 {
+		t.Errorf("scripts/try-example.md has %d shell blocks: %q", len(got), got)
 	}
 }
