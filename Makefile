@@ -17,7 +17,7 @@ claude_bin = $(abspath $(CLAUDE_CODE_DIR))/$(1)/node_modules/.bin/claude
 # claude_env runs `claude --version` without touching the user's setup.
 claude_env = DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 
-.PHONY: build demo demo-fleet deps check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench bench-summary fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
+.PHONY: build demo demo-fleet try deps check fmt-check test soak e2e-long e2e-check e2e-deps e2e-latest bench bench-summary fuzz fuzz-ci deploy-test cluster-bin cluster-test cross test-arm64-qemu clean
 
 # Static (CGO_ENABLED=0), as the release binaries: a binary linked with
 # cgo (the default where a C compiler is found, for net and os/user) starts
@@ -39,6 +39,17 @@ demo: build e2e-deps-$(CLAUDE_CODE_CURRENT)
 demo-fleet: build e2e-deps-$(CLAUDE_CODE_CURRENT)
 	go build -o bin/fakeapi ./cmd/fakeapi
 	@DEMO_KEEP=$(KEEP) scripts/demo-fleet.sh $(abspath bin/malarun) $(abspath bin/fakeapi) $(call claude_bin,$(CLAUDE_CODE_CURRENT))
+
+# Your own task against the fake API, with no key (README, "Try it on your
+# own task"): make try PROMPT=task.md [FAULT=stall] [WORKDIR=dir]. The fake
+# model runs the prompt's ```sh blocks as Bash calls; the run has a HOME
+# of its own and short timeouts (a MALARUN_* variable replaces one), and
+# its state is kept and the commands to look at it printed
+# (scripts/try.sh).
+try: build e2e-deps-$(CLAUDE_CODE_CURRENT)
+	go build -o bin/fakeapi ./cmd/fakeapi
+	@TRY_FAULT=$(FAULT) TRY_WORKDIR=$(WORKDIR) TRY_ISSUE=$(ISSUE) scripts/try.sh $(abspath bin/malarun) $(abspath bin/fakeapi) \
+		$(abspath $(CLAUDE_LINK)) "$(PROMPT)"
 
 .PHONY: man install
 
@@ -113,19 +124,35 @@ check:
 # OTLP over gRPC is a build of its own (-tags otlpgrpc, docs/telemetry.md):
 # its vet and tests run next, then a check that the default build links no
 # gRPC (its package initialisation would cost every start; grpc_off.go).
+# The modules are fetched first (go mod download), not in the middle of a
+# test. Each go test runs as go test -json through testprogress
+# (internal/testing/testprogress; its exit status is go test's): a line per
+# package as it ends, with its counts, a line per end-to-end test as it
+# ends, a failed test's output, a line naming what still runs after 50 s
+# without one, and a closing line per run; the last line of make test is
+# the account of all three: passed, failed, skipped, each skip named with
+# its reason (docs/design.md §D38).
+TEST_TALLY   := bin/test-tally.jsonl
+TESTPROGRESS := bin/testprogress
 test:
+	go mod download
+	go build -o $(TESTPROGRESS) ./internal/testing/testprogress
 	go vet ./...
 	@$(MAKE) -s --no-print-directory fmt-check
+	@rm -f $(TEST_TALLY)
 	@echo "== go test ./... (end-to-end tests against claude $(CLAUDE_CODE_CURRENT), the current version)"
-	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./...
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_CURRENT) $(TEST_ENV) $(TESTPROGRESS) -label "go test ./..." -tally $(TEST_TALLY) -- \
+		go test -json -race -count=1 $(TEST_PARALLEL) ./...
 	@echo "== go test -tags otlpgrpc ./internal/telemetry/ (the build with OTLP over gRPC)"
 	go vet -tags otlpgrpc ./internal/telemetry/ ./cmd/malarun/
-	$(TEST_ENV) go test -race -count=1 -tags otlpgrpc ./internal/telemetry/
+	$(TEST_ENV) $(TESTPROGRESS) -label "go test -tags otlpgrpc" -tally $(TEST_TALLY) -- go test -json -race -count=1 -tags otlpgrpc ./internal/telemetry/
 	@deps=$$(go list -deps ./cmd/malarun) || exit 1; n=$$(printf '%s\n' "$$deps" | grep -c grpc); if [ "$$n" != 0 ]; then \
 		echo "the default build of cmd/malarun links $$n gRPC packages: OTLP over gRPC belongs behind the otlpgrpc tag" >&2; exit 1; fi
 	@echo "== go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST), the oldest supported version (tests that do not use the CLI ran above)"
-	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) $(TEST_ENV) go test -race -count=1 $(TEST_PARALLEL) ./e2e/
+	MALARUN_CLAUDE_BIN= MALARUN_CLAUDE_VERSION=$(CLAUDE_CODE_OLDEST) $(TEST_ENV) $(TESTPROGRESS) -label "go test ./e2e/ against claude $(CLAUDE_CODE_OLDEST)" -tally $(TEST_TALLY) -- \
+		go test -json -race -count=1 $(TEST_PARALLEL) ./e2e/
 	@$(MAKE) -s --no-print-directory e2e-check
+	@$(TESTPROGRESS) -account $(TEST_TALLY)
 
 # gofmt's verdict on every tracked Go file (a moved package's imports
 # left out of order went unnoticed by vet and the tests).
@@ -184,13 +211,15 @@ e2e-check:
 		if [ "$$CI" = true ]; then echo "browser: CI=true, so this is a failure" >&2; exit 1; fi; \
 	fi
 
-# What the tests need beyond Go and Node, named: the pinned CLIs (make
-# e2e-deps), Chromium (the HTML pages' tests), groff (the manual page's),
-# qemu-user-static (make test-arm64-qemu) and etcd (make cluster-test).
-# Exits 1 when something is missing, with the commands that install it;
-# .ci/run installs the same packages.
+# What the tests need beyond Go and Node, each named with the target that
+# needs it: the pinned CLIs (make e2e-deps), Chromium (the HTML pages'
+# tests), groff (the manual page's), qemu-user-static (make test-arm64-qemu
+# only) and etcd (make cluster-test only), and the commands that install
+# what is missing (scripts/deps.sh). It reports and exits 0: make test
+# skips, loudly, what lacks a dependency, and fails with CI=true. .ci/run
+# installs the same packages.
 deps:
-	@missing=; pkgs=; for v in $(CLAUDE_CODE_VERSIONS); do 		[ -x "$(call claude_bin,$$v)" ] || missing="$$missing claude-$$v"; done; 	for t in chromium:chromium groff:groff-base qemu-aarch64-static:qemu-user-static etcd:etcd-server; do 		command -v $${t%%:*} >/dev/null || { missing="$$missing $${t%%:*}"; pkgs="$$pkgs $${t#*:}"; }; done; 	if [ -z "$$missing" ]; then echo "deps: everything the tests use is here"; exit 0; fi; 	echo "deps: missing:$$missing"; 	case "$$missing" in *claude-*) echo "  make e2e-deps                  # the pinned CLIs, from npm";; esac; 	[ -z "$$pkgs" ] || echo "  apt-get update && apt-get install -y --no-install-recommends$$pkgs"; 	exit 1
+	@scripts/deps.sh $(foreach v,$(CLAUDE_CODE_VERSIONS),$(v)=$(call claude_bin,$(v)))
 
 # The deploy/ module (its own go.mod): the recipes checked against
 # `malarun exit-codes --json`, and actionlint, pinned in deploy/go.mod.
@@ -244,7 +273,11 @@ test-arm64-qemu:
 	@scripts/test-arm64-qemu.sh
 
 # Installs every pinned CLI from npm into $(CLAUDE_CODE_DIR)/<version>
-# (git-ignored). A version already installed is not fetched again.
+# (git-ignored). A version already installed is not fetched again. The
+# current one is also linked as bin/claude (CLAUDE_LINK), the path to give
+# malarun's --claude-bin by hand.
+CLAUDE_LINK := bin/claude
+
 e2e-deps: $(addprefix e2e-deps-,$(CLAUDE_CODE_VERSIONS))
 
 e2e-deps-%:
@@ -255,7 +288,10 @@ e2e-deps-%:
 		mkdir -p $(CLAUDE_CODE_DIR)/$* && \
 		npm install --prefix $(CLAUDE_CODE_DIR)/$* --no-audit --no-fund --loglevel=error \
 			@anthropic-ai/claude-code@$* && \
-		$(claude_env) "$$bin" --version; \
+		$(claude_env) "$$bin" --version || exit 1; \
+	fi; \
+	if [ "$*" = "$(CLAUDE_CODE_CURRENT)" ]; then \
+		mkdir -p $(dir $(CLAUDE_LINK)) && ln -sfn "$$bin" $(CLAUDE_LINK) && echo "$(CLAUDE_LINK): the pinned claude $*, for --claude-bin $(abspath $(CLAUDE_LINK))"; \
 	fi
 
 # The Kubernetes recipe on a real control plane (issue 33): etcd (Debian's

@@ -92,19 +92,27 @@ func setup(dir string) (suite, error) {
 	return s, nil
 }
 
-// helpKeys reads the KEY and DEFAULT columns of --help's configuration table.
+// helpKeys reads the KEY and DEFAULT columns of --help's configuration
+// table (KEY TYPE DEFAULT; a long default goes on under its column).
 func helpKeys(help string) (map[string]string, error) {
 	_, table, ok := strings.Cut(help, "\n  KEY ")
 	if !ok {
 		return nil, fmt.Errorf("malarun --help has no configuration table")
 	}
 	keys := map[string]string{}
+	last := ""
 	for _, line := range strings.Split(table, "\n")[1:] {
 		f := strings.Fields(line)
-		if len(f) < 4 {
-			break
+		switch {
+		case len(f) >= 3 && !strings.HasPrefix(line, "   "):
+			last = f[0]
+			keys[last] = strings.Join(f[2:], " ")
+			continue
+		case len(f) > 0 && last != "" && strings.HasPrefix(line, "   "):
+			keys[last] += " " + strings.Join(f, " ")
+			continue
 		}
-		keys[f[0]] = strings.Join(f[3:], " ")
+		break
 	}
 	if len(keys) < 10 {
 		return nil, fmt.Errorf("malarun --help lists %d configuration keys", len(keys))

@@ -42,6 +42,14 @@ func TestDemoFleet(t *testing.T) {
 			t.Errorf("the demo does not say %q:\n%s", want, s)
 		}
 	}
+	// The banner is the command that ran, whole: a copy of it needs
+	// nothing the demo set quietly (issue 49: it lacked --claude-bin and MALARUN).
+	for _, want := range []string{"env -i PATH=\"$PATH\"", "HOME=", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1",
+		"MALARUN=" + e2e.malarun, "--claude-bin " + e2e.claude, "deploy/xargs/malarun-fleet.sh"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the banner lacks %q:\n%s", want, s)
+		}
+	}
 	for _, want := range []string{"6 issues", "Status     succeeded 6", "1 run succeeded after malarun stepped in: 1 hang"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the summary does not say %q:\n%s", want, s)

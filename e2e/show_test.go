@@ -203,8 +203,9 @@ func TestRealCLIShowTellsAStalledResumedRun(t *testing.T) {
 
 // openShowPage opens a show page in a real browser: no console error, no
 // request but the file, a lane per attempt, the model's script not run, and
-// a click on a bar shows its item. With MALARUN_SCREENSHOT=FILE it saves a
-// PNG of the page there (docs/show.md's picture is made so).
+// a click on a bar shows its item. It leaves a screenshot in the tests'
+// artifacts, and with MALARUN_SCREENSHOT=FILE a copy there (docs/show.md's
+// picture is made so).
 func openShowPage(t *testing.T, page string, attempts int) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "show.html")
@@ -228,10 +229,12 @@ func openShowPage(t *testing.T, page string, attempts int) {
 	if reqs := p.Requests(); len(reqs) != 1 || reqs[0] != "file://"+file {
 		t.Errorf("requests %q, want the page's own file only", reqs)
 	}
-	if shot := os.Getenv("MALARUN_SCREENSHOT"); shot != "" {
-		png, err := p.Screenshot(ctx, 1200, 820)
+	// In the tests' artifacts (named in the log), for a person to look at.
+	shot := headless.SaveScreenshot(ctx, t, p, 1200, 820, "show")
+	if dst := os.Getenv("MALARUN_SCREENSHOT"); dst != "" {
+		png, err := os.ReadFile(shot)
 		if err == nil {
-			err = os.WriteFile(shot, png, 0o644)
+			err = os.WriteFile(dst, png, 0o644)
 		}
 		if err != nil {
 			t.Fatalf("screenshot: %v", err)

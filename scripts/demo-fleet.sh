@@ -22,25 +22,20 @@ done
 # call, then a short answer for every request after.
 demo_api stall 'bash:ls | wc -l' '0*text:Done.'
 
-bar "deploy/xargs/malarun-fleet.sh prompts/ 3 -- --idle-timeout $idle -- --allowedTools Bash"
-echo "(six issues, the real claude $("$claude" --version 2>/dev/null | cut -d' ' -f1), a fake API on $url)"
-echo
-set +e
-(cd "$tmp/work" && HOME="$tmp/home" ANTHROPIC_BASE_URL="$url" ANTHROPIC_API_KEY=demo-key-not-used \
-	CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
-	MALARUN="$malarun" MALARUN_FLEET_OUT="$tmp/fleet-out" MALARUN_STATE_DIR="$tmp/state" \
-	"$root/deploy/xargs/malarun-fleet.sh" "$tmp/prompts" 3 -- --claude-bin "$claude" \
-	--idle-timeout "$idle" -- --allowedTools Bash)
-code=$?
-set -e
+echo "Six issues, three at a time, the real claude $("$claude" --version 2>/dev/null | cut -d' ' -f1), against the project's"
+echo "fake API on $url. This is the command that runs (it works copied while the fake API runs):"
+demo_run "cd $(q "$tmp/work") && $(demo_env) \\
+    MALARUN=$(q "$malarun") MALARUN_FLEET_OUT=$(q "$tmp/fleet-out") MALARUN_STATE_DIR=$(q "$tmp/state") \\
+    $(q "$root/deploy/xargs/malarun-fleet.sh") $(q "$tmp/prompts") 3 -- \\
+    --claude-bin $(q "$claude") --idle-timeout $idle -- --allowedTools Bash"
 bar "malarun summary: the fleet at a glance"
 "$malarun" summary --state-dir "$tmp/state"
 if [ "${DEMO_KEEP:-}" = 1 ]; then
 	"$malarun" summary --state-dir "$tmp/state" --format html --out "$tmp/summary" >/dev/null
 	echo "Kept in $tmp. Look again with:"
-	echo "  $malarun summary --state-dir $tmp/state"
-	echo "  $malarun show issue-1 --state-dir $tmp/state"
-	echo "  open $tmp/summary/index.html in a browser"
+	echo "  $(q "$malarun") summary --state-dir $(q "$tmp/state")"
+	echo "  $(q "$malarun") show issue-1 --state-dir $(q "$tmp/state")"
+	echo "and open the page $tmp/summary/index.html in a browser."
 else
 	echo "Everything above lived in $tmp, removed now (make demo-fleet KEEP=1 keeps it)."
 fi

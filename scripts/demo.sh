@@ -21,27 +21,22 @@ TASK
 # the resumed session gets.
 demo_api 'bash:ls | wc -l' stall 'text:Done: the folder is counted.'
 
-bar "malarun demo-1 --prompt task.md --idle-timeout $idle -- --allowedTools Bash"
-echo "(the real claude $("$claude" --version 2>/dev/null | cut -d' ' -f1), a fake API on $url that stalls mid-answer once)"
-echo
-set +e
-(cd "$tmp/work" && HOME="$tmp/home" ANTHROPIC_BASE_URL="$url" ANTHROPIC_API_KEY=demo-key-not-used \
-	CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
-	"$malarun" demo-1 --prompt "$tmp/task.md" --state-dir "$tmp/state" --claude-bin "$claude" \
-	--idle-timeout "$idle" --log-format console -- --allowedTools Bash)
-code=$?
-set -e
+echo "The real claude $("$claude" --version 2>/dev/null | cut -d' ' -f1) against the project's fake API on $url, which stalls"
+echo "mid-answer once. This is the command that runs (it works copied while the fake API runs):"
+demo_run "cd $(q "$tmp/work") && $(demo_env) \\
+    $(q "$malarun") demo-1 --prompt $(q "$tmp/task.md") --state-dir $(q "$tmp/state") \\
+    --claude-bin $(q "$claude") --idle-timeout $idle --log-format console -- --allowedTools Bash"
 bar "exit code $code ($("$malarun" exit-codes --json | tr -d '\n' | sed -n "s/.*\"code\": *$code, *\"outcome\": *\"\([a-z_]*\)\".*/\1/p"))"
 bar "malarun show demo-1: the story of the run"
 "$malarun" show demo-1 --state-dir "$tmp/state" --no-pager
 echo
 if [ "${DEMO_KEEP:-}" = 1 ]; then
 	echo "Kept in $tmp. Look again with:"
-	echo "  $malarun show demo-1 --state-dir $tmp/state"
-	echo "  $malarun status --state-dir $tmp/state"
-	echo "  ls $tmp/state/demo-1/runs/*/"
+	echo "  $(q "$malarun") show demo-1 --state-dir $(q "$tmp/state")"
+	echo "  $(q "$malarun") status --state-dir $(q "$tmp/state")"
+	echo "  ls $(q "$tmp/state")/demo-1/runs/*/"
 else
 	echo "Everything above lived in $tmp, removed now (make demo KEEP=1 keeps it)."
 fi
-echo "Next: make demo-fleet (a fleet, no key), then README.md, 'Run'."
+echo "Next: make try PROMPT=your-task.md (your own task, no key), make demo-fleet (a fleet), then README.md, 'Run'."
 exit "$code"

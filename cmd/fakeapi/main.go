@@ -28,6 +28,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fakeapi", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dump := fs.String("dump", "", "write each request body to `dir`/NNN.json")
+	follow := fs.Bool("follow-prompt", false, "once the steps are used up, answer as the fake model that runs the prompt's shell blocks (see above)")
+	stallOnce := fs.Int("stall-once", -1, "with -follow-prompt, stall mid-answer once, after this many tool calls (-1: never)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -54,9 +56,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	srv := fakeapi.New(fakeapi.WithScript(steps...), fakeapi.WithLogf(func(format string, a ...any) {
+	opts := []fakeapi.Option{fakeapi.WithScript(steps...), fakeapi.WithLogf(func(format string, a ...any) {
 		fmt.Fprintf(stderr, format+"\n", a...)
-	}))
+	})}
+	switch {
+	case *follow && *stallOnce >= 0:
+		opts = append(opts, fakeapi.WithThen(fakeapi.StallOnce(*stallOnce, fakeapi.FollowPrompt)))
+	case *follow:
+		opts = append(opts, fakeapi.WithThen(fakeapi.FollowPrompt))
+	case *stallOnce >= 0:
+		fmt.Fprintln(stderr, "fakeapi: -stall-once needs -follow-prompt")
+		return 2
+	}
+	srv := fakeapi.New(opts...)
 	defer srv.Close()
 	fmt.Fprintln(stdout, srv.URL())
 

@@ -11,7 +11,7 @@ import (
 )
 
 // usage is `fakeapi -h`: what it is for and the step grammar.
-const usage = `usage: fakeapi [-dump DIR] STEP...
+const usage = `usage: fakeapi [-dump DIR] [-follow-prompt [-stall-once N]] STEP...
 
 A fake Anthropic Messages API on 127.0.0.1 for trying the real Claude Code
 CLI (or malarun) with no network and no key. It prints its URL, logs each
@@ -44,6 +44,14 @@ every request gets "fakeapi: script exhausted"):
                        often while silent), and stall=N (hold the stream after
                        N deltas): '{input=200s,ping=30s}bash:echo hi',
                        '{stall=1}text:The answer is'
+
+With -follow-prompt, the requests after the steps are answered by a fake
+model that follows the prompt to the letter (make try uses it): each fenced
+shell block of the task (` + "```sh, ```bash or ```shell" + `) is one Bash call, in
+order; a task without one gets a look at the folder (pwd, ls); then a text
+says what ran. It is not Claude: it understands nothing of the task.
+-stall-once N makes its answer after the Nth tool call stop mid-sentence,
+once (malarun then resumes the session).
 
 Flags:
 `

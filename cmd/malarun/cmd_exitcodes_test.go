@@ -136,16 +136,26 @@ func TestExitCodesInStep(t *testing.T) {
 	if !ok {
 		t.Fatalf("--help has no exit code section:\n%s", help)
 	}
+	// A row is "  CODE  meaning", the meaning wrapped onto lines indented
+	// under it (helpWidth).
 	var helpCodes []int
+	var docs []string
 	for line := range strings.SplitSeq(strings.TrimSuffix(section, "\n"), "\n") {
 		f := strings.Fields(line)
 		n, err := strconv.Atoi(f[0])
-		if err != nil {
+		switch {
+		case err == nil && strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   "):
+			helpCodes = append(helpCodes, n)
+			docs = append(docs, strings.Join(f[1:], " "))
+		case len(docs) > 0 && strings.HasPrefix(line, "       "):
+			docs[len(docs)-1] += " " + strings.Join(f, " ")
+		default:
 			t.Fatalf("--help exit code line %q", line)
 		}
-		helpCodes = append(helpCodes, n)
-		if doc := strings.Join(f[1:], " "); doc != contract().Codes[len(helpCodes)-1].Meaning {
-			t.Errorf("--help says %d means %q; exit-codes says %q", n, doc, contract().Codes[len(helpCodes)-1].Meaning)
+	}
+	for i, doc := range docs {
+		if i < len(contract().Codes) && doc != contract().Codes[i].Meaning {
+			t.Errorf("--help says %d means %q; exit-codes says %q", helpCodes[i], doc, contract().Codes[i].Meaning)
 		}
 	}
 	if !slices.Equal(helpCodes, codes) {

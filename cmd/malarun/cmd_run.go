@@ -18,6 +18,7 @@ import (
 	iproc "github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/telemetry"
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // reservedNames can never be issue ids: commands, today's and planned ones,
@@ -144,7 +145,7 @@ func runSupervised(ctx context.Context, opts runOptions, d *deps, out *runOutput
 	report, err := d.runSupervisor(ctx, cfg, sd)
 	finishTelemetry(tel, report, err)
 	log.Debug().Str("run_dir", report.RunDir).Int("attempts", report.Attempts).
-		Str("session_id", report.SessionID).Float64("cost_usd", report.CostUSD).
+		Str("session_id", report.SessionID).Float64("cost_usd", usd.Round(report.CostUSD)).
 		Int("exit_code", exitCodeFor(err)).Msg("run ended")
 	return report, tel, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // statusOptions is what `malarun status` needs.
@@ -95,6 +96,9 @@ func printStatusJSON(w io.Writer, entries []journal.Entry, one bool) error {
 	for i, e := range entries {
 		out[i] = statusEntry{Record: e.Record, Locked: e.Locked}
 		out[i].Issue = e.Issue
+		// Printed rounded, as every cost malarun prints (internal/usd);
+		// record.json keeps the sums as they are.
+		out[i].CostUSD, out[i].TotalCostUSD = usd.Round(e.Record.CostUSD), usd.Round(e.Record.TotalCostUSD)
 		if e.Err != nil {
 			out[i].Error = e.Err.Error()
 		}

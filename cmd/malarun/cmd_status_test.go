@@ -147,3 +147,16 @@ func TestRunningText(t *testing.T) {
 		}
 	}
 }
+
+// status --json prints costs rounded (internal/usd), as the report does.
+func TestStatusJSONRoundsCosts(t *testing.T) {
+	sum := 0.0001 + 0.0005
+	e := journal.Entry{Issue: "i", Record: journal.Record{Issue: "i", Status: journal.Succeeded, CostUSD: sum, TotalCostUSD: sum + sum}}
+	var b strings.Builder
+	if err := printStatusJSON(&b, []journal.Entry{e}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"cost_usd": 0.0006,`) || !strings.Contains(b.String(), `"total_cost_usd": 0.0012,`) {
+		t.Errorf("status --json:\n%s", b.String())
+	}
+}

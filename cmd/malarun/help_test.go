@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -34,17 +36,43 @@ func TestHelp(t *testing.T) {
 				want = append(want, k.name, k.envName(), "--"+k.flagName(), k.defaultDoc())
 			}
 			for _, r := range exitCodes() {
-				want = append(want, fmt.Sprintf("\n  %-3d  %s\n", r.code, r.doc))
+				want = append(want, r.doc)
 			}
+			// What it says, whatever the wrapping.
+			words := strings.Join(strings.Fields(o.stdout), " ")
 			for _, w := range want {
-				if !strings.Contains(o.stdout, w) {
+				if !strings.Contains(words, strings.Join(strings.Fields(w), " ")) {
 					t.Errorf("help lacks %q", w)
+				}
+			}
+			for _, r := range exitCodes() {
+				if !strings.Contains(o.stdout, fmt.Sprintf("\n  %-3d  %s ", r.code, strings.Fields(r.doc)[0])) {
+					t.Errorf("help lacks the row of exit code %d", r.code)
 				}
 			}
 			if t.Failed() {
 				t.Logf("help:\n%s", o.stdout)
 			}
 		})
+	}
+}
+
+// Every command's --help fits a terminal of helpWidth columns: no row is
+// cut or broken into the next by the terminal (issue 49).
+func TestHelpFitsItsWidth(t *testing.T) {
+	root := newRootCmd(&app{deps: &deps{}})
+	cmds := append([]*cobra.Command{root}, visibleCommands(root)...)
+	for _, cmd := range cmds {
+		args := append(strings.Fields(strings.TrimPrefix(cmd.CommandPath(), "malarun")), "--help")
+		o := newCLI(t).run(args...)
+		if o.code != 0 || len(o.stdout) < 100 {
+			t.Fatalf("%q: exit %d, %q", args, o.code, o.stdout)
+		}
+		for n, line := range strings.Split(o.stdout, "\n") {
+			if w := utf8.RuneCountInString(line); w > helpWidth {
+				t.Errorf("%q: line %d is %d columns wide: %s", args, n+1, w, line)
+			}
+		}
 	}
 }
 
@@ -83,5 +111,22 @@ func TestSubcommandHelp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestWrapUseLine(t *testing.T) {
+	short := "malarun status [ISSUE_ID] [--json] [flags]"
+	if got := wrapUseLine(short); got != short {
+		t.Errorf("a short line changed: %q", got)
+	}
+	long := "malarun summary [--since 12h|TIME] [--since-summary FILE] [--format text|md|json|html] [--out DIR] [--page N] [flags]"
+	got := wrapUseLine(long)
+	if strings.Join(strings.Fields(got), " ") != long {
+		t.Errorf("the words changed: %q", got)
+	}
+	for _, l := range strings.Split("  "+got, "\n") {
+		if utf8.RuneCountInString(l) > helpWidth || !strings.HasPrefix(l, "  ") {
+			t.Errorf("line %q: wider than %d or not indented", l, helpWidth)
+		}
 	}
 }

@@ -44,7 +44,7 @@ func newLogger(w io.Writer, tty bool, format, level string, floor zerolog.Level,
 	if lines {
 		out = withoutEvented{out}
 	}
-	return zerolog.New(out).Level(max(lvl, floor)).With().Timestamp().Logger(), nil
+	return zerolog.New(withoutEmptyFields{out}).Level(max(lvl, floor)).With().Timestamp().Logger(), nil
 }
 
 // withoutEvented leaves out the log records that an event also reports:

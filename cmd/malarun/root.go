@@ -244,6 +244,7 @@ warning and at most 2 s at exit, never the exit code (docs/telemetry.md).`,
 	completeFlagValues(root, configKeys(), nil)
 	root.AddCommand(newVersionCmd(a), newStatusCmd(a), newSummaryCmd(a), newShowCmd(a), newExitCodesCmd(a), newManCmd(a), newGuardCmd(), newNotRunCmd(a))
 
+	setUsage(root)
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
 		defaultHelp(c, args)

@@ -127,7 +127,7 @@ func TestStatusLineOnATerminal(t *testing.T) {
 	var session string
 	r.waitFor("the status line of a running tool", func() bool {
 		cur := r.screen.Current()
-		m := regexp.MustCompile(`^issue-tty · attempt 1/1 · session ([0-9a-f]{8}) · \ds · 1 msg · running Bash · 63% of 200k · hang in \d+s$`).FindStringSubmatch(cur)
+		m := regexp.MustCompile(`^issue-tty · attempt 1/1 · session ([0-9a-f]{8}) · elapsed \ds · 1 msg · running Bash · 63% of 200k · hang in \d+s$`).FindStringSubmatch(cur)
 		if m != nil {
 			session = m[1]
 		}
@@ -135,7 +135,7 @@ func TestStatusLineOnATerminal(t *testing.T) {
 	})
 	// The clock turns: the status line is redrawn in place, not repeated.
 	r.waitFor("a redraw of the clock", func() bool {
-		return regexp.MustCompile(`^issue-tty · attempt 1/1 · session [0-9a-f]{8} · [1-9]s · `).MatchString(r.screen.Current())
+		return regexp.MustCompile(`^issue-tty · attempt 1/1 · session [0-9a-f]{8} · elapsed [1-9]s · `).MatchString(r.screen.Current())
 	})
 	lines := r.screen.Lines()
 	n := 0

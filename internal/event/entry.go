@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/timeline"
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // Entry is the event's one wire form: a line of --events and of the run
@@ -27,7 +28,7 @@ func (e Event) Entry() timeline.Entry {
 		j.ExitCode = e.HookExitCode
 	}
 	if e.Kind == RunFinished {
-		cost := e.CostUSD
+		cost := usd.Round(e.CostUSD) // printed: --events and the timeline
 		j.CostUSD = &cost
 		u := e.Tokens
 		j.Tokens = &timeline.Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheCreationInput: u.CacheCreationInputTokens, CacheReadInput: u.CacheReadInputTokens}

@@ -12,6 +12,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/notrun"
 	"github.com/malarun/malarun/internal/timeline"
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // Two nights of one fleet, a night apart, with different faults. The
@@ -105,7 +106,7 @@ func TestTwoNightsApart(t *testing.T) {
 	check("passes again", again, []string{"c was stopped"})
 	check("still failing", c.StillFailing, 1)
 	check("last night's failures", [2]any{c.PreviousFailures.Runs, c.PreviousFailures.CostUSD}, [2]any{2, 0.0002})
-	check("tonight's failures", [2]any{second.Failures.Runs, roundCost(second.Failures.CostUSD)}, [2]any{3, 0.5006})
+	check("tonight's failures", [2]any{second.Failures.Runs, usd.Round(second.Failures.CostUSD)}, [2]any{3, 0.5006})
 	check("time lost to hangs tonight (two 60 s silences, the first a minute more to the next attempt)", second.Failures.HangLostMS, int64(3*60000))
 	check("last night's", c.PreviousFailures.HangLostMS, int64(4*60000+16*60000))
 	var kinds []string

@@ -3,8 +3,9 @@ package fleet
 import (
 	"encoding/json"
 	"io"
-	"math"
 	"slices"
+
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // WriteJSON writes the summary as JSON (docs/summary.schema.json): the
@@ -87,7 +88,7 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 
 // roundCosts rounds every cost of out, in copies of its lists.
 func roundCosts(out *Summary) {
-	r := roundCost
+	r := usd.Round // the one rounding of a printed cost (internal/usd)
 	out.Totals.CostUSD = r(out.Totals.CostUSD)
 	c := &out.Totals.Cost
 	c.P50, c.P90, c.P99, c.Max = r(c.P50), r(c.P90), r(c.P99), r(c.Max)
@@ -113,7 +114,3 @@ func roundCosts(out *Summary) {
 		out.Changes = &cc
 	}
 }
-
-// roundCost is a cost to the millionth of a dollar, at most 6 decimals
-// (a sum of the CLI's costs carries float noise: 0.0006000000000000001).
-func roundCost(usd float64) float64 { return math.Round(usd*1e6) / 1e6 }

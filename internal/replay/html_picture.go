@@ -30,6 +30,8 @@ const (
 	laneTop    = 24.0
 	laneHeight = 26.0
 	chartH     = 40.0
+	chartTitle = 18.0 // the row above a chart for its title
+	chartGap   = 10.0 // between a chart and what is above its title
 )
 
 // shape is one thing drawn on an attempt's lane.
@@ -233,7 +235,8 @@ func (p *picture) draw(w io.Writer) {
 		return plotLeft + (plotRight-plotLeft)*float64(t.Sub(t0))/float64(span)
 	}
 	lanesBottom := laneTop + laneHeight*float64(len(p.lanes))
-	height := lanesBottom + 2*(chartH+16) + 10
+	chartRow := chartGap + chartTitle + chartH // a chart with its title
+	height := lanesBottom + 2*chartRow + 10
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-label="timeline of the run">`+"\n", svgWidth, height)
 	io.WriteString(w, `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line class="hatchline" x1="0" y1="0" x2="0" y2="6"/></pattern></defs>`+"\n")
 	// The axis: ticks at round wall-clock times (UTC), each labelled with
@@ -268,37 +271,21 @@ func (p *picture) draw(w io.Writer) {
 		fmt.Fprintf(w, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" data-seq="%d" tabindex="0"><title>%s</title></rect>`+"\n",
 			s.class, x(s.from), top, max(1.5, x(s.to)-x(s.from)), hgt, s.seq, label)
 	}
-	top := lanesBottom + 16
-	p.chart(w, "context occupancy (share of the window)", "chart", p.occ, 1, top, x)
+	top := lanesBottom + chartGap + chartTitle
+	window := max(p.window, 200_000) // as add measures the share
+	p.chart(w, chartSpec{title: "context: share of the " + ui.Tokens(window) + "-token window", class: "chart",
+		top: 1, ticks: []tick{{0, "0%"}, {0.5, "50%"}, {1, "100%"}}}, p.occ, top, x)
 	maxCost := 0.0
 	for _, pt := range p.cost {
 		maxCost = max(maxCost, pt.v)
 	}
-	p.chart(w, "cost "+ui.Cost(maxCost), "chart cost", p.cost, maxCost, top+chartH+16, x)
+	p.chart(w, chartSpec{title: "cost so far", class: "chart cost", top: maxCost,
+		ticks: []tick{{0, "$0"}, {1, ui.Cost(maxCost)}}}, p.cost, top+chartRow, x)
 	io.WriteString(w, "</svg>\n")
+	p.legend(w)
 	if p.dropped > 0 {
 		fmt.Fprintf(w, `<p class="note">%d more items are not drawn (the picture keeps the %d longest tool calls and %d of malarun's decisions); the story below has them all.</p>`+"\n", p.dropped, maxBars, maxMarks)
 	}
-}
-
-// chart draws points as a step line from 0 to top of its band.
-func (p *picture) chart(w io.Writer, title, class string, pts []point, top, y0 float64, x func(time.Time) float64) {
-	fmt.Fprintf(w, `<text x="4" y="%.1f">%s</text><line class="axis" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f"/>`+"\n",
-		y0+10, ui.HTMLText(title), plotLeft, y0+chartH, plotRight, y0+chartH)
-	if len(pts) == 0 || top <= 0 {
-		return
-	}
-	var b strings.Builder
-	prev := y0 + chartH
-	for i, pt := range pts {
-		y := y0 + chartH - chartH*pt.v/top
-		if i > 0 {
-			fmt.Fprintf(&b, "%.1f,%.1f ", x(pt.at), prev)
-		}
-		fmt.Fprintf(&b, "%.1f,%.1f ", x(pt.at), y)
-		prev = y
-	}
-	fmt.Fprintf(w, `<polyline class="%s" points="%s"/>`+"\n", class, strings.TrimSpace(b.String()))
 }
 
 func maxTime(a, b time.Time) time.Time {

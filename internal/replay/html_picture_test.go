@@ -98,3 +98,26 @@ func TestAxisTicks(t *testing.T) {
 		}
 	}
 }
+
+// The legend names the kinds of shape drawn and only those; the context
+// chart has its scale and names the window.
+func TestPictureLegendListsWhatIsDrawn(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	p := &picture{timed: true}
+	p.add(&Item{Seq: 1, Attempt: 1, Kind: KindToolCall, ToolID: "a", Tool: "Bash", Time: t0})
+	p.add(&Item{Seq: 2, Attempt: 1, Kind: KindToolResult, ToolID: "a", Time: t0.Add(time.Minute)})
+	p.add(&Item{Seq: 3, Attempt: 1, Kind: KindText, Time: t0.Add(time.Minute), Occupancy: 50_000, Window: 400_000})
+	var b bytes.Buffer
+	p.draw(&b)
+	page := b.String()
+	for _, want := range []string{`class="sw sw-lane"`, `class="sw sw-bar"`, ">0%<", ">50%<", ">100%<", "400k-token window"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the picture lacks %s", want)
+		}
+	}
+	for _, absent := range []string{"sw-bar-err", "sw-silence", "sw-wait", "sw-mark"} {
+		if strings.Contains(page, absent) {
+			t.Errorf("the legend names %s, which is not drawn", absent)
+		}
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"slices"
 
 	"github.com/malarun/malarun/internal/ui"
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // jsonRenderer writes the story as one JSON object (docs/show.schema.json):
@@ -36,7 +38,7 @@ func (j *jsonRenderer) Begin(h Header) error {
 }
 
 func (j *jsonRenderer) Item(it *Item) error {
-	b, err := json.Marshal(it)
+	b, err := json.Marshal(roundedCosts(it))
 	if err != nil {
 		return err
 	}
@@ -56,6 +58,11 @@ func (j *jsonRenderer) End(s Summary) error {
 	if s.Attempts == nil {
 		s.Attempts = []Attempt{}
 	}
+	s.CostUSD = usd.Round(s.CostUSD)
+	s.Attempts = slices.Clone(s.Attempts)
+	for i := range s.Attempts {
+		s.Attempts[i].CostUSD = usd.Round(s.Attempts[i].CostUSD)
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -64,6 +71,23 @@ func (j *jsonRenderer) End(s Summary) error {
 	j.w.Write(ui.InertJSON(b))
 	j.w.WriteString("}\n")
 	return j.w.Flush()
+}
+
+// roundedCosts is it with its costs as malarun prints them (internal/usd):
+// a copy when one changes, so the walk's sums stay exact.
+func roundedCosts(it *Item) *Item {
+	info := it.Info
+	if info != nil && usd.Round(info.CostUSD) != info.CostUSD {
+		a := *info
+		a.CostUSD = usd.Round(a.CostUSD)
+		info = &a
+	}
+	if info == it.Info && usd.Round(it.CostUSD) == it.CostUSD && usd.Round(it.RunCostUSD) == it.RunCostUSD {
+		return it
+	}
+	printed := *it
+	printed.CostUSD, printed.RunCostUSD, printed.Info = usd.Round(it.CostUSD), usd.Round(it.RunCostUSD), info
+	return &printed
 }
 
 func itoa(n int) string {

@@ -53,3 +53,24 @@ func TestJSONMatchesItsSchema(t *testing.T) {
 		t.Errorf("%d lines for %d items", n, len(r.items))
 	}
 }
+
+// Costs print rounded to the millionth (internal/usd), in items, attempts
+// and the summary, while the walk's own values stay exact.
+func TestJSONRoundsCosts(t *testing.T) {
+	sum := 0.0001 + 0.0005
+	var out bytes.Buffer
+	r := NewJSON(&out)
+	info := &Attempt{N: 1, CostUSD: sum}
+	it := &Item{Seq: 1, Kind: KindResult, CostUSD: sum, RunCostUSD: sum}
+	ended := &Item{Seq: 2, Kind: KindAttemptEnded, Info: info}
+	if r.Begin(Header{Issue: "i"}) != nil || r.Item(it) != nil || r.Item(ended) != nil ||
+		r.End(Summary{CostUSD: sum, Attempts: []Attempt{*info}}) != nil {
+		t.Fatal("render failed")
+	}
+	if strings.Contains(out.String(), "0000000") || strings.Count(out.String(), ":0.0006") != 5 {
+		t.Errorf("costs not rounded:\n%s", out.String())
+	}
+	if it.CostUSD != sum || info.CostUSD != sum {
+		t.Errorf("the walk's values changed: %v, %v", it.CostUSD, info.CostUSD)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // warned is what a run's lines are warned about once per run.
@@ -156,7 +157,7 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
 			log.Info().Str("tool", tu.Name).Str("id", tu.ID).Msg("tool call")
 		}
 	case ev.Type == "result":
-		log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", ev.TotalCostUSD).Str("terminal_reason", ev.TerminalReason).
+		log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", usd.Round(ev.TotalCostUSD)).Str("terminal_reason", ev.TerminalReason).
 			Str("origin", ev.OriginKind).Msg("result")
 		if ev.IsError || ev.Subtype != "success" {
 			if unknown := attempt.UnknownResult(&ev); unknown != "" {

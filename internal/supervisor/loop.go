@@ -13,6 +13,7 @@ import (
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // loop carries out the run's actions until one ends it: internal/run
@@ -147,7 +148,7 @@ func (r *runner) end(act run.Action, last *attemptResult, rep *event.Report, sta
 	case act.Decision.Kind == run.Fail:
 		err.Signal = last.signal
 		// Info, not error: the command line prints the error itself.
-		r.log.Info().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", rep.CostUSD).Stringer("took", time.Since(started).Round(time.Millisecond)).Msg("run failed")
+		r.log.Info().Err(err).Int("attempts", rep.Attempts).Float64("cost_usd", usd.Round(rep.CostUSD)).Stringer("took", time.Since(started).Round(time.Millisecond)).Msg("run failed")
 	}
 	return err
 }
@@ -204,7 +205,7 @@ func (r *runner) finish(res *attemptResult, rep *event.Report, started time.Time
 	last := res.log.Result
 	rep.Result, rep.ResultCut = last.Result, last.ResultTruncated
 	rep.ResultLine = stream.LineRef{Path: res.stdoutPath, Offset: last.Offset, Bytes: last.Bytes}
-	r.log.Info().Int("attempts", rep.Attempts).Str("session", rep.SessionID).Float64("cost_usd", rep.CostUSD).
+	r.log.Info().Int("attempts", rep.Attempts).Str("session", rep.SessionID).Float64("cost_usd", usd.Round(rep.CostUSD)).
 		Stringer("took", time.Since(started).Round(time.Millisecond)).Int64("peak_rss_kb", PeakRSSKB()).Msg("run succeeded")
 	if last.ResultTruncated {
 		r.log.Info().Int64("line_bytes", last.Bytes).Int64("offset", last.Offset).Str("transcript", res.stdoutPath).

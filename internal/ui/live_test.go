@@ -37,7 +37,7 @@ func TestLiveDrawsAndCleansUp(t *testing.T) {
 	}
 	waitScreen(t, scr, func() bool { return strings.Contains(scr.Current(), "499 msgs") })
 	lines := scr.Lines()
-	if n := len(lines); n != 4 || !strings.HasPrefix(lines[3], "issue-9 · attempt 1/3 · session 5fcbbccf · 0s · 499 msgs · running Bash · 63% of 200k") {
+	if n := len(lines); n != 4 || !strings.HasPrefix(lines[3], "issue-9 · attempt 1/3 · session 5fcbbccf · elapsed 0s · 499 msgs · running Bash · 63% of 200k") {
 		t.Fatalf("screen:\n%s", scr)
 	}
 	for i, want := range []string{"issue-9: run started; transcripts in /state/issue-9/runs/r1",

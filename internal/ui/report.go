@@ -10,6 +10,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/usd"
 )
 
 // ReportVersion is the version of the --json report (docs/report.schema.json).
@@ -164,7 +165,7 @@ func NewReport(rep event.Report, end Ending) Report {
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{}, Reclaims: rep.Reclaims, Reclaimed: rep.Reclaimed,
 		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,
-		CostUSD: rep.CostUSD, Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
+		CostUSD: usd.Round(rep.CostUSD), Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
 		RunDir: rep.RunDir, Record: rep.Record, LimitType: rep.LimitType,
 	}
 	if !rep.RetryAt.IsZero() {
@@ -184,13 +185,13 @@ func NewReport(rep event.Report, end Ending) Report {
 		r.Attempts = append(r.Attempts, Attempt{
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
-			CostUSD: a.CostUSD, Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: cutTasks(a.CutTasks),
+			CostUSD: usd.Round(a.CostUSD), Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: cutTasks(a.CutTasks),
 			MCPNotConnected: mcpServers(a.MCPDown),
 		})
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
 			last.Results = append(last.Results, Result{Subtype: rr.Subtype, IsError: rr.IsError, TerminalReason: rr.TerminalReason,
-				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: rr.CostUSD, Tokens: tokenCounts(rr.Usage), AfterStop: rr.AfterStop})
+				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: usd.Round(rr.CostUSD), Tokens: tokenCounts(rr.Usage), AfterStop: rr.AfterStop})
 		}
 	}
 	for _, f := range end.OutputFailures {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/event"
 
 	"github.com/malarun/malarun/internal/stream"
@@ -105,5 +106,20 @@ func TestSummaryNamesMCPServersNotConnected(t *testing.T) {
 	want := "| MCP servers not connected | `broken` (failed), `slow\\|pipe` (pending) (the agent worked without their tools) |\n"
 	if s := Summary(r); !strings.Contains(s, want) {
 		t.Errorf("summary lacks %q:\n%s", want, s)
+	}
+}
+
+// Costs added up in float64 print rounded to the millionth the CLI
+// reports (internal/usd), not as 0.0006000000000000001.
+func TestReportRoundsCosts(t *testing.T) {
+	sum := 0.0001 + 0.0005
+	rep := event.Report{CostUSD: sum, History: []event.AttemptReport{{N: 1, CostUSD: sum,
+		Results: []attempt.Result{{Subtype: "success", CostUSD: sum}}}}}
+	b, err := json.Marshal(NewReport(rep, Ending{Outcome: "success"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "0000000") || strings.Count(string(b), `cost_usd":0.0006`) != 3 {
+		t.Errorf("costs not rounded: %s", b)
 	}
 }

@@ -122,7 +122,7 @@ func (s *Status) Attempt() int { return s.attempt }
 
 // Line is the status line at now, e.g.
 //
-//	issue-123 · attempt 2/10 · session 5fcbbccf · 4m12s · 38 msgs · running Bash · 63% of 200k · $0.4210 · hang in 25s
+//	issue-123 · attempt 2/10 · session 5fcbbccf · elapsed 4m12s · 38 msgs · running Bash for 2m10s · 63% of 200k · $0.4210 · hang in 25s
 //
 // It is not cut to the terminal's width (LineWithin is); "" when nothing
 // is running.
@@ -201,7 +201,7 @@ func (s *Status) parts(now time.Time) []statusPart {
 		add("session "+ShortSession(s.session), rankSession)
 	}
 	if !s.started.IsZero() {
-		add(Duration(now.Sub(s.started).Truncate(time.Second)), rankElapsed)
+		add("elapsed "+Duration(now.Sub(s.started).Truncate(time.Second)), rankElapsed)
 	}
 	switch s.phase {
 	case phaseStarting:
@@ -246,7 +246,7 @@ func (s *Status) parts(now time.Time) []statusPart {
 }
 
 // doingNow is what the stream shows claude doing, for the status line
-// ("writing the input of a Write call · 2m10s"): the model's writing
+// ("writing the input of a Write call for 2m10s"): the model's writing
 // phases always, a wait for the API's reply once it has lasted
 // waitShownAfter; "" otherwise (the parts of a reply come and go
 // in milliseconds).
@@ -265,14 +265,15 @@ func (s *Status) doingNow(now time.Time) string {
 	return Clean(d, 60) + s.inPhase(now, time.Second)
 }
 
-// inPhase is " · 2m10s", the time in the current phase, once it is at
-// least from.
+// inPhase is " for 2m10s", the time in the current phase, once it is at
+// least from: labelled, so that it is not read as the run's elapsed time
+// (issue 49).
 func (s *Status) inPhase(now time.Time, from time.Duration) string {
 	in := now.Sub(s.phaseSince).Truncate(time.Second)
 	if s.phaseSince.IsZero() || in < from || in < time.Second {
 		return ""
 	}
-	return " · " + Duration(in)
+	return " for " + Duration(in)
 }
 
 // waitShownAfter is how long a wait for the API's reply lasts before the

@@ -19,14 +19,14 @@ func TestStatusLine(t *testing.T) {
 	}
 	s.Apply(event.Event{Kind: event.RunStarted, Time: t0})
 	s.Apply(event.Event{Kind: event.AttemptStarted, Time: at(time.Second), Attempt: 2, Session: session})
-	if got, want := s.Line(at(2*time.Second)), "issue-123 · attempt 2/10 · session 5fcbbccf · 2s · starting claude"; got != want {
+	if got, want := s.Line(at(2*time.Second)), "issue-123 · attempt 2/10 · session 5fcbbccf · elapsed 2s · starting claude"; got != want {
 		t.Errorf("starting:\n got %q\nwant %q", got, want)
 	}
 	progress := event.Event{Kind: event.Progress, Time: at(4 * time.Minute), Attempt: 2, Session: session,
 		Messages: 38, ToolsRunning: []string{"Bash"}, Occupancy: 126_000, Window: 200_000, CostUSD: 0.421,
 		IdleDeadline: at(4*time.Minute + 15*time.Minute)}
 	s.Apply(progress)
-	want := "issue-123 · attempt 2/10 · session 5fcbbccf · 4m12s · 38 msgs · running Bash · 63% of 200k · $0.4210"
+	want := "issue-123 · attempt 2/10 · session 5fcbbccf · elapsed 4m12s · 38 msgs · running Bash · 63% of 200k · $0.4210"
 	if got := s.Line(at(4*time.Minute + 12*time.Second)); got != want {
 		t.Errorf("running, far from a hang:\n got %q\nwant %q", got, want)
 	}
@@ -168,7 +168,7 @@ func TestStatusLineDuringALimitWait(t *testing.T) {
 	s.Apply(event.Event{Kind: event.Progress, Time: t0, Messages: 1, IdleDeadline: t0.Add(10 * time.Second)})
 	s.Apply(event.Event{Kind: event.AttemptEnded, Time: t0.Add(time.Second)})
 	s.Apply(event.Event{Kind: event.LimitWait, Time: t0.Add(time.Second), Until: t0.Add(2 * time.Hour), LimitType: "five_hour"})
-	want := "issue-123 · attempt 1/10 · session 5fcbbccf · 1h0m0s · usage limit (five_hour): resuming in 1h0m0s"
+	want := "issue-123 · attempt 1/10 · session 5fcbbccf · elapsed 1h0m0s · usage limit (five_hour): resuming in 1h0m0s"
 	if got := s.Line(t0.Add(time.Hour)); got != want {
 		t.Errorf("waiting:\n got %q\nwant %q", got, want)
 	}
@@ -248,7 +248,7 @@ func TestStatusLineTellsThePhase(t *testing.T) {
 	ping := writing
 	ping.Time = at(2*time.Minute + 10*time.Second)
 	s.Apply(ping)
-	want := "issue-123 · attempt 1 · session 5fcbbccf · 2m20s · 3 msgs · writing the input of a Write call · 2m10s"
+	want := "issue-123 · attempt 1 · session 5fcbbccf · elapsed 2m20s · 3 msgs · writing the input of a Write call for 2m10s"
 	if got := s.Line(at(2*time.Minute + 20*time.Second)); got != want {
 		t.Errorf("writing a tool input:\n got %q\nwant %q", got, want)
 	}
@@ -262,7 +262,7 @@ func TestStatusLineTellsThePhase(t *testing.T) {
 	if got := s.Line(at(12*time.Minute + 2*time.Second)); strings.Contains(got, "waiting") {
 		t.Errorf("a wait of 2s is not worth a word: %q", got)
 	}
-	if got := s.Line(at(12*time.Minute + 40*time.Second)); !strings.Contains(got, " · waiting for the API's reply · 40s") {
+	if got := s.Line(at(12*time.Minute + 40*time.Second)); !strings.Contains(got, " · waiting for the API's reply for 40s") {
 		t.Errorf("a wait of 40s: %q", got)
 	}
 }

@@ -14,6 +14,8 @@ type config struct {
 	logf      func(format string, args ...any)
 	// responder answers chosen conversation requests without the script.
 	responder func(*Request) (Step, bool)
+	// then answers the conversation requests that find the script spent.
+	then func(*Request) Step
 }
 
 func defaultConfig() config {
@@ -58,6 +60,14 @@ func WithSubagentScript(steps ...Step) Option {
 // default Text(ExhaustedText)). The request is still counted as exhausted.
 func WithFallback(s Step) Option {
 	return func(c *config) { c.fallback = s }
+}
+
+// WithThen answers every conversation request that finds its script
+// spent with then's step, instead of the fallback: the script's steps
+// first (a fault, say), then a model of the caller's ([FollowPrompt]).
+// Such a request is not counted as exhausted.
+func WithThen(then func(*Request) Step) Option {
+	return func(c *config) { c.then = then }
 }
 
 // WithClassifier replaces [Classify] for requests to /v1/messages whose

@@ -244,6 +244,9 @@ func (s *Server) answerLocked(req *Request, step Step, rec *Reply) (Step, reply)
 		}
 		if !responded {
 			step, rec.Exhausted = s.nextStepLocked(req)
+			if rec.Exhausted && s.cfg.then != nil {
+				step, rec.Exhausted = s.cfg.then(req), false
+			}
 		}
 	}
 	rep := s.resolveLocked(step, req)
@@ -301,8 +304,12 @@ func (s *Server) record(req *Request, rep Reply, fill func(*Reply)) string {
 	s.mu.Unlock()
 
 	if s.cfg.logf != nil {
-		s.cfg.logf("fakeapi: #%d %s %s session=%s stream=%v kind=%s -> %d %s",
-			req.Seq, req.Method, req.Path, req.SessionID, req.Stream, req.Kind, rep.Status, rep.Step)
+		session := "" // no empty field in a log line: a probe has no session
+		if req.SessionID != "" {
+			session = " session=" + req.SessionID
+		}
+		s.cfg.logf("fakeapi: #%d %s %s%s stream=%v kind=%s -> %d %s",
+			req.Seq, req.Method, req.Path, session, req.Stream, req.Kind, rep.Status, rep.Step)
 	}
 	return "req_fake_" + s.cfg.idPrefix + strconv.Itoa(req.Seq)
 }
