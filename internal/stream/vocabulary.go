@@ -13,7 +13,8 @@ import "unicode/utf8"
 func knownType(t string) bool {
 	switch t {
 	case "system", "assistant", "user", "result", "stream_event", "rate_limit_event",
-		"tool_progress", "auth_status", "tool_use_summary", "prompt_suggestion", "keep_alive":
+		"tool_progress", "auth_status", "tool_use_summary", "prompt_suggestion", "keep_alive",
+		"conversation_reset": // 2.1.332 on /clear (docs/design.md §F37)
 		return true
 	}
 	return false
