@@ -17,7 +17,7 @@ func (r *runner) endedOf(res *attemptResult) run.Ended {
 	ending, reason := attempt.Classify(attempt.Ended{Machine: m, Log: res.log,
 		Exit: attempt.Exit{Code: res.exit.Code, Signal: res.exit.Signal}, StderrTail: res.stderrTail, APIAt: res.apiAt})
 	cutCalls, cutTasks := m.CutOff()
-	e := run.Ended{Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
+	e := run.Ended{Attempt: res.spec, Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
 		ToolCalls: toolCalls(res.log.ToolCalls), CostUSD: res.log.CostUSD, CutCalls: toolCalls(cutCalls), CutTasks: cutTasks, CutHooks: hookLabels(m.HooksCutOff()),
 		Reply: res.log.LastReply(), CLIWaited: m.CLIWaited(res.ended), Talked: m.Talked()}
 	if ending == attempt.Hang && res.stop == attempt.StopHang {
@@ -51,5 +51,16 @@ func attemptReport(res *attemptResult, e run.Ended) event.AttemptReport {
 	_, cutTasks := res.machine.CutOff()
 	return event.AttemptReport{N: res.spec.N, Session: e.SessionID, Resume: res.spec.Resume, Purpose: res.spec.Purpose(), Start: res.started, End: res.ended,
 		Ended: res.stop.String(), Outcome: e.Ending.String(), Reason: e.Reason, CostUSD: e.CostUSD, Transcript: res.stdoutPath,
-		ClaudeCodeVersion: res.log.CLIVersion, Results: res.log.Results, CutTasks: cutTasks, MCPDown: res.log.MCPDown}
+		ClaudeCodeVersion: res.log.CLIVersion, Results: res.log.Results, CutTasks: cutTasks, MCPDown: res.log.MCPDown,
+		NoResponse: noResponseOf(res), ResultsLost: res.log.ResultsLost}
+}
+
+// noResponseOf is the attempt's requests never answered, as events say
+// them (nil: none).
+func noResponseOf(res *attemptResult) *event.NoResponse {
+	n := res.noResponse
+	if n.Retries == 0 {
+		return nil
+	}
+	return &event.NoResponse{Retries: n.Retries, Waited: n.Waited, Cost: n.Cost}
 }

@@ -68,7 +68,7 @@ func ScriptOf(b string, c Child) (s Script, ok bool) {
 	}
 	switch b {
 	case Replay, Linger:
-		s = printing(c.transcript())
+		s = printing(c.replayed())
 		s.Code = c.envInt(EnvExit, 0)
 		if b == Linger {
 			s.End = Blocks
@@ -155,6 +155,28 @@ func printing(lines []string) Script {
 		s.Steps[i].Line = l
 	}
 	return s
+}
+
+// replayed is what a Replay child prints at this start: the transcript
+// EnvTranscripts names for it, else EnvTranscript's.
+func (c Child) replayed() []string {
+	list := c.Getenv(EnvTranscripts)
+	if list == "" {
+		return c.transcript()
+	}
+	paths := strings.Split(list, ",")
+	counter := paths[0] + ".starts"
+	b, _ := os.ReadFile(counter)
+	n := strings.Count(string(b), "\n")
+	if f, err := os.OpenFile(counter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+		f.WriteString("start\n")
+		f.Close()
+	}
+	data, err := os.ReadFile(paths[min(n, len(paths)-1)])
+	if err != nil {
+		return []string{`{"type":"testchild_error","error":"` + err.Error() + `"}`}
+	}
+	return strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 }
 
 // transcript is the file EnvTranscript names, as lines (default: a success).

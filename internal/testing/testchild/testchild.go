@@ -130,6 +130,12 @@ const EnvResumed = "MALARUN_FAKE_RESUMED"
 // EnvLastWords is the transcript a LastWords child prints after SIGTERM.
 const EnvLastWords = "MALARUN_FAKE_LAST_WORDS"
 
+// EnvTranscripts makes a Replay child replay the Nth of these transcripts
+// (a list separated by commas) at its Nth start, the last one from then
+// on: a run whose attempts print different things. The starts are
+// counted in a file beside the first transcript (its name and ".starts").
+const EnvTranscripts = "MALARUN_FAKE_TRANSCRIPTS"
+
 // Lines the fake child prints, shaped like the real CLI's.
 const (
 	SessionID = "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"
