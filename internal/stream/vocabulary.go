@@ -30,7 +30,8 @@ func knownSystemSubtype(s string) bool {
 		// 2.1.332's lines that end, hand over or describe a turn (read from
 		// its code, docs/design.md §F37).
 		"turn_preempted", "turn_handoff_available", "session_state_changed", "worker_shutting_down",
-		"session_writes_lost", "turn_duration", "agents_killed":
+		"session_writes_lost", "turn_duration", "agents_killed",
+		"commands_changed": // both versions' schemas; 2.1.332 prints it when it takes the address for Anthropic's
 		return true
 	}
 	return false
