@@ -150,3 +150,24 @@ func TestRealCLIRequestNeverAnsweredIsCounted(t *testing.T) {
 	}
 	t.Logf("a request never answered cost %d ms (claude waited %d ms)", n.MS, n.WaitedMS)
 }
+
+// The prompt is found in the CLI's own session file (§F38), escaped as the
+// CLI escapes it, for a first attempt and for a resumed one: a success
+// stays a success. Only a success is looked at.
+func TestRealCLIPromptIsSeenInItsSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakeapi.Text("Done."))
+	e.task = "\n  Fix \"the\" test:\r\n\tsee ci.log — it fails ✓ \x1b[0m\u2028 and report.\n"
+	r := e.run(append(retryFlags, "--log-level", "debug")...)
+	r.wantCode(t, 0)
+	if n, seen := r.logCount("attempt started"), strings.Count(r.stderr, `"prompt":"seen"`); n != 1 || seen != 1 {
+		t.Errorf("%d attempts, the prompt seen in %d: want 1 and 1:\n%s", n, seen, r.stderr)
+	}
+
+	e = newEnv(t, fakeapi.Bash("echo step-one"), fakeapi.Stall(), fakeapi.Text("Resumed and done."))
+	r = e.run(append(retryFlags, "--log-level", "debug")...)
+	r.wantCode(t, 0)
+	if n, seen := r.logCount("attempt started"), strings.Count(r.stderr, `"prompt":"seen"`); n != 2 || seen != 1 {
+		t.Errorf("%d attempts (a stall, then a resume), the resume prompt seen in %d: want 2 and 1:\n%s", n, seen, r.stderr)
+	}
+}

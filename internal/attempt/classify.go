@@ -30,6 +30,10 @@ type Ended struct {
 	// APIAt is the API's address as it is safe to print (reach.Target), for
 	// an unreachable API's message.
 	APIAt string
+	// PromptNotSeen, when not "", is the session file whose new user
+	// messages do not hold the attempt's prompt although the model
+	// answered (session.NotSeen): the model worked without the task.
+	PromptNotSeen string
 }
 
 // Classify decides how an attempt ended, with a sentence that says what
@@ -47,6 +51,12 @@ func Classify(a Ended) (Ending, string) {
 	if log.Succeeded() && m.ResultStands() {
 		if why, lost := promptLost(log); lost {
 			return PromptLost, why
+		}
+		if a.PromptNotSeen != "" {
+			// The field's "I don't see a request" (§F38): the model ran a
+			// turn, but not on the prompt malarun gave.
+			return PromptLost, "claude reported success, but the model answered without the prompt: no user message of the attempt in its session file (" +
+				a.PromptNotSeen + ") holds it"
 		}
 		// The work is done, whatever stopped the process after it said so.
 		return Success, "claude reported success"

@@ -18,6 +18,7 @@ import (
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/session"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -44,6 +45,11 @@ type attemptResult struct {
 	// noResponse counts the requests the API never answered that the CLI
 	// asked again itself, and their cost (docs/design.md §D36).
 	noResponse attempt.NoResponses
+	// sessionFile is the CLI's session file as the attempt began ("": none
+	// yet) and sessionFrom its length then: what the attempt adds to it is
+	// read to see that its prompt reached the conversation (§F38).
+	sessionFile string
+	sessionFrom int64
 }
 
 // stuckExitWait bounds the wait for a CLI that SIGKILL could not end.
@@ -93,6 +99,8 @@ func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	if err := r.ensureRunDir(); err != nil {
 		return nil, err
 	}
+	res.sessionFile = session.Path(r.cfg.Env, spec.SessionID)
+	res.sessionFrom = session.Size(res.sessionFile)
 	child, err := r.deps.Claude.Start(Launch{Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd,
 		Env: r.attemptEnv(spec.N), Stdin: r.promptPath(spec), Stdout: res.stdoutPath, Stderr: res.stderrPath,
 		Marker: markerEnv + "=" + r.base.Marker, Cgroup: r.cgroup})

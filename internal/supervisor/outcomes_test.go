@@ -169,3 +169,32 @@ func TestNoResponsesAndLostResultsAreCounted(t *testing.T) {
 		}
 	})
 }
+
+// The field's "I don't see a request" (docs/design.md §F38): the model ran
+// a turn, but the session file's user message does not hold the prompt.
+// Not a success: the same prompt again, until the session shows it.
+func TestAPromptTheModelAnsweredWithoutIsSentAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		done := transcriptFile(t, testchild.InitLine, testchild.TextLine, modelDone)
+		answered := `{"type":"assistant","message":{"role":"assistant","model":"claude-opus-4-8","content":[{"type":"text","text":"I don't see a request."}]},"uuid":"b"}`
+		without := transcriptFile(t, `{"type":"user","message":{"role":"user","content":""},"uuid":"u"}`, answered)
+		with := transcriptFile(t, `{"type":"user","message":{"role":"user","content":`+testchild.PromptField+`},"uuid":"u"}`, answered)
+		home := t.TempDir()
+		h := retrying(t, testchild.Replay, testchild.EnvTranscripts+"="+done+","+done, testchild.EnvSessions+"="+without+","+with, "HOME="+home)
+		rep, err, _ := h.run()
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, h.logs.String())
+		}
+		if len(rep.History) != 2 || rep.History[0].Outcome != "prompt-lost" || !strings.Contains(rep.History[0].Reason, "the model answered without the prompt") ||
+			!strings.Contains(rep.History[0].Reason, home) || rep.History[1].Outcome != "success" {
+			t.Fatalf("history %+v", rep.History)
+		}
+		at := h.attempts()
+		if p1, p2 := stdinOf(at[0]), stdinOf(at[1]); p1 != p2 || p1 != string(h.cfg.Prompt) {
+			t.Errorf("the prompt sent again differs:\n%q\n%q", p1, p2)
+		}
+		if !strings.Contains(h.logs.String(), "its session holds no user message with the prompt") {
+			t.Errorf("no warning:\n%s", h.logs.String())
+		}
+	})
+}

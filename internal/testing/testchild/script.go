@@ -1,8 +1,11 @@
 package testchild
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,11 +175,39 @@ func (c Child) replayed() []string {
 		f.WriteString("start\n")
 		f.Close()
 	}
+	if err := c.writeSession(n); err != nil {
+		return []string{`{"type":"testchild_error","error":"` + err.Error() + `"}`}
+	}
 	data, err := os.ReadFile(paths[min(n, len(paths)-1)])
 	if err != nil {
 		return []string{`{"type":"testchild_error","error":"` + err.Error() + `"}`}
 	}
 	return strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+}
+
+// writeSession appends EnvSessions' lines for start n to the session file.
+func (c Child) writeSession(n int) error {
+	list := c.Getenv(EnvSessions)
+	if list == "" {
+		return nil
+	}
+	paths := strings.Split(list, ",")
+	data, err := os.ReadFile(paths[min(n, len(paths)-1)])
+	if err != nil {
+		return err
+	}
+	prompt, _ := json.Marshal(string(c.Stdin))
+	text := strings.ReplaceAll(string(data), PromptField, string(prompt))
+	dir := filepath.Join(c.Getenv("HOME"), ".claude", "projects", "-fake")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, c.Session()+".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
 }
 
 // transcript is the file EnvTranscript names, as lines (default: a success).
