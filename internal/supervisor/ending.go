@@ -38,7 +38,7 @@ func (r *runner) endedOf(res *attemptResult) run.Ended {
 // or nothing can be told: docs/design.md §D36). Read only after a success:
 // what else ended the attempt decides without it.
 func (r *runner) promptNotSeen(res *attemptResult) string {
-	if !res.log.Succeeded() {
+	if !res.log.Succeeded() || !res.machine.ResultStands() {
 		return ""
 	}
 	path, from := res.sessionFile, res.sessionFrom
