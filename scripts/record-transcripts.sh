@@ -28,6 +28,19 @@
 #   monitor-forever            (only when named: ~10 minutes) the same Monitor
 #                              with no ceiling set: -p waits for the monitor's
 #                              own 600 s expiry, then a second turn
+#   startup-config-invalid     a ~/.claude.json that does not parse: a result
+#                              with startup_failure_reason config_file_invalid
+#                              and its path (2.1.332), exit 1
+#   startup-proxy-invalid      HTTPS_PROXY=not-a-url: proxy_invalid (2.1.332,
+#                              with CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1)
+#   startup-bypass-root        --dangerously-skip-permissions as root: bypass_root
+#   startup-tmpdir-unusable    CLAUDE_CODE_TMPDIR=/dev/null/x: temp_dir_unusable
+#   prompt-slash-clear         the prompt /clear: success with num_turns 0, the
+#                              model never asked (docs/design.md §F38)
+#   no-response                a request the fake API never answers (no headers),
+#                              then an answer: api_retry with no_response (2.1.332,
+#                              its first-byte window armed: §F37)
+#   no-response-twice          two never answered: api_error no_response, exit 1
 #
 # Machine-specific values are normalised so that re-recording changes only
 # what the CLI itself varies (uuids, timestamps, durations): the temporary
@@ -78,6 +91,9 @@ bg10='{"command":"timeout 10 tail -f /dev/null; echo bg-finished","run_in_backgr
 bg60_deadline='{"command":"timeout 60 tail -f /dev/null; echo bg-finished","run_in_background":true,"timeout":10000,"description":"Wait a minute, at most ten seconds"}'
 bg20='{"command":"timeout 20 tail -f /dev/null; echo bg-finished","run_in_background":true,"description":"Wait twenty seconds"}'
 load_monitor='{"query":"select:Monitor","max_results":1}'
+# 2.1.332's first-byte window, armed for the fake API (docs/design.md §F37):
+# it takes the address for Anthropic's own only when told so.
+first_byte=(_CLAUDE_CODE_ASSUME_FIRST_PARTY_BASE_URL=1 CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS=10000 CLAUDE_ENABLE_BYTE_WATCHDOG=1)
 monitor='{"description":"never ends","timeout_ms":600000,"command":"tail -f /dev/null"}'
 
 scenario() {
@@ -112,6 +128,35 @@ scenario() {
 		args=(--allowedTools Monitor)
 		limit=900
 		steps=("tool:ToolSearch:$load_monitor" "tool:Monitor:$monitor" "text:Monitor armed." "text:The monitor expired.") ;;
+	startup-config-invalid)
+		session=00000000-0000-4000-8000-000000000011
+		plant='printf %s "{\"numStartups\": 3," >"$home/.claude.json"'
+		steps=("text:Never asked.") ;;
+	startup-proxy-invalid)
+		session=00000000-0000-4000-8000-000000000012
+		env=(CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1 HTTPS_PROXY=not-a-url)
+		steps=("text:Never asked.") ;;
+	startup-bypass-root)
+		session=00000000-0000-4000-8000-000000000013
+		env=(CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1)
+		args=(--dangerously-skip-permissions)
+		steps=("text:Never asked.") ;;
+	startup-tmpdir-unusable)
+		session=00000000-0000-4000-8000-000000000014
+		env=(CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1 CLAUDE_CODE_TMPDIR=/dev/null/x)
+		steps=("text:Never asked.") ;;
+	prompt-slash-clear)
+		session=00000000-0000-4000-8000-000000000015
+		prompt="/clear"
+		steps=("text:Never asked.") ;;
+	no-response)
+		session=00000000-0000-4000-8000-000000000016
+		env=("${first_byte[@]}")
+		steps=("noanswer" "text:Answered after the retry.") ;;
+	no-response-twice)
+		session=00000000-0000-4000-8000-000000000017
+		env=("${first_byte[@]}" API_TIMEOUT_MS=20000)
+		steps=("2*noanswer" "text:Never asked.") ;;
 	*)
 		echo "record-transcripts: unknown scenario $name" >&2
 		exit 2 ;;
@@ -119,7 +164,7 @@ scenario() {
 }
 
 record() {
-	local name=$1 session steps=() env=() args=() limit=120
+	local name=$1 session steps=() env=() args=() limit=120 plant="" prompt="Run the scripted steps."
 	scenario "$name"
 	local run=$tmp/$name home=$tmp/$name/home
 	local work=$home/project
@@ -132,7 +177,8 @@ record() {
 	done
 	local url
 	url=$(head -1 "$run/url")
-	echo "Run the scripted steps." >"$run/prompt"
+	if [[ -n $plant ]]; then eval "$plant"; fi
+	printf '%s\n' "$prompt" >"$run/prompt"
 	local start=$SECONDS code=0
 	(cd "$work" && env -i PATH="$PATH" HOME="$home" ANTHROPIC_BASE_URL="$url" ANTHROPIC_API_KEY=sk-ant-record-dummy \
 		CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 "${env[@]}" \
@@ -161,7 +207,8 @@ record() {
 
 if [[ $# -eq 0 ]]; then
 	set -- text-success tool-use-success sleep-blocked background-task background-task-deadline \
-		background-ignores-ceiling monitor-ceiling
+		background-ignores-ceiling monitor-ceiling startup-config-invalid startup-proxy-invalid startup-bypass-root \
+		startup-tmpdir-unusable prompt-slash-clear no-response no-response-twice
 fi
 for name in "$@"; do
 	(scenario "$name") || exit 2 # a typo fails before anything is recorded

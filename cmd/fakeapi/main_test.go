@@ -17,6 +17,8 @@ func TestParseStep(t *testing.T) {
 		{"tool:ToolSearch:{}", "tool_use ToolSearch"},
 		{"2*error:529", "http 529 overloaded_error"},
 		{"stall", "stall"},
+		{"noanswer", "no answer"},
+		{"{first=1s}noanswer", ""},
 		{"think:hmm", `thinking "hmm" + text "Done thinking."`},
 		{"{input=200s,ping=30s}bash:echo hi", "tool_use Bash + paced {FirstEvent:0s Gap:0s ThinkingGap:0s InputAfter:3m20s Ping:30s StallAfter:0}"},
 		{"{stall=1}text:The answer", `text "The answer" + paced {FirstEvent:0s Gap:0s ThinkingGap:0s InputAfter:0s Ping:0s StallAfter:1}`},

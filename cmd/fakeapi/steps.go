@@ -30,6 +30,8 @@ every request gets "fakeapi: script exhausted"):
   tool:NAME:JSON       any tool call, its input a JSON object
                        (tool:Bash:{"command":"make test","run_in_background":true})
   stall                message_start, then nothing until the CLI gives up
+  noanswer             not even the response headers (a request never
+                       answered), until the CLI gives up
   ptl                  400 prompt is too long
   error:401|429|529    an API error (the CLI retries 429 and 529 itself)
   limit:SECONDS        a five-hour usage limit resetting in SECONDS (give the
@@ -147,6 +149,8 @@ func parseKind(s string) (fakeapi.Step, error) {
 		return fakeapi.ToolUse(name, json.RawMessage(input)), nil
 	case "stall":
 		return fakeapi.Stall(), nil
+	case "noanswer":
+		return fakeapi.NoAnswer(), nil
 	case "limit":
 		secs, err := strconv.Atoi(arg)
 		if err != nil {

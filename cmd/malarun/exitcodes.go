@@ -72,7 +72,7 @@ const (
 func exitCodes() []exitRow {
 	return []exitRow{
 		{exitOK, outcome.Success, "the run finished and claude reported success", retryNever, nextStartsOver},
-		{exitFailure, outcome.ErrorResult, "claude finished with an error result that retrying cannot fix", retryNever, nextStartsOver},
+		{exitFailure, outcome.ErrorResult, "claude finished with an error result that retrying cannot fix, or refused to start for a cause a person must fix (a configuration file that does not parse, a proxy variable that is not a URL: the reason names it)", retryNever, nextStartsOver},
 		// retryNever as for error_result: a scheduler sees only the code,
 		// and a retry before someone fixes the machine fails the same way.
 		{exitFailure, outcome.Error, "malarun's own trouble: a state_dir it cannot write, a result it cannot write, a record it cannot save (the run still says processing: the next invocation reclaims it)", retryNever, nextAsRecorded},
@@ -82,7 +82,7 @@ func exitCodes() []exitRow {
 		{5, outcome.ContextExhausted, "context restarts exhausted: the context filled up more often than max_continuations allows", retryNever, nextStartsOver},
 		{6, outcome.Poisoned, "this issue's malarun died too many times in a row (max_reclaims): poisoned until --reset", retryNever, nextRefused},
 		{7, outcome.Busy, "another malarun is already running this issue", retryNever, nextUnchanged},
-		{8, outcome.Auth, "authentication failure", retryNever, nextStartsOver},
+		{8, outcome.Auth, "authentication failure, or claude refused to start on its sign-in or its organization's policy", retryNever, nextStartsOver},
 		{9, outcome.Budget, "cost budget (max_cost_usd, summed over all attempts) exhausted", retryNever, nextStartsOver},
 		{10, outcome.APIUnreachable, "the API cannot be reached and never was in this run: name not found, connection refused, no route, a bad certificate, or https:// on a plain-HTTP port; check ANTHROPIC_BASE_URL", retryNever, nextStartsOver},
 		{75, outcome.RateLimit, "usage or rate limit reached; try again later (EX_TEMPFAIL)", retryAfterRetryAt, nextResumes},

@@ -145,12 +145,20 @@ func TestSchemaMatchesReport(t *testing.T) {
 	}
 	// Fields left out when empty (a usage limit's, a cut result's, failed
 	// outputs) are filled in, so that every field the report can carry is compared.
-	full := ui.Report{RetryAt: time.Unix(1, 0), LimitType: "five_hour", ResultTruncated: true, OutputFailures: []ui.OutputFailure{{}}}
+	full := ui.Report{RetryAt: time.Unix(1, 0), LimitType: "five_hour", ResultTruncated: true, OutputFailures: []ui.OutputFailure{{}},
+		NoResponse: &ui.NoResponse{}, ResultsLost: 1}
 	if got, want := keys(props), fields(full); !slices.Equal(got, want) {
 		t.Errorf("schema properties %q, report fields %q", got, want)
 	}
-	if got, want := keys(attemptProps), fields(ui.Attempt{}); !slices.Equal(got, want) {
+	if got, want := keys(attemptProps), fields(ui.Attempt{NoResponse: &ui.NoResponse{}, ResultsLost: 1}); !slices.Equal(got, want) {
 		t.Errorf("schema attempt properties %q, attempt fields %q", got, want)
+	}
+	resultProps := attemptProps["results"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)
+	one := 1
+	fullResult := ui.Result{TerminalReason: "completed", APIErrorStatus: 500, Origin: "task-notification", AfterStop: true, ResultIndex: &one, NumTurns: &one,
+		QueuedTurnCount: 1, ResumeReason: "interrupted_turn", StartupFailureReason: "proxy_invalid", APIError: "no_response"}
+	if got, want := keys(resultProps), fields(fullResult); !slices.Equal(got, want) {
+		t.Errorf("schema result properties %q, result fields %q", got, want)
 	}
 	var outcomes []string
 	for _, o := range props["outcome"].(map[string]any)["enum"].([]any) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -29,6 +30,10 @@ type Ended struct {
 	// APIAt is the API's address as it is safe to print (reach.Target), for
 	// an unreachable API's message.
 	APIAt string
+	// PromptNotSeen, when not "", is the session file whose new user
+	// messages do not hold the attempt's prompt although the model
+	// answered (session.NotSeen): the model worked without the task.
+	PromptNotSeen string
 }
 
 // Classify decides how an attempt ended, with a sentence that says what
@@ -44,6 +49,15 @@ func Classify(a Ended) (Ending, string) {
 			strings.Join(TaskLabels(tasks), "; "))
 	}
 	if log.Succeeded() && m.ResultStands() {
+		if why, lost := promptLost(log); lost {
+			return PromptLost, why
+		}
+		if a.PromptNotSeen != "" {
+			// The field's "I don't see a request" (§F38): the model ran a
+			// turn, but not on the prompt malarun gave.
+			return PromptLost, "claude reported success, but the model answered without the prompt: no user message of the attempt in its session file (" +
+				a.PromptNotSeen + ") holds it"
+		}
 		// The work is done, whatever stopped the process after it said so.
 		return Success, "claude reported success"
 	}
@@ -69,6 +83,10 @@ func Classify(a Ended) (Ending, string) {
 		// that exits on its own before its first line (a bad flag, a
 		// broken install) is final.
 		return Crash, fmt.Sprintf("claude %s before its first line (a signal malarun did not send)%s", describeExit(a.Exit), stderrSuffix(a.StderrTail))
+	case !log.SawInit && a.Exit.Code == 0 && a.StderrTail == "":
+		// 2.1.197 exits so, saying nothing, on a proxy variable that is not
+		// a URL or a temporary directory it cannot make (§F37).
+		return EarlyExit, "claude exited with code 0 before its first line, saying nothing (stderr empty): 2.1.197 does so when a proxy variable (HTTPS_PROXY, HTTP_PROXY) is not a complete URL, or its temporary directory (CLAUDE_CODE_TMPDIR) cannot be made"
 	case !log.SawInit:
 		return EarlyExit, fmt.Sprintf("claude %s before its first line%s", describeExit(a.Exit), stderrSuffix(a.StderrTail))
 	}
@@ -85,6 +103,24 @@ func Classify(a Ended) (Ending, string) {
 	return Crash, fmt.Sprintf("claude %s without a result line%s%s", describeExit(a.Exit), cut, stderrSuffix(a.StderrTail))
 }
 
+// promptLost reports whether a successful result came without the model:
+// the CLI's own count of model round-trips in the turn (num_turns, on
+// every result of both pinned versions) is 0. Then the prompt never
+// reached the model (a prompt read as one of the CLI's own commands:
+// docs/design.md §F38), and nothing was done. A result without num_turns
+// (a CLI before it) is not judged.
+func promptLost(log *Log) (string, bool) {
+	r := log.Result
+	if !r.HasNumTurns || r.NumTurns != 0 {
+		return "", false
+	}
+	why := "claude reported success, but the model never saw the prompt: the turn made no model call (num_turns 0)"
+	if r.Result != "" {
+		why += "; claude answered by itself: " + oneLine(r.Result, 200)
+	}
+	return why + " (claude takes a prompt that begins with / for one of its own commands, such as /clear)", true
+}
+
 // byStop decides the stops that say on their own how the attempt ended,
 // whatever the stream said after them.
 func byStop(a Ended, stop StopReason) (Ending, string, bool) {
@@ -98,17 +134,38 @@ func byStop(a Ended, stop StopReason) (Ending, string, bool) {
 	case StopUnreachable:
 		return Unreachable, UnreachableReason(a.APIAt, a.Machine.Unreachable()), true
 	case StopAuth:
-		ar := a.Log.AuthRetry
-		return Auth, fmt.Sprintf("the API answered %d %s (claude retry %d of %d); check ANTHROPIC_API_KEY or the CLI's login",
-			ar.ErrorStatus, ar.Error, ar.Attempt, ar.MaxRetries), true
+		return Auth, authReason(a.Log.AuthRetry), true
 	}
 	return 0, "", false
+}
+
+// authReason says that the API refused claude's credentials. The line
+// that says so announces a retry (attempt N of max_retries), which malarun
+// does not let happen: a refusal at the first request is no retry.
+func authReason(ar *stream.Event) string {
+	status := "refused claude's credentials"
+	if ar.ErrorStatus != 0 {
+		status = fmt.Sprintf("answered %d", ar.ErrorStatus)
+	}
+	if ar.Error != "" {
+		status += " " + ar.Error
+	}
+	when := "at claude's first request"
+	if ar.Attempt > 1 {
+		when = fmt.Sprintf("after claude had sent the request %d times", ar.Attempt)
+	}
+	return fmt.Sprintf("the API %s %s (malarun stops claude there); check ANTHROPIC_API_KEY or the CLI's login", status, when)
 }
 
 // byResult decides an attempt whose last result was an error, by the
 // result table (results.go).
 func byResult(a Ended, stop StopReason) (Ending, string) {
 	r := a.Log.Result
+	if r.StartupFailureReason != "" {
+		// The CLI refused to start and said why (2.1.332, §F37).
+		e, why, _ := byStartup(r)
+		return e, why
+	}
 	c := classifyResult(r)
 	switch {
 	case stop == StopHang && strings.HasPrefix(r.TerminalReason, "aborted_"):

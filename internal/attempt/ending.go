@@ -25,10 +25,13 @@ const (
 	ContextFull                   // the CLI says the context is full (prompt too long, blocking limit)
 	APIError                      // a transient API or model failure the CLI gave up on (5xx, 529, aborted stream)
 	Unreachable                   // the API cannot be reached and never was in this run: a name, a port, a certificate
+	StartupFailed                 // the CLI refused to start for a cause that can pass (its startup_failure_reason): tried again
+	PromptLost                    // a success without the model: the prompt never reached it (num_turns 0); sent again
 )
 
 // String is the report's spelling (schema version 1: hyphenated).
 func (e Ending) String() string {
 	return [...]string{"success", "hang", "crash", "resume-not-found", "error-result", "max-turns",
-		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded", "context-pressure", "context-full", "api-error", "api-unreachable"}[e]
+		"auth", "rate-limit", "early-exit", "session-timeout", "interrupted", "budget-exceeded", "context-pressure", "context-full", "api-error", "api-unreachable",
+		"startup-failed", "prompt-lost"}[e]
 }

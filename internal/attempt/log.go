@@ -40,6 +40,16 @@ type Log struct {
 	// attempt's reply; its tool calls and cost are still counted, since
 	// they happened (docs/design.md §D35).
 	stopped bool
+	// ResultsLost counts the results the CLI numbered (result_index,
+	// 2.1.332) that never came: a gap means a result line was lost (the
+	// CLI's write of it failed). The last result still decides
+	// (docs/design.md §D36); the gap is named.
+	ResultsLost int
+	// nextIndex is the result_index the next result should carry.
+	nextIndex int
+	// ResumeReason is the last resume_reason a result carried: the turn
+	// re-ran one a restart of the CLI's worker interrupted.
+	ResumeReason string
 	// rejected are the field paths of numbers the decoder dropped that
 	// this attempt has warned about, so a CLI repeating one warns once.
 	rejected []string
@@ -60,6 +70,19 @@ type Result struct {
 	Usage stream.Usage
 	// AfterStop: read after malarun stopped the attempt; it decided nothing.
 	AfterStop bool
+	// Index is the CLI's result_index (HasIndex false: the CLI did not
+	// number it, as 2.1.197 does not); NumTurns its num_turns.
+	Index       int
+	HasIndex    bool
+	NumTurns    int
+	HasNumTurns bool
+	// QueuedTurns is queued_turn_count: more turns were still to come.
+	QueuedTurns int
+	// ResumeReason, StartupFailure and APIError are the result's
+	// resume_reason, startup_failure_reason and api_error (2.1.332).
+	ResumeReason   string
+	StartupFailure string
+	APIError       string
 }
 
 // NewLog starts the log of an attempt run in session.
@@ -114,9 +137,30 @@ func (a *Log) Observe(ev stream.Event) {
 		if !ev.Rejects(stream.FieldTotalCostUSD) {
 			a.CostUSD = ev.TotalCostUSD
 		}
-		a.Results = append(a.Results, Result{Subtype: ev.Subtype, IsError: ev.IsError, TerminalReason: ev.TerminalReason,
-			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: a.CostUSD, Usage: ev.Usage, AfterStop: a.stopped})
+		a.observeIndex(ev)
+		if ev.ResumeReason != "" {
+			a.ResumeReason = ev.ResumeReason
+		}
+		rr := Result{Subtype: ev.Subtype, IsError: ev.IsError, TerminalReason: ev.TerminalReason,
+			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: a.CostUSD, Usage: ev.Usage, AfterStop: a.stopped,
+			Index: ev.ResultIndex, HasIndex: ev.HasResultIndex, NumTurns: ev.NumTurns, HasNumTurns: ev.HasNumTurns,
+			QueuedTurns: ev.QueuedTurnCount, ResumeReason: ev.ResumeReason, StartupFailure: ev.StartupFailureReason, APIError: ev.APIError}
+		a.Results = append(a.Results, rr)
 	}
+}
+
+// observeIndex counts the results a gap in result_index says were lost. A
+// process numbers its own results from 0 (a resumed session's too); an
+// index at or below one already seen (a relayed result) is no gap.
+func (a *Log) observeIndex(ev stream.Event) {
+	if !ev.HasResultIndex {
+		return
+	}
+	if ev.ResultIndex > a.nextIndex {
+		// Both are at most stream.MaxCount: the sum stays far inside an int.
+		a.ResultsLost += ev.ResultIndex - a.nextIndex
+	}
+	a.nextIndex = max(a.nextIndex, ev.ResultIndex+1)
 }
 
 func (a *Log) observeSystem(ev stream.Event) {
@@ -128,11 +172,22 @@ func (a *Log) observeSystem(ev stream.Event) {
 		}
 		a.MCPDown = MCPDown(ev.MCPServers)
 	case "api_retry":
-		if ev.ErrorStatus == 401 || ev.Error == "authentication_failed" {
+		if RefusedCredentials(&ev) && a.AuthRetry == nil {
+			// The first: the attempt stops on it, and the lines read
+			// after it (as many as claude printed before the SIGTERM) are
+			// retries that never reached the API's answer for malarun.
 			e := ev
 			a.AuthRetry = &e
 		}
 	}
+}
+
+// RefusedCredentials reports whether a line is an api_retry for refused
+// credentials (a 401, or authentication_failed). The machine stops the
+// attempt on it (StopAuth), so the retry it announces never happens: it is
+// a failed request, not one of the CLI's retries.
+func RefusedCredentials(ev *stream.Event) bool {
+	return ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed")
 }
 
 // Succeeded reports whether the attempt's last result was a success.

@@ -160,7 +160,7 @@ func (s *State) line(in *Input, now time.Time) Effects {
 	s.afterLine(ev, len(ch.finished) > 0, now)
 
 	switch {
-	case ev.Type == "system" && ev.Subtype == "api_retry" && (ev.ErrorStatus == 401 || ev.Error == "authentication_failed"):
+	case RefusedCredentials(ev):
 		eff = merge(eff, s.stop(StopAuth, KillGrace))
 	case ev.Type == "system" && ev.Subtype == "api_retry" && !s.probed && reach.ShouldProbe(s.talked, ev.ErrorStatus, ev.Error):
 		// No answer at all, and none yet in this run: the CLI does not say

@@ -93,6 +93,10 @@ type resultClass struct {
 
 // classifyResult decides an error result by the table.
 func classifyResult(r *stream.Event) resultClass {
+	if r.StartupFailureReason != "" {
+		e, _, unknown := byStartup(r)
+		return resultClass{ending: e, unknown: unknown}
+	}
 	for _, e := range r.Errors {
 		if strings.Contains(e, "No conversation found") {
 			return resultClass{ending: ResumeNotFound}

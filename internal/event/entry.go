@@ -27,6 +27,10 @@ func (e Event) Entry() timeline.Entry {
 	case HookFinished:
 		j.ExitCode = e.HookExitCode
 	}
+	if n := e.NoResponse; n != nil {
+		j.NoResponse = &timeline.NoResponse{Retries: n.Retries, WaitedMS: n.Waited.Milliseconds(), MS: n.Cost.Milliseconds()}
+	}
+	j.ResultsLost = e.ResultsLost
 	if e.Kind == RunFinished {
 		cost := usd.Round(e.CostUSD) // printed: --events and the timeline
 		j.CostUSD = &cost

@@ -118,4 +118,33 @@ type Event struct {
 	RetryAt         time.Time
 	LimitType       string
 	CheckpointBytes int
+
+	// NoResponse (api_retry, attempt_ended, finished): requests the API
+	// never answered that claude asked again itself, and what they cost;
+	// nil: none. ResultsLost (attempt_ended, finished): results claude
+	// numbered that never came (docs/design.md §D36).
+	NoResponse  *NoResponse
+	ResultsLost int
+}
+
+// NoResponse counts requests the API never answered (api_retry with
+// no_response): Retries of them, the Waited claude says it waited for
+// their answers, and their Cost (Waited and the time from each retry's
+// line to the next line of progress; unknown on an api_retry event).
+type NoResponse struct {
+	Retries int
+	Waited  time.Duration
+	Cost    time.Duration
+}
+
+// Add sums two counts, either of which may be nil.
+func (n *NoResponse) Add(o *NoResponse) *NoResponse {
+	switch {
+	case o == nil || o.Retries == 0:
+		return n
+	case n == nil:
+		c := *o
+		return &c
+	}
+	return &NoResponse{Retries: n.Retries + o.Retries, Waited: n.Waited + o.Waited, Cost: n.Cost + o.Cost}
 }

@@ -41,6 +41,11 @@ type Report struct {
 	// the run resets (zero: unknown, or waiting cannot help) and its kind.
 	RetryAt   time.Time
 	LimitType string
+	// NoResponse and ResultsLost are this invocation's attempts' (nil, 0:
+	// none): requests the API never answered that claude asked again, and
+	// results claude numbered that never came (docs/design.md §D36).
+	NoResponse  *NoResponse
+	ResultsLost int
 }
 
 // AttemptReport is how one attempt went (its JSON form is ui.Attempt).
@@ -66,4 +71,7 @@ type AttemptReport struct {
 	MCPDown []stream.MCPServer
 	// Transcript is the attempt's raw stream (attempt-N.jsonl).
 	Transcript string
+	// NoResponse and ResultsLost are the attempt's (Report's).
+	NoResponse  *NoResponse
+	ResultsLost int
 }

@@ -72,8 +72,14 @@ type Rescues struct {
 	Restarts int
 	// Tasks: background tasks claude started.
 	Tasks int
-	// Retries: claude's own retries of an API request.
+	// Retries: claude's own retries of an API request (not an api_retry
+	// line malarun stopped claude on: that retry never happened).
 	APIRetries int
+	// NoResponses are the requests the API never answered that claude
+	// asked again itself, and NoResponseMS what they cost (the attempts'
+	// attempt_ended entries: docs/design.md §D36).
+	NoResponses  int
+	NoResponseMS int64
 }
 
 // HangCount is every hang, whatever its phase.

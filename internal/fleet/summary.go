@@ -157,6 +157,8 @@ func (t *RescueTotals) add(is *Issue) {
 	t.Restarts += r.Restarts
 	t.Tasks += r.Tasks
 	t.APIRetries += r.APIRetries
+	t.NoResponses += r.NoResponses
+	t.NoResponseMS = satAdd(t.NoResponseMS, r.NoResponseMS)
 	if is.Status == "succeeded" && r.HangCount()+r.Crashes+r.LimitWaits+r.Reclaims+r.Restarts > 0 {
 		t.Rescued++
 	}

@@ -258,3 +258,47 @@ func TestJSONCostsAreRounded(t *testing.T) {
 		t.Errorf("the sum itself is rounded: the test proves nothing (%v)", s.Totals.CostUSD)
 	}
 }
+
+// Requests the API never answered are counted with their cost (from the
+// attempts' attempt_ended entries), and an api_retry that an older malarun
+// wrote for a line it stopped claude on (a 401 at the first request) is
+// no retry of claude's.
+func TestNoResponsesAndRealRetriesAreCounted(t *testing.T) {
+	dir := t.TempDir()
+	nr := func(n int, ms int64) func(*timeline.Entry) {
+		return func(e *timeline.Entry) { e.NoResponse = &timeline.NoResponse{Retries: n, WaitedMS: ms - 2000, MS: ms} }
+	}
+	attempt := func(n int) func(*timeline.Entry) { return func(e *timeline.Entry) { e.Attempt = n } }
+	writeIssue(t, dir, issueSpec{id: "slow-1", status: journal.Succeeded, cost: 0.1, started: at(0, 0), attempts: 2, timeline: []timeline.Entry{
+		ev("run_started", at(0, 0)),
+		ev("attempt_started", at(0, 0), attempt(1)),
+		ev("api_retry", at(0, 3), attempt(1), func(e *timeline.Entry) { e.NoResponse = &timeline.NoResponse{Retries: 1, WaitedMS: 180000} }),
+		ev("attempt_ended", at(0, 4), attempt(1), outcomeOf("success", 0), nr(1, 182000)),
+		finishedLine(at(0, 4), "success", 0, 0.1, timeline.Tokens{}),
+	}})
+	writeIssue(t, dir, issueSpec{id: "slow-2", status: journal.Succeeded, cost: 0.1, started: at(1, 0), attempts: 1, timeline: []timeline.Entry{
+		ev("run_started", at(1, 0)),
+		ev("attempt_started", at(1, 0), attempt(1)),
+		ev("attempt_ended", at(1, 4), attempt(1), outcomeOf("success", 0), nr(1, 182000)),
+		finishedLine(at(1, 4), "success", 0, 0.1, timeline.Tokens{}),
+	}})
+	writeIssue(t, dir, issueSpec{id: "auth-1", status: journal.Failed, reason: "refused", exit: 8, started: at(2, 0), attempts: 1, timeline: []timeline.Entry{
+		ev("run_started", at(2, 0)),
+		ev("attempt_started", at(2, 0), attempt(1)),
+		ev("api_retry", at(2, 0), attempt(1)),
+		ev("kill_sent", at(2, 0), attempt(1), func(e *timeline.Entry) { e.Reason = "auth" }),
+		finishedLine(at(2, 1), "auth", 8, 0, timeline.Tokens{}),
+	}})
+	s := scanNight(t, dir)
+	r := s.Rescues
+	if r.APIRetries != 1 || r.NoResponses != 2 || r.NoResponseMS != 364000 {
+		t.Errorf("api retries %d (want slow-1's only), no response %d costing %d ms", r.APIRetries, r.NoResponses, r.NoResponseMS)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "claude retried 1 API request and asked again 2 requests the API never answered (6m4s lost) itself") {
+		t.Errorf("the text does not say it:\n%s", b.String())
+	}
+}

@@ -52,6 +52,8 @@ type reading struct {
 	// hangAt is when a hang was found whose lost time is not counted yet
 	// (zero: none): it runs to the next attempt's start or the run's end.
 	hangAt time.Time
+	// retryOf is the attempt whose last entry was an api_retry (0: none).
+	retryOf int
 }
 
 // maxHangLost bounds what one hang adds to the time lost: a planted
@@ -76,6 +78,13 @@ func (rd *reading) endHang(is *Issue, at time.Time) {
 func (rd *reading) note(is *Issue, e *timeline.Entry) {
 	r := &is.Rescues
 	lastLimit := &rd.lastLimit
+	if event.Kind(e.Event) == event.KillSent && rd.retryOf == e.Attempt && (e.Reason == "auth" || e.Reason == "usage-limit") {
+		// A malarun before issue 47 wrote an api_retry for a line it
+		// stopped claude on (refused credentials, a usage limit claude
+		// would sleep through): the retry it announced never happened.
+		r.APIRetries = max(r.APIRetries-1, 0)
+	}
+	rd.retryOf = 0
 	switch event.Kind(e.Event) {
 	case event.HangDetected:
 		if r.Hangs == nil {
@@ -98,6 +107,10 @@ func (rd *reading) note(is *Issue, e *timeline.Entry) {
 		if e.Outcome == "crash" {
 			r.Crashes++
 		}
+		if n := e.NoResponse; n != nil && n.Retries > 0 && n.MS >= 0 {
+			r.NoResponses = min(r.NoResponses, maxCount) + min(n.Retries, maxCount) // both from files
+			r.NoResponseMS = satAdd(r.NoResponseMS, n.MS)
+		}
 	case event.LimitWait:
 		countLimit(r, e.RetryAt, lastLimit)
 	case event.Restart:
@@ -106,6 +119,7 @@ func (rd *reading) note(is *Issue, e *timeline.Entry) {
 		r.Tasks++
 	case event.APIRetry:
 		r.APIRetries++
+		rd.retryOf = e.Attempt
 	case event.RunStarted:
 		// A malarun runs the run again: the last one's end is past. A run
 		// that goes on has no exit yet (one that ended has its record's).
@@ -135,6 +149,10 @@ func countLimit(r *Rescues, retryAt time.Time, last *time.Time) {
 	}
 	*last = retryAt
 }
+
+// maxCount bounds a count read from a timeline before it is added: a
+// planted entry cannot overflow a sum of a state dir's runs.
+const maxCount = 1 << 30
 
 // addTokens sums token counts, saturating: they come from files.
 func addTokens(a, b timeline.Tokens) timeline.Tokens {

@@ -157,6 +157,10 @@ type RescueTotals struct {
 	Restarts     int            `json:"context_restarts"`
 	Tasks        int            `json:"background_tasks"`
 	APIRetries   int            `json:"api_retries"`
+	// NoResponses are requests the API never answered that claude asked
+	// again itself, NoResponseMS what they cost (absent: none).
+	NoResponses  int   `json:"no_response_retries,omitempty"`
+	NoResponseMS int64 `json:"no_response_ms,omitempty"`
 	// Rescued are the runs that succeeded after a hang, a crash, a limit
 	// wait, a reclaim or a context restart.
 	Rescued int `json:"rescued"`

@@ -71,6 +71,10 @@ func (s *Summary) rescueLine() string {
 	if r.APIRetries > 0 {
 		itself = append(itself, "retried "+ui.Plural(r.APIRetries, "API request"))
 	}
+	if r.NoResponses > 0 {
+		itself = append(itself, fmt.Sprintf("asked again %s the API never answered (%s lost)",
+			ui.Plural(r.NoResponses, "request"), ui.Duration(time.Duration(min(r.NoResponseMS, int64(1<<62)/int64(time.Millisecond)))*time.Millisecond)))
+	}
 	if len(itself) > 0 {
 		line += "; claude " + strings.Join(itself, " and ") + " itself"
 	}

@@ -169,7 +169,8 @@ func check(r Record) error {
 		}
 	}
 	for name, n := range map[string]int{"attempts": r.Attempts, "reclaims": r.Reclaims, "run_reclaims": r.RunReclaims,
-		"killed_attempts": r.KilledAttempts, "continuations": r.Continuations} {
+		"killed_attempts": r.KilledAttempts, "continuations": r.Continuations, "results_lost": r.ResultsLost,
+		"no_response.retries": r.NoResponse.Retries} {
 		if n < 0 || n > maxCount {
 			bad("%s is %d", name, n)
 		}
@@ -183,6 +184,17 @@ func check(r Record) error {
 			bad("%s %g is not an amount malarun records (0 to %g)", name, v, MaxUSD)
 		}
 	}
+	for name, ms := range map[string]int64{"no_response.waited_ms": r.NoResponse.WaitedMS, "no_response.ms": r.NoResponse.MS} {
+		if ms < 0 || ms > maxDurationMS {
+			bad("%s is %d", name, ms)
+		}
+	}
+	if r.NoResponse.WaitedMS > r.NoResponse.MS {
+		bad("no_response.waited_ms %d is more than no_response.ms %d", r.NoResponse.WaitedMS, r.NoResponse.MS)
+	}
+	if r.ResumeReason != RecordWord(r.ResumeReason) {
+		bad("resume_reason %q is not a word claude writes", r.ResumeReason)
+	}
 	if r.ExitCode < 0 || r.ExitCode > 255 {
 		bad("exit_code %d is not an exit code", r.ExitCode)
 	}
@@ -195,6 +207,26 @@ func check(r Record) error {
 	}
 	checkPrompts(r, bad)
 	return errors.Join(errs...)
+}
+
+// maxDurationMS bounds a recorded duration: a century in milliseconds,
+// far past any run, and far inside an int64 of nanoseconds' reach once
+// converted (2.9e8 years). maxReasonWord bounds a word of claude's kept
+// in the record (resume_reason: interrupted_turn, host_draining, ...).
+const (
+	maxDurationMS = 100 * 365 * 24 * 3600 * 1000
+	maxReasonWord = 64
+)
+
+// RecordWord is a word of claude's (a resume_reason) as the record keeps
+// it: itself when it is a short word of letters, digits, '_', '-' and '.',
+// else "other", so that what the CLI prints can never make a record that
+// does not pass check.
+func RecordWord(s string) string {
+	if len(s) > maxReasonWord || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != "" {
+		return "other"
+	}
+	return s
 }
 
 // checkPrompts: the hashes are SHA-256 in hex, the decisions malarun's.

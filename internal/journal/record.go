@@ -47,7 +47,8 @@ const (
 // Version 6 added APIAnswered and MCPNotConnected. Version 7 added Cgroup
 // and AttemptStartedAt. Version 8 added PhaseRoom. Version 9 added
 // RunningMore and TasksMore: Running and Tasks name at most MaxInFlight
-// each, and count the rest (docs/design.md §D37).
+// each, and count the rest (docs/design.md §D37); ResultsLost, NoResponse
+// and ResumeReason.
 const recordVersion = 9
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
@@ -241,10 +242,32 @@ type Record struct {
 	PromptSHA256  string         `json:"prompt_sha256,omitempty"`
 	PromptChanges []PromptChange `json:"prompt_changes,omitempty"`
 
+	// ResultsLost counts the results claude numbered (result_index) that
+	// never came, over the run's attempts: a result line lost (since
+	// version 9; docs/design.md §D36).
+	ResultsLost int `json:"results_lost,omitempty"`
+	// NoResponse counts the run's requests the API never answered that
+	// claude asked again itself, and what they cost (since version 9).
+	NoResponse NoResponse `json:"no_response,omitzero"`
+	// ResumeReason is the last resume_reason a result of the run carried:
+	// claude re-ran a turn a restart of its worker interrupted (since
+	// version 9).
+	ResumeReason string `json:"resume_reason,omitempty"`
+
 	// Trace is the run span of the last malarun that ran the issue with
 	// OpenTelemetry traces exported: a malarun that continues the run
 	// links its trace to it (since version 5).
 	Trace TraceRef `json:"trace,omitzero"`
+}
+
+// NoResponse counts requests the API never answered (api_retry with
+// no_response, 2.1.332): Retries of them, WaitedMS what claude says it
+// waited for their answers, and MS what they cost in all (WaitedMS, and the
+// time from each retry's line to the next line of progress).
+type NoResponse struct {
+	Retries  int   `json:"retries"`
+	WaitedMS int64 `json:"waited_ms"`
+	MS       int64 `json:"ms"`
 }
 
 // TraceRef names an OpenTelemetry span: the W3C trace id and span id, in

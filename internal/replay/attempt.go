@@ -103,6 +103,7 @@ func (w *walk) endAttempt(n int, at time.Time, e *timeline.Entry) error {
 	}
 	if e != nil {
 		a.info.Outcome, a.info.Reason, a.info.ExitCode = e.Outcome, e.Reason, e.ExitCode
+		a.info.NoResponse, a.info.ResultsLost = e.NoResponse, e.ResultsLost
 	}
 	w.sum.CostUSD = w.runCost
 	info := a.info

@@ -7,6 +7,7 @@
 package replay
 
 import (
+	"github.com/malarun/malarun/internal/timeline"
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
@@ -162,6 +163,11 @@ type Attempt struct {
 	Results     int   `json:"results"`
 	Lines       int64 `json:"lines"`
 	Damaged     int64 `json:"damaged_lines,omitempty"` // not JSON, or cut short
+	// NoResponse and ResultsLost are what its attempt_ended entry says:
+	// requests the API never answered that claude asked again, and
+	// results claude numbered that never came (docs/design.md §D36).
+	NoResponse  *timeline.NoResponse `json:"no_response,omitempty"`
+	ResultsLost int                  `json:"results_lost,omitempty"`
 }
 
 // Header is what is known before the story.

@@ -135,6 +135,9 @@ func (h *htmlRenderer) Item(it *Item) error {
 		if a.CLIVersion != "" {
 			fmt.Fprintf(h.w, `, claude %s`, ui.HTMLText(a.CLIVersion))
 		}
+		if lost := lostWords(a); lost != "" {
+			fmt.Fprintf(h.w, `, %s`, ui.HTMLText(lost))
+		}
 		if a.Outcome != "success" {
 			h.pre(a.Reason, 0)
 		}

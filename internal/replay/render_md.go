@@ -58,7 +58,11 @@ func (m *mdRenderer) Item(it *Item) error {
 		if it.Info.DurationMS > 0 {
 			fmt.Fprintf(m.w, " after %s", ui.Duration(time.Duration(it.Info.DurationMS)*time.Millisecond))
 		}
-		fmt.Fprintf(m.w, ", %s, %s\n", ui.Cost(it.Info.CostUSD), ui.Plural(it.Info.ToolCalls, "tool call"))
+		fmt.Fprintf(m.w, ", %s, %s", ui.Cost(it.Info.CostUSD), ui.Plural(it.Info.ToolCalls, "tool call"))
+		if lost := lostWords(it.Info); lost != "" {
+			fmt.Fprintf(m.w, ", %s", lost)
+		}
+		m.w.WriteString("\n")
 		if it.Info.Reason != "" && it.Info.Outcome != "success" {
 			m.block("  ", "", it.Info.Reason)
 		}

@@ -213,6 +213,9 @@ func (t *textRenderer) attemptFooter(it *Item) {
 	if a.CLIVersion != "" {
 		parts = append(parts, "claude "+ui.Clean(a.CLIVersion, 40))
 	}
+	if lost := lostWords(a); lost != "" {
+		parts = append(parts, t.paint(sgrRed, lost))
+	}
 	t.entry(it, strings.Join(parts, " · "), "")
 	if a.Reason != "" && a.Outcome != "success" {
 		t.wrapped(strings.Repeat(" ", timeCols+2), ui.Inert(a.Reason))

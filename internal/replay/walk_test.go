@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,5 +311,42 @@ func TestTellFollowsAGrowingRun(t *testing.T) {
 	}
 	if got := r.kinds(); !strings.HasSuffix(got, "1:attempt_ended 0:finished") || r.sum.Stopped != "the run ended: succeeded" || !r.header.Following {
 		t.Errorf("end: %s, stopped %q", got, r.sum.Stopped)
+	}
+}
+
+// An attempt's requests never answered and its lost results (its
+// attempt_ended entry) are told at its end, in each form.
+func TestTellSaysWhatWasLost(t *testing.T) {
+	rf := newRunFolder(t)
+	rf.copyTranscript(1, "text-success.jsonl")
+	rf.entry(0, timeline.Entry{Event: "attempt_started", Attempt: 1, Session: "s1", Pid: 100, Purpose: "work"})
+	rf.entry(1, timeline.Entry{Event: "api_retry", Attempt: 1, Reason: "no response from the API within 3m0s (retry 1 of 1)",
+		NoResponse: &timeline.NoResponse{Retries: 1, WaitedMS: 180000}})
+	end := rf.lineTimes(1, 182)
+	rf.entry(end, timeline.Entry{Event: "attempt_ended", Attempt: 1, Outcome: "success", ExitCode: code(0),
+		NoResponse: &timeline.NoResponse{Retries: 1, WaitedMS: 180000, MS: 182000}, ResultsLost: 1})
+	var r recorder
+	sum, err := Tell(Source{Issue: "issue-1", RunDir: rf.dir}, &r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := sum.Attempts[0]
+	if a.NoResponse == nil || a.NoResponse.MS != 182000 || a.ResultsLost != 1 {
+		t.Fatalf("attempt %+v", a)
+	}
+	if got, want := lostWords(&a), "1 request never answered (3m2s lost) · 1 result line lost"; got != want {
+		t.Errorf("words %q, want %q", got, want)
+	}
+	for format, renderer := range map[string]func(io.Writer) Renderer{
+		"text":     func(w io.Writer) Renderer { return NewText(w, TextOptions{}) },
+		"markdown": NewMarkdown, "html": NewHTML,
+	} {
+		var b strings.Builder
+		if _, err := Tell(Source{Issue: "issue-1", RunDir: rf.dir}, renderer(&b)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "1 request never answered") || !strings.Contains(b.String(), "no response from the API within 3m0s") {
+			t.Errorf("%s form lacks what was lost:\n%s", format, b.String())
+		}
 	}
 }

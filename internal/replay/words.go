@@ -98,6 +98,21 @@ func decision(it *Item) string {
 	return ui.Clean(string(it.Kind), 40) + " " + reason
 }
 
+// lostWords says what of an attempt's requests and results was lost
+// ("" when nothing): "2 requests never answered (3m2s lost)", "1 result
+// line lost".
+func lostWords(a *Attempt) string {
+	var parts []string
+	if n := a.NoResponse; n != nil && n.Retries > 0 {
+		parts = append(parts, fmt.Sprintf("%s never answered (%s lost)", ui.Plural(n.Retries, "request"),
+			ui.Duration(time.Duration(n.MS)*time.Millisecond)))
+	}
+	if a.ResultsLost > 0 {
+		parts = append(parts, ui.Plural(a.ResultsLost, "result line")+" lost")
+	}
+	return strings.Join(parts, " · ")
+}
+
 // bytesText is a size for people: 84 B, 1.2 kB, 3.4 MB.
 func bytesText(n int64) string {
 	switch {

@@ -108,6 +108,8 @@ func (s *State) decide(p Policy, e Ended, checkpointing bool) (Decision, outcome
 		}
 	}
 	switch {
+	case e.Ending == attempt.PromptLost:
+		return s.again(p, e, checkpointing)
 	case checkpointing && e.Ending == attempt.Success:
 		return s.restart(p, Continue, "the checkpoint is written", ctxpressure.ExtractCheckpoint(e.Reply))
 	case checkpointing:
@@ -156,6 +158,38 @@ func (s *State) retry(p Policy, e Ended) (Decision, outcome.Outcome) {
 	return Decision{Kind: Fresh, Backoff: p.backoff(s.Retries), Reason: e.Reason}, ""
 }
 
+// again makes an attempt whose prompt never reached the model once more,
+// with that prompt (docs/design.md §D36): in the session it resumed, or, if
+// it started one, in a fresh session (the CLI made the one it was given).
+// It repeats what was decided before it, so nothing new is judged (no
+// side-effect check); like any attempt without progress it counts toward
+// max_idle_retries, so a prompt that never gets through (one claude takes
+// for its own /command) ends the run.
+func (s *State) again(p Policy, e Ended, checkpointing bool) (Decision, outcome.Outcome) {
+	s.IdleRetries++
+	if s.IdleRetries > p.MaxIdleRetries {
+		return Decision{Kind: Fail, Reason: fmt.Sprintf(
+			"%d attempts in a row without progress (max_idle_retries %d); last: %s", s.IdleRetries, p.MaxIdleRetries, s.LastReason)}, outcome.RetriesExhausted
+	}
+	s.Retries++
+	s.Checkpointing = checkpointing // a checkpoint request is asked again
+	if e.Attempt.Resume {
+		return Decision{Kind: Resume, SessionID: e.Attempt.SessionID, Backoff: p.backoff(s.Retries), Reason: e.Reason}, ""
+	}
+	s.SessionID, s.SessionTalked = "", false
+	s.SessionPrompt = writtenOf(e.Attempt)
+	return Decision{Kind: Fresh, Backoff: p.backoff(s.Retries), Reason: e.Reason}, ""
+}
+
+// writtenOf is where attempt a's prompt is written: a prompt it reused, or
+// its own (PromptWritten's numbering).
+func writtenOf(a Attempt) int {
+	if a.Prompt.Template == PromptWritten {
+		return a.Prompt.Written
+	}
+	return a.N
+}
+
 // restart starts a new session because the context filled, from
 // checkpoint (Continue) or from the task (Fallback): the new session
 // starts with a clean slate (no idle retries, no side effects it would
@@ -177,6 +211,15 @@ func (s *State) restart(p Policy, kind DecisionKind, reason, checkpoint string) 
 // its prompt, chosen here and nowhere else.
 func (s *State) nextAttempt(dec Decision, e Ended, d Draws) Attempt {
 	a := Attempt{N: s.take(), Because: dec}
+	if e.Ending == attempt.PromptLost {
+		// The same prompt again, word for word (again).
+		a.SessionID, a.Resume, a.Checkpoint = dec.SessionID, dec.Kind == Resume, e.Attempt.Checkpoint
+		if dec.Kind == Fresh {
+			a.SessionID = d.NewSession
+		}
+		a.Prompt = Prompt{Template: PromptWritten, Written: writtenOf(e.Attempt)}
+		return a
+	}
 	data := PromptData{Reason: e.Reason, Checkpoint: s.Checkpoint}
 	switch dec.Kind {
 	case Resume:

@@ -126,7 +126,10 @@ type ToolCall struct {
 
 // Ended is what one attempt did, as the run's decisions need it.
 type Ended struct {
-	Ending attempt.Ending
+	// Attempt is the attempt as it was started: a prompt that never
+	// reached the model is sent again as it was (attempt.PromptLost).
+	Attempt Attempt
+	Ending  attempt.Ending
 	// Reason is a sentence for messages: "no output for 3m0s (idle_timeout)".
 	Reason string
 	// SessionID is the session the attempt ran in ("" if none is known).

@@ -224,6 +224,35 @@ func TestTranscriptFacts(t *testing.T) {
 		check(name+" first line", load(name)[0].Subtype, "hook_started")
 	}
 
+	// §F37: 2.1.332's start-up failures, one result line each, no init.
+	for name, reason := range map[string]string{"startup-config-invalid": "config_file_invalid", "startup-proxy-invalid": "proxy_invalid",
+		"startup-bypass-root": "bypass_root", "startup-tmpdir-unusable": "temp_dir_unusable"} {
+		evs := load("2.1.332/" + name + ".jsonl")
+		check(name+" lines", len(evs), 1)
+		r := evs[0]
+		check(name, [6]any{r.Subtype, r.IsError, r.StartupFailureReason, r.HasNumTurns, r.NumTurns, r.HasResultIndex},
+			[6]any{"error_during_execution", true, reason, true, 0, true})
+		check(name+" errors", len(r.Errors), 1)
+		check(name+" 2.1.197 prints nothing", len(load("2.1.197/"+name+".jsonl")), 0)
+	}
+	check("config file", load("2.1.332/startup-config-invalid.jsonl")[0].InvalidConfigFile, ConfigFile{Path: "/home/user/.claude.json", IsGlobal: true})
+	// §F37: a request never answered, asked again once.
+	evs = load("2.1.332/no-response.jsonl")
+	check("no_response", [5]any{evs[1].Subtype, evs[1].NoResponse, evs[1].NoResponseWaitedMS, evs[1].NoResponseRetryWaitMS, evs[1].MaxRetries},
+		[5]any{"api_retry", true, 12000.0, 599000.0, 1})
+	check("answered after it", [2]any{evs[3].Subtype, evs[3].NumTurns}, [2]any{"success", 1})
+	evs = load("2.1.332/no-response-twice.jsonl")
+	r = evs[len(evs)-1]
+	check("never answered", [4]any{r.IsError, r.TerminalReason, r.APIError, evs[1].NoResponseRetryWaitMS}, [4]any{true, "api_error", "no_response", 19000.0})
+	// §F38: /clear is a success without a model turn on both versions.
+	for _, v := range []string{"2.1.332", "2.1.197"} {
+		evs = load(v + "/prompt-slash-clear.jsonl")
+		r = evs[len(evs)-1]
+		check(v+" /clear", [5]any{r.Type, r.Subtype, r.IsError, r.HasNumTurns, r.NumTurns}, [5]any{"result", "success", false, true, 0})
+		check(v+" /clear's result is empty", r.Result, "")
+	}
+	check("2.1.332 /clear resets the conversation", load("2.1.332/prompt-slash-clear.jsonl")[0].Type, "conversation_reset")
+
 	// MCP servers (§F28): the init line lists each with its status.
 	for _, name := range []string{"mcp-failed-2.1.330.jsonl", "mcp-failed-2.1.197.jsonl"} {
 		check(name, load(name)[0].MCPServers, []MCPServer{{"broken", "failed"}, {"notthere", "failed"}})

@@ -13,7 +13,8 @@ import "unicode/utf8"
 func knownType(t string) bool {
 	switch t {
 	case "system", "assistant", "user", "result", "stream_event", "rate_limit_event",
-		"tool_progress", "auth_status", "tool_use_summary", "prompt_suggestion", "keep_alive":
+		"tool_progress", "auth_status", "tool_use_summary", "prompt_suggestion", "keep_alive",
+		"conversation_reset": // 2.1.332 on /clear (docs/design.md §F37)
 		return true
 	}
 	return false
@@ -29,7 +30,8 @@ func knownSystemSubtype(s string) bool {
 		// 2.1.332's lines that end, hand over or describe a turn (read from
 		// its code, docs/design.md §F37).
 		"turn_preempted", "turn_handoff_available", "session_state_changed", "worker_shutting_down",
-		"session_writes_lost", "turn_duration", "agents_killed":
+		"session_writes_lost", "turn_duration", "agents_killed",
+		"commands_changed": // both versions' schemas; 2.1.332 prints it when it takes the address for Anthropic's
 		return true
 	}
 	return false

@@ -32,12 +32,20 @@ func TestLogsNameTheEventThatSaysThem(t *testing.T) {
 			h.cfg.ToolTimeout = 300 * time.Millisecond
 			return h
 		}, map[string]int{"hang_detected": 1}, nil},
-		{"claude retrying, then stopped", func(t *testing.T) *harness {
-			// Four 401 retries: the first stops the attempt; those read
-			// after it (as many as claude printed before its SIGTERM) have
-			// no event.
+		{"refused credentials: no retry, the attempt stops", func(t *testing.T) *harness {
+			// Four 401 retries: the first stops the attempt, so the retry
+			// it announces never happens (no api_retry event: the
+			// attempt_ended says it); those read after it (as many as
+			// claude printed before its SIGTERM) have no event either.
 			return newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"auth-failed-api-retry.jsonl")
-		}, map[string]int{"api_retry": 1}, nil},
+		}, map[string]int{"attempt_ended": 1}, func(t *testing.T, recs []map[string]any, evs *events) {
+			if n := len(evs.of(event.APIRetry)); n != 0 {
+				t.Errorf("%d api_retry events for a refusal at the first request", n)
+			}
+			if ended := evs.of(event.AttemptEnded); len(ended) != 1 || !strings.Contains(ended[0].Reason, "at claude's first request") {
+				t.Errorf("attempt_ended %+v", ended)
+			}
+		}},
 		{"limit wait", func(t *testing.T) *harness {
 			h, _ := limited(t, time.Now().Add(30*time.Second).Truncate(time.Second))
 			h.cfg.LimitWait = time.Minute
@@ -48,7 +56,12 @@ func TestLogsNameTheEventThatSaysThem(t *testing.T) {
 			h := newHarness(t, testchild.Hang, testchild.EnvLines+"=2", testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, retryLine))
 			h.cfg.LimitWait = time.Minute
 			return h
-		}, map[string]int{"api_retry": 1, "attempt_ended": 1}, func(t *testing.T, recs []map[string]any, evs *events) {
+		}, map[string]int{"attempt_ended": 1}, func(t *testing.T, recs []map[string]any, evs *events) {
+			// The retry claude announces (a sleep till the reset) never
+			// happens: malarun stops it first, so it is no api_retry.
+			if n := len(evs.of(event.APIRetry)); n != 0 {
+				t.Errorf("%d api_retry events for a retry that never happened", n)
+			}
 			ended := evs.of(event.AttemptEnded)
 			for _, rec := range withEvent(recs, event.AttemptEnded) {
 				if why, _ := rec["why"].(string); why == "" || len(ended) != 1 || ended[0].Reason != why {

@@ -18,6 +18,7 @@ import (
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/session"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -41,6 +42,14 @@ type attemptResult struct {
 	stderrTail string
 	started    time.Time
 	ended      time.Time
+	// noResponse counts the requests the API never answered that the CLI
+	// asked again itself, and their cost (docs/design.md §D36).
+	noResponse attempt.NoResponses
+	// sessionFile is the CLI's session file as the attempt began ("": none
+	// yet) and sessionFrom its length then: what the attempt adds to it is
+	// read to see that its prompt reached the conversation (§F38).
+	sessionFile string
+	sessionFrom int64
 }
 
 // stuckExitWait bounds the wait for a CLI that SIGKILL could not end.
@@ -90,6 +99,8 @@ func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	if err := r.ensureRunDir(); err != nil {
 		return nil, err
 	}
+	res.sessionFile = session.Path(r.cfg.Env, spec.SessionID)
+	res.sessionFrom = session.Size(res.sessionFile)
 	child, err := r.deps.Claude.Start(Launch{Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd,
 		Env: r.attemptEnv(spec.N), Stdin: r.promptPath(spec), Stdout: res.stdoutPath, Stderr: res.stderrPath,
 		Marker: markerEnv + "=" + r.base.Marker, Cgroup: r.cgroup})
@@ -200,7 +211,8 @@ func (d *attemptDriver) onLine(ev stream.Event) {
 		d.log.Warn().Str("field", rj.Field).Str("raw", rj.Raw).Int64("line", ev.Line).Msg("claude printed an out-of-range number; it is ignored")
 	}
 	stopping := d.m.StopReason() != attempt.StopNone
-	r.logLine(d.log, ev, !stopping)
+	now := time.Now()
+	res.noResponse.Observe(&ev, now)
 	if ev.Type == "system" && ev.Status == "failed" && strings.HasPrefix(ev.Summary, "Agent stalled") && !d.stalledAgents[ev.TaskID] {
 		// The CLI's own limit on a silent sub-agent (which malarun sets:
 		// attempt.CLIVars) ended one; its main agent goes on (§D33).
@@ -212,10 +224,15 @@ func (d *attemptDriver) onLine(ev stream.Event) {
 		d.log.Warn().Str("task", ev.TaskID).Str("why", ev.Summary).Msg("claude ended a sub-agent whose stream was silent for subagent_timeout; its main agent goes on without its work")
 	}
 	pressure := r.observeContext(d.log, ev)
-	eff := d.m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, time.Now())
+	eff := d.m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, now)
+	// A retry the CLI announces on a line malarun stops it for (refused
+	// credentials, a usage limit it would sleep through) never happens:
+	// it is not one of claude's retries.
+	l := lineNote{evented: !stopping, stopsHere: eff.Stop && !stopping}
+	r.logLine(d.log, ev, l)
 	if !stopping {
 		// What the line did comes before what malarun does about it.
-		r.emitLine(res, d.m, ev)
+		r.emitLine(res, d.m, ev, l)
 		r.recordProgress(ev, d.m)
 	}
 	d.apply(eff)
@@ -346,6 +363,7 @@ func (d *attemptDriver) finish() *attemptResult {
 		res.exit = proc.Exit{Code: -1, Err: errors.New("claude did not exit after SIGKILL")}
 	}
 	res.ended = time.Now()
+	res.noResponse.End(res.ended)
 	res.machine = d.m
 	if res.stop = d.m.FinalStop(); res.stop == attempt.StopInterrupted && res.signal == nil {
 		res.signal = d.r.interrupted

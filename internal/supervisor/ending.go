@@ -7,6 +7,8 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/session"
+	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -15,9 +17,10 @@ import (
 func (r *runner) endedOf(res *attemptResult) run.Ended {
 	m := res.machine
 	ending, reason := attempt.Classify(attempt.Ended{Machine: m, Log: res.log,
-		Exit: attempt.Exit{Code: res.exit.Code, Signal: res.exit.Signal}, StderrTail: res.stderrTail, APIAt: res.apiAt})
+		Exit: attempt.Exit{Code: res.exit.Code, Signal: res.exit.Signal}, StderrTail: res.stderrTail, APIAt: res.apiAt,
+		PromptNotSeen: r.promptNotSeen(res)})
 	cutCalls, cutTasks := m.CutOff()
-	e := run.Ended{Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
+	e := run.Ended{Attempt: res.spec, Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
 		ToolCalls: toolCalls(res.log.ToolCalls), CostUSD: res.log.CostUSD, CutCalls: toolCalls(cutCalls), CutTasks: cutTasks, CutHooks: hookLabels(m.HooksCutOff()),
 		Reply: res.log.LastReply(), CLIWaited: m.CLIWaited(res.ended), Talked: m.Talked()}
 	if ending == attempt.Hang && res.stop == attempt.StopHang {
@@ -28,6 +31,46 @@ func (r *runner) endedOf(res *attemptResult) run.Ended {
 		e.Limit = attempt.LimitOf(m, res.log, time.Now(), r.childZone())
 	}
 	return e
+}
+
+// promptNotSeen is the session file that shows the attempt's prompt did
+// not reach the conversation although the model answered ("" when it did,
+// or nothing can be told: docs/design.md §D36). Read only after a success:
+// what else ended the attempt decides without it.
+func (r *runner) promptNotSeen(res *attemptResult) string {
+	if !res.log.Succeeded() || !res.machine.ResultStands() {
+		return ""
+	}
+	path, from := res.sessionFile, res.sessionFrom
+	if path == "" { // a new session: the CLI made the file
+		path, from = session.Path(r.cfg.Env, res.spec.SessionID), 0
+	}
+	prompt := r.promptText(res.spec)
+	v := session.Check(path, from, prompt)
+	r.log.Debug().Int("attempt", res.spec.N).Str("session_file", path).Stringer("prompt", v).Msg("the prompt in claude's session file")
+	if v != session.NotSeen {
+		return ""
+	}
+	r.log.Warn().Int("attempt", res.spec.N).Str("session_file", path).
+		Msg("claude said success, but its session holds no user message with the prompt: the model answered without the task")
+	return path
+}
+
+// promptText is what attempt a read on stdin (nil when it cannot be read
+// again: nothing is judged then).
+func (r *runner) promptText(a run.Attempt) []byte {
+	path := r.promptPath(a)
+	if text, ok := r.prompts[path]; ok {
+		return text
+	}
+	if a.Prompt.Template == run.PromptWritten && a.Prompt.Written == 0 {
+		return r.task
+	}
+	text, err := statefile.Read(path, MaxPromptBytes)
+	if err != nil {
+		return nil
+	}
+	return text
 }
 
 func hookLabels(hooks []attempt.Hook) []string {
@@ -51,5 +94,16 @@ func attemptReport(res *attemptResult, e run.Ended) event.AttemptReport {
 	_, cutTasks := res.machine.CutOff()
 	return event.AttemptReport{N: res.spec.N, Session: e.SessionID, Resume: res.spec.Resume, Purpose: res.spec.Purpose(), Start: res.started, End: res.ended,
 		Ended: res.stop.String(), Outcome: e.Ending.String(), Reason: e.Reason, CostUSD: e.CostUSD, Transcript: res.stdoutPath,
-		ClaudeCodeVersion: res.log.CLIVersion, Results: res.log.Results, CutTasks: cutTasks, MCPDown: res.log.MCPDown}
+		ClaudeCodeVersion: res.log.CLIVersion, Results: res.log.Results, CutTasks: cutTasks, MCPDown: res.log.MCPDown,
+		NoResponse: noResponseOf(res), ResultsLost: res.log.ResultsLost}
+}
+
+// noResponseOf is the attempt's requests never answered, as events say
+// them (nil: none).
+func noResponseOf(res *attemptResult) *event.NoResponse {
+	n := res.noResponse
+	if n.Retries == 0 {
+		return nil
+	}
+	return &event.NoResponse{Retries: n.Retries, Waited: n.Waited, Cost: n.Cost}
 }

@@ -48,6 +48,11 @@ type runFacts struct {
 	cutCallsMore, cutTasksMore int
 	// attempt is the attempt running now (nil: none).
 	attempt *attemptFacts
+	// resultsLost, noResponse and resumeReason are the run's so far, its
+	// earlier malarun's included (docs/design.md §D36).
+	resultsLost  int
+	noResponse   journal.NoResponse
+	resumeReason string
 }
 
 // attemptFacts are what a later malarun needs if this one dies in the
@@ -70,7 +75,8 @@ type attemptFacts struct {
 func openFacts(base journal.Record, owner journal.Owner, trace journal.TraceRef) runFacts {
 	return runFacts{owner: owner, trace: trace, status: journal.Processing, retryAt: base.RetryAt, limitType: base.LimitType,
 		reclaims: base.Reclaims, outputFailures: base.OutputFailures, sessions: base.Sessions,
-		cutCalls: base.Running, cutTasks: base.Tasks, cutCallsMore: base.RunningMore, cutTasksMore: base.TasksMore}
+		cutCalls: base.Running, cutTasks: base.Tasks, cutCallsMore: base.RunningMore, cutTasksMore: base.TasksMore,
+		resultsLost: base.ResultsLost, noResponse: base.NoResponse, resumeReason: base.ResumeReason}
 }
 
 // attemptStarted notes an attempt's session and process before it
@@ -159,11 +165,21 @@ func worthASave(n int) bool { return n&(n-1) == 0 }
 // attemptDecided ends the attempt's facts once the run decided what
 // follows it: run.State now holds what it did, and what it cut off is
 // kept for a malarun that dies before the next starts.
-func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []attempt.Task) {
+func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []attempt.Task, told attemptTold) {
 	f.attempt = nil
 	calls, callsMore := journal.Named(cutCalls, 0)
 	tasks, tasksMore := journal.Named(cutTasks, 0)
 	f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = recordCalls(calls), recordTasks(tasks), callsMore, tasksMore
+	// Bounded as the record's check wants them, whatever the CLI printed.
+	f.resultsLost = min(f.resultsLost+told.resultsLost, maxRecordedCount)
+	n := told.noResponse
+	f.noResponse = journal.NoResponse{Retries: min(f.noResponse.Retries+n.Retries, maxRecordedCount),
+		WaitedMS: min(f.noResponse.WaitedMS+n.Waited.Milliseconds(), maxRecordedMS),
+		MS:       min(f.noResponse.MS+n.Cost.Milliseconds(), maxRecordedMS)}
+	f.noResponse.WaitedMS = min(f.noResponse.WaitedMS, f.noResponse.MS)
+	if told.resumeReason != "" {
+		f.resumeReason = journal.RecordWord(told.resumeReason)
+	}
 }
 
 // sameCalls reports whether the record's calls are tus.
@@ -177,6 +193,21 @@ func sameTasks(recorded []journal.Task, tasks []attempt.Task) bool {
 		return r == journal.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command, ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
 	})
 }
+
+// attemptTold is what an attempt's stream said that the record keeps
+// over the run.
+type attemptTold struct {
+	resultsLost  int
+	noResponse   attempt.NoResponses
+	resumeReason string
+}
+
+// maxRecordedCount and maxRecordedMS keep the record's sums within what
+// its check accepts (journal: counts up to 2^30, durations up to a century).
+const (
+	maxRecordedCount = 1 << 30
+	maxRecordedMS    = 100 * 365 * 24 * 3600 * 1000
+)
 
 // noteOutputs adds the outputs that failed, once each, keeping the last
 // journal.MaxOutputFailures (over as many invocations as resume the run).

@@ -48,9 +48,18 @@ func (r *runner) windowTokens() int64 {
 	return w
 }
 
+// lineNote is what the driver knows of a line beside the line itself.
+type lineNote struct {
+	// evented: emitLine reports the line's events (not while the tree is
+	// stopped).
+	evented bool
+	// stopsHere: the attempt machine stops the attempt on this very line.
+	stopsHere bool
+}
+
 // emitLine tells the observer what a line changed: always the live
 // numbers, and tools starting and finishing, and the CLI's own retries.
-func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event) {
+func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event, note lineNote) {
 	base := event.Event{Attempt: res.spec.N, Session: res.log.SessionID}
 	for _, tu := range ev.ToolUses {
 		e := base
@@ -72,11 +81,14 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 	if ev.Type == "system" && ev.HookID != "" {
 		emitHook(r, base, ev)
 	}
-	if ev.Type == "system" && ev.Subtype == "api_retry" {
+	if ev.Type == "system" && ev.Subtype == "api_retry" && !note.stopsHere {
 		e := base
-		e.Kind, e.Reason = event.APIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
+		e.Kind, e.Reason = event.APIRetry, retryReason(ev)
 		// At most stream.MaxRetryDelayMS (a year): the product fits a Duration.
 		e.Backoff = time.Duration(ev.RetryDelayMS * float64(time.Millisecond))
+		if ev.NoResponse {
+			e.NoResponse = &event.NoResponse{Retries: 1, Waited: time.Duration(ev.NoResponseWaitedMS * float64(time.Millisecond))}
+		}
 		r.emit(e)
 	}
 	if r.deps.Observer == nil {
@@ -94,6 +106,15 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event)
 	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
 	e.CostUSD = r.state.CostUSD + res.log.CostUSD
 	r.emit(e)
+}
+
+// retryReason is an api_retry in words; a request never answered says so.
+func retryReason(ev stream.Event) string {
+	if ev.NoResponse {
+		return fmt.Sprintf("no response from the API within %s (retry %d of %d)",
+			time.Duration(ev.NoResponseWaitedMS*float64(time.Millisecond)).Round(time.Millisecond), ev.Attempt, ev.MaxRetries)
+	}
+	return fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
 }
 
 // emitHook reports a hook's start and end (§F27); hook_progress lines are
@@ -121,9 +142,11 @@ func hookFailed(ev stream.Event) bool {
 	return ev.Subtype == "hook_response" && (ev.HookOutcome != "success" || ev.HasHookExitCode && ev.HookExitCode != 0)
 }
 
-// logLine logs the lines that matter at info, the rest at debug; evented:
-// emitLine reports the line's events (not while the tree is stopped).
-func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
+// logLine logs the lines that matter at info, the rest at debug; note
+// says whether emitLine reports the line's events, and whether the
+// attempt stops on it.
+func (r *runner) logLine(log zerolog.Logger, ev stream.Event, note lineNote) {
+	evented := note.evented
 	if what := stream.Unfamiliar(ev); what != "" {
 		r.warnUnfamiliar(log, what)
 	}
@@ -132,8 +155,22 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
 		log.Warn().Int64("line", ev.Line).Int64("bytes", ev.Bytes).Str("kind", ev.Kind.String()).Msg("undecodable line in the stream")
 	case ev.Type == "system" && ev.Subtype == "init":
 		r.logInit(log, ev)
+	case attempt.RefusedCredentials(&ev):
+		// Not a retry: malarun stops claude on it (attempt_ended says why).
+		l := log.Warn().Int("status", ev.ErrorStatus).Str("error", ev.Error).Int("request", ev.Attempt)
+		if evented && note.stopsHere {
+			l = l.Str(event.AlsoField, string(event.AttemptEnded))
+		}
+		l.Msg("the API refused claude's credentials")
+	case ev.Type == "system" && ev.Subtype == "api_retry" && note.stopsHere:
+		// The retry it announces never happens: logStop says why.
+		log.Info().Int("retry", ev.Attempt).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS).
+			Msg("claude announced a retry, which malarun stops it before")
 	case ev.Type == "system" && ev.Subtype == "api_retry":
 		l := log.Warn().Int("retry", ev.Attempt).Int("max_retries", ev.MaxRetries).Int("status", ev.ErrorStatus).Str("error", ev.Error).Float64("delay_ms", ev.RetryDelayMS)
+		if ev.NoResponse {
+			l = l.Bool("no_response", true).Float64("waited_ms", ev.NoResponseWaitedMS)
+		}
 		if evented {
 			l = l.Str(event.AlsoField, string(event.APIRetry))
 		}
@@ -157,8 +194,24 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event, evented bool) {
 			log.Info().Str("tool", tu.Name).Str("id", tu.ID).Msg("tool call")
 		}
 	case ev.Type == "result":
-		log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", usd.Round(ev.TotalCostUSD)).Str("terminal_reason", ev.TerminalReason).
-			Str("origin", ev.OriginKind).Msg("result")
+		l := log.Info().Str("subtype", ev.Subtype).Bool("is_error", ev.IsError).Float64("cost_usd", usd.Round(ev.TotalCostUSD)).Str("terminal_reason", ev.TerminalReason).
+			Str("origin", ev.OriginKind)
+		if ev.HasNumTurns {
+			l = l.Int("num_turns", ev.NumTurns)
+		}
+		if ev.HasResultIndex {
+			l = l.Int("result_index", ev.ResultIndex)
+		}
+		if ev.QueuedTurnCount > 0 {
+			l = l.Int("queued_turn_count", ev.QueuedTurnCount)
+		}
+		if ev.ResumeReason != "" {
+			l = l.Str("resume_reason", ev.ResumeReason)
+		}
+		if ev.StartupFailureReason != "" {
+			l = l.Str("startup_failure_reason", ev.StartupFailureReason)
+		}
+		l.Msg("result")
 		if ev.IsError || ev.Subtype != "success" {
 			if unknown := attempt.UnknownResult(&ev); unknown != "" {
 				log.Warn().Str("value", unknown).Msg("claude printed an error result malarun does not know; treating it as an error that retrying cannot fix (exit 1)")

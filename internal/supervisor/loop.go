@@ -99,6 +99,12 @@ func (r *runner) afterAttempt(res *attemptResult, rep *event.Report) (run.Action
 		Str("action", decisionWord(act)).Str("session", dec.SessionID).Stringer("backoff", dec.Backoff).
 		Int("idle_retries", r.state.IdleRetries).Msg("retry decision")
 	rep.History = append(rep.History, attemptReport(res, e))
+	rep.NoResponse = rep.NoResponse.Add(noResponseOf(res))
+	rep.ResultsLost += res.log.ResultsLost
+	if res.log.ResultsLost > 0 {
+		r.log.Warn().Int("attempt", res.spec.N).Int("results_lost", res.log.ResultsLost).
+			Msg("claude numbered results that never came (result_index): a result line was lost; the last result read still decides")
+	}
 	for _, rr := range res.log.Results {
 		rep.Usage = addUsage(rep.Usage, rr.Usage) // bounded counts, saturating sum
 	}
@@ -106,7 +112,7 @@ func (r *runner) afterAttempt(res *attemptResult, rep *event.Report) (run.Action
 		rep.ClaudeCodeVersion = res.log.CLIVersion
 	}
 	r.emit(event.Event{Kind: event.AttemptEnded, Attempt: res.spec.N, Session: e.SessionID, Outcome: e.Ending.String(), Ending: res.stop.String(),
-		Reason: e.Reason, ExitCode: res.exit.Code, ClaudeCodeVersion: res.log.CLIVersion})
+		Reason: e.Reason, ExitCode: res.exit.Code, ClaudeCodeVersion: res.log.CLIVersion, NoResponse: noResponseOf(res), ResultsLost: res.log.ResultsLost})
 	if dec.Kind != run.DecidedNone {
 		// A usage limit is decided without one: limit_wait or finished says what came of it.
 		r.emit(event.Event{Kind: event.RetryDecided, Attempt: res.spec.N, Session: dec.SessionID, Action: dec.Kind.String(), Reason: dec.Reason, Backoff: dec.Backoff})

@@ -27,6 +27,7 @@ func (r *runner) record(now time.Time) journal.Record {
 	rec.RetryAt, rec.LimitType, rec.Reclaims = f.retryAt, f.limitType, f.reclaims
 	rec.OutputFailures, rec.Sessions = f.outputFailures, f.sessions
 	rec.APIAnswered = rec.APIAnswered || f.answered
+	rec.ResultsLost, rec.NoResponse, rec.ResumeReason = f.resultsLost, f.noResponse, f.resumeReason
 	if f.mcpSeen {
 		rec.MCPNotConnected = f.mcpDown
 	}
@@ -107,7 +108,8 @@ func (r *runner) recordProgress(ev stream.Event, m *attempt.State) {
 // recordDecision ends the attempt's facts once the run decided what
 // follows it; the caller saves.
 func (r *runner) recordDecision(res *attemptResult) {
-	r.facts.attemptDecided(res.machine.CutOff())
+	cutCalls, cutTasks := res.machine.CutOff()
+	r.facts.attemptDecided(cutCalls, cutTasks, attemptTold{resultsLost: res.log.ResultsLost, noResponse: res.noResponse, resumeReason: res.log.ResumeReason})
 }
 
 // finishRecord records how the run ended (run.Close). A record that cannot

@@ -107,6 +107,8 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	r.cfg.Env = environ.With(r.cfg.Env, "HOME", r.base.Home)
 	r.cfg.Env = environ.With(r.cfg.Env, markerEnv, r.base.Marker)
 	r.cfg.Env = r.cliLimits(r.cfg.Env)
+	// claude then says why it refused to start (docs/design.md §D36).
+	r.cfg.Env = attempt.StartupEnv(r.cfg.Env)
 	r.contain()
 	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd)
 	if hasFlag(r.cfg.ExtraArgs, "--settings") {
@@ -141,7 +143,7 @@ func (r *runner) close(pl *plan, rep event.Report, err error, started time.Time)
 		rep.RetryAt, rep.LimitType = re.RetryAt, re.LimitType
 	}
 	fin := event.Event{Kind: event.RunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Tokens: rep.Usage, Session: rep.SessionID, ExitCode: r.exitCode(err),
-		RetryAt: rep.RetryAt, LimitType: rep.LimitType}
+		RetryAt: rep.RetryAt, LimitType: rep.LimitType, NoResponse: rep.NoResponse, ResultsLost: rep.ResultsLost}
 	if err != nil {
 		fin.Reason = err.Error()
 	}

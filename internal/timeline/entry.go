@@ -71,9 +71,28 @@ type Entry struct {
 	RetryAt   time.Time `json:"retry_at,omitzero"`
 	LimitType string    `json:"limit_type,omitempty"`
 
+	// NoResponse: requests the API never answered that claude asked again
+	// itself (api_retry with no_response, docs/design.md §D36): on an
+	// api_retry entry that retry (retries 1, waited_ms claude's wait); on
+	// attempt_ended the attempt's, on finished this malarun's attempts',
+	// with ms, what they cost. ResultsLost (attempt_ended, finished): results
+	// claude numbered (result_index) that never came.
+	NoResponse  *NoResponse `json:"no_response,omitempty"`
+	ResultsLost int         `json:"results_lost,omitempty"`
+
 	// Line entries (the timeline only): the transcript line of Attempt that
 	// begins at Offset (a pointer: the first line's is 0) was read at Time.
 	Offset *int64 `json:"offset,omitempty"`
+}
+
+// NoResponse counts requests the API never answered: Retries of them,
+// WaitedMS what claude says it waited for their answers, and MS what they
+// cost in all (WaitedMS, and the time from each retry's line to the next
+// line of progress; absent on an api_retry entry).
+type NoResponse struct {
+	Retries  int   `json:"retries"`
+	WaitedMS int64 `json:"waited_ms"`
+	MS       int64 `json:"ms,omitempty"`
 }
 
 // Tokens are the tokens claude's result lines reported, summed (the

@@ -64,6 +64,11 @@ type Report struct {
 	// that stopped taking what it wrote during this invocation: the run
 	// went on, and these say from when each is incomplete.
 	OutputFailures []OutputFailure `json:"output_failures,omitempty"`
+	// NoResponse counts this invocation's requests the API never answered
+	// that claude asked again itself; ResultsLost the results claude
+	// numbered that never came (docs/design.md §D36). Absent: none.
+	NoResponse  *NoResponse `json:"no_response,omitempty"`
+	ResultsLost int         `json:"results_lost,omitempty"`
 }
 
 // OutputFailure is an output malarun could not write (record.json has the same).
@@ -96,6 +101,9 @@ type Attempt struct {
 	// MCPNotConnected are the MCP servers the attempt's CLI started
 	// without: their tools were missing.
 	MCPNotConnected []MCPServer `json:"mcp_servers_not_connected"`
+	// NoResponse and ResultsLost are the attempt's (Report's).
+	NoResponse  *NoResponse `json:"no_response,omitempty"`
+	ResultsLost int         `json:"results_lost,omitempty"`
 }
 
 // MCPServer is an MCP server as the CLI's init line lists it.
@@ -137,6 +145,42 @@ type Result struct {
 	Tokens       TokenCounts `json:"tokens"`
 	// AfterStop: printed after malarun stopped the attempt; it decided nothing.
 	AfterStop bool `json:"after_stop,omitempty"`
+	// What 2.1.332 says of the turn's end (docs/design.md §F37): its
+	// result_index and num_turns (absent when claude did not say), the
+	// turns still queued, why the turn re-ran an interrupted one, why
+	// claude refused to start, and its api_error.
+	ResultIndex          *int   `json:"result_index,omitempty"`
+	NumTurns             *int   `json:"num_turns,omitempty"`
+	QueuedTurnCount      int    `json:"queued_turn_count,omitempty"`
+	ResumeReason         string `json:"resume_reason,omitempty"`
+	StartupFailureReason string `json:"startup_failure_reason,omitempty"`
+	APIError             string `json:"api_error,omitempty"`
+}
+
+// NoResponse counts requests the API never answered (api_retry with
+// no_response): how many, what claude says it waited for their answers,
+// and what they cost in all (that wait, and the time from each retry's
+// line to the next line of progress).
+type NoResponse struct {
+	Retries  int   `json:"retries"`
+	WaitedMS int64 `json:"waited_ms"`
+	MS       int64 `json:"ms"`
+}
+
+func noResponse(n *event.NoResponse) *NoResponse {
+	if n == nil || n.Retries == 0 {
+		return nil
+	}
+	return &NoResponse{Retries: n.Retries, WaitedMS: n.Waited.Milliseconds(), MS: n.Cost.Milliseconds()}
+}
+
+// given is a count the CLI may leave out, as a JSON field that is absent
+// then.
+func given(n int, ok bool) *int {
+	if !ok {
+		return nil
+	}
+	return &n
 }
 
 // TokenCounts are the tokens claude's result lines reported, summed: the
@@ -167,6 +211,7 @@ func NewReport(rep event.Report, end Ending) Report {
 		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,
 		CostUSD: usd.Round(rep.CostUSD), Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
 		RunDir: rep.RunDir, Record: rep.Record, LimitType: rep.LimitType,
+		NoResponse: noResponse(rep.NoResponse), ResultsLost: rep.ResultsLost,
 	}
 	if !rep.RetryAt.IsZero() {
 		r.RetryAt = rep.RetryAt.UTC()
@@ -186,12 +231,14 @@ func NewReport(rep event.Report, end Ending) Report {
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
 			CostUSD: usd.Round(a.CostUSD), Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: cutTasks(a.CutTasks),
-			MCPNotConnected: mcpServers(a.MCPDown),
+			MCPNotConnected: mcpServers(a.MCPDown), NoResponse: noResponse(a.NoResponse), ResultsLost: a.ResultsLost,
 		})
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
 			last.Results = append(last.Results, Result{Subtype: rr.Subtype, IsError: rr.IsError, TerminalReason: rr.TerminalReason,
-				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: usd.Round(rr.CostUSD), Tokens: tokenCounts(rr.Usage), AfterStop: rr.AfterStop})
+				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: usd.Round(rr.CostUSD), Tokens: tokenCounts(rr.Usage), AfterStop: rr.AfterStop,
+				ResultIndex: given(rr.Index, rr.HasIndex), NumTurns: given(rr.NumTurns, rr.HasNumTurns), QueuedTurnCount: rr.QueuedTurns,
+				ResumeReason: rr.ResumeReason, StartupFailureReason: rr.StartupFailure, APIError: rr.APIError})
 		}
 	}
 	for _, f := range end.OutputFailures {

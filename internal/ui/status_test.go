@@ -117,7 +117,7 @@ func TestEventLines(t *testing.T) {
 // no line (an interruption), gives its reason.
 func TestGivingUpSaysTheReasonOnce(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
-	const why = "the API answered 401 authentication_failed (claude retry 4 of 10); check ANTHROPIC_API_KEY or the CLI's login"
+	const why = "the API answered 401 authentication_failed at claude's first request (malarun stops claude there); check ANTHROPIC_API_KEY or the CLI's login"
 	tests := []struct {
 		name  string
 		ended event.Event

@@ -1,8 +1,11 @@
 package testchild
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,7 +71,7 @@ func ScriptOf(b string, c Child) (s Script, ok bool) {
 	}
 	switch b {
 	case Replay, Linger:
-		s = printing(c.transcript())
+		s = printing(c.replayed())
 		s.Code = c.envInt(EnvExit, 0)
 		if b == Linger {
 			s.End = Blocks
@@ -155,6 +158,56 @@ func printing(lines []string) Script {
 		s.Steps[i].Line = l
 	}
 	return s
+}
+
+// replayed is what a Replay child prints at this start: the transcript
+// EnvTranscripts names for it, else EnvTranscript's.
+func (c Child) replayed() []string {
+	list := c.Getenv(EnvTranscripts)
+	if list == "" {
+		return c.transcript()
+	}
+	paths := strings.Split(list, ",")
+	counter := paths[0] + ".starts"
+	b, _ := os.ReadFile(counter)
+	n := strings.Count(string(b), "\n")
+	if f, err := os.OpenFile(counter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+		f.WriteString("start\n")
+		f.Close()
+	}
+	if err := c.writeSession(n); err != nil {
+		return []string{`{"type":"testchild_error","error":"` + err.Error() + `"}`}
+	}
+	data, err := os.ReadFile(paths[min(n, len(paths)-1)])
+	if err != nil {
+		return []string{`{"type":"testchild_error","error":"` + err.Error() + `"}`}
+	}
+	return strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+}
+
+// writeSession appends EnvSessions' lines for start n to the session file.
+func (c Child) writeSession(n int) error {
+	list := c.Getenv(EnvSessions)
+	if list == "" {
+		return nil
+	}
+	paths := strings.Split(list, ",")
+	data, err := os.ReadFile(paths[min(n, len(paths)-1)])
+	if err != nil {
+		return err
+	}
+	prompt, _ := json.Marshal(string(c.Stdin))
+	text := strings.ReplaceAll(string(data), PromptField, string(prompt))
+	dir := filepath.Join(c.Getenv("HOME"), ".claude", "projects", "-fake")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, c.Session()+".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
 }
 
 // transcript is the file EnvTranscript names, as lines (default: a success).

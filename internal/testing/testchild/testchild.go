@@ -130,6 +130,23 @@ const EnvResumed = "MALARUN_FAKE_RESUMED"
 // EnvLastWords is the transcript a LastWords child prints after SIGTERM.
 const EnvLastWords = "MALARUN_FAKE_LAST_WORDS"
 
+// EnvTranscripts makes a Replay child replay the Nth of these transcripts
+// (a list separated by commas) at its Nth start, the last one from then
+// on: a run whose attempts print different things. The starts are
+// counted in a file beside the first transcript (its name and ".starts").
+const EnvTranscripts = "MALARUN_FAKE_TRANSCRIPTS"
+
+// EnvSessions, beside EnvTranscripts, names the lines (a file each, a list
+// separated by commas, the Nth for the Nth start, the last from then on)
+// that the child appends to its session file, as the real CLI keeps one
+// (docs/design.md §F38): $HOME/.claude/projects/-fake/<session>.jsonl.
+// PromptField in them is replaced by what the child read on stdin, as a
+// JSON string.
+const EnvSessions = "MALARUN_FAKE_SESSIONS"
+
+// PromptField stands for the prompt in EnvSessions' lines.
+const PromptField = "{{prompt}}"
+
 // Lines the fake child prints, shaped like the real CLI's.
 const (
 	SessionID = "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"
