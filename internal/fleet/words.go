@@ -126,8 +126,8 @@ func (s *Summary) costSpreadLine() string {
 }
 
 // failureLine is what the runs that did not succeed cost, how long they
-// took to fail, and the time hangs took from every run; beside the earlier
-// summary's when there is one.
+// took to fail, and the time hangs and requests never answered took from
+// every run; beside the earlier summary's when there is one.
 func (s *Summary) failureLine() string {
 	f := s.Failures
 	line := failuresText(f, true)
