@@ -50,13 +50,15 @@ a budget spent, a poisoned run, a damaged record. Then how many issues
 have each status; what malarun rescued (hangs and the phase they were
 found in, crashes, usage-limit waits, reclaims, context restarts) and how
 many runs succeeded after it; what the runs that did not succeed cost,
-how long they took to fail, and the time hangs took; cost, tokens and wall
-time with their spread; the runs that ended without success, grouped by
-outcome and reason, with the exit code an orchestrator saw and the issues
-of each group; the runs waiting for a usage limit and until when; the
-runs going on, their attempt and what claude is doing; the ten slowest
-and most expensive runs. Damaged records, folders that are not issues and
-links are counted and named, never trusted or followed.
+how long they took to fail, and the time hangs took and, beside it, the
+time requests the API never answered took (unknown, never 0, for runs an
+older malarun recorded); cost, tokens and wall time with their spread;
+the runs that ended without success, grouped by outcome and reason, with
+the exit code an orchestrator saw and the issues of each group; the runs
+waiting for a usage limit and until when; the runs going on, their attempt
+and what claude is doing; the ten slowest and most expensive runs. Damaged
+records, folders that are not issues and links are counted and named,
+never trusted or followed.
 
 --since-summary FILE compares with an earlier summary's JSON form (last
 night's --format json, kept where you like): what newly failed, what

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
 // TestSummaryOfRealRuns: three real malaruns (the fake claude) leave a
@@ -120,11 +122,14 @@ func TestSummaryMistakes(t *testing.T) {
 }
 
 // TestTwoNightsOfRealRuns: a fleet of real malaruns (the fake claude) run
-// twice with different faults, a and b trading a hang for a success, and
-// a prompt file the recipe could not run the second night; the second
-// night's summary, compared with the first's JSON form, says in each form
-// what newly failed, what passes again, what to act on, and the failures'
-// cost and time. (The same in fixed goldens: internal/fleet's
+// twice with different faults, a and b trading a hang for a success, c
+// meeting a request never answered (the CLI 2.1.332's recorded api_retry,
+// 12 s waited) and a prompt file the recipe could not run the second
+// night; the second night's summary, compared with the first's JSON form,
+// says in each form what newly failed, what passes again, what to act on,
+// and the failures' cost and time, the time requests never answered took
+// beside the hangs'; compared with a first night that did not say that
+// time, it says it is unknown. (The same in fixed goldens: internal/fleet's
 // TestTwoNightsApart.)
 func TestTwoNightsOfRealRuns(t *testing.T) {
 	t.Parallel()
@@ -151,7 +156,8 @@ func TestTwoNightsOfRealRuns(t *testing.T) {
 	if err := os.WriteFile(first, []byte(summary("--format", "json")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	night(map[string]scenario{"a": scenarioFailure(t), "b": scenarioSuccess(t), "c": scenarioSuccess(t)})
+	noResponse := scenario{testchild.Replay, []string{testchild.EnvTranscript + "=TRANSCRIPTS/2.1.332/no-response.jsonl"}, nil}
+	night(map[string]scenario{"a": scenarioFailure(t), "b": scenarioSuccess(t), "c": noResponse})
 	note := newProc(t, "unused", "", nil).cmd
 	note.Args = []string{os.Args[0], "not-run", "--prompt", "prompts/bad name.md", "--why", "not an issue id", "--state-dir", state}
 	if out, err := note.CombinedOutput(); err != nil {
@@ -165,8 +171,9 @@ func TestTwoNightsOfRealRuns(t *testing.T) {
 			Previous    struct{ Runs int }            `json:"previous_failures"`
 		} `json:"since_summary"`
 		Failures struct {
-			Runs       int
-			HangLostMS int64 `json:"hang_lost_ms"`
+			Runs             int
+			HangLostMS       int64  `json:"hang_lost_ms"`
+			NoResponseLostMS *int64 `json:"no_response_lost_ms"`
 		}
 	}
 	if err := json.Unmarshal([]byte(summary("--format", "json", "--since-summary", first)), &s); err != nil {
@@ -178,6 +185,9 @@ func TestTwoNightsOfRealRuns(t *testing.T) {
 	}
 	if len(s.ActOn) != 1 || s.ActOn[0].Kind != "not_run" || s.Failures.Runs != 1 || s.Failures.HangLostMS < 1000 {
 		t.Errorf("act on %+v, failures %+v: want the prompt not run, and a's hang (its 1 s limit at least)", s.ActOn, s.Failures)
+	}
+	if n := s.Failures.NoResponseLostMS; n == nil || *n < 12000 {
+		t.Errorf("the time requests never answered took: %v, want c's (claude waited 12 s) at least", n)
 	}
 	out := filepath.Join(t.TempDir(), "night")
 	summary("--format", "html", "--out", out, "--since-summary", first)
@@ -193,5 +203,30 @@ func TestTwoNightsOfRealRuns(t *testing.T) {
 				t.Errorf("the %s form lacks %q:\n%s", form, want, text)
 			}
 		}
+		// 12 s waited, and the moment to the answer's line.
+		if !regexp.MustCompile(`hangs took \d+s, requests never answered took 1\ds; the earlier summary`).MatchString(text) {
+			t.Errorf("the %s form does not give the time requests never answered took beside the hangs':\n%s", form, text)
+		}
+	}
+	// A first night's summary made before the time was counted: unknown.
+	var doc map[string]any
+	data, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc["failures"].(map[string]any), "no_response_lost_ms")
+	delete(doc["rescues"].(map[string]any), "no_response_ms")
+	older := filepath.Join(t.TempDir(), "older.json")
+	if data, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(older, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if text := summary("--since-summary", older); !strings.Contains(text, "the time requests never answered took unknown (that summary does not say it)") {
+		t.Errorf("compared with a summary that does not say the time requests never answered took:\n%s", text)
 	}
 }

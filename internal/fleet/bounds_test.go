@@ -84,6 +84,12 @@ func worst(n int) Summary {
 		ch := Change{Issue: r.Issue, Was: "interrupted", Status: r.Status, Outcome: word, ExitCode: &code, Reason: reason, WallMS: r.WallMS, CostUSD: r.CostUSD}
 		c.NewlyFailed, c.PassesAgain = append(c.NewlyFailed, ch), append(c.PassesAgain, ch)
 	}
+	// The longest failures line: every time the most a summary adds up to
+	// (or an earlier one could say), and runs of an older malarun.
+	long := float64(1 << 50)
+	s.Failures = Failures{Runs: MaxIssues, CostUSD: 1e12, ToFailure: Spread{N: MaxIssues, P50: long, P90: long, P99: long, Max: long},
+		HangLostMS: 1<<63 - 1, NoResponseLostMS: ptr(int64(1<<63 - 1)), NoResponseUncounted: MaxIssues}
+	c.PreviousFailures = s.Failures
 	s.Changes = c
 	s.Slowest, s.Costliest = s.Rows[:10], s.Rows[:10]
 	s.Page = Page{Number: 1, Pages: MaxIssues / PageRows, Size: PageRows, Rows: MaxIssues}

@@ -51,7 +51,9 @@ type Previous struct {
 // ParsePrevious reads an earlier summary's JSON form as outside input:
 // only version 1; statuses by issue (or, from a malarun that wrote none,
 // its issues_list) whose ids validID accepts, at most MaxIssues, each
-// word cut; numbers that cannot be are refused.
+// word cut; numbers that cannot be are refused. The time requests never
+// answered took is nil (unknown, never 0) when it does not say it: a
+// summary made before it was counted.
 func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 	var in struct {
 		Version  *int              `json:"version"`
@@ -64,6 +66,9 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 		} `json:"issues_list"`
 		Page     *Page    `json:"issues_list_page"`
 		Failures Failures `json:"failures"`
+		Rescues  struct {
+			NoResponseMS *int64 `json:"no_response_ms"`
+		} `json:"rescues"`
 	}
 	if err := json.Unmarshal(data, &in); err != nil {
 		return Previous{}, fmt.Errorf("not a summary's JSON form (malarun summary --format json): %w", err)
@@ -99,6 +104,16 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 	// holds) are read as nothing.
 	f := &p.Failures
 	f.Runs, f.HangLostMS = max(f.Runs, 0), max(f.HangLostMS, 0)
+	f.NoResponseUncounted = min(max(f.NoResponseUncounted, 0), MaxIssues)
+	if f.NoResponseLostMS == nil && in.Rescues.NoResponseMS != nil {
+		// A summary made before failures said it, after the runs counted
+		// requests never answered (issue 47), wrote their time here, and
+		// only when there was some: absent there is still unknown.
+		f.NoResponseLostMS = in.Rescues.NoResponseMS
+	}
+	if f.NoResponseLostMS != nil && *f.NoResponseLostMS < 0 {
+		f.NoResponseLostMS = nil // unknown: no summary writes it
+	}
 	if !(f.CostUSD >= 0 && f.CostUSD <= 1e12) {
 		f.CostUSD = 0
 	}

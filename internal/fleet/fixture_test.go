@@ -33,6 +33,9 @@ type issueSpec struct {
 	retryAt  time.Time
 	limit    string
 	reclaims int
+	// version is the record's (0: this malarun's): an older malarun's
+	// record says less.
+	version  int
 	timeline []timeline.Entry
 	// transcript is the latest attempt's (attempt-<attempts+1>.jsonl for
 	// a running issue): its lines as the CLI printed them.
@@ -62,6 +65,16 @@ func writeIssue(t testing.TB, stateDir string, is issueSpec) string {
 	data, err := journal.Encode(r)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if is.version != 0 {
+		var rec map[string]any
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		rec["version"] = is.version
+		if data, err = json.Marshal(rec); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(stateDir, is.id, journal.RecordFile), data, 0o600); err != nil {
 		t.Fatal(err)
@@ -109,6 +122,14 @@ func ev(kind string, when time.Time, set ...func(*timeline.Entry)) timeline.Entr
 	return e
 }
 
+// noResponse is an attempt_ended entry's requests never answered:
+// retries of them, claude's wait and what they cost, in seconds.
+func noResponse(retries int, waited, cost float64) func(*timeline.Entry) {
+	return func(e *timeline.Entry) {
+		e.NoResponse = &timeline.NoResponse{Retries: retries, WaitedMS: int64(waited * 1000), MS: int64(cost * 1000)}
+	}
+}
+
 func outcomeOf(o string, code int) func(*timeline.Entry) {
 	return func(e *timeline.Entry) { e.Outcome, e.ExitCode = o, &code }
 }
@@ -132,7 +153,8 @@ func runningTranscript() []string {
 // nightIssues is a night of a small fleet, one issue for each thing the
 // summary tells apart: successes plain and rescued, failures grouped by
 // outcome and reason, a stop, a wait for a usage limit, a run going on, an
-// orphan, and a hostile reason.
+// orphan, a hostile reason, a request never answered, and a record an
+// older malarun wrote (which counted no such request).
 func nightIssues() []issueSpec {
 	tok := func(in, out int64) timeline.Tokens {
 		return timeline.Tokens{Input: in, Output: out, CacheReadInput: 10 * in}
@@ -146,7 +168,7 @@ func nightIssues() []issueSpec {
 			ev("attempt_started", at(0, 5)),
 			ev("api_retry", at(0, 5)),
 			ev("task_started", at(0, 6)),
-			ev("attempt_ended", at(0, 7), func(e *timeline.Entry) { e.Outcome = "crash" }),
+			ev("attempt_ended", at(0, 7), func(e *timeline.Entry) { e.Outcome = "crash" }, noResponse(1, 12, 40)),
 			ev("restart", at(0, 8)),
 			finishedLine(at(0, 12), "success", 0, 0.42, tok(1200, 300)),
 		}},
@@ -164,7 +186,7 @@ func nightIssues() []issueSpec {
 			timeline: []timeline.Entry{ev("run_started", at(0, 10)), finishedLine(at(0, 25), "retries_exhausted", 3, 0.05, tok(10, 1))}},
 		{id: "fail-2", status: journal.Stopped, reason: "no output for 181s (3 attempts)", exit: 3, cost: 0.06, started: at(0, 11), attempts: 3,
 			timeline: []timeline.Entry{ev("run_started", at(0, 11)), finishedLine(at(0, 27), "retries_exhausted", 3, 0.06, tok(10, 1))}},
-		{id: "auth-1", status: journal.Failed, reason: "claude: authentication failed (401)", exit: 4, started: at(0, 1), attempts: 1,
+		{id: "auth-1", status: journal.Failed, reason: "claude: authentication failed (401)", exit: 4, started: at(0, 1), attempts: 1, version: 8,
 			timeline: []timeline.Entry{ev("run_started", at(0, 1)), finishedLine(at(0, 1), "auth", 4, 0, timeline.Tokens{})}},
 		{id: "wait-1", status: journal.Waiting, reason: "usage limit", exit: 75, cost: 0.20, started: at(2, 0), attempts: 1,
 			retryAt: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC), limit: "five_hour", timeline: []timeline.Entry{

@@ -54,6 +54,10 @@ type Issue struct {
 	// HangLost is the time the run's hangs took: from claude's last line
 	// to the next attempt's start, or to the run's end.
 	HangLost time.Duration
+	// NoResponseUncounted: the run's record was written by a malarun that
+	// counted no request never answered (Rescues.NoResponseMS is then
+	// unknown, not 0).
+	NoResponseUncounted bool
 }
 
 // Rescues count what malarun did for the run beyond starting claude.

@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,10 +19,12 @@ import (
 
 // Two nights of one fleet, a night apart, with different faults. The
 // first: a and b succeed, c runs out of retries, d cannot authenticate, e
-// succeeds after a hang. The second: a hangs until its retries run out, b
-// succeeds, c succeeds this time, d still cannot authenticate, e spends its
-// budget, f is new and waits on a limit no wait lifts (credits), and the
-// recipe could not run two prompt files (a name, a configuration error).
+// succeeds after a hang and a request never answered. The second: a hangs
+// until its retries run out, the first hang after two requests never
+// answered, b succeeds after one, c succeeds this time, d still cannot
+// authenticate, e spends its budget, f is new and waits on a limit no wait
+// lifts (credits), and the recipe could not run two prompt files (a name,
+// a configuration error).
 func firstNight() []issueSpec {
 	day := func(h, m int) time.Time { return at(h, m).Add(-24 * time.Hour) }
 	tok := timeline.Tokens{Input: 1000, Output: 100}
@@ -39,7 +43,9 @@ func firstNight() []issueSpec {
 		{id: "e", status: journal.Succeeded, cost: 0.50, started: day(1, 0), attempts: 2,
 			timeline: []timeline.Entry{ev("run_started", day(1, 0)),
 				ev("hang_detected", day(1, 10), func(e *timeline.Entry) { e.Phase, e.LimitMS = "tool", 900000 }),
+				ev("attempt_ended", day(1, 10), func(e *timeline.Entry) { e.Outcome = "hang" }),
 				ev("attempt_started", day(1, 11)),
+				ev("attempt_ended", day(1, 40), func(e *timeline.Entry) { e.Outcome = "success" }, noResponse(1, 12, 30)),
 				finishedLine(day(1, 40), "success", 0, 0.50, tok)}},
 	}
 }
@@ -50,11 +56,14 @@ func secondNight() []issueSpec {
 		{id: "a", status: journal.Stopped, reason: "no output for 60s while writing text (3 attempts)", exit: 3, cost: 0.0004, started: at(0, 0), attempts: 3,
 			timeline: []timeline.Entry{ev("run_started", at(0, 0)),
 				ev("hang_detected", at(0, 5), func(e *timeline.Entry) { e.Phase, e.LimitMS = "text", 60000 }),
+				ev("attempt_ended", at(0, 5), func(e *timeline.Entry) { e.Outcome = "hang" }, noResponse(2, 24, 84)),
 				ev("attempt_started", at(0, 6)),
 				ev("hang_detected", at(0, 10), func(e *timeline.Entry) { e.Phase, e.LimitMS = "text", 60000 }),
 				finishedLine(at(0, 10), "retries_exhausted", 3, 0.0004, tok)}},
 		{id: "b", status: journal.Succeeded, cost: 0.20, started: at(0, 5), attempts: 1,
-			timeline: []timeline.Entry{ev("run_started", at(0, 5)), finishedLine(at(0, 14), "success", 0, 0.20, tok)}},
+			timeline: []timeline.Entry{ev("run_started", at(0, 5)),
+				ev("attempt_ended", at(0, 14), func(e *timeline.Entry) { e.Outcome = "success" }, noResponse(1, 12, 12.5)),
+				finishedLine(at(0, 14), "success", 0, 0.20, tok)}},
 		{id: "c", status: journal.Succeeded, cost: 0.40, started: at(0, 10), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", at(0, 10)), finishedLine(at(0, 50), "success", 0, 0.40, tok)}},
 		{id: "d", status: journal.Failed, reason: "claude: authentication failed (401)", exit: 8, started: at(0, 1), attempts: 1,
@@ -109,6 +118,9 @@ func TestTwoNightsApart(t *testing.T) {
 	check("tonight's failures", [2]any{second.Failures.Runs, usd.Round(second.Failures.CostUSD)}, [2]any{3, 0.5006})
 	check("time lost to hangs tonight (two 60 s silences, the first a minute more to the next attempt)", second.Failures.HangLostMS, int64(3*60000))
 	check("last night's", c.PreviousFailures.HangLostMS, int64(4*60000+16*60000))
+	check("time lost to requests never answered tonight (a's attempt that hung, b's)", second.Failures.NoResponseLostMS, ptr(int64(84000+12500)))
+	check("last night's (e's)", c.PreviousFailures.NoResponseLostMS, ptr(int64(30000)))
+	check("runs an older malarun recorded", [2]int{second.Failures.NoResponseUncounted, c.PreviousFailures.NoResponseUncounted}, [2]int{0, 0})
 	var kinds []string
 	for _, a := range second.ActOn {
 		kinds = append(kinds, a.Kind)
@@ -196,4 +208,128 @@ func golden(t *testing.T, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs:\n got:\n%s", path, got)
 	}
+}
+
+// TestEarlierSummaryWithoutNoResponseTime: an earlier summary that does not
+// say what requests never answered took (made before they were counted)
+// still compares, and every form says that time is unknown then, never 0;
+// one that says it in rescues only (made before failures did) is read
+// from there; a number no summary writes is unknown too.
+func TestEarlierSummaryWithoutNoResponseTime(t *testing.T) {
+	firstJSON, _ := twoNights(t)
+	edit := func(change func(failures, rescues map[string]any)) []byte {
+		t.Helper()
+		var doc map[string]any
+		if err := json.Unmarshal(firstJSON.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		change(doc["failures"].(map[string]any), doc["rescues"].(map[string]any))
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		change func(failures, rescues map[string]any)
+		want   *int64
+	}{
+		{"as written", func(map[string]any, map[string]any) {}, ptr(int64(30000))},
+		{"written before it was counted", func(f, r map[string]any) { delete(f, "no_response_lost_ms"); delete(r, "no_response_ms") }, nil},
+		{"in rescues only", func(f, r map[string]any) { delete(f, "no_response_lost_ms") }, ptr(int64(30000))},
+		{"none lost, in rescues only (absent there when none)", func(f, r map[string]any) {
+			delete(f, "no_response_lost_ms")
+			delete(r, "no_response_ms")
+			r["no_response_retries"] = 0
+		}, nil},
+		{"a negative time", func(f, r map[string]any) { f["no_response_lost_ms"] = -5 }, nil},
+		{"zero", func(f, r map[string]any) { f["no_response_lost_ms"] = 0 }, ptr(int64(0))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := ParsePrevious(edit(c.change), validID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Failures.NoResponseLostMS; !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %v, want %v", fmtPtr(got), fmtPtr(c.want))
+			}
+		})
+	}
+
+	// Compared with one that does not say it, in every form.
+	p, err := ParsePrevious(edit(func(f, r map[string]any) { delete(f, "no_response_lost_ms"); delete(r, "no_response_ms") }), validID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := scanNightAt(t, nightDir(t, secondNight()), nightNow)
+	second.Compare(p)
+	const unknown = "the earlier summary: 2 runs ended without success, costing $0.0002, hangs took 20m0s, " +
+		"the time requests never answered took unknown (that summary does not say it)"
+	var text, md, html, js bytes.Buffer
+	for _, err := range []error{WriteText(&text, &second), WriteMarkdown(&md, &second), WriteHTML(&html, &second, func(string) string { return "" }),
+		WriteJSON(&js, &second, 1)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for form, out := range map[string]string{"text": text.String(), "md": md.String(), "html": html.String()} {
+		if !strings.Contains(out, "requests never answered took 1m37s; "+unknown) {
+			t.Errorf("the %s form does not say tonight's time and that last night's is unknown:\n%s", form, out)
+		}
+	}
+	var doc struct {
+		Failures map[string]any `json:"failures"`
+		Since    struct {
+			Previous map[string]any `json:"previous_failures"`
+		} `json:"since_summary"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.Since.Previous["no_response_lost_ms"]; ok || doc.Failures["no_response_lost_ms"] != float64(96500) {
+		t.Errorf("JSON: failures %v, previous_failures %v: want tonight's 96500 and last night's absent (unknown)", doc.Failures, doc.Since.Previous)
+	}
+}
+
+// TestNoResponseTimeOfOlderRecords: a run whose record an older malarun
+// wrote counted no request never answered: the time is unknown for it,
+// and said so beside what the other runs lost, never added up as 0.
+func TestNoResponseTimeOfOlderRecords(t *testing.T) {
+	old := func(id string, min int) issueSpec {
+		return issueSpec{id: id, status: journal.Succeeded, cost: 0.1, started: at(0, min), attempts: 1, version: 8,
+			timeline: []timeline.Entry{ev("run_started", at(0, min)), finishedLine(at(0, min+5), "success", 0, 0.1, timeline.Tokens{})}}
+	}
+	counted := issueSpec{id: "new", status: journal.Succeeded, cost: 0.1, started: at(0, 0), attempts: 1,
+		timeline: []timeline.Entry{ev("run_started", at(0, 0)),
+			ev("attempt_ended", at(0, 5), func(e *timeline.Entry) { e.Outcome = "success" }, noResponse(1, 12, 20)),
+			finishedLine(at(0, 5), "success", 0, 0.1, timeline.Tokens{})}}
+	for _, c := range []struct {
+		name  string
+		specs []issueSpec
+		want  string
+	}{
+		{"every run counted", []issueSpec{counted}, ", requests never answered took 20s"},
+		{"an older run beside", []issueSpec{counted, old("old", 1)}, ", requests never answered took 20s (unknown in 1 run an older malarun recorded)"},
+		{"older runs only", []issueSpec{old("old", 1), old("older", 2)},
+			", the time requests never answered took unknown (2 runs an older malarun recorded, which did not count them)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := scanNightAt(t, nightDir(t, c.specs), nightNow)
+			if got := s.failureLine(); !strings.HasSuffix(got, c.want) {
+				t.Errorf("got %q, want it to end in %q", got, c.want)
+			}
+		})
+	}
+	none := scanNightAt(t, nightDir(t, []issueSpec{old("old", 1)}[:0]), nightNow)
+	if got := none.failureLine(); strings.Contains(got, "never answered") {
+		t.Errorf("no run: %q", got)
+	}
+}
+
+func fmtPtr(p *int64) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
 }

@@ -103,6 +103,11 @@ func addNamed(list *[]string, more *int, name string) {
 	*list = append(*list, cut(name, nameMax))
 }
 
+// noResponseRecordVersion is the record version (internal/journal) whose
+// malarun first counted requests never answered (docs/record.md): a
+// record before it says nothing of them, which is not none.
+const noResponseRecordVersion = 9
+
 // readIssue reads one issue folder (nil: it holds no record).
 func readIssue(stateDir, name string, now time.Time) *Issue {
 	e, ok := journal.Read(stateDir, name)
@@ -120,6 +125,7 @@ func readIssue(stateDir, name string, now time.Time) *Issue {
 	is.RetryAt, is.LimitType = r.RetryAt, cut(r.LimitType, wordMax)
 	is.Started, is.Updated = r.StartedAt, r.UpdatedAt
 	is.Rescues.Reclaims = r.RunReclaims
+	is.NoResponseUncounted = r.ReadVersion < noResponseRecordVersion
 	if r.Status != journal.Processing && r.Status != journal.Waiting {
 		is.ExitCode, is.HasExit = r.ExitCode, true
 	}

@@ -66,6 +66,9 @@ func Summarize(stateDir string, sc Scanned, since, now time.Time) Summary {
 		s.Totals.WallMS = satAdd(s.Totals.WallMS, row.WallMS) // a planted record's times are not trusted
 		s.Rescues.add(is)
 		s.Failures.HangLostMS = satAdd(s.Failures.HangLostMS, is.HangLost.Milliseconds())
+		if is.NoResponseUncounted {
+			s.Failures.NoResponseUncounted++
+		}
 		if is.Damaged != "" { // its record, or only its timeline
 			s.Damaged = append(s.Damaged, Damaged{Issue: is.ID, Error: is.Damaged})
 		}
@@ -112,6 +115,8 @@ func Summarize(stateDir string, sc Scanned, since, now time.Time) Summary {
 	slices.SortFunc(s.Waiting, func(a, b Row) int { return cmp.Or(a.RetryAt.Compare(b.RetryAt), cmp.Compare(a.Issue, b.Issue)) })
 	s.Totals.Wall, s.Totals.Cost = spreadOf(walls), spreadOf(costs)
 	s.Failures.ToFailure = spreadOf(toFailure)
+	noResponseMS := s.Rescues.NoResponseMS // every run's, as the hangs' time
+	s.Failures.NoResponseLostMS = &noResponseMS
 	s.Slowest = topRows(s.Rows, func(r Row) float64 { return float64(r.WallMS) })
 	s.Costliest = topRows(s.Rows, func(r Row) float64 { return r.CostUSD })
 	s.ActOn = actOn(&sc, now)

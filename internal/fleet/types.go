@@ -189,6 +189,17 @@ type Failures struct {
 	// last line (the limit it was given) to the next attempt's start, or
 	// to the run's end.
 	HangLostMS int64 `json:"hang_lost_ms"`
+	// NoResponseLostMS is the time requests the API never answered took
+	// from every run (claude's wait for each, and from its retry's line to
+	// the next line of progress: the attempts' attempt_ended entries),
+	// beside the hangs' and never added to it (a hang after such a request
+	// counts the same silence). A summary always says it; nil is an
+	// earlier summary that did not (unknown, never 0).
+	NoResponseLostMS *int64 `json:"no_response_lost_ms,omitempty"`
+	// NoResponseUncounted are the runs whose record a malarun before
+	// record version 9 wrote: it counted no request never answered, so
+	// their share of the time above is unknown.
+	NoResponseUncounted int `json:"no_response_uncounted_runs,omitempty"`
 }
 
 // Spread is a distribution: how many, and its percentiles.

@@ -72,8 +72,7 @@ func (s *Summary) rescueLine() string {
 		itself = append(itself, "retried "+ui.Plural(r.APIRetries, "API request"))
 	}
 	if r.NoResponses > 0 {
-		itself = append(itself, fmt.Sprintf("asked again %s the API never answered (%s lost)",
-			ui.Plural(r.NoResponses, "request"), ui.Duration(time.Duration(min(r.NoResponseMS, int64(1<<62)/int64(time.Millisecond)))*time.Millisecond)))
+		itself = append(itself, fmt.Sprintf("asked again %s the API never answered (%s lost)", ui.Plural(r.NoResponses, "request"), lostText(r.NoResponseMS)))
 	}
 	if len(itself) > 0 {
 		line += "; claude " + strings.Join(itself, " and ") + " itself"
@@ -127,8 +126,8 @@ func (s *Summary) costSpreadLine() string {
 }
 
 // failureLine is what the runs that did not succeed cost, how long they
-// took to fail, and the time hangs took from every run; beside the earlier
-// summary's when there is one.
+// took to fail, and the time hangs and requests never answered took from
+// every run; beside the earlier summary's when there is one.
 func (s *Summary) failureLine() string {
 	f := s.Failures
 	line := failuresText(f, true)
@@ -149,9 +148,34 @@ func failuresText(f Failures, spread bool) string {
 		}
 	}
 	if f.HangLostMS > 0 {
-		t += ", hangs took " + msText(float64(f.HangLostMS))
+		t += ", hangs took " + lostText(f.HangLostMS)
 	}
-	return t
+	return t + noResponseText(f)
+}
+
+// noResponseText is the time requests never answered took, said after the
+// hangs' (both every run's; never added, as a hang after such a request
+// counts the same silence): nothing when none was lost in runs that all
+// counted them, and "unknown" where they were not counted, never 0.
+func noResponseText(f Failures) string {
+	const what = "requests never answered"
+	switch n := f.NoResponseUncounted; {
+	case f.NoResponseLostMS == nil:
+		return ", the time " + what + " took unknown (that summary does not say it)"
+	case n > 0 && *f.NoResponseLostMS > 0:
+		return fmt.Sprintf(", %s took %s (unknown in %s an older malarun recorded)", what, lostText(*f.NoResponseLostMS), ui.Plural(n, "run"))
+	case n > 0:
+		return fmt.Sprintf(", the time %s took unknown (%s an older malarun recorded, which did not count them)", what, ui.Plural(n, "run"))
+	case *f.NoResponseLostMS > 0:
+		return fmt.Sprintf(", %s took %s", what, lostText(*f.NoResponseLostMS))
+	}
+	return ""
+}
+
+// lostText is a time lost, given in milliseconds by a summary or an
+// earlier one (outside input: any int64), within what a Duration holds.
+func lostText(ms int64) string {
+	return ui.Duration(time.Duration(min(ms, int64(1<<63-1)/int64(time.Millisecond))) * time.Millisecond)
 }
 
 // msText is a duration given in milliseconds.

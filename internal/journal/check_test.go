@@ -187,8 +187,11 @@ func TestPlantedRecordsAreDamaged(t *testing.T) {
 	}
 	delete(m, "trace")
 	v4, _ = json.Marshal(m)
-	if r, err := Decode(v4); err != nil || !r.Trace.IsZero() || r.Version != recordVersion {
-		t.Errorf("a version 4 record without a trace reads as %+v, %v", r.Trace, err)
+	if r, err := Decode(v4); err != nil || !r.Trace.IsZero() || r.Version != recordVersion || r.ReadVersion != 4 {
+		t.Errorf("a version 4 record without a trace reads as %+v, version %d read from %d, %v", r.Trace, r.Version, r.ReadVersion, err)
+	}
+	if r, err := Decode(mustEncode(t, traced)); err != nil || r.ReadVersion != recordVersion {
+		t.Errorf("a record of this malarun reads as read from version %d, %v", r.ReadVersion, err)
 	}
 	// Version 6 added api_answered: a version 5 record cannot have it.
 	answered := sample()

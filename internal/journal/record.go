@@ -258,6 +258,13 @@ type Record struct {
 	// OpenTelemetry traces exported: a malarun that continues the run
 	// links its trace to it (since version 5).
 	Trace TraceRef `json:"trace,omitzero"`
+
+	// ReadVersion is the version the file said when the record was read:
+	// Decode reads an older one into the current shape (Version is then
+	// the current one; 0: not read). What an older malarun did not record
+	// is unknown, not zero (malarun summary, docs/design.md §D39). Never
+	// written.
+	ReadVersion int `json:"-"`
 }
 
 // NoResponse counts requests the API never answered (api_retry with
@@ -353,7 +360,7 @@ func Decode(data []byte) (Record, error) {
 		r.Running, r.RunningMore = Named(r.Running, 0)
 		r.Tasks, r.TasksMore = Named(r.Tasks, 0)
 	}
-	r.Version = recordVersion
+	r.ReadVersion, r.Version = r.Version, recordVersion
 	if err := check(r); err != nil {
 		return Record{}, err
 	}
