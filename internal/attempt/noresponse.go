@@ -6,10 +6,11 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// NoResponses counts an attempt's requests that the API never answered
-// and the CLI asked again itself: api_retry lines with no_response (2.1.332,
-// with its first-byte watchdog armed: docs/design.md §F37), and the time
-// they cost. Like the machine it holds no clock: the driver gives each
+// NoResponses counts an attempt's requests that the API never answered,
+// asked again: by the CLI itself (api_retry lines with no_response: 2.1.332
+// with its first-byte watchdog armed, docs/design.md §F37), or by malarun,
+// which found the first byte late and resumes the session (Found), and the
+// time they cost. Like the machine it holds no clock: the driver gives each
 // line's time.
 type NoResponses struct {
 	// Retries is how many such lines came.
@@ -42,6 +43,16 @@ func (n *NoResponses) Observe(ev *stream.Event, now time.Time) {
 	if answer(ev) {
 		n.settle(now)
 	}
+}
+
+// Found counts a request malarun itself found never answered: the attempt
+// hung waiting for its first byte (docs/design.md §D33), was stopped, and
+// the session is resumed, which asks again. The silence malarun waited is
+// what it cost; it is counted as a request asked again, as claude's own.
+func (n *NoResponses) Found(silence time.Duration) {
+	n.Retries++
+	n.Waited = addDuration(n.Waited, silence)
+	n.Cost = addDuration(n.Cost, silence)
 }
 
 // End closes a retry still waiting when the attempt ended at now.

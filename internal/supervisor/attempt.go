@@ -364,6 +364,10 @@ func (d *attemptDriver) finish() *attemptResult {
 	}
 	res.ended = time.Now()
 	res.noResponse.End(res.ended)
+	if d.m.FinalStop() == attempt.StopHang && d.m.HangPhase().FirstByte {
+		// A request never answered, found by malarun: the resume asks again.
+		res.noResponse.Found(d.m.HangSilence())
+	}
 	res.machine = d.m
 	if res.stop = d.m.FinalStop(); res.stop == attempt.StopInterrupted && res.signal == nil {
 		res.signal = d.r.interrupted

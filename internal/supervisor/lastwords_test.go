@@ -131,3 +131,28 @@ func callNames(calls []journal.ToolCall) string {
 	}
 	return strings.Join(names, ",")
 }
+
+// A request never answered that malarun finds at the first byte (§D33) is
+// counted as one, with the silence it waited as its cost, as claude's own
+// retries of such a request are (§D36): the report, the record and the
+// summary say how much time requests never answered took.
+func TestAFirstByteHangIsARequestNeverAnswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testchild.Hang, testchild.EnvLines+"=3",
+			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine, testchild.ToolDone))
+		h.cfg.IdleTimeout, h.cfg.FirstByteTimeout = time.Minute, 20*time.Second
+		rep, err, took := h.run()
+		wantKind(t, err, outcome.RetriesExhausted, "waiting for the API's reply (first_byte_timeout)")
+		if took != 20*time.Second {
+			t.Errorf("took %v, want first_byte_timeout", took)
+		}
+		n := rep.History[0].NoResponse
+		if n == nil || n.Retries != 1 || n.Cost != 20*time.Second {
+			t.Errorf("no_response %+v, want one request never answered that cost 20s", n)
+		}
+		e, ok := journal.Read(h.cfg.StateDir, h.cfg.IssueID)
+		if !ok || e.Err != nil || e.Record.NoResponse.Retries != 1 || e.Record.NoResponse.MS != 20000 {
+			t.Errorf("record no_response %+v (%v)", e.Record.NoResponse, e.Err)
+		}
+	})
+}
