@@ -88,4 +88,3 @@ func TestRealCLICompactionIsNotAFirstByte(t *testing.T) {
 	}
 	r.wantCode(t, 0)
 }
-
