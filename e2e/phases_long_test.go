@@ -157,3 +157,25 @@ func TestLongSubagentBashOf4MinutesAtTheDefaults(t *testing.T) {
 	}
 	t.Logf("a sub-agent's 4-minute Bash call, finished in %v", r.took)
 }
+
+// 2.1.332 with CLAUDE_AUTO_BACKGROUND_TASKS=1 moves a foreground agent still
+// running at 120 s to the background (its task_updated, then the call's
+// "Async agent launched" result): the agent goes on beside its caller,
+// judged on its own lines. Its first reply takes 150 s to begin: healthy,
+// not killed (issue 46's review).
+func TestLongAutoBackgroundedAgent(t *testing.T) {
+	requireLong(t)
+	requireCLI(t, "2.1.332")
+	call := fakeapi.ToolUse("Agent", map[string]any{"description": "slow", "prompt": "Think and report.",
+		"subagent_type": "general-purpose", "run_in_background": false})
+	e := newEnvWith(t, fakeapi.WithScript(call, fakeapi.Repeat(fakeapi.Text("Done."), 0)),
+		fakeapi.WithSubagentScript(fakeapi.Text("slow answer").WithPace(fakeapi.Pace{FirstEvent: 150 * time.Second})))
+	e.args = []string{"--allowedTools", "Bash,Agent,Task"}
+	e.extraEnv = append(e.extraEnv, "CLAUDE_AUTO_BACKGROUND_TASKS=1")
+	e.waitLimit = 6 * time.Minute
+	r := e.run("--subagent-timeout", "200s")
+	r.wantCode(t, 0)
+	if strings.Contains(r.stderr, "hang detected") {
+		t.Errorf("a healthy auto-backgrounded sub-agent was killed:\n%s", r.stderr)
+	}
+}

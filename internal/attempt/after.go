@@ -56,8 +56,37 @@ func (s *State) afterLine(ev *stream.Event, taskEnded bool, now time.Time) {
 // those that ran at the stop (it may have run in part: the resume prompt
 // names it); a result decides nothing, since the work it reports was cut
 // short by the stop (a hang, session_timeout, a signal).
-func (s *State) afterStop(ev *stream.Event) {
+// beforeStop takes a line read after the stop but written before it (a
+// malarun paused past a deadline reads its backlog after stopping): it is
+// what happened before the stop, so a result in it decides, a call it
+// answers was not cut, and what it announces counts as it would have.
+func (s *State) beforeStop(ev *stream.Event, now time.Time) {
 	if ev.Type == "result" {
+		s.results++
+		s.lastOK = ev.Subtype == "success" && !ev.IsError
+	}
+	for _, id := range ev.ToolResults {
+		s.cutTools = slices.DeleteFunc(s.cutTools, func(c stream.ToolUse) bool { return c.ID == id })
+	}
+	s.afterStop(ev) // a call it starts ran in part at most: cut
+	ch := s.tasks.observe(ev, s.commands)
+	for _, tk := range ch.finished {
+		s.cutTasks = slices.DeleteFunc(s.cutTasks, func(c Task) bool { return c.ID == tk.ID })
+	}
+	s.afterLine(ev, len(ch.finished) > 0, now)
+	s.settleStood()
+}
+
+// settleStood decides whether the last result stood at the stop: it ended
+// the CLI's work, and no background task it left was cut off. A CLI that
+// exits decided its tasks' fate itself (2.1.197 stops them and says so); a
+// stop of malarun's cuts them off.
+func (s *State) settleStood() {
+	s.stood = s.afterResult && (s.stopped == StopExited || len(s.tasks.running) == 0)
+}
+
+func (s *State) afterStop(ev *stream.Event) {
+	if ev.Type == "result" && ev.Offset+ev.Bytes+1 > s.stopAt {
 		s.late++
 	}
 	for _, tu := range ev.ToolUses {
@@ -115,6 +144,10 @@ func (s *State) ResultStands() bool {
 // TurnsQueued reports whether the last result said more turns were queued
 // (queued_turn_count, 2.1.332): it was no end.
 func (s *State) TurnsQueued() bool { return s.queued }
+
+// StopAt is where the stream stood when the stop was decided: lines that
+// end before it were written before the stop (Log.Stopped).
+func (s *State) StopAt() int64 { return s.stopAt }
 
 // LateResults counts the results read after the stop (they decide nothing).
 func (s *State) LateResults() int { return s.late }

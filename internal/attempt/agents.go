@@ -20,8 +20,9 @@ type agent struct {
 	// id is the call that started it ("" for the main agent); task is its
 	// task's id (task_started), when the CLI named one.
 	id, task string
-	// description is what its call says it does, for messages.
-	description string
+	// description is what its call says it does, and name the words that
+	// name it in messages (made once).
+	description, name string
 	// background: it runs beside the main agent (2.1.332 runs every Task
 	// so): the call's result came at once, and the agent ends with its task.
 	background bool
@@ -64,12 +65,15 @@ func (a *agent) callerID() string {
 	return a.caller.id
 }
 
-// subagentName names a sub-agent in messages.
+// subagentName names a sub-agent in messages (made once).
 func (a *agent) subagentName() string {
-	if a.description == "" {
-		return "a sub-agent"
+	if a.name == "" {
+		a.name = "a sub-agent"
+		if a.description != "" {
+			a.name = "the sub-agent «" + a.description + "»"
+		}
 	}
-	return "the sub-agent «" + a.description + "»"
+	return a.name
 }
 
 // addCalls opens the calls of an assistant message of this agent.
@@ -136,54 +140,108 @@ func (l *liveness) sub(id string) *agent {
 // first that names it (nil: the main agent's line, or a sub-agent malarun
 // does not follow). A sub-agent's own lines carry its call's id as
 // parent_tool_use_id; its task's lines (task_started of a local_agent,
-// task_progress) carry it as tool_use_id.
+// task_progress, task_updated, task_notification) carry it as tool_use_id
+// or name its task. A sub-agent begins only with its task_started or at a
+// call of Agent (Task) malarun saw made: a line naming a call nobody made
+// is nobody's (§D34).
 func (l *liveness) subagentOf(ev *stream.Event, now time.Time) *agent {
 	id := ev.ParentToolUseID
 	starts := false
-	if id == "" && ev.Type == "system" && ev.ToolUseID != "" {
-		switch {
-		case ev.Subtype == "task_started" && ev.TaskType == "local_agent":
-			id, starts = ev.ToolUseID, true
-		case ev.Subtype == "task_progress" && l.sub(ev.ToolUseID) != nil:
-			id = ev.ToolUseID
+	if id == "" && ev.Type == "system" {
+		switch ev.Subtype {
+		case "task_started":
+			if ev.TaskType == "local_agent" && ev.ToolUseID != "" {
+				id, starts = ev.ToolUseID, true
+			}
+		case "task_progress", "task_updated", "task_notification":
+			if a := l.subOfTask(ev.TaskID, ev.ToolUseID); a != nil {
+				return a
+			}
 		}
 	}
 	if id == "" {
 		return nil
 	}
-	a := l.sub(id)
-	if a == nil {
-		if slices.Contains(l.ended, id) || len(l.subs) >= MaxSubagents {
-			return nil
-		}
-		a = &agent{id: id, last: now, stream: streamPhase{phase: PhaseSubagent, since: now}, context: l.main.context}
+	if a := l.sub(id); a != nil {
+		a.started(ev, starts)
+		return a
+	}
+	if slices.Contains(l.ended, id) || len(l.subs) >= MaxSubagents {
+		return nil
+	}
+	caller, slot, ok := l.callOf(id)
+	if !ok && !starts {
+		return nil
+	}
+	a := &agent{id: id, last: now, stream: streamPhase{phase: PhaseSubagent, since: now}, context: l.main.context}
+	if ok {
 		// Its call is its own now: the agent that made it (the main one,
-		// or a sub-agent's own sub-agent) waits on it, whose lines say
-		// whether it lives.
-		for _, caller := range append([]*agent{&l.main}, l.subs...) {
-			if slot, ok := caller.calls.take(id); ok {
-				a.call, a.seq, a.caller = slot.tu, slot.seq, caller
-				caller.workingStale = true
-				caller.waitsOn++
-				break
-			}
-		}
-		l.subs = append(l.subs, a)
-	}
-	if starts {
-		a.task = ev.TaskID
-		if a.description == "" {
-			a.description = ev.Description
-		}
-		if ev.Backgrounded && !a.background {
-			// It runs beside its caller, which does not wait on it.
-			a.background = true
-			if a.caller != nil {
-				a.caller.waitsOn--
-			}
+		// or a sub-agent's own sub-agent) waits on it while it runs inside
+		// the call, and its lines say whether it lives.
+		caller.calls.take(id)
+		caller.workingStale = true
+		a.call, a.seq, a.caller = slot.tu, slot.seq, caller
+		caller.waitsOn++
+		if slot.tu.Background {
+			a.runBeside() // run_in_background: the call returns at once
 		}
 	}
+	l.subs = append(l.subs, a)
+	a.started(ev, starts)
 	return a
+}
+
+// callOf finds the open call of the Agent (Task) tool with this id, and
+// the agent that made it.
+func (l *liveness) callOf(id string) (*agent, callSlot, bool) {
+	for _, caller := range append([]*agent{&l.main}, l.subs...) {
+		if i, open := caller.calls.index[id]; open {
+			slot := caller.calls.slots[i]
+			if name := slot.tu.Name; name == "Agent" || name == "Task" {
+				return caller, slot, true
+			}
+			return nil, callSlot{}, false
+		}
+	}
+	return nil, callSlot{}, false
+}
+
+// subOfTask is the running sub-agent a task's line names, by its task id
+// or its call's id.
+func (l *liveness) subOfTask(task, call string) *agent {
+	for _, a := range l.subs {
+		if task != "" && a.task == task || call != "" && a.id == call {
+			return a
+		}
+	}
+	return nil
+}
+
+// started takes in the agent's task_started, if ev is it.
+func (a *agent) started(ev *stream.Event, starts bool) {
+	if !starts {
+		return
+	}
+	a.task = ev.TaskID
+	if a.description == "" {
+		a.description = ev.Description
+		a.name = ""
+	}
+	if ev.Backgrounded {
+		a.runBeside()
+	}
+}
+
+// runBeside marks the agent as running beside its caller, which then does
+// not wait on it.
+func (a *agent) runBeside() {
+	if a.background {
+		return
+	}
+	a.background = true
+	if a.caller != nil {
+		a.caller.waitsOn--
+	}
 }
 
 // observeSubagent takes a line of sub-agent a (or of its task).
@@ -207,8 +265,12 @@ func (l *liveness) observeSubagent(a *agent, ev *stream.Event, now time.Time) {
 
 // endSubagents ends the sub-agents a line says have ended: their task's
 // notification (or a terminal update, or a snapshot without it), or, for
-// one that ran inside its call, the call's result. Its calls still open
-// end with it: they were its, and it is gone.
+// one that ran inside its call and has no task malarun knows of, the
+// call's result. A call that returns while its agent's task runs on was
+// moved beside its caller (2.1.197 prints no is_backgrounded for an agent
+// run in the background; 2.1.332 moves a long one there): the agent goes
+// on, as a background task (l.movedBeside). Its calls still open end with
+// it: they were its, and it is gone.
 func (l *liveness) endSubagents(ev *stream.Event, now time.Time) {
 	if len(l.subs) == 0 {
 		return
@@ -217,7 +279,16 @@ func (l *liveness) endSubagents(ev *stream.Event, now time.Time) {
 		done := false
 		switch {
 		case ev.Type == "user" && !a.background && ev.ParentToolUseID == a.callerID():
-			done = slices.Contains(ev.ToolResults, a.id)
+			if !slices.Contains(ev.ToolResults, a.id) {
+				break
+			}
+			if a.task == "" {
+				done = true
+				break
+			}
+			a.runBeside()
+			a.caller.last = now
+			l.movedBeside = append(l.movedBeside, Task{ID: a.task, Type: "local_agent", Description: a.description, ToolUseID: a.id})
 		case ev.Type != "system" || a.task == "":
 		case ev.Subtype == "task_notification":
 			done = ev.TaskID == a.task
@@ -231,11 +302,15 @@ func (l *liveness) endSubagents(ev *stream.Event, now time.Time) {
 				l.ended = l.ended[1:]
 			}
 			l.ended = append(l.ended, a.id)
-			if a.caller != nil && !a.background {
-				// Its caller works again from now.
-				a.caller.waitsOn--
-				a.caller.last = now
+			// Its caller works again from now: it waited on the agent
+			// inside its call, or (its turn over) beside it.
+			caller := a.caller
+			if caller == nil {
+				caller = &l.main
+			} else if !a.background {
+				caller.waitsOn--
 			}
+			caller.last = now
 		}
 		return done
 	})

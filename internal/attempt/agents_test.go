@@ -43,12 +43,12 @@ func TestASubAgentIsJudgedOnItsOwnLines(t *testing.T) {
 		{at: 0, in: line(lInit), wake: 45 * time.Second},
 		{at: 1 * time.Second, in: line(lMsgStart)},
 		{at: 1 * time.Second, in: line(lAgentCall), wake: 1*time.Second + 15*time.Minute},
-		// The main agent's reply is still open: idle_timeout for it.
-		{at: 1 * time.Second, in: line(lAgentFg), wake: 1*time.Second + 3*time.Minute},
+		// The main agent waits on the agent inside its call: only the
+		// sub-agent is judged, from its own lines.
+		{at: 1 * time.Second, in: line(lAgentFg), wake: 1*time.Second + 12*time.Minute},
 		{at: 1 * time.Second, in: line(lBlockStop)},
-		{at: 2 * time.Second, in: line(lSubPrompt), wake: 1*time.Second + 3*time.Minute},
-		{at: 2 * time.Second, in: line(lMsgDelta), wake: 2*time.Second + 3*time.Minute},
-		// The reply is over: the main agent only waits on its sub-agent.
+		{at: 2 * time.Second, in: line(lSubPrompt), wake: 2*time.Second + 12*time.Minute},
+		{at: 2 * time.Second, in: line(lMsgDelta), wake: 2*time.Second + 12*time.Minute},
 		{at: 2 * time.Second, in: line(lMsgStop), wake: 2*time.Second + 12*time.Minute},
 		{at: 2*time.Second + 12*time.Minute, in: wakeUp, stop: StopHang},
 	}})

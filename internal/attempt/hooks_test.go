@@ -44,7 +44,7 @@ func TestHooksAreWork(t *testing.T) {
 		}},
 		{name: "a response for a hook never started changes nothing", final: StopHang, steps: []step{
 			{at: 0, in: line(initLine), wake: 10 * time.Second},
-			{at: 1 * time.Second, in: line(hookResponse("h9", "Stop", "success", 0)), wake: 11 * time.Second},
+			{at: 1 * time.Second, in: line(hookResponse("h9", "Stop", "success", 0)), wake: 10 * time.Second},
 			{at: 11 * time.Second, in: wakeUp, stop: StopHang},
 		}},
 	}

@@ -35,8 +35,10 @@ type Limits struct {
 	PartialMessages bool
 	// Context is how many tokens the attempt's first request carries, as
 	// far as the run knows (the session's last usage, or the prompt's
-	// size): the first byte's allowance grows with it.
-	Context int64
+	// size): the first byte's allowance grows with it. Window is the
+	// model's context window (0: unknown, MaxFirstByteTokens): no request
+	// carries more, whatever a usage says.
+	Context, Window int64
 	// Room doubles a phase's allowance: earlier attempts of the run were
 	// killed in that phase (§D30).
 	Room Room
@@ -139,12 +141,33 @@ const FirstByteTokens = 100_000
 // request of about tokens tokens, with the room the run gave the phase.
 func (lim Limits) firstByte(tokens int64) time.Duration {
 	base, _ := lim.firstByteBase()
-	d := base
-	if tokens > FirstByteTokens {
-		f := float64(base) * float64(tokens) / FirstByteTokens
-		d = time.Duration(min(f, float64(math.MaxInt64/8)))
+	return doubled(lim.grown(base, tokens), lim.Room[PhaseWaiting])
+}
+
+// MaxFirstByteTokens bounds the size a request is taken to have when the
+// window is not known: the largest context a pinned CLI's models take.
+const MaxFirstByteTokens = 1_000_000
+
+// grown is d for a request of up to FirstByteTokens, as much more as a
+// request of tokens (at most the window) is larger.
+func (lim Limits) grown(d time.Duration, tokens int64) time.Duration {
+	window := lim.Window
+	if window <= 0 {
+		window = MaxFirstByteTokens
 	}
-	return doubled(d, lim.Room[PhaseWaiting])
+	tokens = min(tokens, window)
+	if tokens <= FirstByteTokens {
+		return d
+	}
+	return time.Duration(min(float64(d)*float64(tokens)/FirstByteTokens, float64(math.MaxInt64/8)))
+}
+
+// compacting is the silence allowed while the CLI writes its summary of a
+// conversation of tokens: idle_timeout for the summary, and the first
+// byte's allowance for reading the conversation.
+func (lim Limits) compacting(tokens int64) time.Duration {
+	base, _ := lim.firstByteBase()
+	return doubled(lim.Idle+lim.grown(base, tokens), lim.Room[PhaseCompacting])
 }
 
 // firstByteBase is the first byte's allowance for a request of up to
@@ -185,6 +208,9 @@ func (lim Limits) whose(d Doing) string {
 		return "idle_timeout after the wait the CLI announced"
 	case PhaseSubagent:
 		key = "tool_input_timeout and subagent_timeout: claude itself ends a sub-agent whose stream is silent for subagent_timeout"
+	case PhaseCompacting:
+		_, fb := lim.firstByteBase()
+		key = "idle_timeout and " + fb + " for a conversation of about " + approxTokens(d.Tokens)
 	case PhaseText:
 		key = "text_timeout"
 	case PhaseThinking:

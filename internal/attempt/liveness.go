@@ -27,6 +27,9 @@ type liveness struct {
 	// life), at most stream.MaxListItems remembered.
 	subs  []*agent
 	ended []string
+	// movedBeside are the sub-agents whose call returned while they ran
+	// on: background tasks now, for the machine to take (tasks.start).
+	movedBeside []Task
 	// seq numbers the tool calls of every agent, in call order.
 	seq int
 	// hooks are the hooks started and not ended, in start order: a hook is
@@ -108,32 +111,70 @@ func (l *liveness) catchUp(written, consumed int64, now time.Time) bool {
 }
 
 // observe updates the agents' phases and the deadline for a line that
-// arrived at now.
-func (l *liveness) observe(ev *stream.Event, now time.Time) {
+// arrived at now. taskRunning says whether the CLI's background task with
+// an id runs (the machine's tasks): a line about a task or hook that is
+// not running is no one's progress (§D34).
+func (l *liveness) observe(ev *stream.Event, now time.Time, taskRunning func(string) bool) {
 	l.read = max(l.read, ev.Offset+ev.Bytes+1)
 	l.seen = max(l.seen, l.read)
-	if !progress(ev) {
+	if !progress(ev) || !l.observeWork(ev, now, taskRunning) {
 		if l.catchUpTo > 0 && l.read >= l.catchUpTo {
 			// What was written while malarun looked away was only this
-			// (pings, junk): the silence was not broken, and the hang is due.
+			// (pings, junk, lines of no agent's work): the silence was not
+			// broken, and the hang is due.
 			l.deadline, l.catchUpTo = l.due, 0
 		}
 		return
 	}
-	if a := l.subagentOf(ev, now); a != nil {
+	due, deadline := l.due, l.deadline
+	l.schedule()
+	switch {
+	case l.due.After(due):
+		// The silence was broken: catch-ups count afresh (catchUp).
+		l.catchUpTo, l.catchUps = 0, 0
+	case l.catchUpTo > 0 && deadline.After(l.due):
+		// A line of work that moved no deadline later (another agent's)
+		// leaves the catch-up under way as it was.
+		l.deadline = deadline
+	}
+}
+
+// observeWork folds in a line of progress as the agent whose work it is,
+// and reports whether any agent's was: a line of a sub-agent malarun does
+// not follow (a call it never saw made, past MaxSubagents, ended) or about
+// a task or hook that does not run is nobody's.
+func (l *liveness) observeWork(ev *stream.Event, now time.Time, taskRunning func(string) bool) bool {
+	switch a := l.subagentOf(ev, now); {
+	case a != nil:
 		l.observeSubagent(a, ev, now)
-	} else if !l.agentLine(ev) {
+	case ev.ParentToolUseID != "" || !l.mainWork(ev, taskRunning):
+		return false
+	default:
 		l.observeMain(ev, now)
 	}
 	l.endSubagents(ev, now)
-	l.schedule()
-	l.catchUpTo, l.catchUps = 0, 0
+	if ev.Type == "user" && ev.ParentToolUseID == "" {
+		// The main agent asks again only once every call of its message
+		// has its result, and no agent of its runs inside a call.
+		l.main.requestOut = l.main.calls.live == 0 && l.main.waitsOn == 0
+	}
+	return true
 }
 
-// agentLine reports whether a line is a sub-agent's that malarun does not
-// follow (past MaxSubagents, or ended): no agent's progress.
-func (l *liveness) agentLine(ev *stream.Event) bool {
-	return ev.ParentToolUseID != ""
+// mainWork reports whether a top-level line is the main agent's work: a
+// hook's line only while that hook runs (or as it starts), a task's only
+// while the task runs (or as it starts); every other line of progress.
+func (l *liveness) mainWork(ev *stream.Event, taskRunning func(string) bool) bool {
+	if ev.Type != "system" {
+		return true
+	}
+	switch ev.Subtype {
+	case "hook_progress", "hook_response":
+		return slices.ContainsFunc(l.hooks, func(h Hook) bool { return h.ID == ev.HookID })
+	case "task_progress", "task_updated", "task_notification":
+		return taskRunning != nil && taskRunning(ev.TaskID)
+	}
+	return true
 }
 
 // observeMain takes a line of the main agent (the top level).
@@ -187,9 +228,14 @@ func (l *liveness) observeMain(ev *stream.Event, now time.Time) {
 func (a *agent) observeRequest(ev *stream.Event) {
 	switch ev.Type {
 	case "system":
-		switch ev.Subtype {
-		case "init", "status", "api_retry":
+		switch {
+		case ev.Subtype == "init", ev.Subtype == "api_retry":
 			a.requestOut = true
+		case ev.Subtype == "status":
+			// requesting: a request is out; compacting: the CLI writes its
+			// summary of the conversation (PhaseCompacting), a reply of its
+			// own whose first byte is not what it waits for.
+			a.requestOut = ev.Status != "compacting"
 		}
 	case "user":
 		a.requestOut = true
@@ -220,14 +266,23 @@ func (l *liveness) observeHook(ev *stream.Event) {
 }
 
 // schedule sets due to the earliest deadline of the agents it judges.
+// It runs on every line: it builds no label, and walks the few agents
+// there are without allocating.
 func (l *liveness) schedule() {
 	var first *agent
 	var due time.Time
-	for _, a := range l.judged() {
-		_, allowed := l.doing(a)
-		at := a.last.Add(allowed)
+	consider := func(a *agent) {
+		at := a.last.Add(l.allowanceOf(a))
 		if first == nil || at.Before(due) {
 			first, due = a, at
+		}
+	}
+	if !l.mainWaitsOnSubagents() {
+		consider(&l.main)
+	}
+	for _, a := range l.subs {
+		if a.calls.live > 0 || a.waitsOn == 0 {
+			consider(a)
 		}
 	}
 	if first == &l.main {
@@ -236,58 +291,64 @@ func (l *liveness) schedule() {
 	l.due, l.dueAgent, l.deadline = due, first, due
 }
 
-// judged are the agents whose silence can be a hang now: every agent but
-// one that only waits on its sub-agents (its only running calls started
-// them; or, for the main agent, its turn is over while they work beside
-// it), whose lines say whether they live.
-func (l *liveness) judged() []*agent {
-	out := make([]*agent, 0, 1+len(l.subs))
-	if !l.mainWaitsOnSubagents() {
-		out = append(out, &l.main)
-	}
-	for _, a := range l.subs {
-		if a.calls.live > 0 || a.waitsOn == 0 {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // mainWaitsOnSubagents: sub-agents run, and the main agent has no call or
-// hook of its own running, no reply open and no request out: its only
-// running calls started them, or its turn is over while they work beside
-// it (2.1.332 holds the result back until they end).
+// hook of its own running: its running calls started them (it asks again
+// only once they return), or its turn is over, no request out, while they
+// work beside it (2.1.332 holds the result back until they end).
 func (l *liveness) mainWaitsOnSubagents() bool {
 	if len(l.subs) == 0 || l.main.calls.live > 0 || len(l.hooks) > 0 || !l.anyLine {
 		return false
 	}
-	return l.main.stream.phase == PhaseWaiting && !l.main.requestOut
+	return l.main.waitsOn > 0 || l.main.stream.phase == PhaseWaiting && !l.main.requestOut
 }
 
 // doing is what decides agent a's silence allowed now, and that allowance:
 // the calls (and for the main agent, hooks) running, else its phase.
 func (l *liveness) doing(a *agent) (Doing, time.Duration) {
-	d := Doing{Phase: a.stream.phase, What: a.stream.what}
-	if a == &l.main && !l.anyLine {
-		d = Doing{Phase: PhaseStarting}
+	d, allowed := l.phaseOf(a)
+	if d.Phase == PhaseTool {
+		d.What = l.working(a)
 	}
 	if a != &l.main {
 		d.Agent = a.subagentName()
 	}
+	return d, allowed
+}
+
+// allowanceOf is agent a's silence allowed now (doing's, without making
+// its words).
+func (l *liveness) allowanceOf(a *agent) time.Duration {
+	_, allowed := l.phaseOf(a)
+	return allowed
+}
+
+// phaseOf is agent a's phase and its allowance, the running calls and
+// hooks not named yet.
+func (l *liveness) phaseOf(a *agent) (Doing, time.Duration) {
+	d := Doing{Phase: a.stream.phase, What: a.stream.what}
+	if a == &l.main && !l.anyLine {
+		d = Doing{Phase: PhaseStarting}
+	}
 	allowed := l.lim.allowance(d.Phase, l.retryWait)
-	if d.Phase == PhaseWaiting && a.requestOut && a.seesStream {
+	switch {
+	case d.Phase == PhaseWaiting && a.requestOut && a.seesStream:
 		d.FirstByte, d.Tokens = true, a.context
 		allowed = l.lim.firstByte(a.context)
-	} else if d.Phase == PhaseRetry && a.seesStream {
+	case d.Phase == PhaseRetry && a.seesStream:
 		d.FirstByte, d.Tokens = true, a.context
 		allowed = l.lim.firstByte(a.context) + l.retryWait
+	case d.Phase == PhaseCompacting:
+		// The summary of the whole conversation is written: its first
+		// byte, then a reply of its own.
+		d.Tokens = a.context
+		allowed = l.lim.compacting(a.context)
 	}
 	hooks := a == &l.main && len(l.hooks) > 0
 	if a.calls.live > 0 || hooks {
 		// tool_timeout replaces the allowance, unless the model is writing
 		// beside the running tools and may be silent longer there.
 		if work := l.lim.allowance(PhaseTool, 0); !d.Phase.writing() || work >= allowed {
-			return Doing{Phase: PhaseTool, What: l.working(a), Agent: d.Agent}, work
+			return Doing{Phase: PhaseTool}, work
 		}
 	}
 	return d, allowed

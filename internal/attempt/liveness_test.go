@@ -30,7 +30,7 @@ func TestLivenessDeadlines(t *testing.T) {
 		t.Fatalf("initial deadline %v, want %v (FirstLineWait)", got, FirstLineWait)
 	}
 	for _, s := range steps {
-		l.observe(&s.ev, t0.Add(s.at))
+		l.observe(&s.ev, t0.Add(s.at), nil)
 		if got := l.deadline.Sub(t0); got != s.want {
 			t.Errorf("%s: deadline %v, want %v", s.name, got, s.want)
 		}

@@ -40,6 +40,9 @@ type Log struct {
 	// attempt's reply; its tool calls and cost are still counted, since
 	// they happened (docs/design.md §D35).
 	stopped bool
+	// stopAt: lines that end before it were written before the stop, and
+	// are no last words (State.StopAt).
+	stopAt int64
 	// ResultsLost counts the results the CLI numbered (result_index,
 	// 2.1.332) that never came: a gap means a result line was lost (the
 	// CLI's write of it failed). The last result still decides
@@ -89,8 +92,14 @@ type Result struct {
 func NewLog(session string) *Log { return &Log{SessionID: session} }
 
 // Stopped marks the moment malarun decided to stop the attempt: lines
-// observed from now on are what the CLI said while it was being stopped.
-func (a *Log) Stopped() { a.stopped = true }
+// observed from now on are what the CLI said while it was being stopped,
+// but those that end before at (State.StopAt), written before the stop.
+func (a *Log) Stopped(at int64) { a.stopped, a.stopAt = true, at }
+
+// late reports whether a line is a last word: written after the stop.
+func (a *Log) late(ev *stream.Event) bool {
+	return a.stopped && ev.Offset+ev.Bytes+1 > a.stopAt
+}
 
 // Observe folds one line in.
 func (a *Log) Observe(ev stream.Event) {
@@ -122,11 +131,11 @@ func (a *Log) Observe(ev stream.Event) {
 		}
 		a.Assistants++
 		a.ToolCalls = append(a.ToolCalls, ev.ToolUses...)
-		if ev.ParentToolUseID == "" && len(ev.Texts) > 0 && !a.stopped {
+		if ev.ParentToolUseID == "" && len(ev.Texts) > 0 && !a.late(&ev) {
 			a.LastText = strings.Join(ev.Texts, "\n")
 		}
 	case "result":
-		if !a.stopped {
+		if !a.late(&ev) {
 			e := ev
 			a.Result = &e
 		}
@@ -142,7 +151,7 @@ func (a *Log) Observe(ev stream.Event) {
 			a.ResumeReason = ev.ResumeReason
 		}
 		rr := Result{Subtype: ev.Subtype, IsError: ev.IsError, TerminalReason: ev.TerminalReason,
-			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: a.CostUSD, Usage: ev.Usage, AfterStop: a.stopped,
+			APIErrorStatus: ev.APIErrorStatus, Origin: ev.OriginKind, CostUSD: a.CostUSD, Usage: ev.Usage, AfterStop: a.late(&ev),
 			Index: ev.ResultIndex, HasIndex: ev.HasResultIndex, NumTurns: ev.NumTurns, HasNumTurns: ev.HasNumTurns,
 			QueuedTurns: ev.QueuedTurnCount, ResumeReason: ev.ResumeReason, StartupFailure: ev.StartupFailureReason, APIError: ev.APIError}
 		a.Results = append(a.Results, rr)

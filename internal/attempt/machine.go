@@ -84,6 +84,11 @@ type State struct {
 	late int
 	// queued: the last result said more turns were queued.
 	queued bool
+	// writtenAt is the most of the stream known written (at a wake);
+	// stopAt is where the stream stood when the stop was decided: a line
+	// that ends before it was written before the stop, even if it is read
+	// after (a malarun paused past a deadline), and is no last word.
+	writtenAt, stopAt int64
 	// talked: the run has talked to the API (Limits.Talked, or this
 	// attempt's stream showed an answer); probed: a probe was asked for.
 	talked, probed bool
@@ -136,7 +141,11 @@ func (s *State) line(in *Input, now time.Time) Effects {
 		s.talked = answered(ev)
 	}
 	if s.stopped != StopNone {
-		s.afterStop(ev)
+		if ev.Offset+ev.Bytes+1 <= s.stopAt {
+			s.beforeStop(ev, now)
+		} else {
+			s.afterStop(ev)
+		}
 		return Effects{}
 	}
 	if ev.Type == "result" {
@@ -144,7 +153,13 @@ func (s *State) line(in *Input, now time.Time) Effects {
 		s.lastOK = ev.Subtype == "success" && !ev.IsError
 	}
 	var eff Effects
-	s.live.observe(ev, now)
+	s.live.observe(ev, now, s.tasks.isRunning)
+	for _, tk := range s.live.movedBeside {
+		if s.tasks.start(tk) {
+			eff.Started = append(eff.Started, tk)
+		}
+	}
+	s.live.movedBeside = s.live.movedBeside[:0]
 	for _, tu := range ev.ToolUses {
 		if tu.Background {
 			if s.commands == nil {
@@ -154,7 +169,7 @@ func (s *State) line(in *Input, now time.Time) Effects {
 		}
 	}
 	ch := s.tasks.observe(ev, s.commands)
-	eff.Started, eff.Finished = ch.started, ch.finished
+	eff.Started, eff.Finished = append(eff.Started, ch.started...), ch.finished
 	s.pressure = s.pressure || in.Pressure && !s.lim.Checkpoint
 	s.afterLine(ev, len(ch.finished) > 0, now)
 
@@ -208,6 +223,9 @@ func (s *State) wake(now time.Time, written, consumed int64) Effects {
 	if s.stopped != StopNone {
 		return Effects{}
 	}
+	// What is written now was written before any stop decided here (a
+	// paused malarun's deadline: §D35's lines written before the stop).
+	s.writtenAt = max(s.writtenAt, written)
 	eff := s.lookAgain(now)
 	switch {
 	case !s.lim.Deadline.IsZero() && !now.Before(s.lim.Deadline):
@@ -240,9 +258,8 @@ func (s *State) stop(why StopReason, g Grace) Effects {
 		return Effects{}
 	}
 	s.stopped, s.grace = why, g
-	// A CLI that exits decided its tasks' fate itself (2.1.197 stops them
-	// and says so); a stop of malarun's cuts them off.
-	s.stood = s.afterResult && (why == StopExited || len(s.tasks.running) == 0)
+	s.stopAt = max(s.writtenAt, s.live.read)
+	s.settleStood()
 	s.cutTools = s.live.outstanding()
 	s.cutHooks = append([]Hook(nil), s.live.hooks...)
 	s.cutTasks = append([]Task(nil), s.tasks.running...)
@@ -290,7 +307,7 @@ func (s *State) StopReason() StopReason { return s.stopped }
 // interruption (the user asked malarun to stop, so no retry follows),
 // unless the CLI had reported success by then.
 func (s *State) FinalStop() StopReason {
-	if s.signalled && s.stopped != StopInterrupted && !s.lastOK {
+	if s.signalled && s.stopped != StopInterrupted && !s.ResultStands() {
 		return StopInterrupted
 	}
 	return s.stopped
@@ -305,6 +322,9 @@ func (s *State) ToolsRunning() []string { return s.live.toolsRunning() }
 
 // Running are the background tasks running now, in the order they started.
 func (s *State) Running() []Task { return s.tasks.running }
+
+// RunningVersion changes whenever Running does (or a task's words).
+func (s *State) RunningVersion() int { return s.tasks.version }
 
 // Hang is the silence that was allowed and the tools that ran when a hang
 // was detected.

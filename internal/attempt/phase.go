@@ -45,14 +45,19 @@ const (
 	// (tool_input_timeout + subagent_timeout; the CLI itself ends a
 	// sub-agent whose stream is silent for subagent_timeout: §D33, §F35).
 	PhaseSubagent
+	// PhaseCompacting: the CLI writes its summary of the conversation
+	// (status compacting, until compact_boundary): a request of its own
+	// whose reply it does not print (idle_timeout, and the first byte's
+	// allowance for the conversation's size).
+	PhaseCompacting
 )
 
 // phaseCount is how many phases there are.
-const phaseCount = int(PhaseSubagent) + 1
+const phaseCount = int(PhaseCompacting) + 1
 
 // String is the phase's name for programs (--events, the record, show).
 func (p Phase) String() string {
-	names := [phaseCount]string{"starting", "waiting", "replying", "thinking", "text", "tool_input", "block", "tool", "retry", "subagent"}
+	names := [phaseCount]string{"starting", "waiting", "replying", "thinking", "text", "tool_input", "block", "tool", "retry", "subagent", "compacting"}
 	if p < 0 || int(p) >= phaseCount {
 		return "unknown"
 	}
@@ -78,7 +83,7 @@ func Phases() []Phase {
 // judges it (subagent_timeout), and malarun's allowance there is already
 // the longest a healthy message can take plus claude's own (§D33).
 func (p Phase) Grows() bool {
-	return p == PhaseWaiting || p == PhaseThinking || p == PhaseToolInput || p == PhaseBlock
+	return p == PhaseWaiting || p == PhaseThinking || p == PhaseToolInput || p == PhaseBlock || p == PhaseCompacting
 }
 
 // writing reports whether the model is writing a block in this phase.
@@ -140,6 +145,8 @@ func (d Doing) label() string {
 		return "while waiting to retry a request"
 	case PhaseSubagent:
 		return "while it wrote its next message"
+	case PhaseCompacting:
+		return "while claude compacted the conversation"
 	}
 	return "while " + d.Phase.String()
 }
@@ -163,7 +170,14 @@ func (s *streamPhase) observe(ev *stream.Event, now time.Time) {
 		switch ev.Subtype {
 		case "api_retry":
 			next, what = PhaseRetry, ""
-		case "init", "status":
+		case "init":
+			next, what = PhaseWaiting, ""
+		case "status":
+			next, what = PhaseWaiting, ""
+			if ev.Status == "compacting" {
+				next = PhaseCompacting
+			}
+		case "compact_boundary":
 			next, what = PhaseWaiting, ""
 		}
 	case "user", "result":

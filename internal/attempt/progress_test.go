@@ -105,19 +105,24 @@ func TestAResultAfterTheStopDecidesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := New(lim, t0)
 			log := NewLog("s1")
+			var off int64
 			feed := func(ev stream.Event, at time.Duration) {
+				ev.Offset, ev.Bytes = off, 99
+				off += 100
 				log.Observe(ev)
 				eff := s.Step(line(ev), t0.Add(at))
 				if eff.Stop {
-					log.Stopped()
+					log.Stopped(s.StopAt())
 				}
 			}
 			feed(lInit, 0)
 			feed(bash, time.Second)
-			if eff := s.Step(c.stop, t0.Add(c.at)); !eff.Stop {
+			stop := c.stop
+			stop.Written = off // all read
+			if eff := s.Step(stop, t0.Add(c.at)); !eff.Stop {
 				t.Fatalf("no stop at %v", c.at)
 			}
-			log.Stopped()
+			log.Stopped(s.StopAt())
 			// 2.1.197 under load: it kills its tool, sends "Exit code 137"
 			// to the model, prints the model's next call and a success.
 			feed(toolResult("t1"), c.at+time.Millisecond)

@@ -26,9 +26,17 @@ var terminalTaskStatus = map[string]bool{"completed": true, "failed": true, "kil
 // background_tasks_changed snapshot is authoritative, but an ended task is
 // never brought back by a late snapshot: ends are idempotent.
 type tasks struct {
-	running []Task          // in the order they started
-	ended   map[string]bool // every task seen to end
+	running []Task          // in the order they started, at most MaxTasks
+	ended   map[string]bool // every task seen to end, at most MaxTasks remembered
+	// version counts the changes to running, so that what is made of it
+	// (labels on the status line) is made again only when it changes.
+	version int
 }
+
+// MaxTasks bounds the background tasks followed at once: a stream that
+// starts more gets no say for the rest (they are not waited for, and
+// their lines are no one's progress).
+const MaxTasks = 256
 
 // taskChange is what one line did to the set of running tasks.
 type taskChange struct {
@@ -55,11 +63,13 @@ func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange
 			}
 			if i := t.index(st.ID); i >= 0 {
 				t.running[i].fill(st.Type, st.Description)
+				t.version++
 				continue
 			}
 			nt := Task{ID: st.ID, Type: st.Type, Description: st.Description}
-			t.running = append(t.running, nt)
-			ch.started = append(ch.started, nt)
+			if t.start(nt) {
+				ch.started = append(ch.started, nt)
+			}
 		}
 		for i := 0; i < len(t.running); {
 			if present[t.running[i].ID] {
@@ -76,11 +86,14 @@ func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange
 		}
 		i := t.index(ev.TaskID)
 		if i < 0 {
-			t.running = append(t.running, Task{ID: ev.TaskID})
+			if !t.start(Task{ID: ev.TaskID}) {
+				return ch
+			}
 			i = len(t.running) - 1
 			ch.started = append(ch.started, t.running[i])
 		}
 		tk := &t.running[i]
+		t.version++
 		tk.fill(ev.TaskType, ev.Description)
 		tk.ToolUseID = ev.ToolUseID
 		tk.Command = commands[ev.ToolUseID]
@@ -103,6 +116,19 @@ func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange
 	return ch
 }
 
+// start adds a task that runs, unless MaxTasks already do.
+func (t *tasks) start(tk Task) bool {
+	if len(t.running) >= MaxTasks {
+		return false
+	}
+	t.running = append(t.running, tk)
+	t.version++
+	return true
+}
+
+// isRunning reports whether the task with this id runs.
+func (t *tasks) isRunning(id string) bool { return id != "" && t.index(id) >= 0 }
+
 func (t *tasks) index(id string) int {
 	for i, tk := range t.running {
 		if tk.ID == id {
@@ -113,6 +139,7 @@ func (t *tasks) index(id string) int {
 }
 
 func (t *tasks) end(i int) Task {
+	t.version++
 	tk := t.running[i]
 	t.running = append(t.running[:i:i], t.running[i+1:]...)
 	t.markEnded(tk.ID)
@@ -122,6 +149,9 @@ func (t *tasks) end(i int) Task {
 func (t *tasks) markEnded(id string) {
 	if t.ended == nil {
 		t.ended = map[string]bool{}
+	}
+	if len(t.ended) >= MaxTasks*4 {
+		clear(t.ended) // a stream that ends tasks without end: forget the oldest
 	}
 	t.ended[id] = true
 }

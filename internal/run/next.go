@@ -72,7 +72,9 @@ func (s *State) fold(p Policy, e Ended) {
 		// not make every later one wait longer.
 		s.FirstByteHangs++
 		if s.FirstByteHangs >= 2 {
-			s.Room.Grow(e.Hung.Phase)
+			// The first byte's room, whether the wait began with a
+			// request or with a retry the CLI announced.
+			s.Room.Grow(attempt.PhaseWaiting)
 		}
 	case e.Ending == attempt.Hang && e.Hung != nil:
 		// A healthy model can be silent there for longer than the

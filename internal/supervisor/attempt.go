@@ -128,7 +128,10 @@ func (r *runner) newAttemptDriver(res *attemptResult, child Child) *attemptDrive
 	// The event first: an observer may open an output group for the attempt.
 	r.emit(event.Event{Kind: event.AttemptStarted, Attempt: spec.N, Session: spec.SessionID, Pid: child.Pid(), Resume: spec.Resume, Purpose: spec.Purpose()})
 	d.log.Info().Int("pid", child.Pid()).Bool("resume", spec.Resume).Str("transcript", res.stdoutPath).Msg("attempt started")
-	d.m = attempt.New(r.attemptLimits(spec.Checkpoint), time.Now())
+	lim := r.attemptLimits(spec.Checkpoint)
+	lim.Context = r.firstRequestTokens(res.sessionFrom)
+	d.m = attempt.New(lim, time.Now())
+	r.taskLabels = nil // the new machine counts its tasks' changes afresh
 	d.timer = time.NewTimer(time.Hour)
 	d.rearm()
 	return d
@@ -140,7 +143,7 @@ func (r *runner) attemptLimits(checkpoint bool) attempt.Limits {
 	return attempt.Limits{
 		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Text: r.cfg.TextTimeout, Thinking: r.cfg.ThinkingTimeout,
 		ToolInput: r.cfg.ToolInputTimeout, FirstByte: r.cfg.FirstByteTimeout, Subagent: r.cfg.SubagentTimeout,
-		PartialMessages: r.cfg.PartialMessages, Context: r.firstRequestTokens(),
+		PartialMessages: r.cfg.PartialMessages, Window: r.windowTokens(),
 		Room: r.state.Room, Background: r.cfg.BackgroundTimeout,
 		Linger: r.cfg.ResultExitTimeout, Deadline: r.policy.Deadline, Checkpoint: checkpoint,
 		LimitWaitLeft: r.state.LimitWaitLeft(), Talked: r.state.Talked, UnreachableWindow: r.cfg.UnreachableWindow,
@@ -265,7 +268,7 @@ func (d *attemptDriver) apply(eff attempt.Effects) {
 	}
 	d.timer.Stop()
 	// From here on the stream is the dying CLI's last words (§D35).
-	d.res.log.Stopped()
+	d.res.log.Stopped(d.m.StopAt())
 	d.stopTree(eff.Grace)
 }
 
@@ -378,8 +381,14 @@ func (d *attemptDriver) finish() *attemptResult {
 
 // firstRequestTokens is about how many tokens an attempt's first request
 // carries, for its first byte's allowance (docs/design.md §D33): the
-// session's context as last measured (nothing for a new session, or after
-// malarun's own death) and the prompt, at 4 bytes a token.
-func (r *runner) firstRequestTokens() int64 {
-	return r.monitor.Occupancy() + int64(len(r.cfg.Prompt))/4
+// session's context as last measured, or where this malarun has not
+// measured it (a resumed run, a new process) the session file's size
+// (sessionBytes, what the CLI will send again, and more), and the prompt,
+// at 4 bytes a token. The machine caps it at the window.
+func (r *runner) firstRequestTokens(sessionBytes int64) int64 {
+	context := r.monitor.Occupancy()
+	if context == 0 {
+		context = sessionBytes / 4
+	}
+	return context + int64(len(r.cfg.Prompt))/4
 }

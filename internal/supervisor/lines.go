@@ -102,7 +102,12 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event,
 		r.doing, r.doingLabel = doing, doing.Label()
 	}
 	e.Phase, e.Doing, e.PhaseSince, e.Limit = doing.Phase.String(), r.doingLabel, since, allowed
-	e.Tasks = attempt.TaskLabels(m.Running())
+	if v := m.RunningVersion(); v != r.tasksVersion || r.taskLabels == nil {
+		// Made again only when the tasks change: a line comes every few
+		// milliseconds, and there can be MaxTasks of them.
+		r.tasksVersion, r.taskLabels = v, attempt.TaskLabels(m.Running())
+	}
+	e.Tasks = r.taskLabels
 	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
 	e.CostUSD = r.state.CostUSD + res.log.CostUSD
 	r.emit(e)

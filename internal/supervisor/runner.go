@@ -70,6 +70,10 @@ type runner struct {
 	// and its words.
 	doing      attempt.Doing
 	doingLabel string
+	// taskLabels are the background tasks the last progress event named,
+	// made at tasksVersion (attempt.State.RunningVersion).
+	taskLabels   []string
+	tasksVersion int
 
 	// shutdown is how malarun was asked to stop (signals.go).
 	shutdown
