@@ -19,6 +19,7 @@ import (
 
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testing/testchild"
 	"github.com/malarun/malarun/internal/usagelimit"
@@ -296,11 +297,11 @@ func (c campaignCase) finish(t *testing.T, p *proc, code int) int {
 		t.Fatalf("exit %d left a damaged record: %v", code, e.Err)
 	}
 	rec := e.Record
-	want := map[int][]journal.Status{0: {journal.Succeeded}, 3: {journal.Stopped}, 124: {journal.Stopped}, 75: {journal.Waiting},
-		129: {journal.Interrupted, journal.Waiting}, 130: {journal.Interrupted, journal.Waiting},
-		131: {journal.Interrupted, journal.Waiting}, 143: {journal.Interrupted, journal.Waiting}}[code]
+	want := map[int][]record.Status{0: {record.Succeeded}, 3: {record.Stopped}, 124: {record.Stopped}, 75: {record.Waiting},
+		129: {record.Interrupted, record.Waiting}, 130: {record.Interrupted, record.Waiting},
+		131: {record.Interrupted, record.Waiting}, 143: {record.Interrupted, record.Waiting}}[code]
 	if want == nil {
-		want = []journal.Status{journal.Failed}
+		want = []record.Status{record.Failed}
 	}
 	if !containsStatus(want, rec.Status) || rec.ExitCode != code || len(rec.Tree) != 0 {
 		t.Errorf("exit %d, but the record says %s with exit %d and tree %v; stderr:\n%s", code, rec.Status, rec.ExitCode, rec.Tree, p.stderr.String())
@@ -309,7 +310,7 @@ func (c campaignCase) finish(t *testing.T, p *proc, code int) int {
 	return code
 }
 
-func containsStatus(list []journal.Status, s journal.Status) bool {
+func containsStatus(list []record.Status, s record.Status) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -321,7 +322,7 @@ func containsStatus(list []journal.Status, s journal.Status) bool {
 // checkTranscripts: every transcript is JSON lines but for a last line the
 // CLI was stopped in the middle of, and a succeeded run's last transcript
 // ends with the result that decided it.
-func checkTranscripts(t *testing.T, rec journal.Record, code int) {
+func checkTranscripts(t *testing.T, rec record.Record, code int) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(rec.RunDir, "attempt-*.jsonl"))
 	var last string
@@ -545,7 +546,7 @@ func killedInLimitWait(t *testing.T, c campaignCase, p *proc) []int {
 	waited := false
 	testchild.WaitUntil(exitLimit, nil, func() bool {
 		e, ok := journal.Read(p.stateDir, p.issue)
-		waited = ok && e.Err == nil && e.Record.Status == journal.Waiting && !e.Record.RetryAt.IsZero() && e.Record.RetryAt.After(time.Now())
+		waited = ok && e.Err == nil && e.Record.Status == record.Waiting && !e.Record.RetryAt.IsZero() && e.Record.RetryAt.After(time.Now())
 		return waited || !alive(p)
 	})
 	p.cmd.Process.Kill()

@@ -136,7 +136,7 @@ type PromptData struct {
 	// Interrupted are the tool calls still running when the attempt was cut
 	// off: the CLI drops them from the resumed history (docs/design.md §F16),
 	// so only malarun can tell the agent about them. InterruptedMore are
-	// more of them, not named: a record names at most journal.MaxInFlight.
+	// more of them, not named: a record names at most record.MaxInFlight.
 	Interrupted     []ToolCall
 	InterruptedMore int
 	// Tasks are the background tasks killed with the attempt: the CLI will

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
@@ -28,8 +29,8 @@ import (
 // RecordWriter saves the issue's record: Save durably (at transitions),
 // SaveQuick without fsync (progress within an attempt).
 type RecordWriter interface {
-	Save(journal.Record) error
-	SaveQuick(journal.Record) error
+	Save(record.Record) error
+	SaveQuick(record.Record) error
 }
 
 // Run supervises cfg.IssueID until it succeeds or fails. The error is nil
@@ -92,7 +93,7 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	// The record names the trace of the malarun that last ran the issue
 	// with traces on; a continued run links to it, and this one's takes
 	// its place.
-	var previousTrace journal.TraceRef
+	var previousTrace record.TraceRef
 	if pl.begin.Continued {
 		previousTrace = r.base.Trace
 	}
@@ -100,7 +101,7 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	if !r.cfg.Trace.IsZero() {
 		trace = r.cfg.Trace
 	}
-	r.facts = openFacts(r.base, journal.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
+	r.facts = openFacts(r.base, record.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
 		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}, trace)
 	r.runDir = r.base.RunDir
 	r.cfg.Cwd = r.base.Cwd

@@ -13,6 +13,7 @@ import (
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -44,7 +45,7 @@ type runner struct {
 	// base is the run as the plan opened it (its identity and history);
 	// facts what this malarun keeps of it. record() projects them, with
 	// state, into the record saved at every transition.
-	base  journal.Record
+	base  record.Record
 	facts runFacts
 	task  []byte // the run's prompt (prompt.md), kept to make a removed run folder again
 	// prompts are the attempt prompts this invocation wrote, by path: a

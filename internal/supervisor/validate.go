@@ -4,23 +4,23 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/notrun"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // MaxIssueIDLen bounds an issue id: it names a folder.
-const MaxIssueIDLen = journal.MaxIssueIDLen
+const MaxIssueIDLen = record.MaxIssueIDLen
 
 // ValidateIssueID accepts letters, digits, '.', '_' and '-', at most
 // MaxIssueIDLen long, and not "." or "..": the id becomes a path component,
-// so anything else could escape the state directory (journal.CheckIssueName,
+// so anything else could escape the state directory (record.CheckIssueName,
 // which a record's issue is held to too). It must not start with
 // '-' (a command line reads it as a flag, so the issue could be run only by
 // a program, never typed) nor name a folder malarun keeps under state_dir
 // for itself (docs/design.md §D19).
 func ValidateIssueID(id string) error {
-	if err := journal.CheckIssueName(id); err != nil {
+	if err := record.CheckIssueName(id); err != nil {
 		return err
 	}
 	if strings.HasPrefix(id, "-") {
