@@ -65,7 +65,7 @@ type Deps struct {
 	// run (nil: nothing to wait for).
 	FlushOutputs func()
 	// Probe looks at the API's address when the CLI gets no answer from it
-	// before the run ever had one (§D17; nil: reach.Probe). Tests pass a
+	// before the run ever had one (§D17; nil: netprobe.Probe). Tests pass a
 	// fake so that no DNS or network is needed.
 	Probe func(context.Context, reach.Target) reach.Finding
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/malarun/malarun/internal/claudesettings"
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/record"
 
@@ -111,10 +112,11 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	// claude then says why it refused to start (docs/design.md §D36).
 	r.cfg.Env = attempt.StartupEnv(r.cfg.Env)
 	r.contain()
-	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd)
+	settings, _ := claudesettings.Find(r.cfg.Env, r.cfg.Cwd, reach.AddressVars())
+	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd, settings)
 	if hasFlag(r.cfg.ExtraArgs, "--settings") {
 		// Settings given on the command line may set the address too
-		// (reach/settings.go): no look.
+		// (claudesettings): no look.
 		r.target = reach.Target{Settings: "--settings", Shown: "the address claude's --settings may set"}
 	}
 	if err := r.save(); err != nil {
@@ -177,7 +179,7 @@ func (r *runner) cliLimits(env []string) []string {
 	for _, v := range attempt.CLIVars(lim) {
 		names = append(names, v.Name)
 	}
-	if f, name := reach.SettingsSet(out, r.cfg.Cwd, append(names, "CLAUDE_STREAM_IDLE_TIMEOUT_MS")); f != "" && name != "" {
+	if f, name := claudesettings.Find(out, r.cfg.Cwd, append(names, "CLAUDE_STREAM_IDLE_TIMEOUT_MS")); f != "" && name != "" {
 		r.log.Warn().Str("settings", f).Str("variable", name).Msg("claude's settings file sets a variable of its own stream limits, which overrides what malarun gives claude: claude may give up on a stream malarun would let run, and ask again for the whole reply")
 	}
 	return out

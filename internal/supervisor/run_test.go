@@ -59,7 +59,7 @@ type harness struct {
 	fake *fakeclaude.Claude
 	// waits, when set, sees the run's usage-limit waits.
 	waits *waits
-	// probe, when set, looks at the API's address instead of reach.Probe.
+	// probe, when set, looks at the API's address instead of netprobe.Probe.
 	probe func(context.Context, reach.Target) reach.Finding
 	// traceparent, when set, names each attempt's span (Deps.Traceparent).
 	traceparent func(int) (string, string)

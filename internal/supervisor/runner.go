@@ -10,6 +10,7 @@ import (
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/netprobe"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
@@ -83,7 +84,7 @@ type runner struct {
 // withDefaults fills in the connections a caller left nil.
 func (d Deps) withDefaults(log zerolog.Logger) Deps {
 	if d.Probe == nil {
-		d.Probe = reach.Probe
+		d.Probe = netprobe.Probe
 	}
 	if d.Rand == nil {
 		d.Rand = rand.Float64
