@@ -19,10 +19,10 @@ import (
 
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/limitstore"
 	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testing/testchild"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // The campaign's length and seed: `go test ./cmd/malarun -run
@@ -414,7 +414,7 @@ func plantFile(t *testing.T, c campaignCase, p *proc, site string, kind int) []i
 	path := map[string]string{
 		"record": filepath.Join(dir, journal.RecordFile),
 		"lock":   filepath.Join(dir, journal.LockFile),
-		"note":   filepath.Join(p.stateDir, usagelimit.DirName, limitKeyOf(p.cmd.Env)+".json"),
+		"note":   filepath.Join(p.stateDir, limitstore.DirName, limitKeyOf(p.cmd.Env)+".json"),
 	}[site]
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -460,7 +460,7 @@ func plantFile(t *testing.T, c campaignCase, p *proc, site string, kind int) []i
 	}
 	// A planted usage-limit note is removed with a warning; the run goes on
 	// (and may write a note of its own there: a usage-limit scenario).
-	if fi, err := os.Lstat(path); err == nil && (!fi.Mode().IsRegular() || fi.Size() > usagelimit.MaxStoreBytes) {
+	if fi, err := os.Lstat(path); err == nil && (!fi.Mode().IsRegular() || fi.Size() > limitstore.MaxStoreBytes) {
 		t.Errorf("the planted note is still there: %v, %d bytes", fi.Mode(), fi.Size())
 	}
 	return []int{c.finish(t, p, code)}
@@ -474,7 +474,7 @@ func limitKeyOf(env []string) string {
 	if base := get("ANTHROPIC_BASE_URL"); base != "" {
 		cred += "\x00" + base
 	}
-	return usagelimit.Key(cred)
+	return limitstore.Key(cred)
 }
 
 // Every planted kind at every site, once each (the campaign draws them).

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/limitstore"
 	"github.com/malarun/malarun/internal/notrun"
 	"github.com/malarun/malarun/internal/record"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // Options say which issues a scan takes.
@@ -50,7 +50,7 @@ func Scan(stateDir string, o Options) (Scanned, error) {
 			// folder is always a folder. Named, so that nothing is lost
 			// without a word.
 			addNamed(&sc.Linked, &sc.LinkedMore, name)
-		case !d.IsDir() || name == usagelimit.DirName || name == notrun.DirName:
+		case !d.IsDir() || name == limitstore.DirName || name == notrun.DirName:
 		case o.ValidID != nil && o.ValidID(name) != nil:
 			addNamed(&sc.Skipped, &sc.SkippedMore, name)
 		case len(names) >= MaxIssues:

@@ -38,7 +38,7 @@ type Action struct {
 	// at the start or when a usage limit decides).
 	Decision Decision
 	// Met is the usage limit this step acted on (nil: none): the driver
-	// shares it with the other malaruns of the account (usagelimit.Store).
+	// shares it with the other malaruns of the account (limitstore.Store).
 	Met *usagelimit.Limit
 }
 

@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/limitstore"
 	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // limited sets up a harness whose CLI is refused by a five-hour limit that
@@ -176,9 +176,9 @@ func TestUsageLimitBeyondLimitWaitStopsAndStaysResumable(t *testing.T) {
 		if rec.Status != record.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.LimitType != "five_hour" || rec.SessionID == "" {
 			t.Fatalf("record %s retry_at %v type %q session %q: want waiting until the reset, with the session", rec.Status, rec.RetryAt, rec.LimitType, rec.SessionID)
 		}
-		entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
+		entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, limitstore.DirName))
 		if len(entries) != 1 {
-			t.Errorf("%d files in %s, want the one note", len(entries), usagelimit.DirName)
+			t.Errorf("%d files in %s, want the one note", len(entries), limitstore.DirName)
 		}
 
 		_, err, took = h.run()
@@ -262,8 +262,8 @@ func TestSignalDuringUsageLimitWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		j.Release()
-		os.Remove(filepath.Join(h.cfg.StateDir, usagelimit.DirName)) // fails while the note is there
-		os.RemoveAll(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
+		os.Remove(filepath.Join(h.cfg.StateDir, limitstore.DirName)) // fails while the note is there
+		os.RemoveAll(filepath.Join(h.cfg.StateDir, limitstore.DirName))
 		h.observer = nil
 		h.cfg.LimitWait = time.Minute
 		_, err, _ = h.run()
@@ -310,7 +310,7 @@ func TestCreditsRequiredIsNotWaitedFor(t *testing.T) {
 		if !rep.RetryAt.IsZero() {
 			t.Errorf("retry_at %v, want none", rep.RetryAt)
 		}
-		if entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, usagelimit.DirName)); len(entries) != 0 {
+		if entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, limitstore.DirName)); len(entries) != 0 {
 			t.Errorf("a limit waiting cannot fix was shared")
 		}
 	})

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/malarun/malarun/internal/limitstore"
 	"github.com/malarun/malarun/internal/notrun"
 	"github.com/malarun/malarun/internal/record"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // MaxIssueIDLen bounds an issue id: it names a folder.
@@ -26,9 +26,9 @@ func ValidateIssueID(id string) error {
 	if strings.HasPrefix(id, "-") {
 		return fmt.Errorf("issue id %q starts with '-': a command line reads it as a flag, so it could never be typed; start it with a letter or digit", id)
 	}
-	if strings.EqualFold(id, usagelimit.DirName) {
+	if strings.EqualFold(id, limitstore.DirName) {
 		// Folded: on a case-insensitive file system the two are one folder.
-		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the usage limits malarun shares between runs", id, usagelimit.DirName)
+		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the usage limits malarun shares between runs", id, limitstore.DirName)
 	}
 	if strings.EqualFold(id, notrun.DirName) {
 		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the prompt files a fleet could not run", id, notrun.DirName)
