@@ -16,7 +16,7 @@ import (
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
-	"github.com/malarun/malarun/internal/timeline"
+	"github.com/malarun/malarun/internal/timelinefile"
 )
 
 // runner is the state of one Run: what it is connected to, the run's
@@ -58,7 +58,7 @@ type runner struct {
 
 	// timeline is the run folder's record of decisions and receive times,
 	// for malarun show (timeline.go); timelineWarned: its failure was logged.
-	timeline       *timeline.Writer
+	timeline       *timelinefile.Writer
 	timelineWarned bool
 
 	// target is the API address of the CLI's environment (§D17).
