@@ -93,8 +93,9 @@ release:
 		else shasum -a 256 malarun-*; fi > SHA256SUMS
 	@cat dist/SHA256SUMS
 
-# The inner loop (docs/testing.md, CONTRIBUTING.md): vet, and the unit tests of
-# internal/ and cmd/ under -race with -short, which skips what needs
+# The inner loop (docs/testing.md, CONTRIBUTING.md): vet, docs/'s checks
+# (design.md's citations resolve; the pure packages depend on no I/O), and the
+# unit tests of internal/ and cmd/ under -race with -short, which skips what needs
 # minutes or the real CLI: the end-to-end suite (not in these packages),
 # the go install test, the hostile campaign, the fake API's tests against
 # the real CLI, and 18 of the 20 runs of the non-blocking writer test.
@@ -110,7 +111,7 @@ release:
 check:
 	go vet ./...
 	@$(MAKE) -s --no-print-directory fmt-check
-	MALARUN_CLAUDE_BIN= $(TEST_ENV) go test -p 4 -race -short ./cmd/... ./internal/...
+	MALARUN_CLAUDE_BIN= $(TEST_ENV) go test -p 4 -race -short ./cmd/... ./internal/... ./docs/
 
 # The test command (README and .ci/run): everything, with the end-to-end
 # tests against the current CLI, then the end-to-end tests again against the

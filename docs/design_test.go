@@ -1,7 +1,9 @@
 // Package docs holds malarun's design notes (design.md) and the JSON Schema
-// of the --json report. Its only code is this test: every citation of a
-// design.md section in the module's Go files must name a section that
-// exists, so a comment never points at a fact that was renamed or dropped.
+// of the --json report. Its only code is tests of what design.md says: here,
+// every citation of a design.md section in the module's Go files must name a
+// section that exists, so a comment never points at a fact that was renamed
+// or dropped; leaves_test.go holds the rule of its "Packages" section that
+// the pure packages depend on no I/O.
 package docs
 
 import (

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -86,7 +87,7 @@ exec "` + os.Args[0] + `" "$@"
 			t.Errorf("%s did not succeed after at least %d runs:\n%s\n%s's log:\n%s", issue, least, b, issue, lastLines(string(log), 12))
 		}
 		e, ok := journal.Read(state, issue)
-		if !ok || e.Err != nil || e.Record.Status != journal.Succeeded {
+		if !ok || e.Err != nil || e.Record.Status != record.Succeeded {
 			t.Errorf("%s: record %+v", issue, e)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
@@ -43,7 +44,7 @@ func waitPid(t *testing.T, pidFile string) int {
 	return pid
 }
 
-func (e *env) record() journal.Record {
+func (e *env) record() record.Record {
 	e.t.Helper()
 	en, ok := journal.Read(filepath.Join(e.home, "state"), "issue-e2e")
 	if !ok || en.Err != nil {
@@ -86,13 +87,13 @@ func TestRealCLIClosedTerminalIsResumed(t *testing.T) {
 		t.Errorf("processes of the run left: %v", pids)
 	}
 	rec := e.record()
-	if rec.Status != journal.Interrupted || rec.Reclaims != 0 || len(rec.OutputFailures) != 1 || rec.OutputFailures[0].Output != "stderr" {
+	if rec.Status != record.Interrupted || rec.Reclaims != 0 || len(rec.OutputFailures) != 1 || rec.OutputFailures[0].Output != "stderr" {
 		t.Errorf("record: status %s, reclaims %d, output failures %+v", rec.Status, rec.Reclaims, rec.OutputFailures)
 	}
 	os.WriteFile(gate, nil, 0o600) // a rerun of the tool would end at once
 	r := e.run("--idle-timeout", "1m")
 	r.wantCode(t, 0)
-	if rec := e.record(); rec.SessionID != session || rec.Status != journal.Succeeded || rec.Reclaims != 0 {
+	if rec := e.record(); rec.SessionID != session || rec.Status != record.Succeeded || rec.Reclaims != 0 {
 		t.Errorf("the next invocation: session %s (want %s), status %s, reclaims %d", rec.SessionID, session, rec.Status, rec.Reclaims)
 	}
 }
@@ -125,7 +126,7 @@ func TestRealCLILogReaderGone(t *testing.T) {
 		t.Errorf("stdout %q", res.stdout)
 	}
 	rec := e.record()
-	if rec.Status != journal.Succeeded || len(rec.OutputFailures) != 1 || !strings.Contains(rec.OutputFailures[0].Error, "broken pipe") {
+	if rec.Status != record.Succeeded || len(rec.OutputFailures) != 1 || !strings.Contains(rec.OutputFailures[0].Error, "broken pipe") {
 		t.Errorf("record: status %s, output failures %+v", rec.Status, rec.OutputFailures)
 	}
 }

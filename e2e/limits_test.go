@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
@@ -99,7 +100,7 @@ func TestRealCLIKilledInALimitWaitThenResumes(t *testing.T) {
 	stateDir := filepath.Join(e.home, "state")
 	if !testchild.WaitUntil(time.Minute, nil, func() bool {
 		rec, ok := journal.Read(stateDir, "issue-e2e")
-		return ok && rec.Err == nil && rec.Record.Status == journal.Waiting
+		return ok && rec.Err == nil && rec.Record.Status == record.Waiting
 	}) {
 		cmd.Process.Kill()
 		cmd.Wait()

@@ -19,9 +19,10 @@ import (
 
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/limitstore"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testing/testchild"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // The campaign's length and seed: `go test ./cmd/malarun -run
@@ -296,11 +297,11 @@ func (c campaignCase) finish(t *testing.T, p *proc, code int) int {
 		t.Fatalf("exit %d left a damaged record: %v", code, e.Err)
 	}
 	rec := e.Record
-	want := map[int][]journal.Status{0: {journal.Succeeded}, 3: {journal.Stopped}, 124: {journal.Stopped}, 75: {journal.Waiting},
-		129: {journal.Interrupted, journal.Waiting}, 130: {journal.Interrupted, journal.Waiting},
-		131: {journal.Interrupted, journal.Waiting}, 143: {journal.Interrupted, journal.Waiting}}[code]
+	want := map[int][]record.Status{0: {record.Succeeded}, 3: {record.Stopped}, 124: {record.Stopped}, 75: {record.Waiting},
+		129: {record.Interrupted, record.Waiting}, 130: {record.Interrupted, record.Waiting},
+		131: {record.Interrupted, record.Waiting}, 143: {record.Interrupted, record.Waiting}}[code]
 	if want == nil {
-		want = []journal.Status{journal.Failed}
+		want = []record.Status{record.Failed}
 	}
 	if !containsStatus(want, rec.Status) || rec.ExitCode != code || len(rec.Tree) != 0 {
 		t.Errorf("exit %d, but the record says %s with exit %d and tree %v; stderr:\n%s", code, rec.Status, rec.ExitCode, rec.Tree, p.stderr.String())
@@ -309,7 +310,7 @@ func (c campaignCase) finish(t *testing.T, p *proc, code int) int {
 	return code
 }
 
-func containsStatus(list []journal.Status, s journal.Status) bool {
+func containsStatus(list []record.Status, s record.Status) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -321,7 +322,7 @@ func containsStatus(list []journal.Status, s journal.Status) bool {
 // checkTranscripts: every transcript is JSON lines but for a last line the
 // CLI was stopped in the middle of, and a succeeded run's last transcript
 // ends with the result that decided it.
-func checkTranscripts(t *testing.T, rec journal.Record, code int) {
+func checkTranscripts(t *testing.T, rec record.Record, code int) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(rec.RunDir, "attempt-*.jsonl"))
 	var last string
@@ -413,7 +414,7 @@ func plantFile(t *testing.T, c campaignCase, p *proc, site string, kind int) []i
 	path := map[string]string{
 		"record": filepath.Join(dir, journal.RecordFile),
 		"lock":   filepath.Join(dir, journal.LockFile),
-		"note":   filepath.Join(p.stateDir, usagelimit.DirName, limitKeyOf(p.cmd.Env)+".json"),
+		"note":   filepath.Join(p.stateDir, limitstore.DirName, limitKeyOf(p.cmd.Env)+".json"),
 	}[site]
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -459,7 +460,7 @@ func plantFile(t *testing.T, c campaignCase, p *proc, site string, kind int) []i
 	}
 	// A planted usage-limit note is removed with a warning; the run goes on
 	// (and may write a note of its own there: a usage-limit scenario).
-	if fi, err := os.Lstat(path); err == nil && (!fi.Mode().IsRegular() || fi.Size() > usagelimit.MaxStoreBytes) {
+	if fi, err := os.Lstat(path); err == nil && (!fi.Mode().IsRegular() || fi.Size() > limitstore.MaxStoreBytes) {
 		t.Errorf("the planted note is still there: %v, %d bytes", fi.Mode(), fi.Size())
 	}
 	return []int{c.finish(t, p, code)}
@@ -473,7 +474,7 @@ func limitKeyOf(env []string) string {
 	if base := get("ANTHROPIC_BASE_URL"); base != "" {
 		cred += "\x00" + base
 	}
-	return usagelimit.Key(cred)
+	return limitstore.Key(cred)
 }
 
 // Every planted kind at every site, once each (the campaign draws them).
@@ -545,7 +546,7 @@ func killedInLimitWait(t *testing.T, c campaignCase, p *proc) []int {
 	waited := false
 	testchild.WaitUntil(exitLimit, nil, func() bool {
 		e, ok := journal.Read(p.stateDir, p.issue)
-		waited = ok && e.Err == nil && e.Record.Status == journal.Waiting && !e.Record.RetryAt.IsZero() && e.Record.RetryAt.After(time.Now())
+		waited = ok && e.Err == nil && e.Record.Status == record.Waiting && !e.Record.RetryAt.IsZero() && e.Record.RetryAt.After(time.Now())
 		return waited || !alive(p)
 	})
 	p.cmd.Process.Kill()

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
-
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -39,7 +38,7 @@ func TestAFrozenGroupWedgesNoRun(t *testing.T) {
 		p := newProc(t, "frozen-term", testchild.FreezesGroup, nil, "--tool-timeout", "1h")
 		p.start(nil, nil)
 		p.waitTranscript(1, `"name":"Bash"`)
-		rec := p.recordOnce("the attempt's tree", func(r journal.Record) bool { return len(r.Tree) > 0 })
+		rec := p.recordOnce("the attempt's tree", func(r record.Record) bool { return len(r.Tree) > 0 })
 		if rec.Cgroup == "" {
 			if os.Getenv("CI") == "true" {
 				t.Fatal("CI must be able to make a cgroup")

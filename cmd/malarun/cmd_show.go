@@ -15,6 +15,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/replay"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
@@ -77,7 +78,7 @@ lock is free: it died; the next malarun on the issue takes the run over).`,
 				return usage(err)
 			}
 			opts.issueID = args[0]
-			if opts.runID != "" && !journal.ValidRunID(opts.runID) {
+			if opts.runID != "" && !record.ValidRunID(opts.runID) {
 				return usagef("--run %q is not a run id (a folder name under runs/, e.g. 20261122T120401Z-3f9a1c)", opts.runID)
 			}
 			if opts.attempt < 0 {
@@ -247,7 +248,7 @@ func latestRun(runs string) (string, error) {
 	}
 	var latest string
 	for _, en := range entries {
-		if en.IsDir() && journal.ValidRunID(en.Name()) && en.Name() > latest {
+		if en.IsDir() && record.ValidRunID(en.Name()) && en.Name() > latest {
 			latest = en.Name()
 		}
 	}
@@ -279,7 +280,7 @@ func follower(ctx context.Context, stateDir, issue, runID string) func() (string
 			return "the issue has moved on to run " + e.Record.RunID, nil
 		case e.Locked:
 			return "", nil
-		case e.Record.Status == journal.Processing:
+		case e.Record.Status == record.Processing:
 			return "the run's malarun is gone (pid " + strconv.Itoa(e.Record.Owner.Pid) + ", its lock is free) while its record says " +
 				"processing: it died; the next malarun on the issue takes the run over", nil
 		}

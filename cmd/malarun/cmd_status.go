@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 	"github.com/malarun/malarun/internal/usd"
@@ -62,7 +63,7 @@ every issue in state_dir. --json prints the records as JSON (see docs/record.md)
 // statusEntry is one issue in `malarun status --json`: the record, plus
 // whether a malarun holds the issue now.
 type statusEntry struct {
-	journal.Record
+	record.Record
 	Locked bool   `json:"locked"`
 	Error  string `json:"error,omitempty"`
 }
@@ -164,13 +165,13 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 		{"mcp servers not connected", mcpText(r.MCPNotConnected)},
 	}
 	for _, row := range rows {
-		if (row[0] == "retry at" || row[0] == "limit type") && r.Status != journal.Waiting {
+		if (row[0] == "retry at" || row[0] == "limit type") && r.Status != record.Waiting {
 			continue // only a usage-limited run has them
 		}
 		if row[1] == "" && (row[0] == "mcp servers not connected" || row[0] == "running" || row[0] == "reason") {
 			continue
 		}
-		if row[0] == "exit code" && r.Status == journal.Processing {
+		if row[0] == "exit code" && r.Status == record.Processing {
 			continue // not ended: no code yet
 		}
 		fmt.Fprintf(tw, "%s:\t%s\n", row[0], ui.Clean(row[1], 0))
@@ -180,7 +181,7 @@ func printStatusDetail(w io.Writer, e journal.Entry) error {
 
 // promptText names the run's prompt by its hash, and the latest rerun
 // whose prompt differed and what was done about it.
-func promptText(r journal.Record) string {
+func promptText(r record.Record) string {
 	if r.PromptSHA256 == "" {
 		return "unknown (recorded before version 4)"
 	}
@@ -194,7 +195,7 @@ func promptText(r journal.Record) string {
 }
 
 // retryAtText says when a waiting run can go on, in UTC and local time.
-func retryAtText(r journal.Record) string {
+func retryAtText(r record.Record) string {
 	if r.RetryAt.IsZero() {
 		return "unknown (the next run tries at once)"
 	}
@@ -216,7 +217,7 @@ func errText(err error) string {
 }
 
 // mcpText names the MCP servers the last attempt's claude started without.
-func mcpText(servers []journal.MCPServer) string {
+func mcpText(servers []record.MCPServer) string {
 	names := make([]string, 0, len(servers))
 	for _, s := range servers {
 		names = append(names, s.Name+" ("+s.Status+")")
@@ -228,7 +229,7 @@ func mcpText(servers []journal.MCPServer) string {
 // since when ("" otherwise): the attempts counted so far are the ended ones.
 func runningText(e journal.Entry) string {
 	r := e.Record
-	if r.Status != journal.Processing {
+	if r.Status != record.Processing {
 		return ""
 	}
 	// Between attempts (a backoff, a reclaim before its first attempt)
@@ -237,7 +238,7 @@ func runningText(e journal.Entry) string {
 	if !r.AttemptStartedAt.IsZero() {
 		s = fmt.Sprintf("attempt %d since %s", r.Attempts+1, r.AttemptStartedAt.Local().Format(time.DateTime))
 	}
-	if e.Word() != string(journal.Processing) {
+	if e.Word() != string(record.Processing) {
 		s += " (its malarun is gone)"
 	}
 	return s

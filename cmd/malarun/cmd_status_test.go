@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 )
 
 // status finds state_dir through --config like a run does; an issue with
@@ -57,7 +58,7 @@ func TestReadmeListsEveryRecordField(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[statusEntry]())
-	walk(reflect.TypeFor[journal.Record]())
+	walk(reflect.TypeFor[record.Record]())
 	for _, n := range names {
 		if !strings.Contains(string(readme), "`"+n+"`") {
 			t.Errorf("docs/record.md does not list the record field `%s`", n)
@@ -67,8 +68,8 @@ func TestReadmeListsEveryRecordField(t *testing.T) {
 
 func TestStatusNamesThePromptAndItsLatestChange(t *testing.T) {
 	old, given := strings.Repeat("a", 64), strings.Repeat("b", 64)
-	r := journal.Record{PromptSHA256: given, PromptChanges: []journal.PromptChange{{
-		At: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), Decision: journal.PromptStartOver,
+	r := record.Record{PromptSHA256: given, PromptChanges: []record.PromptChange{{
+		At: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), Decision: record.PromptStartOver,
 		RunID: "20261123T120000Z-3f9a1c", RecordedSHA256: old, GivenSHA256: given}}}
 	got := promptText(r)
 	for _, want := range []string{"sha256 " + given[:12], "run 20261123T120000Z-3f9a1c began with sha256 " + old[:12], "start_over"} {
@@ -76,7 +77,7 @@ func TestStatusNamesThePromptAndItsLatestChange(t *testing.T) {
 			t.Errorf("%q lacks %q", got, want)
 		}
 	}
-	if got := promptText(journal.Record{}); !strings.Contains(got, "unknown") {
+	if got := promptText(record.Record{}); !strings.Contains(got, "unknown") {
 		t.Errorf("a record without a hash: %q", got)
 	}
 }
@@ -84,8 +85,8 @@ func TestStatusNamesThePromptAndItsLatestChange(t *testing.T) {
 // The MCP servers the last attempt started without are a line of the
 // detail, cleaned; a record without any has none.
 func TestStatusNamesMCPServersNotConnected(t *testing.T) {
-	e := journal.Entry{Issue: "i", Record: journal.Record{Issue: "i", Status: journal.Succeeded,
-		MCPNotConnected: []journal.MCPServer{{Name: "broken\x1b[2J", Status: "failed"}, {Name: "slow", Status: "pending"}}}}
+	e := journal.Entry{Issue: "i", Record: record.Record{Issue: "i", Status: record.Succeeded,
+		MCPNotConnected: []record.MCPServer{{Name: "broken\x1b[2J", Status: "failed"}, {Name: "slow", Status: "pending"}}}}
 	var b strings.Builder
 	if err := printStatusDetail(&b, e); err != nil {
 		t.Fatal(err)
@@ -133,14 +134,14 @@ func TestStatusOfARunningRun(t *testing.T) {
 func TestRunningText(t *testing.T) {
 	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.Local)
 	for _, tc := range []struct {
-		rec    journal.Record
+		rec    record.Record
 		locked bool
 		want   string
 	}{
-		{journal.Record{Status: journal.Processing, Attempts: 0, AttemptStartedAt: at}, true, "attempt 1 since 2026-11-26 10:00:00"},
-		{journal.Record{Status: journal.Processing, Attempts: 2}, true, "between attempts (2 so far)"},
-		{journal.Record{Status: journal.Processing, Attempts: 1, AttemptStartedAt: at}, false, "attempt 2 since 2026-11-26 10:00:00 (its malarun is gone)"},
-		{journal.Record{Status: journal.Succeeded, Attempts: 1}, false, ""},
+		{record.Record{Status: record.Processing, Attempts: 0, AttemptStartedAt: at}, true, "attempt 1 since 2026-11-26 10:00:00"},
+		{record.Record{Status: record.Processing, Attempts: 2}, true, "between attempts (2 so far)"},
+		{record.Record{Status: record.Processing, Attempts: 1, AttemptStartedAt: at}, false, "attempt 2 since 2026-11-26 10:00:00 (its malarun is gone)"},
+		{record.Record{Status: record.Succeeded, Attempts: 1}, false, ""},
 	} {
 		if got := runningText(journal.Entry{Record: tc.rec, Locked: tc.locked}); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.rec, got, tc.want)
@@ -151,7 +152,7 @@ func TestRunningText(t *testing.T) {
 // status --json prints costs rounded (internal/usd), as the report does.
 func TestStatusJSONRoundsCosts(t *testing.T) {
 	sum := 0.0001 + 0.0005
-	e := journal.Entry{Issue: "i", Record: journal.Record{Issue: "i", Status: journal.Succeeded, CostUSD: sum, TotalCostUSD: sum + sum}}
+	e := journal.Entry{Issue: "i", Record: record.Record{Issue: "i", Status: record.Succeeded, CostUSD: sum, TotalCostUSD: sum + sum}}
 	var b strings.Builder
 	if err := printStatusJSON(&b, []journal.Entry{e}, true); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/supervisor"
@@ -20,8 +21,8 @@ import (
 // disk that fills at the worst moment.
 type refuseFinalSave struct{ supervisor.RecordWriter }
 
-func (f refuseFinalSave) Save(r journal.Record) error {
-	if r.Status != journal.Processing {
+func (f refuseFinalSave) Save(r record.Record) error {
+	if r.Status != record.Processing {
 		return errors.New("write record.json: no space left on device")
 	}
 	return f.RecordWriter.Save(r)
@@ -67,7 +68,7 @@ func TestAFailedFinalSaveIsReclaimed(t *testing.T) {
 		t.Fatalf("exit %d outcome %s: the table's row %+v, want next %q", code, first.Outcome, row, nextAsRecorded)
 	}
 	e, ok := journal.Read(state, "issue-1")
-	if !ok || e.Err != nil || e.Record.Status != journal.Processing || e.Record.SessionID != first.SessionID || first.SessionID == "" {
+	if !ok || e.Err != nil || e.Record.Status != record.Processing || e.Record.SessionID != first.SessionID || first.SessionID == "" {
 		t.Fatalf("record after the failed save: %+v %v; want processing in session %q", e.Record, e.Err, first.SessionID)
 	}
 
@@ -82,7 +83,7 @@ func TestAFailedFinalSaveIsReclaimed(t *testing.T) {
 	if len(resumed.saved) == 0 || resumed.saved[0].Reclaims != 1 {
 		t.Errorf("the next invocation's first save %+v; want one reclaim counted", resumed.saved)
 	}
-	if e, _ := journal.Read(state, "issue-1"); e.Record.Reclaims != 0 || e.Record.Status != journal.Succeeded {
+	if e, _ := journal.Read(state, "issue-1"); e.Record.Reclaims != 0 || e.Record.Status != record.Succeeded {
 		t.Errorf("record after the reclaim: status %s, reclaims %d; want succeeded, 0 (a success ends the streak)", e.Record.Status, e.Record.Reclaims)
 	}
 }
@@ -90,10 +91,10 @@ func TestAFailedFinalSaveIsReclaimed(t *testing.T) {
 // recordSaves keeps every record saved durably.
 type recordSaves struct {
 	supervisor.RecordWriter
-	saved []journal.Record
+	saved []record.Record
 }
 
-func (r *recordSaves) Save(rec journal.Record) error {
+func (r *recordSaves) Save(rec record.Record) error {
 	r.saved = append(r.saved, rec)
 	return r.RecordWriter.Save(rec)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -82,7 +83,7 @@ func (p *proc) waitTranscript(n int, s string) {
 }
 
 // record reads the issue's record as `malarun status` would.
-func (p *proc) record() journal.Record {
+func (p *proc) record() record.Record {
 	p.t.Helper()
 	e, ok := journal.Read(p.stateDir, p.issue)
 	if !ok || e.Err != nil {
@@ -95,9 +96,9 @@ func (p *proc) record() journal.Record {
 // the handshake for what malarun records after claude printed it (the
 // session id, the tree), which a transcript line alone does not promise
 // (under load the record was read before malarun had saved the session).
-func (p *proc) recordOnce(what string, ok func(journal.Record) bool) journal.Record {
+func (p *proc) recordOnce(what string, ok func(record.Record) bool) record.Record {
 	p.t.Helper()
-	var rec journal.Record
+	var rec record.Record
 	if !testchild.WaitUntil(exitLimit, nil, func() bool {
 		e, found := journal.Read(p.stateDir, p.issue)
 		rec = e.Record
@@ -109,7 +110,7 @@ func (p *proc) recordOnce(what string, ok func(journal.Record) bool) journal.Rec
 }
 
 // hasSession: the record names the attempt's session.
-func hasSession(r journal.Record) bool { return r.SessionID != "" }
+func hasSession(r record.Record) bool { return r.SessionID != "" }
 
 // claudePid is the pid of the running attempt's claude, from the record.
 func (p *proc) claudePid() int {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	iproc "github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -42,14 +43,14 @@ func TestEveryShutdownSignalStopsTheRunAndItResumes(t *testing.T) {
 			}
 			assertNothingLeft(t, p)
 			rec := p.record()
-			if rec.Status != journal.Interrupted || rec.Reclaims != 0 || rec.ExitCode != 128+int(sig) || len(rec.Tree) != 0 {
+			if rec.Status != record.Interrupted || rec.Reclaims != 0 || rec.ExitCode != 128+int(sig) || len(rec.Tree) != 0 {
 				t.Errorf("record: status %s, reclaims %d, exit %d, tree %v", rec.Status, rec.Reclaims, rec.ExitCode, rec.Tree)
 			}
 			next := p.again()
 			if code := next.run(); code != 0 {
 				t.Fatalf("next invocation: exit %d; stderr:\n%s", code, next.stderr.String())
 			}
-			if rec := next.record(); rec.Status != journal.Succeeded || rec.Reclaims != 0 || rec.SessionID != session {
+			if rec := next.record(); rec.Status != record.Succeeded || rec.Reclaims != 0 || rec.SessionID != session {
 				t.Errorf("next invocation's record: status %s, reclaims %d, session %s (want %s)", rec.Status, rec.Reclaims, rec.SessionID, session)
 			}
 		})
@@ -96,7 +97,7 @@ func TestClosedTerminalIsAShutdown(t *testing.T) {
 		t.Errorf("claude (pid %d) outlived malarun", claude)
 	}
 	rec := p.record()
-	if rec.Status != journal.Interrupted || rec.Reclaims != 0 {
+	if rec.Status != record.Interrupted || rec.Reclaims != 0 {
 		t.Errorf("record: status %s, reclaims %d", rec.Status, rec.Reclaims)
 	}
 	if len(rec.OutputFailures) != 1 || rec.OutputFailures[0].Output != "stderr" || !strings.Contains(rec.OutputFailures[0].Error, "input/output error") {
@@ -136,7 +137,7 @@ func TestStderrReaderGoneMidRun(t *testing.T) {
 		t.Errorf("report %+v", report)
 	}
 	rec := p.record()
-	if rec.Status != journal.Succeeded || len(rec.OutputFailures) != 1 || !strings.Contains(rec.OutputFailures[0].Error, "broken pipe") {
+	if rec.Status != record.Succeeded || len(rec.OutputFailures) != 1 || !strings.Contains(rec.OutputFailures[0].Error, "broken pipe") {
 		t.Errorf("record: status %s, output failures %+v", rec.Status, rec.OutputFailures)
 	}
 }
@@ -167,7 +168,7 @@ func TestStalledStderrReaderNeverStopsTheRun(t *testing.T) {
 		t.Errorf("stdout %q", p.stdout.String())
 	}
 	rec := p.record()
-	if rec.Status != journal.Succeeded || len(rec.OutputFailures) != 1 || !strings.Contains(rec.OutputFailures[0].Error, "fell behind") {
+	if rec.Status != record.Succeeded || len(rec.OutputFailures) != 1 || !strings.Contains(rec.OutputFailures[0].Error, "fell behind") {
 		t.Errorf("record: status %s, output failures %+v", rec.Status, rec.OutputFailures)
 	}
 }
@@ -195,7 +196,7 @@ func TestEventsReaderGoneMidRun(t *testing.T) {
 		t.Fatalf("exit %d, want 0; stderr:\n%s", code, p.stderr.String())
 	}
 	rec := p.record()
-	if rec.Status != journal.Succeeded || len(rec.OutputFailures) != 1 || rec.OutputFailures[0].Output != "events" ||
+	if rec.Status != record.Succeeded || len(rec.OutputFailures) != 1 || rec.OutputFailures[0].Output != "events" ||
 		!strings.Contains(rec.OutputFailures[0].Error, "broken pipe") {
 		t.Errorf("record: status %s, output failures %+v", rec.Status, rec.OutputFailures)
 	}
@@ -317,7 +318,7 @@ func TestRemovedIssueFolderMidRun(t *testing.T) {
 	}
 	assertNothingLeft(t, p)
 	rec := p.record()
-	if rec.Status != journal.Succeeded || rec.SessionID != session {
+	if rec.Status != record.Succeeded || rec.SessionID != session {
 		t.Errorf("record: status %s, session %s (want %s)", rec.Status, rec.SessionID, session)
 	}
 	for _, f := range []string{journal.LockFile, filepath.Join("runs", rec.RunID, "prompt.md"), filepath.Join("runs", rec.RunID, "attempt-2.jsonl")} {
@@ -394,7 +395,7 @@ func TestTakenOverRunStops(t *testing.T) {
 	}
 	defer other.Release()
 	rec := p.record()
-	rec.Owner = journal.Owner{Pid: 7, Host: "elsewhere", StartedAt: time.Now().UTC()}
+	rec.Owner = record.Owner{Pid: 7, Host: "elsewhere", StartedAt: time.Now().UTC()}
 	if err := other.Save(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +413,7 @@ func TestTakenOverRunStops(t *testing.T) {
 		t.Error("claude still runs beside the other malarun's")
 	}
 	assertNothingLeft(t, p)
-	if got := p.record(); got.Owner.Host != "elsewhere" || got.Status != journal.Processing {
+	if got := p.record(); got.Owner.Host != "elsewhere" || got.Status != record.Processing {
 		t.Errorf("the record was written over: owner %+v, status %s", got.Owner, got.Status)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -63,7 +64,7 @@ func killedInALimitWait(t *testing.T, wrap func(*exec.Cmd)) {
 	// The handshake: the record says the run waits for the reset.
 	if !testchild.WaitUntil(exitLimit, nil, func() bool {
 		e, ok := journal.Read(p.stateDir, p.issue)
-		return ok && e.Err == nil && e.Record.Status == journal.Waiting && !e.Record.RetryAt.IsZero()
+		return ok && e.Err == nil && e.Record.Status == record.Waiting && !e.Record.RetryAt.IsZero()
 	}) {
 		t.Fatalf("the run never waited for the reset; stderr:\n%s", p.stderr.String())
 	}
@@ -73,7 +74,7 @@ func killedInALimitWait(t *testing.T, wrap func(*exec.Cmd)) {
 
 	code := next.run()
 	rec := next.record()
-	if code != 0 || rec.Status != journal.Succeeded {
+	if code != 0 || rec.Status != record.Succeeded {
 		t.Fatalf("the rerun: exit %d, record %s (%s), want 0 and succeeded; stderr:\n%s", code, rec.Status, rec.Reason, next.stderr.String())
 	}
 	if rec.Attempts != 2 || !next.transcriptHolds(2, `"type":"result","subtype":"success","is_error":false`) {

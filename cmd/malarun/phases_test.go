@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -24,7 +25,7 @@ func TestSignalInEveryPhase(t *testing.T) {
 		name string
 		// start returns the process, what to wait for before signalling,
 		// and the status the record must then have ("" for none at all).
-		start func(t *testing.T) (p *proc, ready func() bool, status journal.Status)
+		start func(t *testing.T) (p *proc, ready func() bool, status record.Status)
 	}
 	logHolds := func(p *proc, stderr, msg string) func() bool {
 		return func() bool { return testchild.FileHolds(stderr, `"message":"`+msg+`"`) }
@@ -40,7 +41,7 @@ func TestSignalInEveryPhase(t *testing.T) {
 		return path
 	}
 	phases := []phase{
-		{"prompt read", func(t *testing.T) (*proc, func() bool, journal.Status) {
+		{"prompt read", func(t *testing.T) (*proc, func() bool, record.Status) {
 			fifo := filepath.Join(t.TempDir(), "prompt")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
@@ -50,28 +51,28 @@ func TestSignalInEveryPhase(t *testing.T) {
 			p.start(nil, nil)
 			return p, func() bool { return blockedOnFIFO(p.cmd.Process.Pid) }, ""
 		}},
-		{"attempt", func(t *testing.T) (*proc, func() bool, journal.Status) {
+		{"attempt", func(t *testing.T) (*proc, func() bool, record.Status) {
 			p := scenarioHangResumed(t).proc(t, "issue-phase")
 			p.start(nil, nil)
-			return p, func() bool { return p.transcriptHolds(1, `"name":"Bash"`) }, journal.Interrupted
+			return p, func() bool { return p.transcriptHolds(1, `"name":"Bash"`) }, record.Interrupted
 		}},
-		{"stopping a hang", func(t *testing.T) (*proc, func() bool, journal.Status) {
+		{"stopping a hang", func(t *testing.T) (*proc, func() bool, record.Status) {
 			// claude ignores SIGTERM, and kill_grace is long: only the
 			// signal's shutdown_grace ends the wait.
 			p := newProc(t, "issue-phase", testchild.IgnoreTerm, nil,
 				"--idle-timeout", "1s", "--kill-grace", "10m", "--shutdown-grace", "1s", "--max-attempts", "3")
-			return p, logHolds(p, withStderr(t, p), "hang detected: no output within the limit"), journal.Interrupted
+			return p, logHolds(p, withStderr(t, p), "hang detected: no output within the limit"), record.Interrupted
 		}},
-		{"backoff", func(t *testing.T) (*proc, func() bool, journal.Status) {
+		{"backoff", func(t *testing.T) (*proc, func() bool, record.Status) {
 			s := scenarioHangResumed(t)
 			p := newProc(t, "issue-phase", s.behaviour, s.env, "--idle-timeout", "30s", "--tool-timeout", "1s",
 				"--max-attempts", "3", "--backoff", "10m")
-			return p, logHolds(p, withStderr(t, p), "waiting before the next attempt"), journal.Interrupted
+			return p, logHolds(p, withStderr(t, p), "waiting before the next attempt"), record.Interrupted
 		}},
-		{"usage limit wait", func(t *testing.T) (*proc, func() bool, journal.Status) {
+		{"usage limit wait", func(t *testing.T) (*proc, func() bool, record.Status) {
 			p := newProc(t, "issue-phase", testchild.UsageLimited,
 				[]string{testchild.EnvResetsAt + "=" + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)}, "--limit-wait", "2h")
-			return p, logHolds(p, withStderr(t, p), "usage limit: waiting for the reset, then resuming the session"), journal.Waiting
+			return p, logHolds(p, withStderr(t, p), "usage limit: waiting for the reset, then resuming the session"), record.Waiting
 		}},
 	}
 	for i, ph := range phases {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/transcript"
 
-	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 )
@@ -19,7 +19,7 @@ import (
 // (docs/design.md §D16).
 type resultSource struct {
 	// text streams the whole text; nil when rep.Result is all of it.
-	text *stream.ResultText
+	text *transcript.Result
 	// truncated: the text was longer than the supervisor kept and the
 	// transcript could not be read again, so only the kept part is
 	// written. The report says so (result_truncated), and so does stderr.
@@ -34,7 +34,7 @@ func (o *runOutput) openResult(rep event.Report) *resultSource {
 	if !rep.ResultCut {
 		return &resultSource{}
 	}
-	t, err := stream.ReadResult(rep.ResultLine, rep.Result)
+	t, err := transcript.ReadResult(rep.ResultLine, rep.Result)
 	if err != nil {
 		o.log.Error().Err(err).Str("transcript", rep.ResultLine.Path).Int("kept_bytes", len(rep.Result)).
 			Msg("the result text is cut: its transcript could not be read again")

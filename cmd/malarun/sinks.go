@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -32,16 +32,16 @@ func (s *sinks) add(name string, w io.Writer) *ui.Sink {
 
 // failures are the outputs that failed so far, in the record's terms.
 // Safe to call from any goroutine (the supervisor asks at every save).
-func (s *sinks) failures() []journal.OutputFailure {
+func (s *sinks) failures() []record.OutputFailure {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []journal.OutputFailure
+	var out []record.OutputFailure
 	for _, sink := range s.list {
 		if f, ok := sink.Failure(); ok {
-			out = append(out, journal.OutputFailure{Output: f.Output, Error: f.Err.Error(), At: f.At.UTC()})
+			out = append(out, record.OutputFailure{Output: f.Output, Error: f.Err.Error(), At: f.At.UTC()})
 		}
 	}
 	return out

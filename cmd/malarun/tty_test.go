@@ -10,8 +10,8 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/malarun/malarun/internal/testing/screen"
 	"github.com/malarun/malarun/internal/testing/testchild"
-	"github.com/malarun/malarun/internal/ui/screen"
 )
 
 const ttyCols = 120

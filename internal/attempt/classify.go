@@ -3,9 +3,7 @@ package attempt
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/malarun/malarun/internal/reach"
@@ -14,11 +12,19 @@ import (
 )
 
 // Exit is how the CLI's process ended: its exit code, or the signal that
-// killed it.
+// killed it, as the driver read them from the process's status (attempt
+// holds no process, nor the system's types for one).
 type Exit struct {
-	Code   int
-	Signal os.Signal
+	Code int
+	// Signal is the number of the signal that killed the process (0:
+	// none), SignalName the system's name for it ("killed", "terminated").
+	// A signal the system gives no number has only its name.
+	Signal     int
+	SignalName string
 }
+
+// Killed reports whether a signal killed the process.
+func (e Exit) Killed() bool { return e.Signal != 0 || e.SignalName != "" }
 
 // Ended is everything Classify needs of an attempt whose tree is gone.
 type Ended struct {
@@ -76,7 +82,7 @@ func Classify(a Ended) (Ending, string) {
 		return RateLimit, "claude reported a " + log.RateLimit.RateLimitType + " rate limit" + resetSuffix(log)
 	case stop == StopHang:
 		return hangEnding(m)
-	case !log.SawInit && a.Exit.Signal != nil:
+	case !log.SawInit && a.Exit.Killed():
 		// Killed from outside (the OOM killer, an orchestrator's SIGKILL):
 		// malarun's own stops are decided above. Nothing ran, so this is a
 		// crash like any other, and starting again can work; only a CLI
@@ -241,11 +247,11 @@ func resetSuffix(log *Log) string {
 }
 
 func describeExit(e Exit) string {
-	if e.Signal != nil {
-		if s, ok := e.Signal.(syscall.Signal); ok {
-			return fmt.Sprintf("was killed by signal %d (%s)", int(s), s)
-		}
-		return "was killed by " + e.Signal.String()
+	switch {
+	case e.Signal != 0:
+		return fmt.Sprintf("was killed by signal %d (%s)", e.Signal, e.SignalName)
+	case e.SignalName != "":
+		return "was killed by " + e.SignalName
 	}
 	return fmt.Sprintf("exited with code %d", e.Code)
 }

@@ -31,11 +31,11 @@ func TestBeforeTheFirstLine(t *testing.T) {
 		ending Ending
 		reason string
 	}{
-		{Exit{Signal: syscall.SIGKILL}, false, Crash, "claude was killed by signal 9 (killed) before its first line (a signal malarun did not send)"},
-		{Exit{Signal: syscall.SIGSEGV}, false, Crash, "killed by signal 11"},
+		{killedBy(syscall.SIGKILL), false, Crash, "claude was killed by signal 9 (killed) before its first line (a signal malarun did not send)"},
+		{killedBy(syscall.SIGSEGV), false, Crash, "killed by signal 11"},
 		{Exit{Code: 1}, false, EarlyExit, "claude exited with code 1 before its first line"},
 		{Exit{Code: 137}, false, EarlyExit, "exited with code 137"},
-		{Exit{Signal: syscall.SIGKILL}, true, Hang, "no output for 1m0s before claude's first line (idle_timeout, at least the CLI's MCP start-up wait)"},
+		{killedBy(syscall.SIGKILL), true, Hang, "no output for 1m0s before claude's first line (idle_timeout, at least the CLI's MCP start-up wait)"},
 	}
 	for _, c := range cases {
 		m := New(limits, t0)
@@ -68,4 +68,10 @@ func FuzzUsageLimitTextAsTheRegexpDid(f *testing.F) {
 			t.Errorf("isUsageLimitText(%q) = %v, the regexp said %v", s, got, want)
 		}
 	})
+}
+
+// killedBy is the Exit of a process sig killed, as the supervisor reads it
+// from the process's status.
+func killedBy(sig syscall.Signal) Exit {
+	return Exit{Code: -1, Signal: int(sig), SignalName: sig.String()}
 }

@@ -8,7 +8,7 @@ import (
 
 // FirstOutstanding is the first n of the calls Outstanding lists (every
 // agent's calls without a result, in call order) and how many more there
-// are: what a record keeps of them (journal.MaxInFlight), at a cost that
+// are: what a record keeps of them (record.MaxInFlight), at a cost that
 // does not grow with the calls open, since the record is kept on every
 // line (docs/design.md §D37). Outstanding builds the whole list: for a
 // stop, once.

@@ -51,7 +51,7 @@ type Effects struct {
 	Grace Grace
 	// Started and Finished are the background tasks this step saw start and end.
 	Started, Finished []Task
-	// Probe: look at the API's address (reach.Probe) and step the machine
+	// Probe: look at the API's address (netprobe.Probe) and step the machine
 	// with Probed when done. Never while a look is under way: the next is
 	// asked for only after a finding (unreachable.go).
 	Probe bool

@@ -186,7 +186,7 @@ func TestHangNamesItsPhase(t *testing.T) {
 			if eff := st.Step(Input{Kind: Wake}, last.Add(c.silent)); !eff.Stop || st.StopReason() != StopHang {
 				t.Fatalf("no hang at the allowance (wake at %v)", st.Wake().Sub(last))
 			}
-			_, reason := Classify(Ended{Machine: st, Log: NewLog(""), Exit: Exit{Signal: syscall.SIGTERM}})
+			_, reason := Classify(Ended{Machine: st, Log: NewLog(""), Exit: killedBy(syscall.SIGTERM)})
 			if !strings.HasPrefix(reason, c.reason) {
 				t.Errorf("reason %q, want it to begin %q", reason, c.reason)
 			}

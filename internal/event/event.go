@@ -8,7 +8,7 @@ package event
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -63,7 +63,7 @@ type Event struct {
 	Continued bool // a recorded run taken over or resumed
 	// PreviousTrace (run_started of a continued run) is the trace of the
 	// malarun that ran it before, from the record (zero: none kept).
-	PreviousTrace journal.TraceRef
+	PreviousTrace record.TraceRef
 	Pid           int
 	Resume        bool
 	Purpose       string // "work", "checkpoint"

@@ -23,7 +23,7 @@ type Report struct {
 	// Result is the last result's text on success, as the decoder kept it:
 	// at most stream.MaxResultBytes (the step summary and a checkpoint use
 	// it). ResultCut says the text was longer; the whole of it is in the
-	// transcript, at ResultLine (stream.ReadResult copies it from there).
+	// transcript, at ResultLine (transcript.ReadResult copies it from there).
 	Result     string
 	ResultCut  bool
 	ResultLine stream.LineRef

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -24,7 +25,7 @@ func at(h, m int) time.Time { return time.Date(2026, 11, 26, 22+h, m, 0, 0, time
 // run's timeline as malarun writes them.
 type issueSpec struct {
 	id       string
-	status   journal.Status
+	status   record.Status
 	reason   string
 	exit     int
 	cost     float64
@@ -43,7 +44,7 @@ type issueSpec struct {
 }
 
 // writeIssue writes is into stateDir as malarun would: the record (checked
-// by journal.Encode, so it is one malarun can write) and the timeline,
+// by record.Encode, so it is one malarun can write) and the timeline,
 // each decision between line entries as the supervisor interleaves them.
 func writeIssue(t testing.TB, stateDir string, is issueSpec) string {
 	t.Helper()
@@ -52,17 +53,17 @@ func writeIssue(t testing.TB, stateDir string, is issueSpec) string {
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	r := journal.Record{Issue: is.id, Status: is.status, Reason: is.reason, ExitCode: is.exit, CostUSD: is.cost, TotalCostUSD: is.cost,
+	r := record.Record{Issue: is.id, Status: is.status, Reason: is.reason, ExitCode: is.exit, CostUSD: is.cost, TotalCostUSD: is.cost,
 		Cwd: "/work", RunID: runID, RunDir: runDir, Runs: []string{runID}, Marker: is.id + "/" + runID, Attempts: is.attempts,
 		RetryAt: is.retryAt, LimitType: is.limit, RunReclaims: is.reclaims, StartedAt: is.started, UpdatedAt: is.started.Add(time.Minute),
-		Owner: journal.Owner{Pid: 4242, Host: "runner-1", StartedAt: is.started}}
+		Owner: record.Owner{Pid: 4242, Host: "runner-1", StartedAt: is.started}}
 	if n := len(is.timeline); n > 0 {
 		r.UpdatedAt = is.timeline[n-1].Time
 	}
-	if is.status == journal.Processing {
+	if is.status == record.Processing {
 		r.AttemptStartedAt = is.started.Add(time.Minute)
 	}
-	data, err := journal.Encode(r)
+	data, err := record.Encode(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func nightIssues() []issueSpec {
 		return timeline.Tokens{Input: in, Output: out, CacheReadInput: 10 * in}
 	}
 	return []issueSpec{
-		{id: "ok-1", status: journal.Succeeded, cost: 0.42, started: at(0, 0), attempts: 3, reclaims: 1, timeline: []timeline.Entry{
+		{id: "ok-1", status: record.Succeeded, cost: 0.42, started: at(0, 0), attempts: 3, reclaims: 1, timeline: []timeline.Entry{
 			ev("run_started", at(0, 0)),
 			ev("attempt_started", at(0, 0)),
 			ev("hang_detected", at(0, 4), func(e *timeline.Entry) { e.Phase = "tool"; e.Reason = "no output for 3m0s" }),
@@ -172,33 +173,33 @@ func nightIssues() []issueSpec {
 			ev("restart", at(0, 8)),
 			finishedLine(at(0, 12), "success", 0, 0.42, tok(1200, 300)),
 		}},
-		{id: "ok-2", status: journal.Succeeded, cost: 0.10, started: at(0, 30), attempts: 1, timeline: []timeline.Entry{
+		{id: "ok-2", status: record.Succeeded, cost: 0.10, started: at(0, 30), attempts: 1, timeline: []timeline.Entry{
 			ev("run_started", at(0, 30)),
 			finishedLine(at(0, 35), "success", 0, 0.10, tok(500, 100)),
 		}},
-		{id: "ok-3", status: journal.Succeeded, cost: 1.75, started: at(1, 0), attempts: 2, timeline: []timeline.Entry{
+		{id: "ok-3", status: record.Succeeded, cost: 1.75, started: at(1, 0), attempts: 2, timeline: []timeline.Entry{
 			ev("run_started", at(1, 0)),
 			ev("limit_wait", at(1, 20), func(e *timeline.Entry) { e.RetryAt = at(2, 0) }),
 			ev("hang_detected", at(2, 30), func(e *timeline.Entry) { e.Phase = "text" }),
 			finishedLine(at(3, 5), "success", 0, 1.75, tok(9000, 2500)),
 		}},
-		{id: "fail-1", status: journal.Stopped, reason: "no output for 180s (3 attempts)", exit: 3, cost: 0.05, started: at(0, 10), attempts: 3,
+		{id: "fail-1", status: record.Stopped, reason: "no output for 180s (3 attempts)", exit: 3, cost: 0.05, started: at(0, 10), attempts: 3,
 			timeline: []timeline.Entry{ev("run_started", at(0, 10)), finishedLine(at(0, 25), "retries_exhausted", 3, 0.05, tok(10, 1))}},
-		{id: "fail-2", status: journal.Stopped, reason: "no output for 181s (3 attempts)", exit: 3, cost: 0.06, started: at(0, 11), attempts: 3,
+		{id: "fail-2", status: record.Stopped, reason: "no output for 181s (3 attempts)", exit: 3, cost: 0.06, started: at(0, 11), attempts: 3,
 			timeline: []timeline.Entry{ev("run_started", at(0, 11)), finishedLine(at(0, 27), "retries_exhausted", 3, 0.06, tok(10, 1))}},
-		{id: "auth-1", status: journal.Failed, reason: "claude: authentication failed (401)", exit: 4, started: at(0, 1), attempts: 1, version: 8,
+		{id: "auth-1", status: record.Failed, reason: "claude: authentication failed (401)", exit: 4, started: at(0, 1), attempts: 1, version: 8,
 			timeline: []timeline.Entry{ev("run_started", at(0, 1)), finishedLine(at(0, 1), "auth", 4, 0, timeline.Tokens{})}},
-		{id: "wait-1", status: journal.Waiting, reason: "usage limit", exit: 75, cost: 0.20, started: at(2, 0), attempts: 1,
+		{id: "wait-1", status: record.Waiting, reason: "usage limit", exit: 75, cost: 0.20, started: at(2, 0), attempts: 1,
 			retryAt: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC), limit: "five_hour", timeline: []timeline.Entry{
 				ev("run_started", at(2, 0)),
 				ev("limit_wait", at(2, 10), func(e *timeline.Entry) { e.RetryAt = time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC) }),
 				ev("finished", at(2, 40), outcomeOf("rate_limit", 75), func(e *timeline.Entry) { e.RetryAt = time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC) }),
 			}},
-		{id: "run-1", status: journal.Processing, cost: 0.30, started: at(7, 30), attempts: 1, transcript: runningTranscript(),
+		{id: "run-1", status: record.Processing, cost: 0.30, started: at(7, 30), attempts: 1, transcript: runningTranscript(),
 			timeline: []timeline.Entry{ev("run_started", at(7, 30))}},
-		{id: "orphan-1", status: journal.Processing, started: at(5, 0), attempts: 0,
+		{id: "orphan-1", status: record.Processing, started: at(5, 0), attempts: 0,
 			timeline: []timeline.Entry{ev("run_started", at(5, 0))}},
-		{id: "hostile-1", status: journal.Failed, reason: "\x1b]0;pwned\x07<script>window.pwned=1</script> | **bold** `tick`", exit: 1, started: at(4, 0), attempts: 1,
+		{id: "hostile-1", status: record.Failed, reason: "\x1b]0;pwned\x07<script>window.pwned=1</script> | **bold** `tick`", exit: 1, started: at(4, 0), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", at(4, 0)), finishedLine(at(4, 2), "error_result", 1, 0, timeline.Tokens{})}},
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/notrun"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/timeline"
 	"github.com/malarun/malarun/internal/usd"
 )
@@ -29,18 +29,18 @@ func firstNight() []issueSpec {
 	day := func(h, m int) time.Time { return at(h, m).Add(-24 * time.Hour) }
 	tok := timeline.Tokens{Input: 1000, Output: 100}
 	return []issueSpec{
-		{id: "a", status: journal.Succeeded, cost: 0.30, started: day(0, 0), attempts: 1,
+		{id: "a", status: record.Succeeded, cost: 0.30, started: day(0, 0), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", day(0, 0)), finishedLine(day(0, 20), "success", 0, 0.30, tok)}},
-		{id: "b", status: journal.Succeeded, cost: 0.20, started: day(0, 5), attempts: 1,
+		{id: "b", status: record.Succeeded, cost: 0.20, started: day(0, 5), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", day(0, 5)), finishedLine(day(0, 15), "success", 0, 0.20, tok)}},
-		{id: "c", status: journal.Stopped, reason: "no output for 180s (3 attempts)", exit: 3, cost: 0.0002, started: day(0, 10), attempts: 3,
+		{id: "c", status: record.Stopped, reason: "no output for 180s (3 attempts)", exit: 3, cost: 0.0002, started: day(0, 10), attempts: 3,
 			timeline: []timeline.Entry{ev("run_started", day(0, 10)),
 				ev("hang_detected", day(0, 13), func(e *timeline.Entry) { e.Phase, e.LimitMS = "waiting", 180000 }),
 				ev("attempt_started", day(0, 14)),
 				finishedLine(day(0, 30), "retries_exhausted", 3, 0.0002, tok)}},
-		{id: "d", status: journal.Failed, reason: "claude: authentication failed (401)", exit: 8, started: day(0, 1), attempts: 1,
+		{id: "d", status: record.Failed, reason: "claude: authentication failed (401)", exit: 8, started: day(0, 1), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", day(0, 1)), finishedLine(day(0, 1), "auth", 8, 0, timeline.Tokens{})}},
-		{id: "e", status: journal.Succeeded, cost: 0.50, started: day(1, 0), attempts: 2,
+		{id: "e", status: record.Succeeded, cost: 0.50, started: day(1, 0), attempts: 2,
 			timeline: []timeline.Entry{ev("run_started", day(1, 0)),
 				ev("hang_detected", day(1, 10), func(e *timeline.Entry) { e.Phase, e.LimitMS = "tool", 900000 }),
 				ev("attempt_ended", day(1, 10), func(e *timeline.Entry) { e.Outcome = "hang" }),
@@ -53,24 +53,24 @@ func firstNight() []issueSpec {
 func secondNight() []issueSpec {
 	tok := timeline.Tokens{Input: 2000, Output: 200}
 	return []issueSpec{
-		{id: "a", status: journal.Stopped, reason: "no output for 60s while writing text (3 attempts)", exit: 3, cost: 0.0004, started: at(0, 0), attempts: 3,
+		{id: "a", status: record.Stopped, reason: "no output for 60s while writing text (3 attempts)", exit: 3, cost: 0.0004, started: at(0, 0), attempts: 3,
 			timeline: []timeline.Entry{ev("run_started", at(0, 0)),
 				ev("hang_detected", at(0, 5), func(e *timeline.Entry) { e.Phase, e.LimitMS = "text", 60000 }),
 				ev("attempt_ended", at(0, 5), func(e *timeline.Entry) { e.Outcome = "hang" }, noResponse(2, 24, 84)),
 				ev("attempt_started", at(0, 6)),
 				ev("hang_detected", at(0, 10), func(e *timeline.Entry) { e.Phase, e.LimitMS = "text", 60000 }),
 				finishedLine(at(0, 10), "retries_exhausted", 3, 0.0004, tok)}},
-		{id: "b", status: journal.Succeeded, cost: 0.20, started: at(0, 5), attempts: 1,
+		{id: "b", status: record.Succeeded, cost: 0.20, started: at(0, 5), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", at(0, 5)),
 				ev("attempt_ended", at(0, 14), func(e *timeline.Entry) { e.Outcome = "success" }, noResponse(1, 12, 12.5)),
 				finishedLine(at(0, 14), "success", 0, 0.20, tok)}},
-		{id: "c", status: journal.Succeeded, cost: 0.40, started: at(0, 10), attempts: 1,
+		{id: "c", status: record.Succeeded, cost: 0.40, started: at(0, 10), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", at(0, 10)), finishedLine(at(0, 50), "success", 0, 0.40, tok)}},
-		{id: "d", status: journal.Failed, reason: "claude: authentication failed (401)", exit: 8, started: at(0, 1), attempts: 1,
+		{id: "d", status: record.Failed, reason: "claude: authentication failed (401)", exit: 8, started: at(0, 1), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", at(0, 1)), finishedLine(at(0, 1), "auth", 8, 0, timeline.Tokens{})}},
-		{id: "e", status: journal.Failed, reason: "cost budget exhausted: $0.5000 of max_cost_usd $0.50", exit: 9, cost: 0.5002, started: at(1, 0), attempts: 2,
+		{id: "e", status: record.Failed, reason: "cost budget exhausted: $0.5000 of max_cost_usd $0.50", exit: 9, cost: 0.5002, started: at(1, 0), attempts: 2,
 			timeline: []timeline.Entry{ev("run_started", at(1, 0)), finishedLine(at(1, 30), "budget", 9, 0.5002, tok)}},
-		{id: "f", status: journal.Waiting, reason: "usage limit (overage); the account needs usage credits (credits_required)", exit: 75, cost: 0.01,
+		{id: "f", status: record.Waiting, reason: "usage limit (overage); the account needs usage credits (credits_required)", exit: 75, cost: 0.01,
 			started: at(2, 0), attempts: 1, limit: "overage",
 			timeline: []timeline.Entry{ev("run_started", at(2, 0)), finishedLine(at(2, 2), "rate_limit", 75, 0.01, tok)}},
 	}
@@ -297,10 +297,10 @@ func TestEarlierSummaryWithoutNoResponseTime(t *testing.T) {
 // and said so beside what the other runs lost, never added up as 0.
 func TestNoResponseTimeOfOlderRecords(t *testing.T) {
 	old := func(id string, min int) issueSpec {
-		return issueSpec{id: id, status: journal.Succeeded, cost: 0.1, started: at(0, min), attempts: 1, version: 8,
+		return issueSpec{id: id, status: record.Succeeded, cost: 0.1, started: at(0, min), attempts: 1, version: 8,
 			timeline: []timeline.Entry{ev("run_started", at(0, min)), finishedLine(at(0, min+5), "success", 0, 0.1, timeline.Tokens{})}}
 	}
-	counted := issueSpec{id: "new", status: journal.Succeeded, cost: 0.1, started: at(0, 0), attempts: 1,
+	counted := issueSpec{id: "new", status: record.Succeeded, cost: 0.1, started: at(0, 0), attempts: 1,
 		timeline: []timeline.Entry{ev("run_started", at(0, 0)),
 			ev("attempt_ended", at(0, 5), func(e *timeline.Entry) { e.Outcome = "success" }, noResponse(1, 12, 20)),
 			finishedLine(at(0, 5), "success", 0, 0.1, timeline.Tokens{})}}

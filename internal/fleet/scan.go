@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/limitstore"
 	"github.com/malarun/malarun/internal/notrun"
-	"github.com/malarun/malarun/internal/usagelimit"
+	"github.com/malarun/malarun/internal/record"
 )
 
 // Options say which issues a scan takes.
@@ -49,7 +50,7 @@ func Scan(stateDir string, o Options) (Scanned, error) {
 			// folder is always a folder. Named, so that nothing is lost
 			// without a word.
 			addNamed(&sc.Linked, &sc.LinkedMore, name)
-		case !d.IsDir() || name == usagelimit.DirName || name == notrun.DirName:
+		case !d.IsDir() || name == limitstore.DirName || name == notrun.DirName:
 		case o.ValidID != nil && o.ValidID(name) != nil:
 			addNamed(&sc.Skipped, &sc.SkippedMore, name)
 		case len(names) >= MaxIssues:
@@ -126,7 +127,7 @@ func readIssue(stateDir, name string, now time.Time) *Issue {
 	is.Started, is.Updated = r.StartedAt, r.UpdatedAt
 	is.Rescues.Reclaims = r.RunReclaims
 	is.NoResponseUncounted = r.ReadVersion < noResponseRecordVersion
-	if r.Status != journal.Processing && r.Status != journal.Waiting {
+	if r.Status != record.Processing && r.Status != record.Waiting {
 		is.ExitCode, is.HasExit = r.ExitCode, true
 	}
 	if err := readTimeline(r.RunDir, is); err != nil {
@@ -135,7 +136,7 @@ func readIssue(stateDir, name string, now time.Time) *Issue {
 	if r.Continuations > is.Rescues.Restarts {
 		is.Rescues.Restarts = r.Continuations // a run recorded before its timeline
 	}
-	if r.Status == journal.Processing && e.Locked && !r.AttemptStartedAt.IsZero() {
+	if r.Status == record.Processing && e.Locked && !r.AttemptStartedAt.IsZero() {
 		is.Running, is.RunningSince = latestAttempt(r.RunDir), r.AttemptStartedAt
 		if is.Running == 0 {
 			is.Running = r.Attempts + 1 // its transcript is not made yet

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -23,7 +24,7 @@ import (
 func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 	dir := t.TempDir()
 	spec := func(id string) issueSpec {
-		return issueSpec{id: id, status: journal.Succeeded, cost: 0.1, started: at(0, 0), attempts: 1,
+		return issueSpec{id: id, status: record.Succeeded, cost: 0.1, started: at(0, 0), attempts: 1,
 			timeline: []timeline.Entry{finishedLine(at(0, 5), "success", 0, 0.1, timeline.Tokens{Input: 1})}}
 	}
 	fifoTimeline := writeIssue(t, dir, spec("fifo-timeline"))
@@ -40,7 +41,7 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 		return f.Truncate(1 << 30)
 	})
 	running := spec("fifo-transcript")
-	running.status, running.transcript = journal.Processing, []string{"{}"}
+	running.status, running.transcript = record.Processing, []string{"{}"}
 	runDir := writeIssue(t, dir, running)
 	replace(t, filepath.Join(runDir, "attempt-2.jsonl"), func(p string) error { return syscall.Mkfifo(p, 0o600) })
 	j, err := journal.Acquire(dir, "fifo-transcript", "pid 1")
@@ -128,7 +129,7 @@ func replace(t *testing.T, path string, make func(string) error) {
 // still empty (the CLI takes seconds to start) says so.
 func TestRunningBeforeClaudesFirstLine(t *testing.T) {
 	dir := t.TempDir()
-	writeIssue(t, dir, issueSpec{id: "new-1", status: journal.Processing, started: at(8, 0), attempts: 0, transcript: []string{}})
+	writeIssue(t, dir, issueSpec{id: "new-1", status: record.Processing, started: at(8, 0), attempts: 0, transcript: []string{}})
 	j, err := journal.Acquire(dir, "new-1", "pid 1")
 	if err != nil {
 		t.Fatal(err)

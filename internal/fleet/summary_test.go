@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/schemacheck"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -243,7 +243,7 @@ func ptr[T any](v T) *T { return &v }
 func TestJSONCostsAreRounded(t *testing.T) {
 	dir := t.TempDir()
 	for i, cost := range []float64{0.1, 0.2, 0.0001, 0.0002, 0.0003} {
-		writeIssue(t, dir, issueSpec{id: fmt.Sprintf("c-%d", i), status: journal.Stopped, reason: "no output", exit: 3, cost: cost, started: at(0, i),
+		writeIssue(t, dir, issueSpec{id: fmt.Sprintf("c-%d", i), status: record.Stopped, reason: "no output", exit: 3, cost: cost, started: at(0, i),
 			attempts: 1, timeline: []timeline.Entry{ev("run_started", at(0, i)), finishedLine(at(0, i+1), "retries_exhausted", 3, cost, timeline.Tokens{})}})
 	}
 	s := scanNight(t, dir)
@@ -269,20 +269,20 @@ func TestNoResponsesAndRealRetriesAreCounted(t *testing.T) {
 		return func(e *timeline.Entry) { e.NoResponse = &timeline.NoResponse{Retries: n, WaitedMS: ms - 2000, MS: ms} }
 	}
 	attempt := func(n int) func(*timeline.Entry) { return func(e *timeline.Entry) { e.Attempt = n } }
-	writeIssue(t, dir, issueSpec{id: "slow-1", status: journal.Succeeded, cost: 0.1, started: at(0, 0), attempts: 2, timeline: []timeline.Entry{
+	writeIssue(t, dir, issueSpec{id: "slow-1", status: record.Succeeded, cost: 0.1, started: at(0, 0), attempts: 2, timeline: []timeline.Entry{
 		ev("run_started", at(0, 0)),
 		ev("attempt_started", at(0, 0), attempt(1)),
 		ev("api_retry", at(0, 3), attempt(1), func(e *timeline.Entry) { e.NoResponse = &timeline.NoResponse{Retries: 1, WaitedMS: 180000} }),
 		ev("attempt_ended", at(0, 4), attempt(1), outcomeOf("success", 0), nr(1, 182000)),
 		finishedLine(at(0, 4), "success", 0, 0.1, timeline.Tokens{}),
 	}})
-	writeIssue(t, dir, issueSpec{id: "slow-2", status: journal.Succeeded, cost: 0.1, started: at(1, 0), attempts: 1, timeline: []timeline.Entry{
+	writeIssue(t, dir, issueSpec{id: "slow-2", status: record.Succeeded, cost: 0.1, started: at(1, 0), attempts: 1, timeline: []timeline.Entry{
 		ev("run_started", at(1, 0)),
 		ev("attempt_started", at(1, 0), attempt(1)),
 		ev("attempt_ended", at(1, 4), attempt(1), outcomeOf("success", 0), nr(1, 182000)),
 		finishedLine(at(1, 4), "success", 0, 0.1, timeline.Tokens{}),
 	}})
-	writeIssue(t, dir, issueSpec{id: "auth-1", status: journal.Failed, reason: "refused", exit: 8, started: at(2, 0), attempts: 1, timeline: []timeline.Entry{
+	writeIssue(t, dir, issueSpec{id: "auth-1", status: record.Failed, reason: "refused", exit: 8, started: at(2, 0), attempts: 1, timeline: []timeline.Entry{
 		ev("run_started", at(2, 0)),
 		ev("attempt_started", at(2, 0), attempt(1)),
 		ev("api_retry", at(2, 0), attempt(1)),

@@ -1,6 +1,11 @@
 package journal
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/testing/recordtest"
+)
 
 // BenchmarkSave is one save of a record of a run in progress: durable (a
 // run's opening, an attempt's start, its end) and quick (a tool call's
@@ -11,7 +16,7 @@ import "testing"
 func BenchmarkSave(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		save func(*Journal, Record) error
+		save func(*Journal, record.Record) error
 	}{{"durable", (*Journal).Save}, {"quick", (*Journal).SaveQuick}} {
 		b.Run(c.name, func(b *testing.B) {
 			j, err := Acquire(b.TempDir(), "issue-1", "pid 1")
@@ -19,7 +24,7 @@ func BenchmarkSave(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer j.Release()
-			r := sample()
+			r := recordtest.Sample()
 			for b.Loop() {
 				if err := c.save(j, r); err != nil {
 					b.Fatal(err)

@@ -1,7 +1,10 @@
+// Package journal keeps the state of each issue on disk, so that a run
+// survives malarun's own death: the record of each issue (internal/record)
+// written atomically and durably, read back checked, listed, and a lock
+// that allows one malarun per issue.
 package journal
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+
+	"github.com/malarun/malarun/internal/record"
 )
 
 // File names inside <state_dir>/<issue>/.
@@ -84,24 +89,24 @@ func (j *Journal) Lost() <-chan struct{} { return j.lock.lostC }
 func (j *Journal) Dir() string { return j.dir }
 
 // Load reads the record; ok is false when the issue has none yet.
-func (j *Journal) Load() (r Record, ok bool, err error) {
+func (j *Journal) Load() (r record.Record, ok bool, err error) {
 	r, err = readPlaced(j.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, false, nil
+		return record.Record{}, false, nil
 	}
 	return r, err == nil, err
 }
 
 // readPlaced reads the record of the issue folder dir and checks that it
-// belongs there (checkPlace).
-func readPlaced(dir string) (Record, error) {
+// belongs there (record.CheckPlace).
+func readPlaced(dir string) (record.Record, error) {
 	path := filepath.Join(dir, RecordFile)
 	r, err := ReadRecord(path)
 	if err != nil {
-		return Record{}, err
+		return record.Record{}, err
 	}
-	if err := checkPlace(&r, dir); err != nil {
-		return Record{}, &DecodeError{Path: path, Err: err}
+	if err := record.CheckPlace(&r, dir); err != nil {
+		return record.Record{}, &DecodeError{Path: path, Err: err}
 	}
 	return r, nil
 }
@@ -110,15 +115,15 @@ func readPlaced(dir string) (Record, error) {
 // swapped with the old record, fsync of the folder (recordWriter). A
 // reader sees the old record or the new one, never half of one, even
 // after a crash.
-func (j *Journal) Save(r Record) error { return j.save(r, true) }
+func (j *Journal) Save(r record.Record) error { return j.save(r, true) }
 
 // SaveQuick writes the record atomically but without fsync: it survives
 // malarun's own death (the kernel has the data), not a machine crash. For
 // frequent small updates (the tool calls in flight), where an fsync per
 // tool call would cost more than the update is worth.
-func (j *Journal) SaveQuick(r Record) error { return j.save(r, false) }
+func (j *Journal) SaveQuick(r record.Record) error { return j.save(r, false) }
 
-func (j *Journal) save(r Record, durable bool) error {
+func (j *Journal) save(r record.Record, durable bool) error {
 	// The lock first: a removed lock file (or folder) is made again before
 	// the record is written into it, and a lock another malarun took means
 	// the record is no longer this one's to write.
@@ -126,28 +131,11 @@ func (j *Journal) save(r Record, durable bool) error {
 	if err := j.lock.check(); err != nil {
 		return err
 	}
-	data, err := Encode(r)
+	data, err := record.Encode(r)
 	if err != nil {
 		return err
 	}
 	return j.writer.save(data, durable)
-}
-
-// Encode is the record as it is written to disk. It fails only for a
-// record malarun should never build (one check refuses, a non-finite cost,
-// a time outside years 0-9999): values from outside are checked where
-// they enter, and FuzzRecordFromStream holds that no stream makes one.
-func Encode(r Record) ([]byte, error) {
-	r.Version = recordVersion
-	if err := check(r); err != nil {
-		// Written, it would be read back as damaged.
-		return nil, fmt.Errorf("refusing to write a record malarun could not read back: %w", err)
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode the record: %w", err)
-	}
-	return append(data, '\n'), nil
 }
 
 // writeAtomic saves data as dir/name by a new file of its own and a
@@ -228,7 +216,7 @@ func renameIn(dir, name string, data []byte, durable bool) (done bool, err error
 // Entry is one issue found in the state directory, for `malarun status`.
 type Entry struct {
 	Issue  string
-	Record Record
+	Record record.Record
 	Err    error // the record could not be read
 	Locked bool  // a malarun holds the issue now
 }

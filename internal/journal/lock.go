@@ -14,6 +14,7 @@ import (
 
 	// Builds only for the kernels malarun supports, with one clear error elsewhere.
 	_ "github.com/malarun/malarun/internal/platform"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/statefile"
 )
 
@@ -38,7 +39,7 @@ type lockHolder struct {
 	// owner is the owner of the record last saved: while the record on
 	// disk still names it, a malarun holding a new lock file is only
 	// looking (it finds the owner alive and exits 7), not taking over.
-	owner Owner
+	owner record.Owner
 	stop  chan struct{}
 	done  chan struct{}
 }
@@ -199,7 +200,7 @@ func (l *lockHolder) tookOver() bool {
 }
 
 // saving notes the owner of a record about to be saved.
-func (l *lockHolder) saving(o Owner) {
+func (l *lockHolder) saving(o record.Owner) {
 	l.mu.Lock()
 	l.owner = o
 	l.mu.Unlock()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/testing/recordtest"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -56,7 +58,7 @@ func TestRemovedIssueFolderIsMadeAgainBySave(t *testing.T) {
 	if err := os.RemoveAll(j.Dir()); err != nil {
 		t.Fatal(err)
 	}
-	r := sample()
+	r := recordtest.Sample()
 	if err := j.Save(r); err != nil {
 		t.Fatalf("save into a removed folder: %v", err)
 	}
@@ -79,12 +81,12 @@ func TestLockTakenByAnotherIsLost(t *testing.T) {
 		t.Fatalf("the other malarun: %v", err)
 	}
 	defer other.Release()
-	taken := sample()
-	taken.Owner = Owner{Pid: 43, Host: "elsewhere"}
+	taken := recordtest.Sample()
+	taken.Owner = record.Owner{Pid: 43, Host: "elsewhere"}
 	if err := other.Save(taken); err != nil {
 		t.Fatal(err)
 	}
-	err = j.Save(sample())
+	err = j.Save(recordtest.Sample())
 	var lost *LostError
 	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "pid 43 on elsewhere") {
 		t.Fatalf("save after losing the lock: %v", err)
@@ -127,7 +129,7 @@ func TestLookingMalarunDoesNotTakeTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Save(sample()); err != nil {
+	if err := j.Save(recordtest.Sample()); err != nil {
 		t.Fatalf("save while another only looks: %v", err)
 	}
 	looking.Release()
@@ -169,7 +171,7 @@ func savedThenUnlocked(t *testing.T, state string) *Journal {
 		t.Fatal(err)
 	}
 	t.Cleanup(j.Release)
-	if err := j.Save(sample()); err != nil {
+	if err := j.Save(recordtest.Sample()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(j.Dir(), LockFile)); err != nil {

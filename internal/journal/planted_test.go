@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/testing/recordtest"
 )
 
 // A FIFO (or a huge sparse file) planted as an issue's record or lock
@@ -33,7 +35,7 @@ func TestPlantedRecordAndLockNeverHang(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(state, "fifo-lock", LockFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(state, "good", RecordFile), mustEncode(t, sample()), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(state, "good", RecordFile), recordtest.Encoded(t, recordtest.Sample()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 

@@ -5,12 +5,31 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/malarun/malarun/internal/statefile"
 	"golang.org/x/sys/unix"
+
+	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/statefile"
 )
 
+// MaxRecordBytes bounds what is read of a record: malarun's own records
+// are a few kilobytes (a checkpoint of at most 64 KiB is the largest
+// part), so anything near this was not written by malarun.
+const MaxRecordBytes = 16 << 20
+
+// DecodeError says a record cannot be read, naming the file.
+type DecodeError struct {
+	Path string
+	Err  error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("issue record %s is damaged (%v); move it away or run with --reset to start the issue over", e.Path, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
 // ReadRecord reads and decodes the record at path.
-func ReadRecord(path string) (Record, error) {
+func ReadRecord(path string) (record.Record, error) {
 	return readRecord(path, func() ([]byte, bool, error) { return readOnce(path, MaxRecordBytes) })
 }
 
@@ -24,17 +43,17 @@ const maxReads = 3
 // decode and says something else than the read before (a change the
 // file's clock was too coarse to show). A record that reads the same
 // twice and does not decode is damaged; the last read is taken as it is.
-func readRecord(path string, read func() (b []byte, stable bool, err error)) (Record, error) {
+func readRecord(path string, read func() (b []byte, stable bool, err error)) (record.Record, error) {
 	var before []byte
 	for try := 1; ; try++ {
 		b, stable, err := read()
 		if err != nil {
-			return Record{}, refusal(path, err)
+			return record.Record{}, refusal(path, err)
 		}
-		r, err := Decode(b)
+		r, err := record.Decode(b)
 		if try == maxReads || stable && (err == nil || bytes.Equal(b, before)) {
 			if err != nil {
-				return Record{}, &DecodeError{Path: path, Err: err}
+				return record.Record{}, &DecodeError{Path: path, Err: err}
 			}
 			return r, nil
 		}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/testing/recordtest"
 )
 
 // TestReadsVersion1Record: a record written by the malarun before version
@@ -18,7 +21,7 @@ func TestReadsVersion1Record(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Version != recordVersion || r.Issue != "issue-1" || r.Status != Interrupted || r.SessionID != "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7" ||
+	if r.Version != record.Version || r.Issue != "issue-1" || r.Status != record.Interrupted || r.SessionID != "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7" ||
 		r.Attempts != 2 || r.ExitCode != 143 || len(r.Running) != 1 || r.Running[0].Name != "Bash" {
 		t.Errorf("v1 record read as %+v", r)
 	}
@@ -35,7 +38,7 @@ func TestReadsVersion1Record(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(j.Dir(), RecordFile))
-	if !strings.Contains(string(b), fmt.Sprintf(`"version": %d`, recordVersion)) || strings.Contains(string(b), "retry_at") || strings.Contains(string(b), "limit_type") {
+	if !strings.Contains(string(b), fmt.Sprintf(`"version": %d`, record.Version)) || strings.Contains(string(b), "retry_at") || strings.Contains(string(b), "limit_type") {
 		t.Errorf("saved again as:\n%s", b)
 	}
 }
@@ -56,7 +59,7 @@ func TestReadsVersion2Record(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != Interrupted || r.SessionID != "05a62f4f-503f-4122-a79e-434d92ffda00" || len(r.Running) != 1 ||
+	if r.Status != record.Interrupted || r.SessionID != "05a62f4f-503f-4122-a79e-434d92ffda00" || len(r.Running) != 1 ||
 		r.RunDir != filepath.Join(dir, "runs", "20261123T183013Z-2e7ee2") || r.Owner.Host != "vm" {
 		t.Errorf("v2 record read as %+v", r)
 	}
@@ -82,7 +85,7 @@ func TestReadsVersion3Record(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Version != recordVersion || r.Status != Interrupted || r.SessionID != "613afaa3-f770-4776-9962-c5e7cffc4a38" || r.Attempts != 1 ||
+	if r.Version != record.Version || r.Status != record.Interrupted || r.SessionID != "613afaa3-f770-4776-9962-c5e7cffc4a38" || r.Attempts != 1 ||
 		r.Owner.BootID != "24b9a76f-3095-458b-99ce-d9da3978254f" || r.SideEffects["Bash"] != 1 {
 		t.Errorf("v3 record read as %+v", r)
 	}
@@ -91,11 +94,11 @@ func TestReadsVersion3Record(t *testing.T) {
 	}
 	var raw map[string]any
 	json.Unmarshal(b, &raw)
-	added := map[string]any{"run_reclaims": 1, "killed_attempts": 1, "prompt_sha256": strings.Repeat("a", 64), "prompt_changes": []PromptChange{goodPromptChange(PromptResume)}}
+	added := map[string]any{"run_reclaims": 1, "killed_attempts": 1, "prompt_sha256": strings.Repeat("a", 64), "prompt_changes": []record.PromptChange{recordtest.PromptChange(record.PromptResume)}}
 	for field, v := range added {
 		raw[field] = v
 		edited, _ := json.Marshal(raw)
-		if _, err := Decode(edited); err == nil {
+		if _, err := record.Decode(edited); err == nil {
 			t.Errorf("a version 3 record with %s was read", field)
 		}
 		delete(raw, field)
@@ -108,8 +111,8 @@ func TestWaitingRecordRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Release()
-	want := sample()
-	want.Status, want.ExitCode = Waiting, 75
+	want := recordtest.Sample()
+	want.Status, want.ExitCode = record.Waiting, 75
 	want.RetryAt = time.Date(2026, 11, 22, 16, 5, 11, 0, time.UTC)
 	want.LimitType = "five_hour"
 	if err := j.Save(want); err != nil {
@@ -123,8 +126,8 @@ func TestWaitingRecordRoundTrip(t *testing.T) {
 	if !ok || err != nil {
 		t.Fatalf("load: %v %v", ok, err)
 	}
-	want.Version = recordVersion
-	want.RunDir = filepath.Join(j.Dir(), "runs", testRun)
+	want.Version = record.Version
+	want.RunDir = filepath.Join(j.Dir(), "runs", recordtest.RunID)
 	a, _ := json.Marshal(want)
 	g, _ := json.Marshal(got)
 	if string(a) != string(g) {
@@ -148,7 +151,7 @@ func TestVersion1CannotHoldVersion2Fields(t *testing.T) {
 		if data == string(v1) {
 			t.Fatalf("%s: the fixture has no %q", name, edit[0])
 		}
-		if _, err := Decode([]byte(data)); err == nil || !strings.Contains(err.Error(), "version 2 added") {
+		if _, err := record.Decode([]byte(data)); err == nil || !strings.Contains(err.Error(), "version 2 added") {
 			t.Errorf("%s in a v1 record: err = %v", name, err)
 		}
 	}
@@ -169,7 +172,7 @@ func TestVersion2CannotHoldVersion3Fields(t *testing.T) {
 		if data == string(v2) {
 			t.Fatalf("%s: the fixture has no %q", name, edit[0])
 		}
-		if _, err := Decode([]byte(data)); err == nil || !strings.Contains(err.Error(), "version 3 added") {
+		if _, err := record.Decode([]byte(data)); err == nil || !strings.Contains(err.Error(), "version 3 added") {
 			t.Errorf("%s in a v2 record: err = %v", name, err)
 		}
 	}

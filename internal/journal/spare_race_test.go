@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/testing/recordtest"
 )
 
 // saveN saves the sample record with Attempts n, quick or durable by n's
@@ -15,7 +18,7 @@ import (
 // as that save.
 func saveN(t *testing.T, j *Journal, n int) {
 	t.Helper()
-	r := sample()
+	r := recordtest.Sample()
 	r.Attempts = n
 	r.Checkpoint = strings.Repeat("c", 50*(n%4)) // longer and shorter than the file it goes into
 	save := j.SaveQuick
@@ -158,7 +161,7 @@ func TestSnapshotsTakenDuringSavesKeepTheirContent(t *testing.T) {
 	}
 	unchanged(t, kept)
 	for path, b := range kept {
-		if _, err := Decode([]byte(b)); err != nil {
+		if _, err := record.Decode([]byte(b)); err != nil {
 			t.Errorf("snapshot %s holds no whole record: %v", filepath.Base(path), err)
 		}
 	}
@@ -294,7 +297,7 @@ func TestLinksRenamedOntoTheSpareDuringSaves(t *testing.T) {
 			// before, never a link.
 			saved, failed := 0, 0
 			for n := 1; n <= 300; n++ {
-				r := sample()
+				r := recordtest.Sample()
 				r.Attempts = n
 				if err := j.SaveQuick(r); err != nil {
 					if !strings.Contains(err.Error(), "kept putting other files in its place") {

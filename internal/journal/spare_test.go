@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/malarun/malarun/internal/testing/recordtest"
 )
 
 // inode is the inode number path names (0 if none).
@@ -29,7 +31,7 @@ func TestSavesTakeTurnsWithASpare(t *testing.T) {
 	record, spare := filepath.Join(j.Dir(), RecordFile), filepath.Join(j.Dir(), SpareFile)
 	seen := map[uint64]bool{}
 	for i := 1; i <= 8; i++ {
-		r := sample()
+		r := recordtest.Sample()
 		r.Attempts = i
 		r.Checkpoint = strings.Repeat("x", 100*(i%3)) // longer and shorter than the file it goes into
 		save := j.SaveQuick
@@ -96,7 +98,7 @@ func TestSavesNeverWriteIntoAFileTheyDidNotMake(t *testing.T) {
 	defer j.Release()
 	save := func(n int) {
 		t.Helper()
-		r := sample()
+		r := recordtest.Sample()
 		r.Attempts = n
 		if err := j.Save(r); err != nil {
 			t.Fatalf("save %d: %v", n, err)
@@ -148,7 +150,7 @@ func TestSavesFallBackToRenameWithoutExchange(t *testing.T) {
 	defer j.Release()
 	j.writer.noExchange = true
 	for n := 1; n <= 3; n++ {
-		r := sample()
+		r := recordtest.Sample()
 		r.Attempts = n
 		if err := j.Save(r); err != nil {
 			t.Fatal(err)
@@ -168,7 +170,7 @@ func TestSavesFallBackToRenameWithoutExchange(t *testing.T) {
 // the one before; a record that reads the same and does not decode is
 // damaged; three reads at most.
 func TestReadRecordReadsAgainWhileASaveTearsIt(t *testing.T) {
-	whole := mustEncode(t, sample())
+	whole := recordtest.Encoded(t, recordtest.Sample())
 	torn := whole[:len(whole)/2]
 	other := append(append([]byte(nil), whole[:len(whole)/2]...), "garbage"...)
 	type read struct {
@@ -218,7 +220,7 @@ func TestSavesFromTwoGoroutinesTakeTurns(t *testing.T) {
 	errs := make(chan error, 2)
 	for g := range 2 {
 		go func() {
-			r := sample()
+			r := recordtest.Sample()
 			r.Attempts = g + 1
 			var err error
 			for range 50 {

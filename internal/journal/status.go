@@ -1,26 +1,6 @@
 package journal
 
-import (
-	"github.com/malarun/malarun/internal/outcome"
-)
-
-// StatusFor is the status a run ends with for its outcome: the one word
-// `malarun status`, `malarun show`, the report and the summary all use for
-// it (issue 34). A run stopped by a usage limit while it waited for one is
-// still waiting (the supervisor knows that case; StatusFor does not).
-func StatusFor(o outcome.Outcome) Status {
-	switch o {
-	case outcome.Success:
-		return Succeeded
-	case outcome.RateLimit:
-		return Waiting
-	case outcome.Interrupted:
-		return Interrupted
-	case outcome.RetriesExhausted, outcome.SessionTimeout:
-		return Stopped
-	}
-	return Failed
-}
+import "github.com/malarun/malarun/internal/record"
 
 // Word is the issue's status as people read it, in `malarun status`,
 // `show` and the summary: the record's status, or what the lock and the
@@ -32,7 +12,7 @@ func (e Entry) Word() string {
 		return "damaged"
 	case e.Record.Poisoned:
 		return "poisoned"
-	case e.Record.Status == Processing && !e.Locked:
+	case e.Record.Status == record.Processing && !e.Locked:
 		return "orphaned" // its malarun died; the next run reclaims it
 	}
 	return string(e.Record.Status)
@@ -44,7 +24,7 @@ func (e Entry) Word() string {
 // that time.
 func (e Entry) Described() string {
 	w := e.Word()
-	if w == string(Waiting) && !e.Record.RetryAt.IsZero() {
+	if w == string(record.Waiting) && !e.Record.RetryAt.IsZero() {
 		w += " until " + e.Record.RetryAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	return w

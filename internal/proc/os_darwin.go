@@ -101,8 +101,8 @@ func startTimeNow() uint64 {
 // (kern.boottime is not stable: macOS recomputes it as now minus uptime
 // when the clock is corrected.) Its "darwin:" form can never equal a
 // Linux boot id (a bare UUID), so a record written on the other kernel
-// never counts as the same view (Identity.SameView). The journal checks
-// this form (journal.checkOwner).
+// never counts as the same view (Identity.SameView). The record checks
+// this form (record.checkOwner).
 func bootID() string {
 	id, err := unix.Sysctl("kern.bootsessionuuid")
 	if err != nil || id == "" {

@@ -116,3 +116,9 @@ func TestKnown(t *testing.T) {
 		}
 	}
 }
+
+// mustKnow is the finding of a code Known knows.
+func mustKnow(code string) Finding {
+	f, _ := Known(code)
+	return f
+}

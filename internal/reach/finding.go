@@ -8,8 +8,9 @@
 // The CLI does not say which (docs/design.md §F25): every connection failure
 // is an api_retry line with error "unknown" and no status, ten of them over
 // about three minutes, and only the final result names a code. So at the
-// first such line malarun looks itself (Probe, the only I/O here), and the
-// decision is pure: Judge, ShouldProbe and FromResultText. A run that has
+// first such line malarun looks itself (internal/netprobe, the only I/O of
+// it), and the decision is pure, here: Judge, ShouldProbe and
+// FromResultText, and the address from the CLI's environment (TargetOf). A run that has
 // talked to the API once treats a later failure as the network going away:
 // the CLI and malarun retry it as before.
 package reach
@@ -71,11 +72,4 @@ func (f Finding) Hint() string {
 		return "check the network (or VPN) and ANTHROPIC_BASE_URL"
 	}
 	return "check ANTHROPIC_BASE_URL and the network"
-}
-
-// plainHTTP is the finding of an https:// base URL whose port answers
-// without TLS: the TLS handshake is answered with something else, most
-// often plain HTTP (Node's code for it is EPROTO, "wrong version number").
-func plainHTTP() Finding {
-	return Finding{Cause: Scheme, Code: "EPROTO", What: "the port does not speak TLS (an https:// URL for a plain http:// port?)"}
 }

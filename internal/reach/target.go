@@ -35,7 +35,7 @@ type Target struct {
 	// NoVerify: NODE_TLS_REJECT_UNAUTHORIZED=0, the CLI accepts any certificate.
 	NoVerify bool
 	// Settings names the settings file of the CLI's that sets a variable
-	// bearing on the address (settings.go): what the CLI will use is not
+	// bearing on the address (claudesettings): what the CLI will use is not
 	// known, so URL is nil and no look is made.
 	Settings string
 	// Provider names the switch (CLAUDE_CODE_USE_BEDROCK, ...) that sends
@@ -52,10 +52,20 @@ func providerSwitches() []string {
 	}
 }
 
+// AddressVars are the variables TargetOf reads: a settings file of
+// claude's that sets one of them (claudesettings.Find) decides where the
+// CLI connects, in a way malarun does not know.
+func AddressVars() []string {
+	return append([]string{"ANTHROPIC_BASE_URL", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED",
+		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}, providerSwitches()...)
+}
+
 // TargetOf reads the API address and what bears on reaching it from env
 // (KEY=VALUE entries; the last one of a name wins, as exec does), for a
-// CLI that runs in cwd.
-func TargetOf(env []string, cwd string) Target {
+// CLI that runs in cwd. settings names the settings file of claude's that
+// sets one of AddressVars (claudesettings.Find; "" when none does): then
+// where the CLI connects is not known, and no look is made.
+func TargetOf(env []string, cwd, settings string) Target {
 	get := func(name string) string { return environ.Get(env, name) }
 	raw := get("ANTHROPIC_BASE_URL")
 	if raw == "" {
@@ -65,8 +75,8 @@ func TargetOf(env []string, cwd string) Target {
 	if t.ExtraCAs != "" && !filepath.IsAbs(t.ExtraCAs) {
 		t.ExtraCAs = filepath.Join(cwd, t.ExtraCAs) // as the CLI, which runs there, reads it
 	}
-	if f := addressInSettings(settingsFiles(get("HOME"), get("CLAUDE_CONFIG_DIR"), cwd)); f != "" {
-		t.Settings, t.Shown = f, "the address claude's settings set ("+f+")"
+	if settings != "" {
+		t.Settings, t.Shown = settings, "the address claude's settings set ("+settings+")"
 		return t
 	}
 	for _, p := range providerSwitches() {

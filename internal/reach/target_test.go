@@ -1,10 +1,7 @@
 package reach
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -36,7 +33,7 @@ func TestTargetOf(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tg := TargetOf(c.env, "/work")
+			tg := TargetOf(c.env, "/work", "")
 			if tg.Shown != c.shown || tg.Proxy != c.proxy || (tg.URL != nil) != c.probeable {
 				t.Errorf("TargetOf(%q) = shown %q proxy %q url %v; want %q %q probeable %v", c.env, tg.Shown, tg.Proxy, tg.URL, c.shown, c.proxy, c.probeable)
 			}
@@ -49,37 +46,37 @@ func TestShownIsCapped(t *testing.T) {
 	for len(long) < 1000 {
 		long += "abcdefghij"
 	}
-	tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + long}, "/work")
+	tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + long}, "/work", "")
 	if len(tg.Shown) != maxShownBytes || !strings.HasSuffix(tg.Shown, "...") {
 		t.Errorf("shown address %q is %d bytes, want %d ending in ...", tg.Shown, len(tg.Shown), maxShownBytes)
 	}
 	// One that fits exactly is not marked as cut.
 	exact := "http://h.invalid/" + strings.Repeat("a", maxShownBytes-len("http://h.invalid/"))
-	if tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + exact}, "/work"); tg.Shown != exact {
+	if tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + exact}, "/work", ""); tg.Shown != exact {
 		t.Errorf("an address of %d bytes is shown as %q", maxShownBytes, tg.Shown)
 	}
 	// Escapes that push past the cap are cut too, in printable ASCII.
 	wide := "http://h.invalid/" + strings.Repeat("\u00e9", 100)
-	if tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + wide}, "/work"); len(tg.Shown) > maxShownBytes || strings.ContainsFunc(tg.Shown, func(r rune) bool { return r < ' ' || r > '~' }) {
+	if tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + wide}, "/work", ""); len(tg.Shown) > maxShownBytes || strings.ContainsFunc(tg.Shown, func(r rune) bool { return r < ' ' || r > '~' }) {
 		t.Errorf("shown %q (%d bytes)", tg.Shown, len(tg.Shown))
 	}
 }
 
 func TestExtraCAsAreTheCLIsPath(t *testing.T) {
-	if got := TargetOf([]string{"NODE_EXTRA_CA_CERTS=certs/ca.pem"}, "/work/repo").ExtraCAs; got != "/work/repo/certs/ca.pem" {
+	if got := TargetOf([]string{"NODE_EXTRA_CA_CERTS=certs/ca.pem"}, "/work/repo", "").ExtraCAs; got != "/work/repo/certs/ca.pem" {
 		t.Errorf("a relative NODE_EXTRA_CA_CERTS reads as %q, want it in the CLI's directory", got)
 	}
-	if got := TargetOf([]string{"NODE_EXTRA_CA_CERTS=/etc/ca.pem"}, "/work/repo").ExtraCAs; got != "/etc/ca.pem" {
+	if got := TargetOf([]string{"NODE_EXTRA_CA_CERTS=/etc/ca.pem"}, "/work/repo", "").ExtraCAs; got != "/etc/ca.pem" {
 		t.Errorf("an absolute one reads as %q", got)
 	}
 }
 
 func TestShownWithProxyNamesTheProxy(t *testing.T) {
-	tg := TargetOf([]string{"ANTHROPIC_BASE_URL=http://gw.example.com", "HTTP_PROXY=http://user:pw@proxy:3128"}, "/work")
+	tg := TargetOf([]string{"ANTHROPIC_BASE_URL=http://gw.example.com", "HTTP_PROXY=http://user:pw@proxy:3128"}, "/work", "")
 	if got := tg.ShownWithProxy(); got != "http://gw.example.com (through the proxy in HTTP_PROXY)" {
 		t.Errorf("shown %q", got)
 	}
-	if got := TargetOf(nil, "/work").ShownWithProxy(); got != "https://api.anthropic.com" {
+	if got := TargetOf(nil, "/work", "").ShownWithProxy(); got != "https://api.anthropic.com" {
 		t.Errorf("shown without a proxy %q", got)
 	}
 }
@@ -102,7 +99,7 @@ func TestNumericHostsAreReadAsTheCLIReadsThem(t *testing.T) {
 		{"http://[::1]:8080", "[::1]:8080", "http://[::1]:8080"},
 	}
 	for _, c := range cases {
-		tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + c.base}, "/")
+		tg := TargetOf([]string{"ANTHROPIC_BASE_URL=" + c.base}, "/", "")
 		host := ""
 		if tg.URL != nil {
 			host = tg.URL.Host
@@ -114,56 +111,17 @@ func TestNumericHostsAreReadAsTheCLIReadsThem(t *testing.T) {
 }
 
 // A settings file of the CLI's that sets the address (or a variable that
-// bears on it) means malarun cannot know where the CLI connects: no look.
+// bears on it: claudesettings.Find) means malarun cannot know where the CLI
+// connects: no look, and the address shown names the file.
 func TestAddressInClaudeSettingsMeansNoLook(t *testing.T) {
-	home, work := t.TempDir(), t.TempDir()
-	sub := filepath.Join(work, "pkg", "x")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
-	if tg := TargetOf(env, sub); tg.URL == nil || tg.Settings != "" {
-		t.Fatalf("no settings: %+v", tg)
-	}
-	write := func(path, text string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
+	env := []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
+	for _, file := range []string{"/home/u/.claude/settings.json", "/work/.claude/settings.local.json (not JSON)"} {
+		tg := TargetOf(env, "/work", file)
+		if tg.URL != nil || tg.Settings != file || !strings.Contains(tg.Shown, file) {
+			t.Errorf("%s: %+v", file, tg)
 		}
 	}
-	// Settings that say nothing of the address change nothing.
-	write(filepath.Join(home, ".claude", "settings.json"), `{"env":{"FOO":"1"},"hooks":{}}`)
-	if tg := TargetOf(env, sub); tg.URL == nil {
-		t.Errorf("unrelated settings stopped the look: %+v", tg)
-	}
-	for _, c := range []struct{ file, text string }{
-		{filepath.Join(home, ".claude", "settings.json"), `{"env":{"ANTHROPIC_BASE_URL":"http://gateway:8080"}}`},
-		{filepath.Join(work, ".claude", "settings.json"), `{"env":{"HTTPS_PROXY":"http://proxy:3128"}}`},
-		{filepath.Join(sub, ".claude", "settings.local.json"), `{"env":{"CLAUDE_CODE_USE_BEDROCK":"1"}}`},
-		{filepath.Join(work, ".claude", "settings.local.json"), `{not json`},
-	} {
-		write(c.file, c.text)
-		tg := TargetOf(env, sub)
-		if tg.URL != nil || !strings.Contains(tg.Settings, c.file) || !strings.Contains(tg.Shown, c.file) {
-			t.Errorf("%s %s: %+v", c.file, c.text, tg)
-		}
-		os.Remove(c.file)
-	}
-	// CLAUDE_CONFIG_DIR moves the user's settings.
-	cfgDir := t.TempDir()
-	write(filepath.Join(cfgDir, "settings.json"), `{"env":{"ANTHROPIC_BASE_URL":"http://gateway:8080"}}`)
-	if tg := TargetOf(append(env, "CLAUDE_CONFIG_DIR="+cfgDir), sub); tg.URL != nil {
-		t.Errorf("CLAUDE_CONFIG_DIR's settings ignored: %+v", tg)
-	}
-	// A FIFO in the settings' place neither blocks nor is trusted.
-	fifo := filepath.Join(work, ".claude", "settings.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if tg := TargetOf(env, sub); tg.URL != nil || !strings.Contains(tg.Settings, "not a regular file") {
-		t.Errorf("a FIFO: %+v", tg)
+	if tg := TargetOf(env, "/work", ""); tg.URL == nil || tg.Settings != "" {
+		t.Errorf("no settings: %+v", tg)
 	}
 }

@@ -38,7 +38,7 @@ type Action struct {
 	// at the start or when a usage limit decides).
 	Decision Decision
 	// Met is the usage limit this step acted on (nil: none): the driver
-	// shares it with the other malaruns of the account (usagelimit.Store).
+	// shares it with the other malaruns of the account (limitstore.Store).
 	Met *usagelimit.Limit
 }
 
@@ -136,7 +136,7 @@ type PromptData struct {
 	// Interrupted are the tool calls still running when the attempt was cut
 	// off: the CLI drops them from the resumed history (docs/design.md §F16),
 	// so only malarun can tell the agent about them. InterruptedMore are
-	// more of them, not named: a record names at most journal.MaxInFlight.
+	// more of them, not named: a record names at most record.MaxInFlight.
 	Interrupted     []ToolCall
 	InterruptedMore int
 	// Tasks are the background tasks killed with the attempt: the CLI will

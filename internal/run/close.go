@@ -3,8 +3,8 @@ package run
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 )
 
 // Closing is how a run's end is recorded (docs/design.md §D7, §D10,
@@ -12,7 +12,7 @@ import (
 // no reclaim, so cancelled CI jobs never poison an issue, and an
 // orchestrator's retry of exit 3, 75 or 124 continues the work.
 type Closing struct {
-	Status journal.Status
+	Status record.Status
 	// Reason is the error's sentence ("" on success).
 	Reason string
 	// RetryAt and LimitType: the usage limit the run waits for (zero: none).
@@ -37,14 +37,14 @@ type Ending struct {
 
 // Close decides how the end of a run is recorded.
 func Close(s State, e Ending) Closing {
-	c := Closing{Status: journal.StatusFor(e.Outcome), Reason: e.Reason}
+	c := Closing{Status: record.StatusFor(e.Outcome), Reason: e.Reason}
 	switch {
 	case e.Outcome == outcome.RateLimit:
 		// The session is kept for the next run; retry_at says when.
-		c.Status, c.RetryAt, c.LimitType = journal.Waiting, e.RetryAt, e.LimitType
+		c.Status, c.RetryAt, c.LimitType = record.Waiting, e.RetryAt, e.LimitType
 	case e.Outcome == outcome.Interrupted && s.Waiting():
 		// Stopped during a limit wait: still waiting for the same reset.
-		c.Status, c.RetryAt, c.LimitType = journal.Waiting, s.RetryAt, s.LimitType
+		c.Status, c.RetryAt, c.LimitType = record.Waiting, s.RetryAt, s.LimitType
 	}
 	c.ClearInFlight = e.Outcome == outcome.Success
 	c.KeepReclaims = e.Outcome == outcome.Interrupted

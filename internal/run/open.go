@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -21,7 +21,7 @@ type Invocation struct {
 	// Record is empty).
 	Found   bool
 	Damaged error
-	Record  journal.Record
+	Record  record.Record
 	// OwnerAlive: the record's owner is provably alive (same boot and PID
 	// namespace, its recorded start time), though its lock was free.
 	OwnerAlive bool
@@ -33,7 +33,7 @@ type Invocation struct {
 	PromptSHA256, FolderPromptSHA256 string
 	Reset                            bool
 	// PromptChange is the policy for a changed prompt: PromptChangeRefuse,
-	// journal.PromptResume or journal.PromptStartOver.
+	// record.PromptResume or record.PromptStartOver.
 	PromptChange string
 	MaxReclaims  int
 	// PoisonedExitCode is the exit code a poisoned run records.
@@ -81,10 +81,10 @@ type Opened struct {
 	Reset bool
 	// Record is the recorded run as it goes on, or the history a new run
 	// keeps; Save says it must be saved as it is before anything starts.
-	Record journal.Record
+	Record record.Record
 	Save   bool
 	// Change is the prompt change to keep in the record (nil: none).
-	Change *journal.PromptChange
+	Change *record.PromptChange
 	// Begin is how internal/run begins a continued or reclaimed run.
 	Begin Beginning
 }
@@ -97,7 +97,7 @@ func Open(in Invocation) Opened {
 		return Opened{Kind: OpenRefused, Refusal: outcome.Usage, Detail: in.Damaged.Error()}
 	case in.Damaged != nil:
 		return Opened{Kind: OpenNew, Reset: true}
-	case in.Found && (old.Status == journal.Processing || old.Status == journal.Waiting) && in.OwnerAlive:
+	case in.Found && (old.Status == record.Processing || old.Status == record.Waiting) && in.OwnerAlive:
 		// The lock was free only because its file was removed: the
 		// malarun that holds the run is alive. Taking it over would kill
 		// its work; even --reset must not.
@@ -108,7 +108,7 @@ func Open(in Invocation) Opened {
 	case !in.Found:
 		return Opened{Kind: OpenNew}
 	}
-	o := Opened{EndLeftovers: old.Status == journal.Processing, Reset: in.Reset}
+	o := Opened{EndLeftovers: old.Status == record.Processing, Reset: in.Reset}
 	if Resumable(old.Status) && !old.Poisoned && !in.Reset {
 		if old.PromptSHA256 == "" {
 			old.PromptSHA256 = in.FolderPromptSHA256
@@ -122,10 +122,10 @@ func Open(in Invocation) Opened {
 		o.Change = change
 	}
 	if in.Reset {
-		old.Poisoned, old.Status = false, journal.Failed
+		old.Poisoned, old.Status = false, record.Failed
 	}
-	if o.Change != nil && o.Change.Decision == journal.PromptStartOver {
-		old.Status = journal.Failed // the recorded run is closed, as by --reset
+	if o.Change != nil && o.Change.Decision == record.PromptStartOver {
+		old.Status = record.Failed // the recorded run is closed, as by --reset
 	}
 	old = keepPromptChange(old, o.Change)
 	switch {
@@ -141,15 +141,15 @@ func Open(in Invocation) Opened {
 }
 
 // Resumable: a run in this state is continued by the next invocation.
-func Resumable(s journal.Status) bool {
-	return s == journal.Processing || s == journal.Interrupted || s == journal.Stopped || s == journal.Waiting
+func Resumable(s record.Status) bool {
+	return s == record.Processing || s == record.Interrupted || s == record.Stopped || s == record.Waiting
 }
 
 // continued is the recorded run going on: a reclaim when its malarun died
 // (one more death, poisoned past max_reclaims), else a continuation.
-func continued(in Invocation, rec journal.Record, o Opened) Opened {
+func continued(in Invocation, rec record.Record, o Opened) Opened {
 	o.Kind = OpenContinue
-	if rec.Status == journal.Processing {
+	if rec.Status == record.Processing {
 		o.Kind, o.Save = OpenReclaim, true
 		rec.Reclaims++
 		rec.RunReclaims++
@@ -160,7 +160,7 @@ func continued(in Invocation, rec journal.Record, o Opened) Opened {
 		rec.Attempts += cut
 		rec.KilledAttempts += cut
 		if rec.Reclaims > in.MaxReclaims {
-			rec.Poisoned, rec.Status, rec.ExitCode = true, journal.Failed, in.PoisonedExitCode
+			rec.Poisoned, rec.Status, rec.ExitCode = true, record.Failed, in.PoisonedExitCode
 			rec.Reason = fmt.Sprintf("malarun died during this run %d times in a row (max_reclaims %d)", rec.Reclaims, in.MaxReclaims)
 			o.Kind, o.Refusal, o.Detail = OpenRefused, outcome.Poisoned, rec.Reason+"; run with --reset to try again"
 			o.Record = rec
@@ -169,11 +169,11 @@ func continued(in Invocation, rec journal.Record, o Opened) Opened {
 	}
 	o.Record = rec
 	o.Begin = Beginning{Continued: true, FirstAttempt: max(in.NextAttempt, 1), Record: RecordedOf(rec)}
-	if rec.Status == journal.Stopped || rec.Status == journal.Waiting {
+	if rec.Status == record.Stopped || rec.Status == record.Waiting {
 		// It stopped on its invocation's limits: the next gets its own.
 		o.Begin.Record.NotCounted = rec.Attempts
 	}
-	if rec.Status == journal.Waiting {
+	if rec.Status == record.Waiting {
 		o.Begin.Record.Limited = &usagelimit.Limit{RetryAt: rec.RetryAt, Type: rec.LimitType, Waitable: true}
 		if rec.SessionID == "" && rec.Checkpoint == "" && rec.Attempts == 0 {
 			// Stopped by another malarun's limit before its first attempt:
@@ -188,14 +188,14 @@ func continued(in Invocation, rec journal.Record, o Opened) Opened {
 // nil when they are the same or the recorded one is unknown; a change to
 // keep when the policy says what to do; a refusal (exit 2, nothing
 // changed) when it does not.
-func promptChange(in Invocation, rec journal.Record) (*journal.PromptChange, *Opened) {
+func promptChange(in Invocation, rec record.Record) (*record.PromptChange, *Opened) {
 	recorded, given := rec.PromptSHA256, in.PromptSHA256
 	if recorded == "" || recorded == given {
 		return nil, nil
 	}
-	change := &journal.PromptChange{At: in.Now.UTC(), RunID: rec.RunID, RecordedSHA256: recorded, GivenSHA256: given}
+	change := &record.PromptChange{At: in.Now.UTC(), RunID: rec.RunID, RecordedSHA256: recorded, GivenSHA256: given}
 	switch in.PromptChange {
-	case journal.PromptResume, journal.PromptStartOver:
+	case record.PromptResume, record.PromptStartOver:
 		change.Decision = in.PromptChange
 		return change, nil
 	}
@@ -208,14 +208,14 @@ func promptChange(in Invocation, rec journal.Record) (*journal.PromptChange, *Op
 }
 
 // keepPromptChange is rec with a change added, keeping the latest
-// journal.MaxPromptChanges.
-func keepPromptChange(rec journal.Record, c *journal.PromptChange) journal.Record {
+// record.MaxPromptChanges.
+func keepPromptChange(rec record.Record, c *record.PromptChange) record.Record {
 	if c == nil {
 		return rec
 	}
-	rec.PromptChanges = append(append([]journal.PromptChange(nil), rec.PromptChanges...), *c)
-	if n := len(rec.PromptChanges); n > journal.MaxPromptChanges {
-		rec.PromptChanges = rec.PromptChanges[n-journal.MaxPromptChanges:]
+	rec.PromptChanges = append(append([]record.PromptChange(nil), rec.PromptChanges...), *c)
+	if n := len(rec.PromptChanges); n > record.MaxPromptChanges {
+		rec.PromptChanges = rec.PromptChanges[n-record.MaxPromptChanges:]
 	}
 	return rec
 }

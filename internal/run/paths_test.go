@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -418,10 +418,10 @@ func TestRunPaths(t *testing.T) {
 }
 
 // What a record says of the calls and tasks in flight reaches Begin: the
-// ones named and how many more (journal.MaxInFlight, docs/design.md §D37).
+// ones named and how many more (record.MaxInFlight, docs/design.md §D37).
 func TestRecordedOfKeepsTheCountsInFlight(t *testing.T) {
-	rec := journal.Record{Running: []journal.ToolCall{{Name: "Bash", Input: "make"}}, RunningMore: 12,
-		Tasks: []journal.Task{{ID: "b1", Command: "make test"}}, TasksMore: 3, PhaseRoom: map[string]int{"thinking": 2}}
+	rec := record.Record{Running: []record.ToolCall{{Name: "Bash", Input: "make"}}, RunningMore: 12,
+		Tasks: []record.Task{{ID: "b1", Command: "make test"}}, TasksMore: 3, PhaseRoom: map[string]int{"thinking": 2}}
 	r := RecordedOf(rec)
 	if len(r.Running) != 1 || r.Running[0] != (ToolCall{Name: "Bash", Input: "make"}) || r.RunningMore != 12 ||
 		len(r.Tasks) != 1 || r.Tasks[0].Command != "make test" || r.TasksMore != 3 || r.Room[attempt.PhaseThinking] != 2 {

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 )
 
 // RecordedOf is what a record says of the run, for Begin.
-func RecordedOf(rec journal.Record) Recorded {
+func RecordedOf(rec record.Record) Recorded {
 	return Recorded{Attempts: rec.Attempts, NotCounted: rec.KilledAttempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations, Checkpoint: rec.Checkpoint,
 		Running: callsOfRecord(rec.Running), Tasks: tasksOfRecord(rec.Tasks), RunningMore: rec.RunningMore, TasksMore: rec.TasksMore,
@@ -21,11 +21,11 @@ func RecordedOf(rec journal.Record) Recorded {
 // the API (docs/design.md §D17): its session talked, it restarted on a full
 // context, it wrote a checkpoint, or it cost something. A run resumed from
 // such a record treats a connection failure as the network going away.
-func TalkedInRecord(rec journal.Record) bool {
+func TalkedInRecord(rec record.Record) bool {
 	return rec.APIAnswered || rec.SessionTalked || rec.Continuations > 0 || rec.Checkpoint != "" || rec.CostUSD > 0
 }
 
-func callsOfRecord(calls []journal.ToolCall) []ToolCall {
+func callsOfRecord(calls []record.ToolCall) []ToolCall {
 	out := make([]ToolCall, len(calls))
 	for i, c := range calls {
 		out[i] = ToolCall{Name: c.Name, Input: c.Input}
@@ -33,7 +33,7 @@ func callsOfRecord(calls []journal.ToolCall) []ToolCall {
 	return out
 }
 
-func tasksOfRecord(tasks []journal.Task) []attempt.Task {
+func tasksOfRecord(tasks []record.Task) []attempt.Task {
 	out := make([]attempt.Task, len(tasks))
 	for i, tk := range tasks {
 		out[i] = attempt.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
@@ -58,7 +58,7 @@ func RoomToRecord(room attempt.Room) map[string]int {
 }
 
 // RoomOfRecord reads the record's room back. The record was checked
-// (journal: a phase that grows, 1 to attempt.MaxRoom times; anything else
+// (record: a phase that grows, 1 to attempt.MaxRoom times; anything else
 // is a damaged record, docs/design.md §D37); the bounds here only keep a
 // Room built otherwise within them.
 func RoomOfRecord(m map[string]int) attempt.Room {
@@ -79,10 +79,10 @@ type Identity struct {
 // NewRun is a new run's record, on the issue's history (its earlier runs,
 // their total cost and prompt changes, from the record before it; empty
 // for a first run): processing, no session yet.
-func NewRun(history journal.Record, id Identity) journal.Record {
+func NewRun(history record.Record, id Identity) record.Record {
 	runID := filepath.Base(id.RunDir)
-	return journal.Record{
-		Issue: id.Issue, Status: journal.Processing, Cwd: id.Cwd, Home: id.Home,
+	return record.Record{
+		Issue: id.Issue, Status: record.Processing, Cwd: id.Cwd, Home: id.Home,
 		RunID: runID, RunDir: id.RunDir, Runs: append(slices.Clone(history.Runs), runID), Sessions: []string{},
 		TotalCostUSD: history.TotalCostUSD, StartedAt: id.Started,
 		Marker: id.Issue + "/" + runID, PromptSHA256: id.PromptSHA256,

@@ -20,7 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/malarun/malarun/internal/environ"
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/statefile"
 )
 
@@ -53,7 +53,7 @@ const (
 // versions spell differently). "" when there is none, or id is no session
 // id malarun makes.
 func Path(env []string, id string) string {
-	if !journal.ValidSessionID(id) {
+	if !record.ValidSessionID(id) {
 		return ""
 	}
 	dir := environ.Get(env, "CLAUDE_CONFIG_DIR")

@@ -2,6 +2,8 @@
 // events, one per line, without ever holding a whole line in memory: a line
 // can be hundreds of megabytes (a base64 image in a tool result), and all the
 // supervisor needs from it is its type, ids, usage and a few short strings.
+// It reads an io.Reader and opens no file: internal/transcript follows the
+// transcript file and hands it to the Decoder.
 package stream
 
 import "strings"

@@ -4,17 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/malarun/malarun/internal/statefile"
 )
 
 // The decoder keeps at most MaxResultBytes of a result's text: a result can
 // be hundreds of megabytes and malarun's memory must not grow with it. The
 // whole text is still in the transcript, the CLI's stdout on disk
 // (docs/design.md §D1, §D16), so whoever needs all of it copies it from
-// there: ReadResult finds the line again, checks that it is still the line
-// the decoder saw, and ResultText.WriteTo decodes the string into a writer
-// in chunks, through the decoder's own string scanner.
+// there: NewResultText finds the line again in the transcript (opened by
+// internal/transcript's ReadResult), checks that it is still the line the
+// decoder saw, and ResultText.WriteTo decodes the string into a writer in
+// chunks, through the decoder's own string scanner.
 
 // LineRef locates one line of a transcript, so that it can be read again.
 type LineRef struct {
@@ -27,43 +26,22 @@ type LineRef struct {
 const copyChunk = 64 << 10
 
 // ResultText is the whole result string of one line of a transcript, found
-// and checked by ReadResult; WriteTo copies it.
+// and checked by NewResultText; WriteTo copies it.
 type ResultText struct {
-	r      io.ReaderAt
-	closer io.Closer
-	ref    LineRef
-	body   int64 // where the string's body begins in the line (after its quote)
-	chunk  int
+	r     io.ReaderAt
+	ref   LineRef
+	body  int64 // where the string's body begins in the line (after its quote)
+	chunk int
 }
 
-// ReadResult opens the transcript at ref and checks, before anything is
-// copied, that the line there is still the one the decoder saw: a JSON
-// object of ref.Bytes bytes whose top-level "result" (the last one, as the
-// decoder keeps) is a string that decodes to kept, or begins with it when
-// the decoder cut it. A transcript that was removed, cut short or changed
-// is an error: the caller has only kept then. The line is scanned once
-// here, with the memory of one decoder.
-func ReadResult(ref LineRef, kept string) (*ResultText, error) {
-	f, err := statefile.Open(ref.Path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	t, err := readResult(f, st.Size(), ref, kept)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	t.closer = f
-	return t, nil
-}
-
-// readResult is ReadResult on r, which holds size bytes.
-func readResult(r io.ReaderAt, size int64, ref LineRef, kept string) (*ResultText, error) {
+// NewResultText checks, before anything is copied, that the line at ref in
+// r (the transcript, which holds size bytes) is still the one the decoder
+// saw: a JSON object of ref.Bytes bytes whose top-level "result" (the last
+// one, as the decoder keeps) is a string that decodes to kept, or begins
+// with it when the decoder cut it. A transcript that was cut short or
+// changed is an error: the caller has only kept then. The line is scanned
+// once here, with the memory of one decoder.
+func NewResultText(r io.ReaderAt, size int64, ref LineRef, kept string) (*ResultText, error) {
 	t := &ResultText{r: r, ref: ref, chunk: copyChunk}
 	if err := t.check(size, kept); err != nil {
 		return nil, fmt.Errorf("%s, line at byte %d: %w", ref.Path, ref.Offset, err)
@@ -100,7 +78,8 @@ func (t *ResultText) check(size int64, kept string) error {
 // WriteTo writes the result's text, its JSON escapes decoded and invalid
 // UTF-8 replaced by U+FFFD (as the decoder and encoding/json do), to w in
 // chunks of at most 64 KiB. An error after the first chunk means w got part
-// of the text: a transcript changed since ReadResult checked it, or w's own.
+// of the text: a transcript changed since NewResultText checked it, or w's
+// own.
 func (t *ResultText) WriteTo(w io.Writer) (int64, error) {
 	start := t.ref.Offset + t.body
 	d := NewDecoder(io.NewSectionReader(t.r, start, t.ref.Bytes-t.body))
@@ -119,12 +98,4 @@ func (t *ResultText) WriteTo(w io.Writer) (int64, error) {
 		return sink.n, fmt.Errorf("%s: the result string at byte %d is no longer whole: the transcript changed", t.ref.Path, start)
 	}
 	return sink.n, nil
-}
-
-// Close closes the transcript.
-func (t *ResultText) Close() error {
-	if t.closer == nil {
-		return nil
-	}
-	return t.closer.Close()
 }

@@ -51,13 +51,28 @@ func refOf(path string, ev Event) LineRef {
 	return LineRef{Path: path, Offset: ev.Offset, Bytes: ev.Bytes}
 }
 
+// openResult reads the result at ref from its transcript, open for the
+// rest of the test (internal/transcript.ReadResult opens it in the run).
+func openResult(t *testing.T, ref LineRef, kept string) (*ResultText, error) {
+	t.Helper()
+	f, err := os.Open(ref.Path)
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewResultText(f, st.Size(), ref, kept)
+}
+
 func copyResult(t *testing.T, ref LineRef, kept string) string {
 	t.Helper()
-	rt, err := ReadResult(ref, kept)
+	rt, err := openResult(t, ref, kept)
 	if err != nil {
-		t.Fatalf("ReadResult: %v", err)
+		t.Fatalf("NewResultText: %v", err)
 	}
-	defer rt.Close()
 	var b strings.Builder
 	n, err := rt.WriteTo(&b)
 	if err != nil || n != int64(b.Len()) {
@@ -117,14 +132,13 @@ func TestReadResultSmallAndRepeated(t *testing.T) {
 }
 
 // The copy is refused, before anything is written, when the transcript is
-// gone or is no longer what the decoder read.
+// no longer what the decoder read (one that is gone: transcript's tests).
 func TestReadResultRefusesAChangedTranscript(t *testing.T) {
 	big := resultLine(resultPeriod, 2*MaxResultBytes)
 	tests := []struct {
 		name   string
 		change func(t *testing.T, path string, ev Event)
 	}{
-		{"removed", func(t *testing.T, path string, _ Event) { os.Remove(path) }},
 		{"cut short", func(t *testing.T, path string, ev Event) { os.Truncate(path, ev.Offset+ev.Bytes/2) }},
 		{"cut before the newline", func(t *testing.T, path string, ev Event) { os.Truncate(path, ev.Offset+ev.Bytes-1) }},
 		{"a line inserted before", func(t *testing.T, path string, _ Event) {
@@ -149,10 +163,9 @@ func TestReadResultRefusesAChangedTranscript(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path, ev := writeLines(t, `{"type":"system"}`, big)
 			tt.change(t, path, ev)
-			rt, err := ReadResult(refOf(path, ev), ev.Result)
+			_, err := openResult(t, refOf(path, ev), ev.Result)
 			if err == nil {
-				rt.Close()
-				t.Fatal("ReadResult accepted it")
+				t.Fatal("NewResultText accepted it")
 			}
 			t.Log(err)
 		})
@@ -202,7 +215,7 @@ func TestReadResultManyReadsAndChunks(t *testing.T) {
 	want := unmarshalResult(t, line)
 	for _, chunk := range []int{1, 2, 3, 5, 64, 4099} {
 		r := &stingyReaderAt{r: bytes.NewReader(data), most: 7}
-		rt, err := readResult(r, int64(len(data)), LineRef{Path: "mem", Offset: ev.Offset, Bytes: ev.Bytes}, ev.Result)
+		rt, err := NewResultText(r, int64(len(data)), LineRef{Path: "mem", Offset: ev.Offset, Bytes: ev.Bytes}, ev.Result)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,11 +248,10 @@ func (w *failWriter) Write(p []byte) (int, error) {
 
 func TestReadResultWriterError(t *testing.T) {
 	path, ev := writeLines(t, resultLine(resultPeriod, 2*MaxResultBytes))
-	rt, err := ReadResult(refOf(path, ev), ev.Result)
+	rt, err := openResult(t, refOf(path, ev), ev.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt.Close()
 	n, err := rt.WriteTo(&failWriter{after: 3})
 	if err == nil || err.Error() != "disk full" || n <= 2*copyChunk || n > 3*copyChunk {
 		t.Errorf("got %d, %v; want three chunks written and the writer's error", n, err)
@@ -259,7 +271,7 @@ func FuzzReadResult(f *testing.F) {
 		}
 		data := []byte(line + "\n")
 		evs := decodeAll(t, bytes.NewReader(data))
-		rt, err := readResult(bytes.NewReader(data), int64(len(data)), refOf("mem", evs[0]), evs[0].Result)
+		rt, err := NewResultText(bytes.NewReader(data), int64(len(data)), refOf("mem", evs[0]), evs[0].Result)
 		if err != nil {
 			t.Fatal(err)
 		}

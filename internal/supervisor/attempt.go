@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/run"
@@ -91,7 +91,7 @@ func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: time.Now(),
 		stdoutPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.jsonl", spec.N)),
 		stderrPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.stderr", spec.N))}
-	if !journal.ValidSessionID(spec.SessionID) {
+	if !record.ValidSessionID(spec.SessionID) {
 		// Every id is checked where it enters (the record, malarun's own);
 		// this is the last guard before it becomes an argument.
 		return nil, fmt.Errorf("refusing to pass %q to claude as a session id", spec.SessionID)

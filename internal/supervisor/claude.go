@@ -12,6 +12,7 @@ import (
 
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/stream"
+	"github.com/malarun/malarun/internal/transcript"
 )
 
 // Claude starts the CLI for an attempt. The supervisor's only way to a
@@ -69,7 +70,7 @@ type Child interface {
 	// ExpectExit says whether it is expected to exit soon (its final
 	// result is in, nothing runs in the background): the real one then
 	// follows its stream by polling, so that the inotify instance's slow
-	// teardown overlaps its exit (stream.Follower.ExpectExit).
+	// teardown overlaps its exit (transcript.Follower.ExpectExit).
 	ExpectExit(soon bool)
 	// Abandon stops reading its stream: processes survived SIGKILL, so
 	// the stream may never end.
@@ -79,7 +80,7 @@ type Child interface {
 }
 
 // spawned is the real Claude: a process group started by proc.Spawner,
-// writing its stream to a file that stream.Follow reads as it grows
+// writing its stream to a file that transcript.Follow reads as it grows
 // (docs/design.md §D1, §D2).
 //
 // It holds no zerolog.Logger: a type behind an interface keeps, for
@@ -118,7 +119,7 @@ func (c *spawned) Start(l Launch) (Child, error) {
 	}
 	defer stderr.Close()
 	exited := make(chan struct{})
-	follower, err := stream.Follow(l.Stdout, exited)
+	follower, err := transcript.Follow(l.Stdout, exited)
 	if err != nil {
 		return nil, fmt.Errorf("follow %s: %w", l.Stdout, err)
 	}
@@ -145,7 +146,7 @@ func (c *spawned) Start(l Launch) (Child, error) {
 // spawnedChild is a claude process and the reader of its transcript.
 type spawnedChild struct {
 	*proc.Process
-	follower *stream.Follower
+	follower *transcript.Follower
 	lines    chan stream.Event
 	readErr  chan error
 	err      error

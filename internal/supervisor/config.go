@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 )
 
@@ -29,7 +29,7 @@ type Config struct {
 	Env []string
 	// Trace names this malarun's run span when traces are exported, for
 	// the record (zero: none).
-	Trace journal.TraceRef
+	Trace record.TraceRef
 	// StateDir holds <issue>/runs/<run-id>/attempt-N.jsonl and friends.
 	StateDir string
 
@@ -109,11 +109,11 @@ type Config struct {
 }
 
 // The values of Config.PromptChange; the last two are also the decisions
-// the record keeps (journal.PromptChange).
+// the record keeps (record.PromptChange).
 const (
 	PromptChangeRefuse    = "refuse"
-	PromptChangeResume    = journal.PromptResume
-	PromptChangeStartOver = journal.PromptStartOver
+	PromptChangeResume    = record.PromptResume
+	PromptChangeStartOver = record.PromptStartOver
 )
 
 // Defaults. Each phase's allowance is set from the silences measured and

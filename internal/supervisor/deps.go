@@ -5,10 +5,10 @@ import (
 	"os"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/rs/zerolog"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
 )
@@ -53,7 +53,7 @@ type Deps struct {
 	// reader that went away). The run goes on without them; each is noted
 	// once in the record at its next save (nil: none are watched). It must
 	// be safe to call from the supervisor's goroutine at any time.
-	OutputFailures func() []journal.OutputFailure
+	OutputFailures func() []record.OutputFailure
 	// Traceparent is called just before attempt n's claude starts; what it
 	// returns replaces TRACEPARENT and TRACESTATE in claude's environment,
 	// so that claude's own telemetry joins the attempt's span ("": claude
@@ -65,7 +65,7 @@ type Deps struct {
 	// run (nil: nothing to wait for).
 	FlushOutputs func()
 	// Probe looks at the API's address when the CLI gets no answer from it
-	// before the run ever had one (§D17; nil: reach.Probe). Tests pass a
+	// before the run ever had one (§D17; nil: netprobe.Probe). Tests pass a
 	// fake so that no DNS or network is needed.
 	Probe func(context.Context, reach.Target) reach.Finding
 }

@@ -1,9 +1,11 @@
 package supervisor
 
 import (
+	"syscall"
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/proc"
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/run"
@@ -17,7 +19,7 @@ import (
 func (r *runner) endedOf(res *attemptResult) run.Ended {
 	m := res.machine
 	ending, reason := attempt.Classify(attempt.Ended{Machine: m, Log: res.log,
-		Exit: attempt.Exit{Code: res.exit.Code, Signal: res.exit.Signal}, StderrTail: res.stderrTail, APIAt: res.apiAt,
+		Exit: exitOf(res.exit), StderrTail: res.stderrTail, APIAt: res.apiAt,
 		PromptNotSeen: r.promptNotSeen(res)})
 	cutCalls, cutTasks := m.CutOff()
 	e := run.Ended{Attempt: res.spec, Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
@@ -106,4 +108,18 @@ func noResponseOf(res *attemptResult) *event.NoResponse {
 		return nil
 	}
 	return &event.NoResponse{Retries: n.Retries, Waited: n.Waited, Cost: n.Cost}
+}
+
+// exitOf is how the CLI's process ended, as attempt reads it: the code, or
+// the signal's number and the system's name for it.
+func exitOf(e proc.Exit) attempt.Exit {
+	x := attempt.Exit{Code: e.Code}
+	switch s := e.Signal.(type) {
+	case nil:
+	case syscall.Signal:
+		x.Signal, x.SignalName = int(s), s.String()
+	default:
+		x.SignalName = s.String()
+	}
+	return x
 }

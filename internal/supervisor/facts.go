@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -17,24 +17,24 @@ import (
 // (record.go) projects all three into the record, and nothing else writes
 // a record field (issue 39).
 type runFacts struct {
-	owner  journal.Owner
-	trace  journal.TraceRef
+	owner  record.Owner
+	trace  record.TraceRef
 	cgroup string // the run's cgroup ("": none, or removed)
 	// status is the record's status; exitCode and reason are set once the
 	// run ends, retryAt and limitType while a usage limit is in force.
-	status    journal.Status
+	status    record.Status
 	exitCode  int
 	reason    string
 	retryAt   time.Time
 	limitType string
 	reclaims  int // the malarun deaths in a row (the poison rule)
 	// outputFailures are malarun's outputs that failed, once each.
-	outputFailures []journal.OutputFailure
+	outputFailures []record.OutputFailure
 	noted          map[string]bool
 	answered       bool // the API answered in this invocation
 	// mcpDown is the last attempt's init line's MCP servers not connected
 	// (mcpSeen: an init line came).
-	mcpDown  []journal.MCPServer
+	mcpDown  []record.MCPServer
 	mcpSeen  bool
 	sessions []string
 	// began: the run's decision state is set (run.Begin ran): the record
@@ -42,16 +42,16 @@ type runFacts struct {
 	began bool
 	// cutCalls and cutTasks were in flight when the last attempt (or the
 	// last malarun) stopped: a malarun that dies now names them (the first
-	// journal.MaxInFlight; the counts are the rest).
-	cutCalls                   []journal.ToolCall
-	cutTasks                   []journal.Task
+	// record.MaxInFlight; the counts are the rest).
+	cutCalls                   []record.ToolCall
+	cutTasks                   []record.Task
 	cutCallsMore, cutTasksMore int
 	// attempt is the attempt running now (nil: none).
 	attempt *attemptFacts
 	// resultsLost, noResponse and resumeReason are the run's so far, its
 	// earlier malarun's included (docs/design.md §D36).
 	resultsLost  int
-	noResponse   journal.NoResponse
+	noResponse   record.NoResponse
 	resumeReason string
 }
 
@@ -62,18 +62,18 @@ type attemptFacts struct {
 	resume  bool
 	talked  bool           // the session got an assistant message in this attempt
 	calls   map[string]int // calls with side effects in this attempt, by tool
-	// running and tasks are the first journal.MaxInFlight calls and tasks
+	// running and tasks are the first record.MaxInFlight calls and tasks
 	// in flight; runningMore and tasksMore count the rest.
-	running                []journal.ToolCall
-	tasks                  []journal.Task
+	running                []record.ToolCall
+	tasks                  []record.Task
 	runningMore, tasksMore int
-	tree                   []journal.ProcRef
+	tree                   []record.ProcRef
 	started                time.Time
 }
 
 // openFacts are the facts of a run as this malarun takes it.
-func openFacts(base journal.Record, owner journal.Owner, trace journal.TraceRef) runFacts {
-	return runFacts{owner: owner, trace: trace, status: journal.Processing, retryAt: base.RetryAt, limitType: base.LimitType,
+func openFacts(base record.Record, owner record.Owner, trace record.TraceRef) runFacts {
+	return runFacts{owner: owner, trace: trace, status: record.Processing, retryAt: base.RetryAt, limitType: base.LimitType,
 		reclaims: base.Reclaims, outputFailures: base.OutputFailures, sessions: base.Sessions,
 		cutCalls: base.Running, cutTasks: base.Tasks, cutCallsMore: base.RunningMore, cutTasksMore: base.TasksMore,
 		resultsLost: base.ResultsLost, noResponse: base.NoResponse, resumeReason: base.ResumeReason}
@@ -87,7 +87,7 @@ func (f *runFacts) attemptStarted(spec run.Attempt, pid int, startTime uint64, n
 	if startTime != 0 {
 		// A pid is recorded only with its start time (unknown if /proc could
 		// not be read): the marker still finds the process.
-		a.tree = []journal.ProcRef{{Pid: pid, StartTime: startTime}}
+		a.tree = []record.ProcRef{{Pid: pid, StartTime: startTime}}
 	}
 	if len(f.sessions) == 0 || f.sessions[len(f.sessions)-1] != spec.SessionID {
 		f.sessions = append(slices.Clone(f.sessions), spec.SessionID)
@@ -128,14 +128,14 @@ func (f *runFacts) progress(ev *stream.Event, now inFlight, answered bool, sideE
 	}
 	// The first calls and tasks in flight, compared where they are: a line
 	// costs the same however many are open (docs/design.md §D37).
-	calls, more := journal.Named(now.calls, now.callsMore)
+	calls, more := record.Named(now.calls, now.callsMore)
 	if !sameCalls(a.running, calls) {
 		a.running, changed = recordCalls(calls), true
 	}
 	if more != a.runningMore {
 		a.runningMore, changed = more, changed || worthASave(more)
 	}
-	tasks, more := journal.Named(now.tasks, 0)
+	tasks, more := record.Named(now.tasks, 0)
 	if !sameTasks(a.tasks, tasks) {
 		a.tasks, changed = recordTasks(tasks), true
 	}
@@ -167,30 +167,30 @@ func worthASave(n int) bool { return n&(n-1) == 0 }
 // kept for a malarun that dies before the next starts.
 func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []attempt.Task, told attemptTold) {
 	f.attempt = nil
-	calls, callsMore := journal.Named(cutCalls, 0)
-	tasks, tasksMore := journal.Named(cutTasks, 0)
+	calls, callsMore := record.Named(cutCalls, 0)
+	tasks, tasksMore := record.Named(cutTasks, 0)
 	f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = recordCalls(calls), recordTasks(tasks), callsMore, tasksMore
 	// Bounded as the record's check wants them, whatever the CLI printed.
 	f.resultsLost = min(f.resultsLost+told.resultsLost, maxRecordedCount)
 	n := told.noResponse
-	f.noResponse = journal.NoResponse{Retries: min(f.noResponse.Retries+n.Retries, maxRecordedCount),
+	f.noResponse = record.NoResponse{Retries: min(f.noResponse.Retries+n.Retries, maxRecordedCount),
 		WaitedMS: min(f.noResponse.WaitedMS+n.Waited.Milliseconds(), maxRecordedMS),
 		MS:       min(f.noResponse.MS+n.Cost.Milliseconds(), maxRecordedMS)}
 	f.noResponse.WaitedMS = min(f.noResponse.WaitedMS, f.noResponse.MS)
 	if told.resumeReason != "" {
-		f.resumeReason = journal.RecordWord(told.resumeReason)
+		f.resumeReason = record.RecordWord(told.resumeReason)
 	}
 }
 
 // sameCalls reports whether the record's calls are tus.
-func sameCalls(calls []journal.ToolCall, tus []stream.ToolUse) bool {
-	return slices.EqualFunc(calls, tus, func(c journal.ToolCall, tu stream.ToolUse) bool { return c.Name == tu.Name && c.Input == tu.Input })
+func sameCalls(calls []record.ToolCall, tus []stream.ToolUse) bool {
+	return slices.EqualFunc(calls, tus, func(c record.ToolCall, tu stream.ToolUse) bool { return c.Name == tu.Name && c.Input == tu.Input })
 }
 
 // sameTasks reports whether the record's tasks are tasks.
-func sameTasks(recorded []journal.Task, tasks []attempt.Task) bool {
-	return slices.EqualFunc(recorded, tasks, func(r journal.Task, tk attempt.Task) bool {
-		return r == journal.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command, ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
+func sameTasks(recorded []record.Task, tasks []attempt.Task) bool {
+	return slices.EqualFunc(recorded, tasks, func(r record.Task, tk attempt.Task) bool {
+		return r == record.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command, ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
 	})
 }
 
@@ -210,8 +210,8 @@ const (
 )
 
 // noteOutputs adds the outputs that failed, once each, keeping the last
-// journal.MaxOutputFailures (over as many invocations as resume the run).
-func (f *runFacts) noteOutputs(failed []journal.OutputFailure) {
+// record.MaxOutputFailures (over as many invocations as resume the run).
+func (f *runFacts) noteOutputs(failed []record.OutputFailure) {
 	for _, o := range failed {
 		if f.noted[o.Output] {
 			continue
@@ -221,8 +221,8 @@ func (f *runFacts) noteOutputs(failed []journal.OutputFailure) {
 		}
 		f.noted[o.Output] = true
 		f.outputFailures = append(slices.Clone(f.outputFailures), o)
-		if n := len(f.outputFailures); n > journal.MaxOutputFailures {
-			f.outputFailures = f.outputFailures[n-journal.MaxOutputFailures:]
+		if n := len(f.outputFailures); n > record.MaxOutputFailures {
+			f.outputFailures = f.outputFailures[n-record.MaxOutputFailures:]
 		}
 	}
 }

@@ -9,22 +9,22 @@ import (
 	"testing"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 )
 
 // savesCounted passes saves on to the journal, keeping what each saved.
 type savesCounted struct {
 	RecordWriter
-	saved []journal.Record
+	saved []record.Record
 	bytes []int
 }
 
-func (s *savesCounted) Save(r journal.Record) error      { return s.keep(r, s.RecordWriter.Save) }
-func (s *savesCounted) SaveQuick(r journal.Record) error { return s.keep(r, s.RecordWriter.SaveQuick) }
+func (s *savesCounted) Save(r record.Record) error      { return s.keep(r, s.RecordWriter.Save) }
+func (s *savesCounted) SaveQuick(r record.Record) error { return s.keep(r, s.RecordWriter.SaveQuick) }
 
-func (s *savesCounted) keep(r journal.Record, save func(journal.Record) error) error {
-	b, err := journal.Encode(r)
+func (s *savesCounted) keep(r record.Record, save func(record.Record) error) error {
+	b, err := record.Encode(r)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (s *savesCounted) keep(r journal.Record, save func(journal.Record) error) e
 
 // A CLI that opens thousands of tool calls costs a bounded record and a
 // number of saves logarithmic in them (issue 47: each line saved the
-// whole list): the record names the first journal.MaxInFlight calls, in
+// whole list): the record names the first record.MaxInFlight calls, in
 // call order, and counts the rest; a count that changes alone is saved at
 // powers of two, so every record saved during the flood is within a
 // factor of two of the calls then open; the next save is exact.
@@ -51,14 +51,14 @@ func TestOpenToolCallsCostBoundedSaves(t *testing.T) {
 	// The named calls are saved as they open (one save each, the first
 	// tool call's included); then the count of the rest and Bash's count
 	// of side effects at their powers of two.
-	if most := journal.MaxInFlight + 2*bits.Len(uint(n)); len(saves.saved) > most {
+	if most := record.MaxInFlight + 2*bits.Len(uint(n)); len(saves.saved) > most {
 		t.Errorf("%d open calls made %d saves, want at most %d", n, len(saves.saved), most)
 	}
 	for i, r := range saves.saved {
 		if saves.bytes[i] > 8<<10 {
 			t.Errorf("save %d is %d bytes: the record grows with the calls open", i, saves.bytes[i])
 		}
-		if len(r.Running) > journal.MaxInFlight || r.RunningMore > 0 && len(r.Running) != journal.MaxInFlight {
+		if len(r.Running) > record.MaxInFlight || r.RunningMore > 0 && len(r.Running) != record.MaxInFlight {
 			t.Fatalf("save %d names %d calls and counts %d more", i, len(r.Running), r.RunningMore)
 		}
 		if r.Running != nil && r.Running[0].Input != `{"command":"sleep 600 # call 0"}` {
@@ -66,16 +66,16 @@ func TestOpenToolCallsCostBoundedSaves(t *testing.T) {
 		}
 	}
 	last := saves.saved[len(saves.saved)-1]
-	if last.RunningMore < (n-journal.MaxInFlight)/2 || last.SideEffects["Bash"] < n/2 {
+	if last.RunningMore < (n-record.MaxInFlight)/2 || last.SideEffects["Bash"] < n/2 {
 		t.Errorf("the last save during the flood counts %d more calls and %d Bash calls, want within a factor of two of %d and %d",
-			last.RunningMore, last.SideEffects["Bash"], n-journal.MaxInFlight, n)
+			last.RunningMore, last.SideEffects["Bash"], n-record.MaxInFlight, n)
 	}
 	if err := d.r.save(); err != nil {
 		t.Fatal(err)
 	}
 	r, ok, err := d.r.journal.Load()
-	if !ok || err != nil || len(r.Running) != journal.MaxInFlight || r.RunningMore != n-journal.MaxInFlight || r.SideEffects["Bash"] != n ||
-		r.Running[journal.MaxInFlight-1].Input != fmt.Sprintf(`{"command":"sleep 600 # call %d"}`, journal.MaxInFlight-1) {
+	if !ok || err != nil || len(r.Running) != record.MaxInFlight || r.RunningMore != n-record.MaxInFlight || r.SideEffects["Bash"] != n ||
+		r.Running[record.MaxInFlight-1].Input != fmt.Sprintf(`{"command":"sleep 600 # call %d"}`, record.MaxInFlight-1) {
 		t.Errorf("the next save reads back as %d calls named, %d more, Bash ×%d (%v %v)", len(r.Running), r.RunningMore, r.SideEffects["Bash"], ok, err)
 	}
 }
@@ -105,7 +105,7 @@ func TestResumePromptNamesTheFirstCallsInFlight(t *testing.T) {
 		return out
 	}
 	var tasks []attempt.Task
-	for i := range journal.MaxInFlight + 5 {
+	for i := range record.MaxInFlight + 5 {
 		tasks = append(tasks, attempt.Task{ID: fmt.Sprint("task-", i)})
 	}
 	for _, c := range []struct {
@@ -114,7 +114,7 @@ func TestResumePromptNamesTheFirstCallsInFlight(t *testing.T) {
 		more string
 	}{
 		{"this malarun's attempt", run.PromptData{Interrupted: calls(20_000), Tasks: tasks}, "and about 19968 more"},
-		{"a reclaimed record", run.PromptData{Interrupted: calls(journal.MaxInFlight), InterruptedMore: 500, Tasks: tasks[:journal.MaxInFlight], TasksMore: 5}, "and about 500 more"},
+		{"a reclaimed record", run.PromptData{Interrupted: calls(record.MaxInFlight), InterruptedMore: 500, Tasks: tasks[:record.MaxInFlight], TasksMore: 5}, "and about 500 more"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := &runner{cfg: DefaultConfig(), runDir: t.TempDir()}
@@ -127,9 +127,9 @@ func TestResumePromptNamesTheFirstCallsInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			text := string(b)
-			last := fmt.Sprintf("call %d\n", journal.MaxInFlight-1)
-			if !strings.Contains(text, "- Bash: call 0\n") || !strings.Contains(text, last) || strings.Contains(text, fmt.Sprintf("call %d\n", journal.MaxInFlight)) ||
-				!strings.Contains(text, c.more) || !strings.Contains(text, "and about 5 more") || strings.Contains(text, fmt.Sprint("task-", journal.MaxInFlight)) {
+			last := fmt.Sprintf("call %d\n", record.MaxInFlight-1)
+			if !strings.Contains(text, "- Bash: call 0\n") || !strings.Contains(text, last) || strings.Contains(text, fmt.Sprintf("call %d\n", record.MaxInFlight)) ||
+				!strings.Contains(text, c.more) || !strings.Contains(text, "and about 5 more") || strings.Contains(text, fmt.Sprint("task-", record.MaxInFlight)) {
 				t.Errorf("the prompt:\n%s", text)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -77,7 +78,7 @@ func TestALateResultAfterTheSessionTimeoutIs124(t *testing.T) {
 			t.Errorf("stdout %q: a late result was taken for the run's", h.stdout.String())
 		}
 		e, ok := journal.Read(h.cfg.StateDir, h.cfg.IssueID)
-		if !ok || e.Err != nil || e.Record.Status != journal.Stopped {
+		if !ok || e.Err != nil || e.Record.Status != record.Stopped {
 			t.Errorf("record %+v (%v), want stopped", e.Record.Status, e.Err)
 		}
 		if names := callNames(e.Record.Running); !strings.Contains(names, "Write") || !strings.Contains(names, "Bash") {
@@ -124,7 +125,7 @@ func TestAPingAfterACleanSuccessIsNoRescue(t *testing.T) {
 	})
 }
 
-func callNames(calls []journal.ToolCall) string {
+func callNames(calls []record.ToolCall) string {
 	var names []string
 	for _, c := range calls {
 		names = append(names, c.Name)

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/limitstore"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // limited sets up a harness whose CLI is refused by a five-hour limit that
@@ -110,7 +111,7 @@ func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
 		h.cfg.LimitWait = time.Minute
 		h.cfg.MaxAttempts = 1
 		var evs events
-		var recDuringWait journal.Record
+		var recDuringWait record.Record
 		h.observer = func(ev event.Event) {
 			evs.add(ev)
 			if ev.Kind == event.Kind("limit_wait") {
@@ -141,11 +142,11 @@ func TestUsageLimitIsWaitedOutAndTheSessionResumed(t *testing.T) {
 		if d := evs.of(event.RetryDecided); len(d) != 1 || d[0].Attempt != 2 {
 			t.Errorf("a limit wait is not a retry decision: %+v", evs.of(event.RetryDecided))
 		}
-		if recDuringWait.Status != journal.Waiting || !recDuringWait.RetryAt.Equal(resetsAt) {
+		if recDuringWait.Status != record.Waiting || !recDuringWait.RetryAt.Equal(resetsAt) {
 			t.Errorf("record during the wait: %s retry_at %v, want waiting until %v", recDuringWait.Status, recDuringWait.RetryAt, resetsAt)
 		}
 		rec, _, _ := journalOf(t, h)
-		if rec.Status != journal.Succeeded || !rec.RetryAt.IsZero() || rec.LimitType != "" {
+		if rec.Status != record.Succeeded || !rec.RetryAt.IsZero() || rec.LimitType != "" {
 			t.Errorf("record after: %s retry_at %v type %q, want succeeded with no limit", rec.Status, rec.RetryAt, rec.LimitType)
 		}
 	})
@@ -172,12 +173,12 @@ func TestUsageLimitBeyondLimitWaitStopsAndStaysResumable(t *testing.T) {
 			t.Errorf("report retry_at %v type %q", rep.RetryAt, rep.LimitType)
 		}
 		rec, _, _ := journalOf(t, h)
-		if rec.Status != journal.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.LimitType != "five_hour" || rec.SessionID == "" {
+		if rec.Status != record.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.LimitType != "five_hour" || rec.SessionID == "" {
 			t.Fatalf("record %s retry_at %v type %q session %q: want waiting until the reset, with the session", rec.Status, rec.RetryAt, rec.LimitType, rec.SessionID)
 		}
-		entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
+		entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, limitstore.DirName))
 		if len(entries) != 1 {
-			t.Errorf("%d files in %s, want the one note", len(entries), usagelimit.DirName)
+			t.Errorf("%d files in %s, want the one note", len(entries), limitstore.DirName)
 		}
 
 		_, err, took = h.run()
@@ -185,7 +186,7 @@ func TestUsageLimitBeyondLimitWaitStopsAndStaysResumable(t *testing.T) {
 		if n := len(h.attempts()); n != 1 || took != 0 {
 			t.Errorf("%d attempts in all after the second invocation (took %v); want it to exit without starting claude", n, took)
 		}
-		if rec2, _, _ := journalOf(t, h); rec2.Status != journal.Waiting || rec2.SessionID != rec.SessionID || rec2.Reclaims != 0 {
+		if rec2, _, _ := journalOf(t, h); rec2.Status != record.Waiting || rec2.SessionID != rec.SessionID || rec2.Reclaims != 0 {
 			t.Errorf("record %s session %q reclaims %d, want still waiting on %q with no reclaim", rec2.Status, rec2.SessionID, rec2.Reclaims, rec.SessionID)
 		}
 
@@ -246,7 +247,7 @@ func TestSignalDuringUsageLimitWait(t *testing.T) {
 			t.Errorf("signal %v, took %v", re.Signal, took)
 		}
 		rec, _, _ := journalOf(t, h)
-		if rec.Status != journal.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.Reclaims != 0 {
+		if rec.Status != record.Waiting || !rec.RetryAt.Equal(resetsAt) || rec.Reclaims != 0 {
 			t.Fatalf("record %s retry_at %v reclaims %d, want waiting until %v", rec.Status, rec.RetryAt, rec.Reclaims, resetsAt)
 		}
 
@@ -261,8 +262,8 @@ func TestSignalDuringUsageLimitWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		j.Release()
-		os.Remove(filepath.Join(h.cfg.StateDir, usagelimit.DirName)) // fails while the note is there
-		os.RemoveAll(filepath.Join(h.cfg.StateDir, usagelimit.DirName))
+		os.Remove(filepath.Join(h.cfg.StateDir, limitstore.DirName)) // fails while the note is there
+		os.RemoveAll(filepath.Join(h.cfg.StateDir, limitstore.DirName))
 		h.observer = nil
 		h.cfg.LimitWait = time.Minute
 		_, err, _ = h.run()
@@ -274,7 +275,7 @@ func TestSignalDuringUsageLimitWait(t *testing.T) {
 		if f, id := sessionFlag(t, at[len(at)-1]); len(at) != 2 || f != "--resume" || id != rec.SessionID {
 			t.Errorf("%d attempts, last %s %s; want the recorded session resumed", len(at), f, id)
 		}
-		if rec, _, _ := journalOf(t, h); rec.Status != journal.Succeeded || rec.Reclaims != 0 {
+		if rec, _, _ := journalOf(t, h); rec.Status != record.Succeeded || rec.Reclaims != 0 {
 			t.Errorf("record %s reclaims %d, want succeeded with none", rec.Status, rec.Reclaims)
 		}
 	})
@@ -309,7 +310,7 @@ func TestCreditsRequiredIsNotWaitedFor(t *testing.T) {
 		if !rep.RetryAt.IsZero() {
 			t.Errorf("retry_at %v, want none", rep.RetryAt)
 		}
-		if entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, usagelimit.DirName)); len(entries) != 0 {
+		if entries, _ := os.ReadDir(filepath.Join(h.cfg.StateDir, limitstore.DirName)); len(entries) != 0 {
 			t.Errorf("a limit waiting cannot fix was shared")
 		}
 	})

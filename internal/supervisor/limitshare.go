@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/environ"
+	"github.com/malarun/malarun/internal/limitstore"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -36,7 +37,7 @@ func (r *runner) limitKey() string {
 	if base := environ.Get(r.cfg.Env, "ANTHROPIC_BASE_URL"); base != "" {
 		cred += "\x00" + base
 	}
-	return usagelimit.Key(cred)
+	return limitstore.Key(cred)
 }
 
 // shareLimit writes a waitable limit with a known reset where the other
@@ -45,7 +46,7 @@ func (r *runner) shareLimit(l usagelimit.Limit) {
 	if !l.Waitable || !l.Known() {
 		return
 	}
-	if err := (usagelimit.Store{Dir: r.cfg.StateDir}).Write(r.limitKey(), l); err != nil {
+	if err := (limitstore.Store{Dir: r.cfg.StateDir}).Write(r.limitKey(), l); err != nil {
 		r.log.Warn().Err(err).Msg("could not share the usage limit with other malaruns")
 	}
 }
@@ -58,7 +59,7 @@ func (r *runner) pendingLimit(now time.Time) (usagelimit.Limit, bool) {
 	if r.base.RetryAt.After(now) {
 		l = usagelimit.Limit{RetryAt: r.base.RetryAt, Type: r.base.LimitType, Waitable: true}
 	}
-	store := usagelimit.Store{Dir: r.cfg.StateDir, Refused: func(err error) {
+	store := limitstore.Store{Dir: r.cfg.StateDir, Refused: func(err error) {
 		r.log.Warn().Err(err).Msg("ignored and removed a file in the usage-limit folder that malarun did not write")
 	}}
 	if shared, ok := store.Read(r.limitKey(), now); ok && shared.RetryAt.After(l.RetryAt) {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/run"
@@ -168,7 +168,7 @@ func (r *runner) sleep(act run.Action) error {
 	}
 	r.shareLimit(*act.Met)
 	r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
-	r.facts.status = journal.Waiting
+	r.facts.status = record.Waiting
 	if err := r.save(); err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (r *runner) woke() (run.Action, error) {
 	if !waited || act.Kind != run.Start {
 		return act, nil
 	}
-	r.facts.status, r.facts.retryAt, r.facts.limitType = journal.Processing, r.state.RetryAt, r.state.LimitType
+	r.facts.status, r.facts.retryAt, r.facts.limitType = record.Processing, r.state.RetryAt, r.state.LimitType
 	return act, r.save()
 }
 

@@ -8,8 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -71,7 +71,7 @@ func TestAbsurdCostIsIgnoredAndTheRecordSaves(t *testing.T) {
 				t.Errorf("run %d: warnings %q, want %q (once per field and attempt)", run, got, want)
 			}
 			rec, ok, rerr := journalOf(t, h)
-			if !ok || rerr != nil || rec.Status != journal.Succeeded || rec.CostUSD != 0.5 || rec.TotalCostUSD != 0.5*float64(run) {
+			if !ok || rerr != nil || rec.Status != record.Succeeded || rec.CostUSD != 0.5 || rec.TotalCostUSD != 0.5*float64(run) {
 				t.Errorf("run %d: record %v %v: status %s, cost %v, total %v", run, ok, rerr, rec.Status, rec.CostUSD, rec.TotalCostUSD)
 			}
 		}
@@ -104,7 +104,7 @@ func TestResetsAtInMillisecondsIsIgnored(t *testing.T) {
 			t.Errorf("warnings %q, want one for rate_limit_info.resetsAt=%s", got, ms)
 		}
 		rec, ok, rerr := journalOf(t, h)
-		if !ok || rerr != nil || rec.Status != journal.Waiting || !rec.RetryAt.Equal(want) {
+		if !ok || rerr != nil || rec.Status != record.Waiting || !rec.RetryAt.Equal(want) {
 			t.Fatalf("record %v %v: status %s, retry at %v; want waiting until %v", ok, rerr, rec.Status, rec.RetryAt, want)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 )
 
@@ -22,7 +23,7 @@ const markerEnv = "MALARUN_RUN"
 // plan is how this invocation starts: a new run, or the continuation of
 // one whose malarun died or was interrupted.
 type plan struct {
-	rec       journal.Record
+	rec       record.Record
 	begin     run.Beginning // what internal/run starts from
 	prompt    string        // the run's original prompt file
 	reclaimed bool          // the previous malarun died (not interrupted)
@@ -90,7 +91,7 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 
 // newPlan makes a new run's folder and prompt, and its record on the
 // issue's history (run.NewRun).
-func (r *runner) newPlan(history journal.Record, started time.Time) (*plan, error) {
+func (r *runner) newPlan(history record.Record, started time.Time) (*plan, error) {
 	home := environ.Get(r.cfg.Env, "HOME")
 	if home != "" && !filepath.IsAbs(home) {
 		// The CLI keeps its sessions under HOME: a relative one would name
@@ -120,7 +121,7 @@ func (r *runner) newPlan(history journal.Record, started time.Time) (*plan, erro
 // that cannot be told (another host or container, an older record), the
 // lock alone decides, as it always has (docs/many-issues.md "The lock needs
 // a file system with real locks").
-func (r *runner) ownerAlive(o journal.Owner) bool {
+func (r *runner) ownerAlive(o record.Owner) bool {
 	if o.Pid <= 0 || o.StartTime == 0 || !r.self.SameView(ownerIdentity(o)) {
 		return false
 	}
@@ -132,14 +133,14 @@ func (r *runner) ownerAlive(o journal.Owner) bool {
 	return proc.Alive(o.Pid, o.StartTime)
 }
 
-func ownerIdentity(o journal.Owner) proc.Identity {
+func ownerIdentity(o record.Owner) proc.Identity {
 	return proc.Identity{Pid: o.Pid, StartTime: o.StartTime, BootID: o.BootID, PidNS: o.PidNS}
 }
 
 // endLeftovers ends what a dead malarun's run left running: everything in
 // the run's cgroup, its recorded processes (checked by start time) and
 // anything carrying the run's marker.
-func (r *runner) endLeftovers(rec journal.Record) {
+func (r *runner) endLeftovers(rec record.Record) {
 	var refs []proc.Ref
 	if r.self.SameView(ownerIdentity(rec.Owner)) {
 		// Recorded pids mean something only in the boot and the PID

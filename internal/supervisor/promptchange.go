@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/statefile"
 )
 
@@ -30,7 +30,7 @@ func promptHash(prompt []byte) string {
 // recordedPromptHash is the hash of the run folder's prompt.md, for a
 // record older than version 4, which does not keep it; "" when it cannot
 // be read.
-func recordedPromptHash(rec journal.Record) string {
+func recordedPromptHash(rec record.Record) string {
 	b, err := statefile.Read(filepath.Join(rec.RunDir, "prompt.md"), MaxPromptBytes)
 	if err != nil {
 		return ""
@@ -39,13 +39,13 @@ func recordedPromptHash(rec journal.Record) string {
 }
 
 // logChange says what a rerun with another prompt does (run.Open decided).
-func (r *runner) logChange(c *journal.PromptChange, rec journal.Record) {
+func (r *runner) logChange(c *record.PromptChange, rec record.Record) {
 	switch {
 	case c == nil:
-	case c.Decision == journal.PromptResume:
+	case c.Decision == record.PromptResume:
 		r.log.Warn().Str("recorded_prompt", filepath.Join(rec.RunDir, "prompt.md")).Str("recorded_sha256", c.RecordedSHA256).Str("given_sha256", c.GivenSHA256).
 			Msg("prompt_change resume: this prompt differs from the recorded run's; continuing the recorded run with its own prompt")
-	case c.Decision == journal.PromptStartOver:
+	case c.Decision == record.PromptStartOver:
 		r.log.Warn().Str("recorded_run", c.RunID).Str("recorded_sha256", c.RecordedSHA256).Str("given_sha256", c.GivenSHA256).
 			Msg("prompt_change start_over: this prompt differs from the recorded run's; starting a new run with it (the recorded run stays on disk)")
 	}
@@ -64,7 +64,7 @@ const MaxPromptBytes = 32 << 20
 // hash shows: the run can go on. Such a planted prompt with another prompt
 // given is a usage error, before the record is touched: the run cannot be
 // continued, and waiting on it would hang.
-func (r *runner) restorePrompt(rec journal.Record, path string) error {
+func (r *runner) restorePrompt(rec record.Record, path string) error {
 	same := rec.PromptSHA256 == promptHash(r.cfg.Prompt)
 	f, err := statefile.OpenAtMost(path, MaxPromptBytes)
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
@@ -41,7 +42,7 @@ func hashOf(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func recordOf(t *testing.T, h *harness) journal.Record {
+func recordOf(t *testing.T, h *harness) record.Record {
 	t.Helper()
 	r, err := journal.ReadRecord(filepath.Join(h.cfg.StateDir, h.cfg.IssueID, journal.RecordFile))
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/malarun/malarun/configs"
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 )
 
@@ -24,7 +24,7 @@ type promptData struct {
 	// Interrupted are the tool calls still running when the attempt was cut
 	// off: the CLI drops them from the resumed history (docs/design.md §F16),
 	// so only malarun can tell the agent about them. At most
-	// journal.MaxInFlight are named; InterruptedMore counts the rest.
+	// record.MaxInFlight are named; InterruptedMore counts the rest.
 	Interrupted     []run.ToolCall
 	InterruptedMore int
 	// Tasks are the background tasks killed with the attempt: the CLI will
@@ -148,8 +148,8 @@ func (r *runner) writePrompt(a run.Attempt) error {
 	d := a.Prompt.Data
 	// A prompt names as many calls and tasks as a record does (the first
 	// ones), whether they come from this malarun's attempt or a record.
-	calls, callsMore := journal.Named(d.Interrupted, d.InterruptedMore)
-	tasks, tasksMore := journal.Named(d.Tasks, d.TasksMore)
+	calls, callsMore := record.Named(d.Interrupted, d.InterruptedMore)
+	tasks, tasksMore := record.Named(d.Tasks, d.TasksMore)
 	text, err := render(t, promptData{IssueID: r.cfg.IssueID, Task: string(r.task), Interrupted: calls, InterruptedMore: callsMore,
 		Tasks: tasks, TasksMore: tasksMore, Hooks: d.Hooks, CutReply: d.CutReply, Reason: d.Reason, Checkpoint: d.Checkpoint, LimitNote: d.LimitNote})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -19,7 +20,7 @@ import (
 // run's decision state (run.State, once begun) and what this malarun
 // keeps (runFacts). Nothing else assigns a record field (issue 39), so
 // which holds the truth for each field is read here.
-func (r *runner) record(now time.Time) journal.Record {
+func (r *runner) record(now time.Time) record.Record {
 	f := &r.facts
 	rec := r.base
 	rec.Owner, rec.Trace, rec.Cgroup = f.owner, f.trace, f.cgroup
@@ -93,10 +94,10 @@ func (r *runner) recordAttemptStart(spec run.Attempt, child Child) error {
 // resuming), the tool calls with side effects (so a fresh start is known to
 // be unsafe), and the tool calls in flight (so the resume prompt names them).
 // Without fsync: frequent, and only malarun's own death must be survived.
-// The calls in flight are the machine's first journal.MaxInFlight, taken
+// The calls in flight are the machine's first record.MaxInFlight, taken
 // at a cost that does not grow with the calls open (docs/design.md §D37).
 func (r *runner) recordProgress(ev stream.Event, m *attempt.State) {
-	calls, more := m.FirstOutstanding(journal.MaxInFlight)
+	calls, more := m.FirstOutstanding(record.MaxInFlight)
 	if !r.facts.progress(&ev, inFlight{calls, more, m.Running()}, m.Talked(), r.policy.SideEffectFree) {
 		return
 	}
@@ -147,7 +148,7 @@ func (r *runner) finishRecord(err error) error {
 			ended = "ended: " + err.Error()
 		}
 		return fmt.Errorf("the run %s, but %w; record.json may still say %q, so fix the state directory before running issue %s again",
-			ended, serr, journal.Processing, r.cfg.IssueID)
+			ended, serr, record.Processing, r.cfg.IssueID)
 	}
 	return nil
 }
@@ -179,33 +180,33 @@ func (r *runner) attemptEnv(n int) []string {
 // The record has its own types for tool calls and tasks (journal owns its
 // file format); these convert to them.
 
-func recordCalls(tus []stream.ToolUse) []journal.ToolCall {
+func recordCalls(tus []stream.ToolUse) []record.ToolCall {
 	if len(tus) == 0 {
 		return nil
 	}
-	calls := make([]journal.ToolCall, len(tus))
+	calls := make([]record.ToolCall, len(tus))
 	for i, tu := range tus {
-		calls[i] = journal.ToolCall{Name: tu.Name, Input: tu.Input}
+		calls[i] = record.ToolCall{Name: tu.Name, Input: tu.Input}
 	}
 	return calls
 }
 
-func recordTasks(tasks []attempt.Task) []journal.Task {
+func recordTasks(tasks []attempt.Task) []record.Task {
 	if len(tasks) == 0 {
 		return nil
 	}
-	out := make([]journal.Task, len(tasks))
+	out := make([]record.Task, len(tasks))
 	for i, tk := range tasks {
-		out[i] = journal.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
+		out[i] = record.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
 			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
 	}
 	return out
 }
 
-func recordMCP(down []stream.MCPServer) []journal.MCPServer {
-	var out []journal.MCPServer
+func recordMCP(down []stream.MCPServer) []record.MCPServer {
+	var out []record.MCPServer
 	for _, s := range down {
-		out = append(out, journal.MCPServer{Name: s.Name, Status: s.Status})
+		out = append(out, record.MCPServer{Name: s.Name, Status: s.Status})
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/qemutest"
 	"github.com/malarun/malarun/internal/testing/testchild"
@@ -24,11 +25,11 @@ import (
 // disk at the worst moment. (CI runs as root: a read-only folder would not fail.)
 type failingFinal struct {
 	supervisor.RecordWriter
-	refused *journal.Record
+	refused *record.Record
 }
 
-func (f *failingFinal) Save(r journal.Record) error {
-	if r.Status != journal.Processing {
+func (f *failingFinal) Save(r record.Record) error {
+	if r.Status != record.Processing {
 		f.refused = &r
 		return errors.New("write record.json: no space left on device")
 	}
@@ -39,11 +40,11 @@ func TestAnUnsavedEndOfRunIsAnError(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		behaviour string
-		status    journal.Status
+		status    record.Status
 		says      string
 	}{
-		{"success", testchild.Replay, journal.Succeeded, "the run succeeded, but record the run: write record.json: no space left on device"},
-		{"failure", testchild.CrashMidLine, journal.Stopped, "the run ended: retries exhausted"},
+		{"success", testchild.Replay, record.Succeeded, "the run succeeded, but record the run: write record.json: no space left on device"},
+		{"failure", testchild.CrashMidLine, record.Stopped, "the run ended: retries exhausted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -63,7 +64,7 @@ func TestAnUnsavedEndOfRunIsAnError(t *testing.T) {
 					t.Fatalf("the refused save was %+v, want status %s", f.refused, c.status)
 				}
 				rec, ok, lerr := journalOf(t, h)
-				if lerr != nil || !ok || rec.Status != journal.Processing {
+				if lerr != nil || !ok || rec.Status != record.Processing {
 					t.Errorf("record on disk: %v %v %v; the test must leave it at processing", rec.Status, ok, lerr)
 				}
 			})
@@ -71,7 +72,7 @@ func TestAnUnsavedEndOfRunIsAnError(t *testing.T) {
 	}
 }
 
-func journalOf(t *testing.T, h *harness) (journal.Record, bool, error) {
+func journalOf(t *testing.T, h *harness) (record.Record, bool, error) {
 	t.Helper()
 	e, ok := journal.Read(h.cfg.StateDir, h.cfg.IssueID)
 	return e.Record, ok, e.Err
@@ -87,19 +88,19 @@ func TestLiveOwnerIsNeverTakenOver(t *testing.T) {
 		for _, reset := range []bool{false, true} {
 			h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcripts+"text-success.jsonl")
 			h.cfg.Reset = reset
-			rec := plantRecord(t, h, func(r *journal.Record) {
+			rec := plantRecord(t, h, func(r *record.Record) {
 				self := proc.Self()
 				start, _ := proc.StartTime(owner.Process.Pid)
-				r.Status = journal.Processing
-				r.Owner = journal.Owner{Pid: owner.Process.Pid, Host: "box", StartedAt: time.Now(), StartTime: start, BootID: self.BootID, PidNS: self.PidNS}
-				r.Tree = []journal.ProcRef{{Pid: owner.Process.Pid, StartTime: start}}
+				r.Status = record.Processing
+				r.Owner = record.Owner{Pid: owner.Process.Pid, Host: "box", StartedAt: time.Now(), StartTime: start, BootID: self.BootID, PidNS: self.PidNS}
+				r.Tree = []record.ProcRef{{Pid: owner.Process.Pid, StartTime: start}}
 			})
 			_, err, _ := h.run()
 			wantKind(t, err, outcome.Busy, fmt.Sprintf("pid %d on box", owner.Process.Pid))
 			if !proc.Alive(owner.Process.Pid, 0) {
 				t.Fatal("the live owner's recorded process was killed")
 			}
-			if got, _, _ := journalOf(t, h); got.Status != journal.Processing || got.Reclaims != rec.Reclaims || got.Owner.Pid != owner.Process.Pid {
+			if got, _, _ := journalOf(t, h); got.Status != record.Processing || got.Reclaims != rec.Reclaims || got.Owner.Pid != owner.Process.Pid {
 				t.Errorf("reset %v: the record was changed: %+v", reset, got)
 			}
 			if len(h.attempts()) != 0 {
@@ -115,12 +116,12 @@ func TestReusedOwnerPidIsReclaimedAndLeftAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stranger := startSleeper(t)
 		h := newHarness(t, testchild.ResumeAware)
-		plantRecord(t, h, func(r *journal.Record) {
+		plantRecord(t, h, func(r *record.Record) {
 			self := proc.Self()
 			start, _ := proc.StartTime(stranger.Process.Pid)
-			r.Status = journal.Processing
-			r.Owner = journal.Owner{Pid: stranger.Process.Pid, Host: "box", StartTime: start + 1, BootID: self.BootID, PidNS: self.PidNS}
-			r.Tree = []journal.ProcRef{{Pid: stranger.Process.Pid, StartTime: start + 1}}
+			r.Status = record.Processing
+			r.Owner = record.Owner{Pid: stranger.Process.Pid, Host: "box", StartTime: start + 1, BootID: self.BootID, PidNS: self.PidNS}
+			r.Tree = []record.ProcRef{{Pid: stranger.Process.Pid, StartTime: start + 1}}
 		})
 		if _, err, _ := h.run(); err != nil {
 			t.Fatalf("reclaim: %v\n%s", err, h.logs.String())
@@ -128,7 +129,7 @@ func TestReusedOwnerPidIsReclaimedAndLeftAlone(t *testing.T) {
 		if !proc.Alive(stranger.Process.Pid, 0) {
 			t.Error("a process that only reuses a recorded pid was killed")
 		}
-		if got, _, _ := journalOf(t, h); got.Status != journal.Succeeded {
+		if got, _, _ := journalOf(t, h); got.Status != record.Succeeded {
 			t.Errorf("record %+v", got)
 		}
 	})
@@ -156,7 +157,7 @@ func startSleeper(t *testing.T) *exec.Cmd {
 
 // plantRecord writes a record for h's issue as a malarun that is not
 // running would have left it: a run folder with its prompt, a session.
-func plantRecord(t *testing.T, h *harness, edit func(*journal.Record)) journal.Record {
+func plantRecord(t *testing.T, h *harness, edit func(*record.Record)) record.Record {
 	t.Helper()
 	j, err := journal.Acquire(h.cfg.StateDir, h.cfg.IssueID, "planted")
 	if err != nil {
@@ -170,7 +171,7 @@ func plantRecord(t *testing.T, h *harness, edit func(*journal.Record)) journal.R
 	}
 	os.WriteFile(filepath.Join(runDir, "prompt.md"), h.cfg.Prompt, 0o600)
 	cwd, _ := os.Getwd()
-	rec := journal.Record{Issue: h.cfg.IssueID, Status: journal.Interrupted, Cwd: cwd, Home: os.Getenv("HOME"),
+	rec := record.Record{Issue: h.cfg.IssueID, Status: record.Interrupted, Cwd: cwd, Home: os.Getenv("HOME"),
 		RunID: runID, RunDir: runDir, Runs: []string{runID}, Sessions: []string{testchild.SessionID},
 		SessionID: testchild.SessionID, SessionTalked: true, Attempts: 1, Marker: h.cfg.IssueID + "/" + runID}
 	edit(&rec)

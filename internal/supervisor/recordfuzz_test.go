@@ -16,6 +16,7 @@ import (
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -28,19 +29,19 @@ type encodingWriter struct {
 	saved int
 }
 
-func (w *encodingWriter) Save(r journal.Record) error { return w.SaveQuick(r) }
+func (w *encodingWriter) Save(r record.Record) error { return w.SaveQuick(r) }
 
-func (w *encodingWriter) SaveQuick(r journal.Record) error {
+func (w *encodingWriter) SaveQuick(r record.Record) error {
 	w.t.Helper()
-	b, err := journal.Encode(r)
+	b, err := record.Encode(r)
 	if err != nil {
 		w.t.Fatalf("a stream made a record that cannot be saved: %v\n%+v", err, r)
 	}
-	back, err := journal.Decode(b)
+	back, err := record.Decode(b)
 	if err != nil {
 		w.t.Fatalf("a saved record does not read back: %v\n%s", err, b)
 	}
-	if !journal.ValidUSD(back.CostUSD) || !journal.ValidUSD(back.TotalCostUSD) {
+	if !record.ValidUSD(back.CostUSD) || !record.ValidUSD(back.TotalCostUSD) {
 		t := back
 		w.t.Fatalf("costs %g, %g", t.CostUSD, t.TotalCostUSD)
 	}
@@ -118,12 +119,12 @@ func fuzzRunner(t *testing.T, w RecordWriter, now time.Time) *runner {
 			}
 			return 0
 		}},
-		base: journal.Record{Issue: cfg.IssueID, Status: journal.Processing, Cwd: "/work", Home: "/home/u",
+		base: record.Record{Issue: cfg.IssueID, Status: record.Processing, Cwd: "/work", Home: "/home/u",
 			RunID: id, RunDir: filepath.Join("/state/issue-1/runs", id), Runs: []string{id},
 			SessionID: newSessionID(), Marker: cfg.IssueID + "/" + id, StartedAt: now,
-			TotalCostUSD: math.Nextafter(journal.MaxUSD/2, 0)}, // an issue with a long, costly past
+			TotalCostUSD: math.Nextafter(record.MaxUSD/2, 0)}, // an issue with a long, costly past
 	}
-	r.facts = openFacts(r.base, journal.Owner{}, journal.TraceRef{})
+	r.facts = openFacts(r.base, record.Owner{}, record.TraceRef{})
 	r.state, _ = run.Begin(r.policy, run.Beginning{FirstAttempt: 1, Record: run.Recorded{SessionID: r.base.SessionID}}, now, run.Draws{})
 	r.facts.began = true
 	return r

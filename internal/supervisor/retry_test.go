@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
@@ -309,7 +309,7 @@ func TestRetriesExhaustedIsResumedByTheNextInvocation(t *testing.T) {
 		_, err, _ := h.run()
 		wantKind(t, err, outcome.RetriesExhausted, "1 attempts")
 		rec, _, _ := journalOf(t, h)
-		if rec.Status != journal.Stopped || len(rec.Running) != 1 {
+		if rec.Status != record.Stopped || len(rec.Running) != 1 {
 			t.Fatalf("record status %s, running %v: want stopped with the cut-off call", rec.Status, rec.Running)
 		}
 		rep, err, _ := h.run()
@@ -328,7 +328,7 @@ func TestRetriesExhaustedIsResumedByTheNextInvocation(t *testing.T) {
 		if !strings.Contains(stdinOf(at[1]), "Bash") {
 			t.Errorf("the resume prompt does not name the cut-off call:\n%s", stdinOf(at[1]))
 		}
-		if rec, _, _ := journalOf(t, h); rec.Status != journal.Succeeded || rec.Reclaims != 0 {
+		if rec, _, _ := journalOf(t, h); rec.Status != record.Succeeded || rec.Reclaims != 0 {
 			t.Errorf("record %s with %d reclaims, want succeeded with 0", rec.Status, rec.Reclaims)
 		}
 	})

@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/malarun/malarun/internal/claudesettings"
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
@@ -28,8 +30,8 @@ import (
 // RecordWriter saves the issue's record: Save durably (at transitions),
 // SaveQuick without fsync (progress within an attempt).
 type RecordWriter interface {
-	Save(journal.Record) error
-	SaveQuick(journal.Record) error
+	Save(record.Record) error
+	SaveQuick(record.Record) error
 }
 
 // Run supervises cfg.IssueID until it succeeds or fails. The error is nil
@@ -92,7 +94,7 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	// The record names the trace of the malarun that last ran the issue
 	// with traces on; a continued run links to it, and this one's takes
 	// its place.
-	var previousTrace journal.TraceRef
+	var previousTrace record.TraceRef
 	if pl.begin.Continued {
 		previousTrace = r.base.Trace
 	}
@@ -100,7 +102,7 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	if !r.cfg.Trace.IsZero() {
 		trace = r.cfg.Trace
 	}
-	r.facts = openFacts(r.base, journal.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
+	r.facts = openFacts(r.base, record.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
 		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}, trace)
 	r.runDir = r.base.RunDir
 	r.cfg.Cwd = r.base.Cwd
@@ -110,10 +112,11 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	// claude then says why it refused to start (docs/design.md §D36).
 	r.cfg.Env = attempt.StartupEnv(r.cfg.Env)
 	r.contain()
-	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd)
+	settings, _ := claudesettings.Find(r.cfg.Env, r.cfg.Cwd, reach.AddressVars())
+	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd, settings)
 	if hasFlag(r.cfg.ExtraArgs, "--settings") {
 		// Settings given on the command line may set the address too
-		// (reach/settings.go): no look.
+		// (claudesettings): no look.
 		r.target = reach.Target{Settings: "--settings", Shown: "the address claude's --settings may set"}
 	}
 	if err := r.save(); err != nil {
@@ -176,7 +179,7 @@ func (r *runner) cliLimits(env []string) []string {
 	for _, v := range attempt.CLIVars(lim) {
 		names = append(names, v.Name)
 	}
-	if f, name := reach.SettingsSet(out, r.cfg.Cwd, append(names, "CLAUDE_STREAM_IDLE_TIMEOUT_MS")); f != "" && name != "" {
+	if f, name := claudesettings.Find(out, r.cfg.Cwd, append(names, "CLAUDE_STREAM_IDLE_TIMEOUT_MS")); f != "" && name != "" {
 		r.log.Warn().Str("settings", f).Str("variable", name).Msg("claude's settings file sets a variable of its own stream limits, which overrides what malarun gives claude: claude may give up on a stream malarun would let run, and ask again for the whole reply")
 	}
 	return out

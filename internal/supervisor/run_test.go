@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/transcript"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
@@ -59,7 +60,7 @@ type harness struct {
 	fake *fakeclaude.Claude
 	// waits, when set, sees the run's usage-limit waits.
 	waits *waits
-	// probe, when set, looks at the API's address instead of reach.Probe.
+	// probe, when set, looks at the API's address instead of netprobe.Probe.
 	probe func(context.Context, reach.Target) reach.Finding
 	// traceparent, when set, names each attempt's span (Deps.Traceparent).
 	traceparent func(int) (string, string)
@@ -468,7 +469,7 @@ func TestCutResultIsLocated(t *testing.T) {
 		line.Path != filepath.Join(rep.RunDir, "attempt-1.jsonl") || line.Offset != int64(len(testchild.InitLine)+len(testchild.TextLine)+2) {
 		t.Fatalf("report: result of %d bytes (cut %v), line %+v", len(rep.Result), rep.ResultCut, line)
 	}
-	rt, err := stream.ReadResult(line, rep.Result)
+	rt, err := transcript.ReadResult(line, rep.Result)
 	if err != nil {
 		t.Fatal(err)
 	}

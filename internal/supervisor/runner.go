@@ -10,11 +10,13 @@ import (
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/netprobe"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
-	"github.com/malarun/malarun/internal/timeline"
+	"github.com/malarun/malarun/internal/timelinefile"
 )
 
 // runner is the state of one Run: what it is connected to, the run's
@@ -44,7 +46,7 @@ type runner struct {
 	// base is the run as the plan opened it (its identity and history);
 	// facts what this malarun keeps of it. record() projects them, with
 	// state, into the record saved at every transition.
-	base  journal.Record
+	base  record.Record
 	facts runFacts
 	task  []byte // the run's prompt (prompt.md), kept to make a removed run folder again
 	// prompts are the attempt prompts this invocation wrote, by path: a
@@ -56,7 +58,7 @@ type runner struct {
 
 	// timeline is the run folder's record of decisions and receive times,
 	// for malarun show (timeline.go); timelineWarned: its failure was logged.
-	timeline       *timeline.Writer
+	timeline       *timelinefile.Writer
 	timelineWarned bool
 
 	// target is the API address of the CLI's environment (§D17).
@@ -82,7 +84,7 @@ type runner struct {
 // withDefaults fills in the connections a caller left nil.
 func (d Deps) withDefaults(log zerolog.Logger) Deps {
 	if d.Probe == nil {
-		d.Probe = reach.Probe
+		d.Probe = netprobe.Probe
 	}
 	if d.Rand == nil {
 		d.Rand = rand.Float64

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/timelinefile"
 
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
@@ -37,7 +38,7 @@ func (r *runner) timelineLine(n int, ev *stream.Event, at time.Time) {
 
 func (r *runner) openTimeline() {
 	if r.timeline == nil {
-		r.timeline = timeline.NewWriter(filepath.Join(r.runDir, timeline.FileName))
+		r.timeline = timelinefile.NewWriter(filepath.Join(r.runDir, timeline.FileName))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/ui"
@@ -81,11 +82,11 @@ func floodDriver(tb testing.TB) (*attemptDriver, func()) {
 		cfg: cfg, log: zerolog.New(io.Discard).Level(zerolog.InfoLevel), journal: j, records: j, policy: cfg.runPolicy(now),
 		runDir: runDir, monitor: ctxpressure.New(0, cfg.ContextThreshold),
 		deps: Deps{Observer: func(e event.Event) { status.Apply(e); events.Event(e) }},
-		base: journal.Record{Issue: cfg.IssueID, Status: journal.Processing, Cwd: "/work", Home: "/home/u",
+		base: record.Record{Issue: cfg.IssueID, Status: record.Processing, Cwd: "/work", Home: "/home/u",
 			RunID: id, RunDir: runDir, Runs: []string{id}, Marker: cfg.IssueID + "/" + id, StartedAt: now},
 		warned: warned{unfamiliarWarned: map[string]bool{}, mcpWarned: map[stream.MCPServer]bool{}},
 	}
-	r.facts = openFacts(r.base, journal.Owner{Pid: os.Getpid(), Host: "bench", StartedAt: now}, journal.TraceRef{})
+	r.facts = openFacts(r.base, record.Owner{Pid: os.Getpid(), Host: "bench", StartedAt: now}, record.TraceRef{})
 	r.state, _ = run.Begin(r.policy, run.Beginning{FirstAttempt: 1}, now, run.Draws{NewSession: floodSession})
 	r.facts.began = true
 	spec := run.Attempt{N: 1, SessionID: floodSession}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -37,7 +37,7 @@ func TestEachAttemptsClaudeGetsItsOwnTraceparent(t *testing.T) {
 			asked = append(asked, n)
 			return fmt.Sprintf("00-4bf92f3577b34da6a3ce929d0e0e4736-%016x-01", n), ""
 		}
-		h.cfg.Trace = journal.TraceRef{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"}
+		h.cfg.Trace = record.TraceRef{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"}
 		rep, err, _ := h.run()
 		if err != nil || rep.Attempts != 2 {
 			t.Fatalf("run: %v, %d attempts\n%s", err, rep.Attempts, h.logs.String())
@@ -82,7 +82,7 @@ func TestAContinuedRunIsToldThePreviousTrace(t *testing.T) {
 			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.ToolLine))
 		h.cfg.ToolTimeout = 300 * time.Millisecond
 		h.cfg.MaxAttempts = 1
-		first := journal.TraceRef{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331"}
+		first := record.TraceRef{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331"}
 		h.cfg.Trace = first
 		if _, err, _ := h.run(); err == nil {
 			t.Fatal("the first run succeeded; it should have stopped after its hang")
@@ -94,7 +94,7 @@ func TestAContinuedRunIsToldThePreviousTrace(t *testing.T) {
 			}
 		}
 		h.cfg.MaxAttempts = 2
-		h.cfg.Trace = journal.TraceRef{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"}
+		h.cfg.Trace = record.TraceRef{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"}
 		h.run()
 		if len(started) != 1 || !started[0].Continued || started[0].PreviousTrace != first {
 			t.Fatalf("run_started %+v: want a continued run told the first malarun's trace", started)

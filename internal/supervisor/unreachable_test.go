@@ -14,6 +14,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
@@ -88,7 +89,7 @@ func TestUnreachableAPIStopsAfterTheWindow(t *testing.T) {
 			t.Errorf("probed %d times (%+v), want %d looks at http://no-such-host.invalid/v1", len(got), got[0].Shown, want)
 		}
 		rec := readRecord(t, h)
-		if rec.Status != journal.Failed || !strings.Contains(rec.Reason, "ENOTFOUND") {
+		if rec.Status != record.Failed || !strings.Contains(rec.Reason, "ENOTFOUND") {
 			t.Errorf("record %s %q, want failed naming ENOTFOUND", rec.Status, rec.Reason)
 		}
 	})
@@ -168,13 +169,13 @@ func TestFailedResultReasonNeverSaysSuccess(t *testing.T) {
 	})
 }
 
-func readRecord(t *testing.T, h *harness) journal.Record {
+func readRecord(t *testing.T, h *harness) record.Record {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(h.cfg.StateDir, h.cfg.IssueID, journal.RecordFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := journal.Decode(data)
+	rec, err := record.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}

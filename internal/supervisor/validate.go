@@ -4,31 +4,31 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/limitstore"
 	"github.com/malarun/malarun/internal/notrun"
-	"github.com/malarun/malarun/internal/usagelimit"
+	"github.com/malarun/malarun/internal/record"
 )
 
 // MaxIssueIDLen bounds an issue id: it names a folder.
-const MaxIssueIDLen = journal.MaxIssueIDLen
+const MaxIssueIDLen = record.MaxIssueIDLen
 
 // ValidateIssueID accepts letters, digits, '.', '_' and '-', at most
 // MaxIssueIDLen long, and not "." or "..": the id becomes a path component,
-// so anything else could escape the state directory (journal.CheckIssueName,
+// so anything else could escape the state directory (record.CheckIssueName,
 // which a record's issue is held to too). It must not start with
 // '-' (a command line reads it as a flag, so the issue could be run only by
 // a program, never typed) nor name a folder malarun keeps under state_dir
 // for itself (docs/design.md §D19).
 func ValidateIssueID(id string) error {
-	if err := journal.CheckIssueName(id); err != nil {
+	if err := record.CheckIssueName(id); err != nil {
 		return err
 	}
 	if strings.HasPrefix(id, "-") {
 		return fmt.Errorf("issue id %q starts with '-': a command line reads it as a flag, so it could never be typed; start it with a letter or digit", id)
 	}
-	if strings.EqualFold(id, usagelimit.DirName) {
+	if strings.EqualFold(id, limitstore.DirName) {
 		// Folded: on a case-insensitive file system the two are one folder.
-		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the usage limits malarun shares between runs", id, usagelimit.DirName)
+		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the usage limits malarun shares between runs", id, limitstore.DirName)
 	}
 	if strings.EqualFold(id, notrun.DirName) {
 		return fmt.Errorf("issue id %q is not allowed: state_dir/%s holds the prompt files a fleet could not run", id, notrun.DirName)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -36,7 +37,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/testing/otlptest"
 )
 
@@ -155,7 +155,7 @@ func TestGRPCARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 	if tel == nil {
 		t.Fatal("Start returned nil for a gRPC endpoint")
 	}
-	_, tp2 := aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
+	_, tp2 := aHungThenResumedRun(time.Now(), tel, record.TraceRef{})
 	tel.Finish(event.Report{Attempts: 2}, "success", 0)
 	tel.Shutdown()
 	if logs.Len() > 0 {
@@ -244,7 +244,7 @@ func TestGRPCMalarunsSettingsWinOverTheExportersOwnReading(t *testing.T) {
 	s := grpcSettings(t, "http://"+col.addr, map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=mine"})
 	var logs bytes.Buffer
 	tel := Start(s, Info{Issue: "i"}, zerolog.New(&logs))
-	aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
+	aHungThenResumedRun(time.Now(), tel, record.TraceRef{})
 	tel.Finish(event.Report{}, "success", 0)
 	tel.Shutdown()
 	if logs.Len() > 0 {

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/malarun/malarun/internal/journal"
 )
 
 // Observe turns one of the supervisor's events into span attributes,
@@ -177,7 +176,7 @@ func (t *Run) Finish(rep event.Report, outcome string, exitCode int) {
 }
 
 // linkTo is a span link to the run span a record names.
-func linkTo(ref journal.TraceRef) (trace.Link, bool) {
+func linkTo(ref record.TraceRef) (trace.Link, bool) {
 	tid, err1 := trace.TraceIDFromHex(ref.TraceID)
 	sid, err2 := trace.SpanIDFromHex(ref.SpanID)
 	if err1 != nil || err2 != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
@@ -21,7 +22,6 @@ import (
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testing/otlptest"
 )
@@ -35,7 +35,7 @@ func settingsFor(base string) Settings {
 // hangs and whose second succeeds, as the supervisor emits them, from t0
 // on (now or later: an attempt's span starts at Traceparent's call). It
 // returns the report and attempt 2's TRACEPARENT.
-func aHungThenResumedRun(t0 time.Time, tel *Run, previous journal.TraceRef) (event.Report, string) {
+func aHungThenResumedRun(t0 time.Time, tel *Run, previous record.TraceRef) (event.Report, string) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	tel.Observe(event.Event{Time: at(0), Kind: event.RunStarted, RunDir: "/s/i/runs/20261125T100000Z-abcdef", Continued: !previous.IsZero(), PreviousTrace: previous})
 	tel.Traceparent(1)
@@ -69,7 +69,7 @@ func TestARunBecomesOneTraceAndItsMetrics(t *testing.T) {
 	if tel == nil {
 		t.Fatal("Start returned nil for an endpoint")
 	}
-	previous := journal.TraceRef{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331"}
+	previous := record.TraceRef{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331"}
 	rep, tp2 := aHungThenResumedRun(time.Now(), tel, previous)
 	ref := tel.Trace()
 	tel.Finish(rep, "success", 0)
@@ -384,7 +384,7 @@ func TestACollectorThatNeverAnswersCostsTheFlushBoundAndOneWarning(t *testing.T)
 // that may cost: the flush bound, one warning, and no password in it.
 func runAgainstSilence(t *testing.T, tel *Run, logs *bytes.Buffer, reached func() bool) {
 	t.Helper()
-	aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
+	aHungThenResumedRun(time.Now(), tel, record.TraceRef{})
 	tel.Finish(event.Report{}, "success", 0)
 	began := time.Now()
 	tel.Shutdown()
@@ -470,7 +470,7 @@ func TestTracesAloneRecordNoMetricsAndDoNotFail(t *testing.T) {
 	defer rcv.Close()
 	s, _ := FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rcv.URL() + "/v1/traces"}))
 	tel := Start(s, Info{Issue: "i"}, zerolog.Nop())
-	rep, _ := aHungThenResumedRun(time.Now(), tel, journal.TraceRef{})
+	rep, _ := aHungThenResumedRun(time.Now(), tel, record.TraceRef{})
 	tel.Observe(event.Event{Time: time.Now(), Kind: event.LimitWait, LimitType: "five_hour"})
 	tel.Finish(rep, "success", 0)
 	tel.Shutdown()

@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 )
 
 // FlushLimit bounds the export of what is left at exit (the last spans
@@ -226,15 +227,15 @@ func resourceAttrs(s Settings, info Info) []attribute.KeyValue {
 // Trace names the run's span, for the record: a later malarun that
 // continues the run links its trace to this one. Zero when no trace is
 // exported.
-func (t *Run) Trace() journal.TraceRef {
+func (t *Run) Trace() record.TraceRef {
 	if t == nil || t.tp == nil {
-		return journal.TraceRef{}
+		return record.TraceRef{}
 	}
 	sc := t.root.SpanContext()
 	if !sc.IsSampled() {
-		return journal.TraceRef{}
+		return record.TraceRef{}
 	}
-	return journal.TraceRef{TraceID: sc.TraceID().String(), SpanID: sc.SpanID().String()}
+	return record.TraceRef{TraceID: sc.TraceID().String(), SpanID: sc.SpanID().String()}
 }
 
 // Traceparent starts attempt n's span (when claude is about to start) and

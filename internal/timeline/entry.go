@@ -2,13 +2,15 @@
 // for `malarun show`: its decisions (the lines of --events) and a receive
 // time for each whole message the CLI printed. The CLI's transcript has no
 // times of its own, so without this file a replay cannot tell how long a
-// tool ran or where a silence was (docs/design.md §D20).
+// tool ran or where a silence was (docs/design.md §D20). It opens no file:
+// Entry is the line, Reader reads lines from any reader, and
+// internal/timelinefile appends them to the run folder's file.
 package timeline
 
 import "time"
 
 // FileName is the file in each run folder: one Entry per line, appended by
-// every malarun that runs the run, 0600.
+// every malarun that runs the run (timelinefile.Writer), 0600.
 const FileName = "timeline.jsonl"
 
 // EventLine is the event of an Entry that gives a transcript line's receive

@@ -1,8 +1,8 @@
 package ui
 
 import (
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 )
 
 // EndWord is how a run's end is said everywhere (the end-of-run line, the
@@ -13,7 +13,7 @@ func EndWord(outcomeName string) string {
 	if outcomeName == "" {
 		return ""
 	}
-	st := string(journal.StatusFor(outcome.Outcome(outcomeName)))
+	st := string(record.StatusFor(outcome.Outcome(outcomeName)))
 	if outcomeName == string(outcome.Success) || outcomeName == string(outcome.Interrupted) {
 		return st
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/malarun/malarun/internal/event"
 
-	"github.com/malarun/malarun/internal/ui/screen"
+	"github.com/malarun/malarun/internal/testing/screen"
 )
 
 // waitScreen waits until cond holds for the screen, or fails after a

@@ -4,10 +4,10 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/timeline"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usd"
@@ -24,7 +24,7 @@ type Report struct {
 	Issue   string `json:"issue"`
 	Outcome string `json:"outcome"`
 	// Status is the record's status word for the run's end, as `malarun
-	// status` shows it (journal.StatusFor): succeeded, stopped, waiting,
+	// status` shows it (record.StatusFor): succeeded, stopped, waiting,
 	// interrupted or failed.
 	Status   string `json:"status"`
 	ExitCode int    `json:"exit_code"`
@@ -199,13 +199,13 @@ type Ending struct {
 	Started  time.Time
 	Duration time.Duration
 	// OutputFailures are the outputs that failed, as the record has them.
-	OutputFailures []journal.OutputFailure
+	OutputFailures []record.OutputFailure
 }
 
 // NewReport builds the report of a run from the supervisor's Report.
 func NewReport(rep event.Report, end Ending) Report {
 	r := Report{
-		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(journal.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
+		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(record.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{}, Reclaims: rep.Reclaims, Reclaimed: rep.Reclaimed,
 		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,

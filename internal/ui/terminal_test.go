@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/ui/screen"
+	"github.com/malarun/malarun/internal/testing/screen"
 )
 
 func TestTerminalRedrawsInPlace(t *testing.T) {

@@ -2,13 +2,13 @@
 // or rate limit: when the limit resets (from the CLI's rate_limit_event, or
 // from the text of its result line, which has no seconds and sometimes no
 // date), whether waiting for that reset can help at all, and whether the
-// wait fits in what is left of the run's limit_wait budget. It also shares
-// a known reset between the malaruns of one machine and one account, so a
-// second run does not spend an attempt to learn what the first one knew.
+// wait fits in what is left of the run's limit_wait budget. A known reset
+// is shared between the malaruns of one machine and one account by
+// internal/limitstore, so a second run does not spend an attempt to learn
+// what the first one knew.
 //
-// Everything is pure except Store: the clock ("now"), the local time zone
-// and the random source are passed in, so every decision is a row in a
-// table test. Time zones come from the binary itself (time/tzdata), so a
+// It is pure: the clock ("now"), the local time zone and the random source
+// are passed in, so every decision is a row in a table test. Time zones come from the binary itself (time/tzdata), so a
 // minimal container without zoneinfo still reads "resets 2am (Europe/Paris)".
 package usagelimit
 

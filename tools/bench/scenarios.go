@@ -85,7 +85,7 @@ func (h *harness) overheadFake(o options, rep *report) error {
 }
 
 // inotifyClose times close(2) of an inotify instance watching a file, as
-// internal/stream's follower holds one per attempt. The kernel waits for an
+// internal/transcript's follower holds one per attempt. The kernel waits for an
 // SRCU grace period when the instance is destroyed, so on some kernels this
 // close is slow, and it sits on malarun's exit path.
 func inotifyClose(path string, times int) ([]float64, error) {

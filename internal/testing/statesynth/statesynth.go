@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/journal"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -32,7 +33,7 @@ type Hostile struct {
 }
 
 // HostileStateDir writes h into stateDir as malarun would write each file
-// (records through journal.Encode, so each is one malarun could write;
+// (records through record.Encode, so each is one malarun could write;
 // a timeline of entries), with the contents an attacker picks.
 func HostileStateDir(stateDir string, h Hostile) error {
 	started := time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
@@ -100,10 +101,10 @@ func writeRecord(stateDir, issue, reason string, started time.Time) error {
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return err
 	}
-	r := journal.Record{Issue: issue, Status: journal.Stopped, Reason: reason, ExitCode: 3, CostUSD: 0.0002, TotalCostUSD: 0.0002,
+	r := record.Record{Issue: issue, Status: record.Stopped, Reason: reason, ExitCode: 3, CostUSD: 0.0002, TotalCostUSD: 0.0002,
 		Cwd: "/work", RunID: id, RunDir: runDir, Runs: []string{id}, Marker: issue + "/" + id, Attempts: 3,
-		StartedAt: started, UpdatedAt: started.Add(time.Minute), Owner: journal.Owner{Pid: 4242, Host: "runner-1", StartedAt: started}}
-	data, err := journal.Encode(r)
+		StartedAt: started, UpdatedAt: started.Add(time.Minute), Owner: record.Owner{Pid: 4242, Host: "runner-1", StartedAt: started}}
+	data, err := record.Encode(r)
 	if err != nil {
 		return err
 	}

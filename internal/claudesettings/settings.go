@@ -1,4 +1,10 @@
-package reach
+// Package claudesettings reads claude's own settings files for one fact:
+// which of them sets a variable in its "env" object. The CLI copies that
+// env into its process environment over the one it was started with, so a
+// variable malarun sets for the CLI (or reads from its environment) may not
+// be what the CLI uses. It reads files, so it is its own package: reach
+// and attempt, which judge what the environment says, stay pure.
+package claudesettings
 
 import (
 	"encoding/json"
@@ -15,17 +21,11 @@ import (
 // saw only its own environment, once looked at https://api.anthropic.com and
 // ended a working run (issue 31). Which layer wins is the CLI's business
 // and changes between versions, so malarun does not guess: when a settings
-// file sets a variable that bears on the address, it makes no look at all
-// (the CLI's own retries, and malarun's, decide).
+// file sets a variable that bears on the address (reach.AddressVars), it
+// makes no look at all (the CLI's own retries, and malarun's, decide).
 
 // maxSettingsBytes bounds what is read of one settings file.
 const maxSettingsBytes = 1 << 20
-
-// addressVars are the variables TargetOf reads.
-func addressVars() []string {
-	return append([]string{"ANTHROPIC_BASE_URL", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED",
-		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}, providerSwitches()...)
-}
 
 // settingsFiles are the CLI's settings files for a CLI run in cwd with
 // home and configDir (CLAUDE_CONFIG_DIR): managed, user, and the project's
@@ -57,27 +57,19 @@ func settingsFiles(home, configDir, cwd string) []string {
 	return files
 }
 
-// addressInSettings names the first settings file that sets one of
-// addressVars in its env, or that exists and cannot be read as JSON (then
-// what it sets is unknown); "" when none does.
-func addressInSettings(files []string) string {
-	f, _ := settingIn(files, addressVars())
-	return f
-}
-
-// SettingsSet names the first of the CLI's settings files (for a CLI run
-// in cwd with env) whose "env" sets one of vars, and which one ("" when
-// none does). A settings file's env overrides the environment the CLI is
-// started with (both pinned CLIs copy it into their process environment),
-// so a variable malarun sets for the CLI may not be what the CLI uses.
-func SettingsSet(env []string, cwd string, vars []string) (file, name string) {
+// Find names the first of the CLI's settings files (for a CLI run in cwd
+// with env) whose "env" sets one of vars, and which one ("" when none
+// does), or a file that exists and cannot be read as JSON (then what it
+// sets is unknown: name is ""). A settings file's env overrides the
+// environment the CLI is started with (both pinned CLIs copy it into their
+// process environment), so a variable malarun sets for the CLI may not be
+// what the CLI uses.
+func Find(env []string, cwd string, vars []string) (file, name string) {
 	get := func(k string) string { return environ.Get(env, k) }
 	return settingIn(settingsFiles(get("HOME"), get("CLAUDE_CONFIG_DIR"), cwd), vars)
 }
 
-// settingIn names the first of files that sets one of vars in its env, and
-// the variable, or a file that exists and cannot be read as JSON (then
-// what it sets is unknown: name is "").
+// settingIn is Find in files, in order.
 func settingIn(files, vars []string) (file, name string) {
 	for _, f := range files {
 		data, err := statefile.ReadFollowing(f, maxSettingsBytes) // a settings file may be a link (dotfiles)

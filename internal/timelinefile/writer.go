@@ -1,10 +1,15 @@
-package timeline
+// Package timelinefile appends to a run folder's timeline.jsonl, the one
+// file of the timeline malarun writes (docs/design.md §D20): a Writer that
+// never stops a run. What a line holds, and reading one back from any
+// reader, is internal/timeline's, which opens no file.
+package timelinefile
 
 import (
 	"encoding/json"
 	"os"
 
 	"github.com/malarun/malarun/internal/statefile"
+	"github.com/malarun/malarun/internal/timeline"
 )
 
 // Writer appends entries to a run folder's timeline. It never stops a run:
@@ -21,7 +26,7 @@ func NewWriter(path string) *Writer { return &Writer{path: path} }
 
 // Append writes e as one JSON line in one write, so that a reader following
 // the file (malarun show --follow) sees whole lines.
-func (w *Writer) Append(e Entry) {
+func (w *Writer) Append(e timeline.Entry) {
 	if w == nil || w.err != nil {
 		return
 	}

@@ -1,4 +1,9 @@
-package stream
+// Package transcript reads the CLI's transcript, its stdout as a file on
+// disk (docs/design.md §F13): Follow reads it as the CLI writes it, waiting
+// at its end (inotify, or polling) until the CLI has exited, and ReadResult
+// reads a result line again to copy its whole text (§D16). It holds the
+// files; what a line says is internal/stream's pure decoding.
+package transcript
 
 import (
 	"io"

@@ -1,4 +1,10 @@
-package usagelimit
+// Package limitstore shares known usage-limit resets between the malaruns
+// of one machine and one account (docs/design.md §D10): a note per account
+// under <state_dir>/usage-limits/, keyed by a hash of the credential, never
+// the credential. It is the only file I/O of the usage limits: reading a
+// limit, and deciding what to do about it, is internal/usagelimit's pure
+// work.
+package limitstore
 
 import (
 	"bytes"
@@ -12,6 +18,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/statefile"
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // DirName is the folder of the state directory that holds the shared
@@ -63,7 +70,7 @@ const storeVersion = 1
 // one with no reset could never expire, and one that waiting cannot fix
 // (credits, a spend cap) a person can fix at any moment, so the next run
 // should try rather than trust an old refusal.
-func (s Store) Write(key string, l Limit) error {
+func (s Store) Write(key string, l usagelimit.Limit) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -101,11 +108,11 @@ func (s Store) Write(key string, l Limit) error {
 // Read returns the limit recorded for key, if it still holds at now. A
 // limit whose reset has passed is removed (best effort: another malarun
 // may have removed it or written a new one); so is a damaged file, or one
-// whose reset is implausibly far (over MaxAhead), so that no file can
+// whose reset is implausibly far (over usagelimit.MaxAhead), so that no file can
 // block an account for good.
-func (s Store) Read(key string, now time.Time) (Limit, bool) {
+func (s Store) Read(key string, now time.Time) (usagelimit.Limit, bool) {
 	if checkKey(key) != nil {
-		return Limit{}, false
+		return usagelimit.Limit{}, false
 	}
 	path := s.path(key)
 	data, err := statefile.Read(path, MaxStoreBytes)
@@ -116,20 +123,20 @@ func (s Store) Read(key string, now time.Time) (Limit, bool) {
 		if s.Refused != nil {
 			s.Refused(err)
 		}
-		return Limit{}, false
+		return usagelimit.Limit{}, false
 	}
 	if err != nil {
-		return Limit{}, false
+		return usagelimit.Limit{}, false
 	}
 	var st storedLimit
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&st) != nil || st.Version != storeVersion || st.RetryAt.IsZero() ||
-		!st.RetryAt.After(now) || st.RetryAt.After(now.Add(MaxAhead)) {
+		!st.RetryAt.After(now) || st.RetryAt.After(now.Add(usagelimit.MaxAhead)) {
 		removeIfUnchanged(path, data)
-		return Limit{}, false
+		return usagelimit.Limit{}, false
 	}
-	return Limit{RetryAt: st.RetryAt, Type: st.Type, Waitable: true}, true
+	return usagelimit.Limit{RetryAt: st.RetryAt, Type: st.Type, Waitable: true}, true
 }
 
 // removeIfUnchanged removes path unless another malarun has just written
@@ -150,7 +157,7 @@ func checkKey(key string) error {
 		return fmt.Errorf("usage-limit key %q is not a key made by Key", key)
 	}
 	for i := 0; i < len(key); i++ {
-		if c := key[i]; !isDigit(c) && (c < 'a' || c > 'f') {
+		if c := key[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return fmt.Errorf("usage-limit key %q is not a key made by Key", key)
 		}
 	}

@@ -1,4 +1,4 @@
-package timeline
+package timelinefile
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/timeline"
 )
 
 // A FIFO or a symbolic link planted as a run folder's timeline: the
@@ -26,7 +28,7 @@ func TestWriterRefusesPlantedFiles(t *testing.T) {
 	for _, path := range []string{fifo, link} {
 		start := time.Now()
 		w := NewWriter(path)
-		w.Append(Entry{Event: "run_started", Issue: "i"})
+		w.Append(timeline.Entry{Event: "run_started", Issue: "i"})
 		if w.err == nil || time.Since(start) > time.Second {
 			t.Errorf("%s: err %v after %v", path, w.err, time.Since(start))
 		}
@@ -34,9 +36,9 @@ func TestWriterRefusesPlantedFiles(t *testing.T) {
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("the link's target was written: %v", err)
 	}
-	good := filepath.Join(dir, FileName)
+	good := filepath.Join(dir, timeline.FileName)
 	w := NewWriter(good)
-	w.Append(Entry{Event: "run_started", Issue: "i"})
+	w.Append(timeline.Entry{Event: "run_started", Issue: "i"})
 	if b, _ := os.ReadFile(good); w.err != nil || !strings.Contains(string(b), `"event":"run_started"`) {
 		t.Errorf("a regular timeline: %v, %q", w.err, b)
 	}

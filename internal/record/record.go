@@ -1,8 +1,10 @@
-// Package journal keeps the state of each issue on disk, so that a run
-// survives malarun's own death: a record per issue (status, session,
-// attempts, reclaims, owner, checkpoint, cost, process tree), written
-// atomically and durably, and a lock that allows one malarun per issue.
-package journal
+// Package record is what malarun keeps of each issue, so that a run
+// survives malarun's own death: the record (status, session, attempts,
+// reclaims, owner, checkpoint, cost, process tree), its JSON form and the
+// checks a record read back must pass. It does no I/O: internal/journal
+// writes and reads the record file and holds the issue's lock, and the
+// run's pure decisions (internal/run) read and build records without it.
+package record
 
 import (
 	"bytes"
@@ -38,9 +40,9 @@ const (
 	Waiting Status = "waiting"
 )
 
-// recordVersion is bumped when a field is added or changes meaning.
-// Version 2 added the statuses "waiting" and "stopped", RetryAt,
-// LimitType and Tasks. Version 3 added the owner's identity (start_time,
+// Version is the version of the records this malarun writes, bumped when
+// a field is added or changes meaning. Version 2 added the statuses
+// "waiting" and "stopped", RetryAt, LimitType and Tasks. Version 3 added the owner's identity (start_time,
 // boot_id, pid_ns) and OutputFailures. Version 4 added PromptSHA256,
 // PromptChanges, RunReclaims and KilledAttempts, and Attempts counts an
 // attempt cut short by malarun's death too. Version 5 added Trace.
@@ -49,7 +51,7 @@ const (
 // RunningMore and TasksMore: Running and Tasks name at most MaxInFlight
 // each, and count the rest (docs/design.md §D37); ResultsLost, NoResponse
 // and ResumeReason.
-const recordVersion = 9
+const Version = 9
 
 // oldestRecordVersion is the oldest record this malarun still reads: the
 // fields added since are zero in it, which is what they mean there.
@@ -296,17 +298,22 @@ func (t TraceRef) Valid() bool {
 	return nonZeroHex(t.TraceID, 32) && nonZeroHex(t.SpanID, 16)
 }
 
-// DecodeError says a record cannot be read, naming the file.
-type DecodeError struct {
-	Path string
-	Err  error
+// Encode is the record as it is written to disk. It fails only for a
+// record malarun should never build (one check refuses, a non-finite cost,
+// a time outside years 0-9999): values from outside are checked where
+// they enter, and FuzzRecordFromStream holds that no stream makes one.
+func Encode(r Record) ([]byte, error) {
+	r.Version = Version
+	if err := check(r); err != nil {
+		// Written, it would be read back as damaged.
+		return nil, fmt.Errorf("refusing to write a record malarun could not read back: %w", err)
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode the record: %w", err)
+	}
+	return append(data, '\n'), nil
 }
-
-func (e *DecodeError) Error() string {
-	return fmt.Sprintf("issue record %s is damaged (%v); move it away or run with --reset to start the issue over", e.Path, e.Err)
-}
-
-func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Decode parses a record. A truncated, edited or foreign file is an error,
 // never a partial record. An older record is read into the current shape
@@ -322,8 +329,8 @@ func Decode(data []byte) (Record, error) {
 	if dec.More() {
 		return Record{}, errors.New("trailing data after the record")
 	}
-	if r.Version < oldestRecordVersion || r.Version > recordVersion {
-		return Record{}, fmt.Errorf("record version %d, this malarun reads versions %d to %d", r.Version, oldestRecordVersion, recordVersion)
+	if r.Version < oldestRecordVersion || r.Version > Version {
+		return Record{}, fmt.Errorf("record version %d, this malarun reads versions %d to %d", r.Version, oldestRecordVersion, Version)
 	}
 	switch r.Status {
 	case Processing, Interrupted, Stopped, Succeeded, Failed, Waiting:
@@ -360,7 +367,7 @@ func Decode(data []byte) (Record, error) {
 		r.Running, r.RunningMore = Named(r.Running, 0)
 		r.Tasks, r.TasksMore = Named(r.Tasks, 0)
 	}
-	r.ReadVersion, r.Version = r.Version, recordVersion
+	r.ReadVersion, r.Version = r.Version, Version
 	if err := check(r); err != nil {
 		return Record{}, err
 	}
@@ -369,8 +376,3 @@ func Decode(data []byte) (Record, error) {
 	r.Cwd = filepath.Clean(r.Cwd)
 	return r, nil
 }
-
-// MaxRecordBytes bounds what is read of a record: malarun's own records
-// are a few kilobytes (a checkpoint of at most 64 KiB is the largest
-// part), so anything near this was not written by malarun.
-const MaxRecordBytes = 16 << 20

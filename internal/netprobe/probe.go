@@ -1,4 +1,10 @@
-package reach
+// Package netprobe is malarun's one look at the network (docs/design.md
+// §D17): when claude cannot connect to the API before the run ever had an
+// answer, Probe looks at the address as the CLI would reach it (DNS, TCP, a
+// TLS handshake; no request) and says what retrying cannot fix. What a
+// finding means, and whether it ends the run, is internal/reach's pure
+// decision; this package only looks.
+package netprobe
 
 import (
 	"context"
@@ -11,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/statefile"
 )
 
@@ -23,9 +30,9 @@ const ProbeTimeout = 5 * time.Second
 // certificate. It sends no request. It finds a cause only where the CLI
 // would certainly fail the same way; anything else (an answer, a timeout,
 // a reset, a temporary DNS failure, a proxy in the way) is Unknown.
-func Probe(ctx context.Context, t Target) Finding {
+func Probe(ctx context.Context, t reach.Target) reach.Finding {
 	if t.URL == nil || t.Proxy != "" {
-		return Finding{}
+		return reach.Finding{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
@@ -47,7 +54,7 @@ func Probe(ctx context.Context, t Target) Finding {
 			if de, ok := errors.AsType[*net.DNSError](err); ok && de.IsNotFound {
 				return mustKnow("ENOTFOUND")
 			}
-			return Finding{}
+			return reach.Finding{}
 		}
 	}
 	var d net.Dialer
@@ -57,7 +64,7 @@ func Probe(ctx context.Context, t Target) Finding {
 	}
 	defer conn.Close()
 	if t.URL.Scheme != "https" {
-		return Finding{}
+		return reach.Finding{}
 	}
 	return tlsFinding(ctx, conn, host, t.ExtraCAs, t.NoVerify, time.Now())
 }
@@ -68,7 +75,7 @@ func invalidName(host string) bool {
 	return h == "invalid" || strings.HasSuffix(h, ".invalid")
 }
 
-func dialFinding(err error) Finding {
+func dialFinding(err error) reach.Finding {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return mustKnow("ECONNREFUSED")
@@ -77,7 +84,7 @@ func dialFinding(err error) Finding {
 	case errors.Is(err, syscall.EHOSTUNREACH):
 		return mustKnow("EHOSTUNREACH")
 	}
-	return Finding{}
+	return reach.Finding{}
 }
 
 // tlsFinding does a TLS handshake on conn and judges what the server sent.
@@ -89,20 +96,20 @@ func dialFinding(err error) Finding {
 // authority" alone proves nothing; a self-signed certificate, one out of
 // its validity period, or one for another name fails in every store, and
 // those are the causes found here.
-func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVerify bool, now time.Time) Finding {
+func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVerify bool, now time.Time) reach.Finding {
 	tc := tls.Client(conn, &tls.Config{ServerName: host, InsecureSkipVerify: true}) // verified below, to tell why it fails
 	if err := tc.HandshakeContext(ctx); err != nil {
 		if rhe, notTLS := errors.AsType[tls.RecordHeaderError](err); notTLS && strings.Contains(rhe.Msg, "does not look like a TLS handshake") {
 			return plainHTTP()
 		}
-		return Finding{}
+		return reach.Finding{}
 	}
 	if noVerify {
-		return Finding{}
+		return reach.Finding{}
 	}
 	certs := tc.ConnectionState().PeerCertificates
 	if len(certs) == 0 {
-		return Finding{}
+		return reach.Finding{}
 	}
 	roots, err := x509.SystemCertPool()
 	if err != nil {
@@ -113,7 +120,7 @@ func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVer
 		if err != nil {
 			// The CLI may trust what this file holds: without it, no
 			// certificate can be said to fail in every store.
-			return Finding{}
+			return reach.Finding{}
 		}
 		roots.AppendCertsFromPEM(pem)
 	}
@@ -122,11 +129,12 @@ func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVer
 		inter.AddCert(c)
 	}
 	leaf := certs[0]
-	selfSigned, expired, notYetValid, nameMismatch := certFindings()
+	selfSigned, expired, notYetValid, nameMismatch := mustKnow("DEPTH_ZERO_SELF_SIGNED_CERT"), mustKnow("CERT_HAS_EXPIRED"),
+		mustKnow("CERT_NOT_YET_VALID"), mustKnow("ERR_TLS_CERT_ALTNAME_INVALID")
 	_, verr := leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, Intermediates: inter, CurrentTime: now})
 	switch {
 	case verr == nil:
-		return Finding{}
+		return reach.Finding{}
 	case isSelfSigned(leaf) && !trusted(leaf, roots):
 		return selfSigned
 	case now.After(leaf.NotAfter):
@@ -136,7 +144,7 @@ func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVer
 	case leaf.VerifyHostname(host) != nil:
 		return nameMismatch
 	}
-	return Finding{}
+	return reach.Finding{}
 }
 
 // isSelfSigned: the certificate names itself as issuer and its signature
@@ -152,9 +160,9 @@ func trusted(c *x509.Certificate, roots *x509.CertPool) bool {
 	return err == nil
 }
 
-// mustKnow is the finding of a code in knownCodes.
-func mustKnow(code string) Finding {
-	f, _ := Known(code)
+// mustKnow is the finding of a code reach knows (reach.Known).
+func mustKnow(code string) reach.Finding {
+	f, _ := reach.Known(code)
 	return f
 }
 
@@ -177,4 +185,11 @@ func readCAs(path string) ([]byte, error) {
 		return nil, fmt.Errorf("NODE_EXTRA_CA_CERTS %s is over %d MiB", path, maxCAsBytes>>20)
 	}
 	return b, err
+}
+
+// plainHTTP is the finding of an https:// base URL whose port answers
+// without TLS: the TLS handshake is answered with something else, most
+// often plain HTTP (Node's code for it is EPROTO, "wrong version number").
+func plainHTTP() reach.Finding {
+	return reach.Finding{Cause: reach.Scheme, Code: "EPROTO", What: "the port does not speak TLS (an https:// URL for a plain http:// port?)"}
 }

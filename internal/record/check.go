@@ -1,8 +1,6 @@
-package journal
+package record
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -22,71 +20,6 @@ import (
 // malarun itself writes; a record that fails is damaged (exit 2, `status`
 // says so, --reset starts over), never followed.
 
-// runIDLayout is the time part of a run id; a dash and six hex digits follow.
-const runIDLayout = "20060102T150405Z"
-
-// NewRunID names a run started at now: sortable by time, and unique enough
-// with its random part (a folder of that name is created exclusively).
-func NewRunID(now time.Time) string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
-	return now.UTC().Format(runIDLayout) + "-" + hex.EncodeToString(b)
-}
-
-// NewUUID returns a random (version 4) UUID in lower-case hex, the form
-// ValidSessionID accepts: malarun's session ids, and each invocation's
-// telemetry instance id.
-func NewUUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return strings.Join([]string{h[:8], h[8:12], h[12:16], h[16:20], h[20:]}, "-")
-}
-
-// ValidRunID reports whether id is of the form NewRunID makes.
-func ValidRunID(id string) bool {
-	stamp, suffix, ok := strings.Cut(id, "-")
-	if !ok || len(suffix) != 6 || !isLowerHex(suffix) {
-		return false
-	}
-	_, err := time.Parse(runIDLayout, stamp)
-	return err == nil && len(stamp) == len(runIDLayout)
-}
-
-// ValidSessionID reports whether id looks like the CLI's session ids and
-// malarun's own (`--session-id`): a UUID in lower-case hex. Only such ids
-// are ever passed to claude or kept: a session id becomes the word after
-// --resume, and an id such as "--dangerously-skip-permissions" would be a flag.
-func ValidSessionID(id string) bool {
-	if len(id) != 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch i {
-		case 8, 13, 18, 23:
-			if id[i] != '-' {
-				return false
-			}
-		default:
-			if !isLowerHex(id[i : i+1]) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return s != ""
-}
-
 // maxCount bounds a count in a record: far more attempts, reclaims or tool
 // calls than any run makes, and far from overflowing when one is added.
 const maxCount = 1 << 30
@@ -104,7 +37,7 @@ const (
 )
 
 // check refuses what malarun never writes. It needs only the record; where
-// the record lies (its folder) is checked by checkPlace.
+// the record lies (its folder) is checked by CheckPlace.
 func check(r Record) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -250,9 +183,6 @@ func checkPrompts(r Record, bad func(string, ...any)) {
 	}
 }
 
-// ValidSHA256 reports whether s is a SHA-256 in lower-case hex.
-func ValidSHA256(s string) bool { return len(s) == 64 && isLowerHex(s) }
-
 // ValidUSD reports whether v is an amount a record can hold.
 func ValidUSD(v float64) bool {
 	return !math.IsNaN(v) && v >= 0 && v <= MaxUSD
@@ -298,12 +228,12 @@ func markerOf(issue, runID string) string {
 	return issue + "/" + runID
 }
 
-// checkPlace checks the record against the folder it was read from, dir
+// CheckPlace checks the record against the folder it was read from, dir
 // (<state_dir>/<issue>): it is that issue's, and its run folder lies in
 // dir/runs. A state directory moved or restored at another path keeps its
 // records usable: RunDir is then set to where the run folder is now, and
 // malarun only ever uses that path, never one read from the file.
-func checkPlace(r *Record, dir string) error {
+func CheckPlace(r *Record, dir string) error {
 	issue := filepath.Base(dir)
 	if r.Issue != issue {
 		return fmt.Errorf("the record is issue %q's, but lies in %s", r.Issue, dir)

@@ -1,4 +1,4 @@
-package stream
+package transcript
 
 import (
 	"errors"
@@ -8,13 +8,15 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // waitLimit only turns a hang into a failure; no test waits for it to pass.
 const waitLimit = 10 * time.Second
 
 type decoded struct {
-	ev  Event
+	ev  stream.Event
 	err error
 }
 
@@ -23,7 +25,7 @@ type decoded struct {
 func startDecoding(r io.Reader) <-chan decoded {
 	out := make(chan decoded)
 	go func() {
-		d := NewDecoder(r)
+		d := stream.NewDecoder(r)
 		for {
 			ev, err := d.Next()
 			out <- decoded{ev, err}
@@ -108,7 +110,7 @@ func TestFollowGrowingFile(t *testing.T) {
 			typ  string
 			line int64
 		}{{"user", 4}, {"result", 5}} {
-			if got := receive(t, events); got.err != nil || got.ev.Type != want.typ || got.ev.Line != want.line || got.ev.Kind != KindJSON {
+			if got := receive(t, events); got.err != nil || got.ev.Type != want.typ || got.ev.Line != want.line || got.ev.Kind != stream.KindJSON {
 				t.Fatalf("want %s at line %d, got %+v", want.typ, want.line, got)
 			}
 		}
@@ -124,7 +126,7 @@ func TestFollowCutShortAtExit(t *testing.T) {
 		events := startDecoding(fl)
 		writeString(t, w, `{"type":"assistant","message":{"content":[{"type":"text","text":"half`)
 		close(exited)
-		if got := receive(t, events); got.err != nil || got.ev.Kind != KindCutShort || got.ev.Line != 1 {
+		if got := receive(t, events); got.err != nil || got.ev.Kind != stream.KindCutShort || got.ev.Line != 1 {
 			t.Fatalf("got %+v, want a cut-short line 1", got)
 		}
 		if got := receive(t, events); got.err != io.EOF {

@@ -1,4 +1,4 @@
-package usagelimit
+package limitstore
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 func TestKey(t *testing.T) {
@@ -31,9 +33,12 @@ func TestKey(t *testing.T) {
 
 func TestStoreRoundTrip(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
-	now := utc(2026, 11, 22, 15, 5, 11)
-	paris := mustZone(t, "Europe/Paris")
-	want := Limit{RetryAt: time.Date(2026, 11, 22, 17, 5, 11, 0, paris), Type: "five_hour", Waitable: true}
+	now := time.Date(2026, 11, 22, 15, 5, 11, 0, time.UTC)
+	paris, err := time.LoadLocation("Europe/Paris") // embedded: usagelimit imports time/tzdata
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := usagelimit.Limit{RetryAt: time.Date(2026, 11, 22, 17, 5, 11, 0, paris), Type: "five_hour", Waitable: true}
 	key := Key("token-a")
 	if _, ok := s.Read(key, now); ok {
 		t.Fatalf("empty store has a limit")
@@ -45,7 +50,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	if !ok {
 		t.Fatalf("limit not read back")
 	}
-	checkLimit(t, got, want, "")
+	sameLimit(t, got, want)
 	if _, ok := s.Read(Key("token-b"), now); ok {
 		t.Errorf("another account is blocked by token-a's limit")
 	}
@@ -65,16 +70,16 @@ func TestStoreRoundTrip(t *testing.T) {
 	}
 
 	// A newer limit replaces the old one.
-	later := Limit{RetryAt: want.RetryAt.Add(24 * time.Hour), Type: "seven_day", Waitable: true}
+	later := usagelimit.Limit{RetryAt: want.RetryAt.Add(24 * time.Hour), Type: "seven_day", Waitable: true}
 	if err := s.Write(key, later); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = s.Read(key, now)
-	checkLimit(t, got, later, "")
+	sameLimit(t, got, later)
 }
 
 func TestStoreForgetsWhatNoLongerHolds(t *testing.T) {
-	now := utc(2026, 11, 22, 15, 5, 11)
+	now := time.Date(2026, 11, 22, 15, 5, 11, 0, time.UTC)
 	cases := []struct {
 		name  string
 		write string // file content; "" = write a limit resetting at reset
@@ -82,7 +87,7 @@ func TestStoreForgetsWhatNoLongerHolds(t *testing.T) {
 	}{
 		{"reset passed", "", now.Add(-time.Second)},
 		{"reset is now", "", now},
-		{"reset implausibly far", "", now.Add(MaxAhead + time.Second)},
+		{"reset implausibly far", "", now.Add(usagelimit.MaxAhead + time.Second)},
 		{"damaged", "{\"version\":1,\"retry_at\":", time.Time{}},
 		{"unknown field", `{"version":1,"retry_at":"2026-11-22T17:00:00Z","secret":"x"}`, time.Time{}},
 		{"other version", `{"version":2,"retry_at":"2026-11-22T17:00:00Z"}`, time.Time{}},
@@ -94,7 +99,7 @@ func TestStoreForgetsWhatNoLongerHolds(t *testing.T) {
 			key := Key("t")
 			path := filepath.Join(s.Dir, DirName, key+".json")
 			if c.write == "" {
-				if err := s.Write(key, Limit{RetryAt: c.reset, Waitable: true}); err != nil {
+				if err := s.Write(key, usagelimit.Limit{RetryAt: c.reset, Waitable: true}); err != nil {
 					t.Fatal(err)
 				}
 			} else {
@@ -115,14 +120,14 @@ func TestStoreForgetsWhatNoLongerHolds(t *testing.T) {
 
 func TestStoreRefuses(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
-	if err := s.Write(Key("t"), Limit{Waitable: true}); err == nil {
+	if err := s.Write(Key("t"), usagelimit.Limit{Waitable: true}); err == nil {
 		t.Errorf("a limit with no reset was stored: it would never expire")
 	}
-	if err := s.Write(Key("t"), Limit{RetryAt: time.Now().Add(time.Hour), Reason: "credits"}); err == nil {
+	if err := s.Write(Key("t"), usagelimit.Limit{RetryAt: time.Now().Add(time.Hour), Reason: "credits"}); err == nil {
 		t.Errorf("a limit waiting cannot fix was stored")
 	}
 	for _, bad := range []string{"", "../record", "ABC", "a/b", strings.Repeat("a", 65)} {
-		if err := s.Write(bad, Limit{RetryAt: time.Now().Add(time.Hour), Waitable: true}); err == nil {
+		if err := s.Write(bad, usagelimit.Limit{RetryAt: time.Now().Add(time.Hour), Waitable: true}); err == nil {
 			t.Errorf("key %q accepted", bad)
 		}
 		if _, ok := s.Read(bad, time.Now()); ok {
@@ -135,16 +140,16 @@ func TestStoreRefuses(t *testing.T) {
 	// A state directory that cannot hold the folder is an error, not a panic.
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
-	if err := (Store{Dir: file}).Write(Key("t"), Limit{RetryAt: time.Now().Add(time.Hour), Waitable: true}); err == nil {
+	if err := (Store{Dir: file}).Write(Key("t"), usagelimit.Limit{RetryAt: time.Now().Add(time.Hour), Waitable: true}); err == nil {
 		t.Errorf("write under a file succeeded")
 	}
 }
 
 func TestStoreLeavesNoTemporaryFiles(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
-	at := utc(2026, 11, 22, 16, 0, 0)
+	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
 	for i := range 5 {
-		if err := s.Write(Key("t"), Limit{RetryAt: at.Add(time.Duration(i) * time.Minute), Waitable: true}); err != nil {
+		if err := s.Write(Key("t"), usagelimit.Limit{RetryAt: at.Add(time.Duration(i) * time.Minute), Waitable: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,5 +203,14 @@ func TestPlantedNotesAreRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat("/etc/passwd"); err != nil {
 		t.Errorf("the link's target went too: %v", err)
+	}
+}
+
+// sameLimit: a note gives back the reset and the kind it was written with,
+// waitable, and no reason.
+func sameLimit(t *testing.T, got, want usagelimit.Limit) {
+	t.Helper()
+	if !got.RetryAt.Equal(want.RetryAt) || got.Type != want.Type || got.Waitable != want.Waitable || got.Reason != "" {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package reach
+package netprobe
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/reach"
 )
 
 // closedPort is a loopback port nothing listens on: one that was listened
@@ -41,9 +43,9 @@ func quietTLSServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func target(t *testing.T, raw string, extra ...string) Target {
+func target(t *testing.T, raw string, extra ...string) reach.Target {
 	t.Helper()
-	return TargetOf(append([]string{"ANTHROPIC_BASE_URL=" + raw}, extra...), t.TempDir())
+	return reach.TargetOf(append([]string{"ANTHROPIC_BASE_URL=" + raw}, extra...), t.TempDir(), "")
 }
 
 func TestProbe(t *testing.T) {
@@ -60,7 +62,7 @@ func TestProbe(t *testing.T) {
 	okURL, _ := url.Parse(ok.URL)
 	cases := []struct {
 		name string
-		t    Target
+		t    reach.Target
 		want string // the Code; "" for Unknown
 	}{
 		{"name under .invalid", target(t, "http://no-such-host.invalid"), "ENOTFOUND"},
@@ -102,7 +104,7 @@ func TestProbeExpiredCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	_, expired, _, _ := certFindings()
+	expired := mustKnow("CERT_HAS_EXPIRED")
 	// The same certificate judged after it expired: every store refuses it.
 	// (Self-signed wins when nothing trusts it, as in Node: so trust it.)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
