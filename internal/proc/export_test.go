@@ -1,6 +1,9 @@
 package proc
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // GuardWithoutPdeathsig makes s start argv as its guard, as it does where
 // the kernel has no parent-death signal, and start children without one,
@@ -23,3 +26,18 @@ func GuardWithoutPdeathsig(s *Spawner, argv ...string) {
 
 // TreeWalks counts the stops' looks at the tree.
 func (p *Process) TreeWalks() int64 { return p.treeWalks.Load() }
+
+// GraceWalks counts the stops' looks at the tree in their grace.
+func (p *Process) GraceWalks() int64 { return p.graceWalks.Load() }
+
+// GraceTimerFires is how many times the grace's backoff timer can fire in
+// grace: pollEvery, doubling to graceWalksAtMost. A late timer (a loaded
+// machine) fires fewer times, never more.
+func GraceTimerFires(grace time.Duration) int64 {
+	var n int64
+	for at, wait := pollEvery, pollEvery; at < grace; at += wait {
+		n++
+		wait = min(2*wait, graceWalksAtMost)
+	}
+	return n
+}

@@ -34,6 +34,11 @@ type Process struct {
 	seen map[int]uint64 // every tree member ever seen: pid -> start time
 
 	treeWalks atomic.Int64 // the stops' looks at the tree (gone), counted
+	// graceWalks counts the looks in the grace alone (a stop's backoff,
+	// pollEvery doubling to graceWalksAtMost): how many the timers make,
+	// whatever the machine's speed (a loaded machine's SIGKILL phase may
+	// look more times while the kernel takes its time to reap).
+	graceWalks atomic.Int64
 }
 
 // Done is closed when the direct child has exited and been waited for.
@@ -277,6 +282,7 @@ termWait:
 		case <-hurry:
 			break termWait
 		}
+		p.graceWalks.Add(1)
 		if members, done = p.gone(); done {
 			return
 		}

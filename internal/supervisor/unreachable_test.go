@@ -199,6 +199,10 @@ func TestALookStillUnderWayEndsWithTheAttempt(t *testing.T) {
 		if _, err, _ := h.run(); err != nil {
 			t.Fatalf("run: %v", err)
 		}
+		// The look runs on a goroutine of its own, which a loaded machine
+		// may not have run before the attempt ended: let it (it finds its
+		// context ended and returns), then ask whether it was started.
+		synctest.Wait()
 		select {
 		case <-asked:
 		default:
