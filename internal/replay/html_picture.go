@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -168,27 +169,27 @@ func (p *picture) add(it *Item) {
 			}
 			p.shape(s)
 		}
-	case KindTaskStarted:
+	case event.TaskStarted:
 		if len(p.tasks) < maxBars {
 			p.tasks[it.Task] = shape{seq: it.Seq, attempt: n, from: at, class: "bar task", label: "background: " + it.Summary}
 		}
-	case KindTaskFinished:
+	case event.TaskFinished:
 		if s, ok := p.tasks[it.Task]; ok {
 			delete(p.tasks, it.Task)
 			s.to = at
 			p.shape(s)
 		}
-	case KindHangDetected:
+	case event.HangDetected:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at.Add(-ms(it.SilenceMS)), to: at, class: "silence", label: decision(it)})
-	case KindKillSent, KindTreeGone:
+	case event.KillSent, event.TreeGone:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at, class: "mark bad", label: decision(it)})
-	case KindRetryDecided:
+	case event.RetryDecided:
 		if it.BackoffMS > 0 {
 			p.shape(shape{seq: it.Seq, attempt: n, from: at, to: at.Add(ms(it.BackoffMS)), class: "wait", label: decision(it)})
 		}
-	case KindLimitWait:
+	case event.LimitWait:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at, to: it.Until, class: "wait", label: decision(it)})
-	case KindCheckpoint, KindRestart, KindAPIRetry:
+	case event.Checkpoint, event.Restart, event.APIRetry:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at, class: "mark", label: decision(it)})
 	case KindResult:
 		class := "mark good"

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/event"
 )
 
 // A long run: thousands of short tool calls, one long one among them, and
@@ -29,8 +31,8 @@ func TestPictureKeepsTheLongCallsAndTheEndOfALongRun(t *testing.T) {
 		}
 		call("short-"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+time.Duration(i).String(), time.Second)
 	}
-	p.add(next(Item{Kind: KindHangDetected, Time: at.Add(5 * time.Minute), SilenceMS: 300_000}))
-	p.add(next(Item{Kind: KindKillSent, Time: at.Add(5*time.Minute + time.Second)}))
+	p.add(next(Item{Kind: event.HangDetected, Time: at.Add(5 * time.Minute), SilenceMS: 300_000}))
+	p.add(next(Item{Kind: event.KillSent, Time: at.Add(5*time.Minute + time.Second)}))
 
 	if len(p.bars) != maxBars {
 		t.Fatalf("%d bars kept, want the budget %d", len(p.bars), maxBars)
@@ -56,7 +58,7 @@ func TestPictureKeepsTheFirstAndLatestDecisions(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	p := &picture{timed: true}
 	for i := range 3 * maxMarks {
-		p.add(&Item{Seq: i + 1, Attempt: 1, Kind: KindAPIRetry, Time: t0.Add(time.Duration(i) * time.Second)})
+		p.add(&Item{Seq: i + 1, Attempt: 1, Kind: event.APIRetry, Time: t0.Add(time.Duration(i) * time.Second)})
 	}
 	got := p.shapes()
 	if len(got) != maxMarks || got[0].seq != 1 || got[len(got)-1].seq != 3*maxMarks {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -59,7 +61,7 @@ func (h *htmlRenderer) Begin(hd Header) error {
 func (h *htmlRenderer) Item(it *Item) error {
 	h.picture.add(it)
 	class := "item k-" + string(it.Kind)
-	if it.Kind.Malarun() && it.Kind != KindAttemptStarted {
+	if ByMalarun(it.Kind) && it.Kind != event.AttemptStarted {
 		class += " malarun"
 	}
 	at := ""
@@ -67,7 +69,7 @@ func (h *htmlRenderer) Item(it *Item) error {
 		at = `<span class="t">` + it.Time.UTC().Format("15:04:05") + `</span>`
 	}
 	switch it.Kind {
-	case KindAttemptStarted:
+	case event.AttemptStarted:
 		a := it.Info
 		fmt.Fprintf(h.w, `<h2 class="%s" id="item-%d">%sAttempt %d: %s`, class, it.Seq, at, it.Attempt, ui.HTMLText(beganText(a.Began)))
 		if a.Session != "" {
@@ -125,7 +127,7 @@ func (h *htmlRenderer) Item(it *Item) error {
 		}
 		fmt.Fprintf(h.w, `, %s`, ui.Cost(it.CostUSD))
 		h.pre(it.Text, 12)
-	case KindAttemptEnded:
+	case event.AttemptEnded:
 		a := it.Info
 		fmt.Fprintf(h.w, `<span class="what">attempt %d ended: %s</span>`, it.Attempt, ui.HTMLText(firstNonEmpty(a.Outcome, "no recorded end")))
 		if a.DurationMS > 0 {
@@ -138,7 +140,7 @@ func (h *htmlRenderer) Item(it *Item) error {
 		if lost := lostWords(a); lost != "" {
 			fmt.Fprintf(h.w, `, %s`, ui.HTMLText(lost))
 		}
-		if a.Outcome != "success" {
+		if a.Outcome != attempt.Success.String() {
 			h.pre(a.Reason, 0)
 		}
 	case KindNote:

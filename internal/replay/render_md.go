@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -46,14 +49,14 @@ func (m *mdRenderer) Item(it *Item) error {
 		at = it.Time.UTC().Format("15:04:05") + " "
 	}
 	switch it.Kind {
-	case KindAttemptStarted:
+	case event.AttemptStarted:
 		a := it.Info
 		fmt.Fprintf(m.w, "\n#### Attempt %d: %s", it.Attempt, beganText(a.Began))
 		if a.Session != "" {
 			fmt.Fprintf(m.w, ", session %s", ui.MarkdownCode(ui.ShortSession(a.Session)))
 		}
 		m.w.WriteString("\n\n")
-	case KindAttemptEnded:
+	case event.AttemptEnded:
 		fmt.Fprintf(m.w, "- %s**attempt %d ended: %s**", at, it.Attempt, ui.MarkdownCode(firstNonEmpty(it.Info.Outcome, "no recorded end")))
 		if it.Info.DurationMS > 0 {
 			fmt.Fprintf(m.w, " after %s", ui.Duration(time.Duration(it.Info.DurationMS)*time.Millisecond))
@@ -63,7 +66,7 @@ func (m *mdRenderer) Item(it *Item) error {
 			fmt.Fprintf(m.w, ", %s", lost)
 		}
 		m.w.WriteString("\n")
-		if it.Info.Reason != "" && it.Info.Outcome != "success" {
+		if it.Info.Reason != "" && it.Info.Outcome != attempt.Success.String() {
 			m.block("  ", "", it.Info.Reason)
 		}
 	case KindPrompt:
@@ -113,7 +116,7 @@ func (m *mdRenderer) Item(it *Item) error {
 
 func (m *mdRenderer) End(s Summary) error {
 	mark, word := "✅", "succeeded"
-	if s.Outcome != "success" {
+	if s.Outcome != string(outcome.Success) {
 		mark, word = "❌", ui.MarkdownCode(firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end"))
 	}
 	fmt.Fprintf(m.w, "\n%s **%s**", mark, word)
