@@ -149,17 +149,12 @@ func (m *mdRenderer) block(indent, fold, text string) {
 	if text == "" {
 		return
 	}
-	lines := strings.Split(text, "\n")
-	long := len(lines) > mdLongLines
+	lines := strings.Count(text, "\n") + 1
+	long := lines > mdLongLines
 	if long {
-		fmt.Fprintf(m.w, "\n%s<details><summary>%s, %d lines</summary>\n\n", indent, firstNonEmpty(fold, "text"), len(lines))
+		fmt.Fprintf(m.w, "\n%s<details><summary>%s, %d lines</summary>\n\n", indent, firstNonEmpty(fold, "text"), lines)
 	}
-	fence := strings.Repeat("`", max(3, ui.LongestRun(text, '`')+1))
-	m.w.WriteString(indent + fence + "text\n")
-	for _, l := range lines {
-		m.w.WriteString(indent + l + "\n")
-	}
-	m.w.WriteString(indent + fence + "\n")
+	m.w.WriteString(ui.MarkdownBlock(text, indent))
 	if long {
 		m.w.WriteString(indent + "</details>\n\n")
 	}
