@@ -46,9 +46,7 @@ func TestPictureKeepsTheLongCallsAndTheEndOfALongRun(t *testing.T) {
 	if !long || !silence || !kill {
 		t.Errorf("kept: the 10-minute call %v, the hang's silence %v, the kill %v; want all three", long, silence, kill)
 	}
-	var b bytes.Buffer
-	p.draw(&b)
-	if !strings.Contains(b.String(), `class="silence"`) || !strings.Contains(b.String(), "more items are not drawn") {
+	if page := drawn(t, p); !strings.Contains(page, `class="silence"`) || !strings.Contains(page, "more items are not drawn") {
 		t.Errorf("the drawing lacks the silence or the note on what is not drawn")
 	}
 }
@@ -109,9 +107,7 @@ func TestPictureLegendListsWhatIsDrawn(t *testing.T) {
 	p.add(&Item{Seq: 1, Attempt: 1, Kind: KindToolCall, ToolID: "a", Tool: "Bash", Time: t0})
 	p.add(&Item{Seq: 2, Attempt: 1, Kind: KindToolResult, ToolID: "a", Time: t0.Add(time.Minute)})
 	p.add(&Item{Seq: 3, Attempt: 1, Kind: KindText, Time: t0.Add(time.Minute), Occupancy: 50_000, Window: 400_000})
-	var b bytes.Buffer
-	p.draw(&b)
-	page := b.String()
+	page := drawn(t, p)
 	for _, want := range []string{`class="sw sw-lane"`, `class="sw sw-bar"`, ">0%<", ">50%<", ">100%<", "400k-token window"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the picture lacks %s", want)
@@ -122,4 +118,14 @@ func TestPictureLegendListsWhatIsDrawn(t *testing.T) {
 			t.Errorf("the legend names %s, which is not drawn", absent)
 		}
 	}
+}
+
+// drawn is the picture as the page draws it.
+func drawn(t *testing.T, p *picture) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := NewHTMLPages().t.ExecuteTemplate(&b, "picture", p.view()); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
