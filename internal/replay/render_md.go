@@ -126,8 +126,8 @@ func (m *mdRenderer) End(s Summary) error {
 	fmt.Fprintf(m.w, ": %s, %s, %s, %s\n\n", ui.Plural(len(s.Attempts), "attempt"), ui.Cost(s.CostUSD), ui.Plural(s.ToolCalls, "tool call"), ui.Plural(s.Results, "result"))
 	m.w.WriteString("| attempt | began | session | took | ended | cost |\n| ---: | --- | --- | ---: | --- | ---: |\n")
 	for _, a := range s.Attempts {
-		fmt.Fprintf(m.w, "| %d | %s | %s | %s | %s | %s |\n", a.N, beganText(a.Began), ui.MarkdownCode(ui.ShortSession(a.Session)),
-			ui.Duration(time.Duration(a.DurationMS)*time.Millisecond), ui.MarkdownCode(firstNonEmpty(a.Outcome, "no recorded end")), ui.Cost(a.CostUSD))
+		fmt.Fprintf(m.w, "| %d | %s | %s | %s | %s | %s |\n", a.N, beganText(a.Began), ui.MarkdownCodeCell(ui.ShortSession(a.Session)),
+			ui.Duration(time.Duration(a.DurationMS)*time.Millisecond), ui.MarkdownCodeCell(firstNonEmpty(a.Outcome, "no recorded end")), ui.Cost(a.CostUSD))
 	}
 	if s.Stopped != "" {
 		fmt.Fprintf(m.w, "\nStopped following: %s\n", ui.MarkdownCode(s.Stopped))

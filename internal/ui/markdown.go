@@ -9,7 +9,7 @@ import (
 // Markdown is written one way, here, wherever malarun writes it (the step
 // summary, `malarun show --format md`, `malarun summary --format md`): text
 // from outside (the model's, a record's, the CLI's) goes in as a code span
-// (MarkdownCode), as prose (MarkdownText, MarkdownCell) or as a fenced
+// (MarkdownCode, MarkdownCodeCell), as prose (MarkdownText, MarkdownCell) or as a fenced
 // block (MarkdownBlock), and renders as the text it is, never as Markdown,
 // HTML, a mention or a link.
 //
@@ -26,6 +26,9 @@ import (
 // CommonMark asks). A code span renders its content literally: no HTML,
 // link, mention or emphasis.
 func MarkdownCode(s string) string { return codeSpan(Clean(s, 300)) }
+
+// MarkdownCodeCell is MarkdownCode in a table's cell.
+func MarkdownCodeCell(s string) string { return inCell(MarkdownCode(s)) }
 
 // MarkdownText is one line of prose, outside a table (s is one line
 // already: the summary's sentences, made of cleaned values).

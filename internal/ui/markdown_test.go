@@ -78,6 +78,9 @@ func TestMarkdownCodeAndBlock(t *testing.T) {
 	if got := code("a|b"); got != "`a\\|b`" {
 		t.Errorf("code in a cell: %q", got)
 	}
+	if got := MarkdownCodeCell("x|" + strings.Repeat("y", 400)); !strings.HasPrefix(got, "`x\\|yy") || !strings.HasSuffix(got, "y…`") || len(got) > 310 {
+		t.Errorf("MarkdownCodeCell = %q, want the bar escaped and the text cut", got)
+	}
 	if got := MarkdownBlock("one\n````\nthree\x1b\n\n", "  "); got != "  `````text\n  one\n  ````\n  three^[\n  `````\n" {
 		t.Errorf("MarkdownBlock = %q", got)
 	}
