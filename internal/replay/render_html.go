@@ -69,20 +69,26 @@ func (h *htmlRenderer) Begin(hd Header) error {
 // itemView is an item as its template (named for its kind) shows it:
 // its words, sizes and times as text, the item's own text made inert.
 type itemView struct {
-	Seq, Attempt int
-	Class, At    string
+	// The fields every item's template reads come first: the template
+	// finds a field by name, field after field.
+	Class string
+	Seq   int
+	At    string
+	Block block
+	Agent string // the sub-agent that wrote a text
+	Tool  string
+	Gist  string // a tool call's input, a hook's, a decision's words, a note
+	Size  string
+	Took  string
 	// Word is what an attempt's heading says of it: how it began or ended.
 	Word       string
+	Attempt    int
+	IsError    bool
+	Background bool
 	Session    string // short
 	Pid        int
 	Path       string // a prompt's file
-	Size       string
-	Took       string
-	Agent      string // the sub-agent that wrote a text
-	Tool, Hook string
-	Gist       string // a tool call's input, a hook's, a decision's words, a note
-	Background bool
-	IsError    bool
+	Hook       string
 	Subtype    string
 	Failed     bool // a result that is not a success
 	Cost       string
@@ -90,7 +96,6 @@ type itemView struct {
 	Calls      string
 	CLIVersion string
 	Lost       string
-	Block      block
 }
 
 // block is text shown preformatted: folded into <details> when it has
