@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/replay"
 	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/testing/headless"
@@ -141,7 +142,7 @@ func TestRealCLIShowTellsAStalledResumedRun(t *testing.T) {
 		case replay.KindResult:
 			got.results++
 		}
-		if it.Kind.Malarun() && it.Kind != replay.KindPrompt || it.Kind == replay.KindToolCall {
+		if replay.ByMalarun(it.Kind) && it.Kind != replay.KindPrompt || it.Kind == replay.KindToolCall {
 			kinds = append(kinds, string(it.Kind))
 		}
 		if it.Time.IsZero() && it.Kind != replay.KindNote {
@@ -312,7 +313,7 @@ func TestRealCLIShowFollowsARunningAttempt(t *testing.T) {
 	if len(story.Summary.Attempts) != 2 || story.Summary.Outcome != "success" || !strings.Contains(story.Summary.Stopped, "succeeded") {
 		t.Errorf("summary %+v", story.Summary)
 	}
-	if last := story.Items[len(story.Items)-1]; last.Kind != replay.KindFinished {
+	if last := story.Items[len(story.Items)-1]; last.Kind != event.RunFinished {
 		t.Errorf("last item %+v, want finished", last)
 	}
 }

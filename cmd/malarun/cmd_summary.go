@@ -227,6 +227,9 @@ func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fl
 	}
 	made := map[string]bool{}
 	failed := 0
+	// The pages' templates, parsed once for the folder; both workers
+	// execute them (html/template is safe for concurrent use).
+	showPages := replay.NewHTMLPages()
 	var mu sync.Mutex
 	work := make(chan string)
 	var wg sync.WaitGroup
@@ -235,7 +238,7 @@ func writeSummaryFolder(ctx context.Context, opts summaryOptions, d *deps, s *fl
 		go func() {
 			defer wg.Done()
 			for issue := range work {
-				err := writeShowPage(stateDir, rows[issue], filepath.Join(pagesDir, issue+".html"))
+				err := writeShowPage(showPages, stateDir, rows[issue], filepath.Join(pagesDir, issue+".html"))
 				mu.Lock()
 				if err != nil {
 					if failed++; failed <= maxPageErrors {
@@ -308,9 +311,9 @@ func writePage(path string, write func(io.Writer) error) error {
 const maxShowTimeline = 16 << 20
 
 // writeShowPage writes the issue of r's `malarun show --format html` to
-// path: its recorded run, as the summary read the record (read again only
+// path with pages: its recorded run, as the summary read the record (read again only
 // when it could not be: show then takes the newest run folder).
-func writeShowPage(stateDir string, r *fleet.Row, path string) error {
+func writeShowPage(pages *replay.HTMLPages, stateDir string, r *fleet.Row, path string) error {
 	issue := r.Issue
 	src := replay.Source{Issue: issue, RunDir: r.RunDir, Status: r.Described}
 	if r.RunDir == "" {
@@ -333,7 +336,7 @@ func writeShowPage(stateDir string, r *fleet.Row, path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := replay.Tell(src, replay.NewHTML(f)); err != nil {
+	if _, err := replay.Tell(src, pages.Renderer(f)); err != nil {
 		f.Close()
 		return err
 	}

@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-func stringKey(name, help, defDoc string, field func(*settings) *string) keySpec {
+func stringKey(name, help string, field func(*settings) *string) keySpec {
 	return keySpec{
-		name: name, kind: "string", help: help, defDoc: defDoc, stringOnly: true,
+		name: name, kind: "string", help: help, stringOnly: true,
 		parse: func(s *settings, raw string) error { *field(s) = raw; return nil },
 		format: func(s *settings) string {
 			if v := *field(s); v != "" {
@@ -53,7 +53,7 @@ func boolKey(name, help string, field func(*settings) *bool) keySpec {
 	}
 }
 
-func enumKey(name string, allowed []string, help string, field func(*settings) *string) keySpec {
+func enumKey(name string, allowed []string, help string, get func(*settings) string, set func(*settings, string)) keySpec {
 	return keySpec{
 		name: name, kind: strings.Join(allowed, "|"), help: help, stringOnly: true,
 		parse: func(s *settings, raw string) error {
@@ -61,10 +61,10 @@ func enumKey(name string, allowed []string, help string, field func(*settings) *
 			if !slices.Contains(allowed, v) {
 				return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
 			}
-			*field(s) = v
+			set(s, v)
 			return nil
 		},
-		format: func(s *settings) string { return *field(s) },
+		format: get,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/malarun/malarun/internal/configkey"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
@@ -176,9 +177,9 @@ func (lim Limits) compacting(tokens int64) time.Duration {
 // too), and the key it comes from.
 func (lim Limits) firstByteBase() (time.Duration, string) {
 	if lim.FirstByte > 0 && lim.FirstByte < lim.Idle {
-		return lim.FirstByte, "first_byte_timeout"
+		return lim.FirstByte, configkey.FirstByteTimeout
 	}
-	return lim.Idle, "idle_timeout"
+	return lim.Idle, configkey.IdleTimeout
 }
 
 // Allowance is the silence allowed in phase p (for messages and the
@@ -201,27 +202,27 @@ func (lim Limits) whose(d Doing) string {
 	}
 	switch p {
 	case PhaseStarting:
-		return "idle_timeout, at least the CLI's MCP start-up wait"
+		return configkey.IdleTimeout + ", at least the CLI's MCP start-up wait"
 	case PhaseTool:
-		return "tool_timeout"
+		return configkey.ToolTimeout
 	case PhaseRetry:
-		return "idle_timeout after the wait the CLI announced"
+		return configkey.IdleTimeout + " after the wait the CLI announced"
 	case PhaseSubagent:
-		key = "tool_input_timeout and subagent_timeout: claude itself ends a sub-agent whose stream is silent for subagent_timeout"
+		key = configkey.ToolInputTimeout + " and " + configkey.SubagentTimeout + ": claude itself ends a sub-agent whose stream is silent for " + configkey.SubagentTimeout
 	case PhaseCompacting:
 		_, fb := lim.firstByteBase()
-		key = "idle_timeout and " + fb + " for a conversation of about " + approxTokens(d.Tokens)
+		key = configkey.IdleTimeout + " and " + fb + " for a conversation of about " + approxTokens(d.Tokens)
 	case PhaseText:
-		key = "text_timeout"
+		key = configkey.TextTimeout
 	case PhaseThinking:
-		key = "thinking_timeout"
+		key = configkey.ThinkingTimeout
 	case PhaseToolInput:
-		key = "tool_input_timeout"
+		key = configkey.ToolInputTimeout
 	case PhaseBlock:
-		key = "the longest of text_timeout, thinking_timeout and tool_input_timeout"
+		key = "the longest of " + configkey.TextTimeout + ", " + configkey.ThinkingTimeout + " and " + configkey.ToolInputTimeout
 	default:
 		if key == "" {
-			key = "idle_timeout"
+			key = configkey.IdleTimeout
 		}
 	}
 	if n := min(max(lim.Room[p], 0), MaxRoom); n > 0 {

@@ -1,31 +1,33 @@
 package fleet
 
 import (
-	"bufio"
-	"fmt"
 	"time"
 
 	"github.com/malarun/malarun/internal/ui"
 )
 
-// statusChart is one bar split by status, and its legend.
-func statusChart(b *bufio.Writer, s *Summary) {
+// statusBar is a status's part of the bar that splits the issues by
+// status, and of its legend.
+type statusBar struct {
+	Class, Status string
+	Count         int
+	X, Width      float64
+}
+
+// statusBars is one bar split by status (none when there are no issues).
+func statusBars(s *Summary) []statusBar {
 	if s.Issues == 0 {
-		return
+		return nil
 	}
 	const width = 1000
-	fmt.Fprintf(b, `<svg viewBox="0 0 %d 24" role="img" aria-label="issues by status">`, width)
+	var out []statusBar
 	x := 0.0
 	for _, c := range s.ByStatus {
 		w := float64(width) * float64(c.Count) / float64(s.Issues)
-		fmt.Fprintf(b, `<rect class="%s" x="%.1f" y="0" width="%.1f" height="24"><title>%s: %d</title></rect>`, statusClass(c.Status), x, w, ui.HTMLText(c.Status), c.Count)
+		out = append(out, statusBar{Class: statusClass(c.Status), Status: ui.Inert(c.Status), Count: c.Count, X: x, Width: w})
 		x += w
 	}
-	b.WriteString("</svg>\n<p class=\"legend\">")
-	for _, c := range s.ByStatus {
-		fmt.Fprintf(b, `<span class="%s">■</span><span>%s %d</span>`, statusClass(c.Status), ui.HTMLText(c.Status), c.Count)
-	}
-	b.WriteString("</p>\n")
+	return out
 }
 
 // The histogram's geometry, in the units of its viewBox: the bars stand on
@@ -41,9 +43,24 @@ const (
 	histBuckets = 12
 )
 
+// histogram is how many of the runs that ended took how long, a bar per
+// bucket standing on the axis.
+type histogram struct {
+	Width, Height, Axis float64
+	Bars                []histogramBar
+}
+
+type histogramBar struct {
+	X, Y, Width, Height float64
+	Mid, CountY, LabelY float64
+	Count               int
+	Label, Runs         string
+}
+
 // durationChart is how many of the runs that ended took how long, in
-// buckets of one round width that follow the spread (durationBuckets).
-func durationChart(b *bufio.Writer, s *Summary) {
+// buckets of one round width that follow the spread (durationBuckets);
+// nil when none ended.
+func durationChart(s *Summary) *histogram {
 	var walls []time.Duration
 	for _, r := range s.Rows {
 		if ended(r.Status) {
@@ -52,23 +69,21 @@ func durationChart(b *bufio.Writer, s *Summary) {
 	}
 	buckets := durationBuckets(walls, histBuckets)
 	if len(buckets) == 0 {
-		return
+		return nil
 	}
 	top := 0
 	for _, bk := range buckets {
 		top = max(top, bk.count)
 	}
-	fmt.Fprintf(b, "<h2>How long the runs that ended took</h2>\n<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"wall time of the runs that ended\">", histWidth, histHeight)
+	v := &histogram{Width: histWidth, Height: histHeight, Axis: barsBottom}
 	slot := histWidth / float64(max(len(buckets), 6)) // a few wide bars stay bars
 	left := (histWidth - slot*float64(len(buckets))) / 2
 	for i, bk := range buckets {
 		h := barsHeight * float64(bk.count) / float64(top)
 		x := left + float64(i)*slot
-		mid := x + slot/2
-		fmt.Fprintf(b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s: %s</title></rect>`,
-			x+4, barsBottom-h, slot-8, h, bk.label(), ui.Plural(bk.count, "run"))
-		fmt.Fprintf(b, `<text class="count" x="%.1f" y="%.1f" text-anchor="middle">%d</text><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`,
-			mid, barsBottom-h-5, bk.count, mid, barsBottom+16, bk.label())
+		v.Bars = append(v.Bars, histogramBar{X: x + 4, Y: barsBottom - h, Width: slot - 8, Height: h,
+			Mid: x + slot/2, CountY: barsBottom - h - 5, LabelY: barsBottom + 16,
+			Count: bk.count, Label: bk.label(), Runs: ui.Plural(bk.count, "run")})
 	}
-	fmt.Fprintf(b, "<line class=\"axis\" x1=\"0\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/></svg>\n", barsBottom, histWidth, barsBottom)
+	return v
 }

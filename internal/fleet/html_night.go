@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"bufio"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,11 +35,52 @@ type span struct {
 	start, end time.Time
 }
 
+// nightView is the night's runs on one time line, as its template
+// ("night") draws it: a row per run (Rows), or the runs in flight over
+// time (InFlight: Areas); the axis's ticks above either.
+type nightView struct {
+	Span          string
+	Runs          int
+	InFlight      bool
+	Labelled      bool
+	Width, Height float64
+	TickTop       float64
+	Ticks         []nightTick
+	Rows          []nightRow
+	Areas         []area
+	Top           int
+	ScaleX, TopY  float64
+	ZeroY         float64
+}
+
+// nightTick is a tick of the axis, its label anchored so that it stays
+// inside the chart.
+type nightTick struct {
+	X             float64
+	Anchor, Label string
+}
+
+// nightRow is a run's row: its bar in its status's colour, its id to the
+// left when Labelled, its numbers in the tooltip, linked to its page.
+type nightRow struct {
+	Href                string
+	Labelled            bool
+	Label               string
+	LabelX, LabelY      float64
+	Class               string
+	X, Y, Width, Height float64
+	Tip                 string
+}
+
+// area is a status's runs in flight, stacked.
+type area struct{ Class, Points string }
+
 // nightChart is the night's runs on one time line, earliest start first:
 // a row per run from its start to its end (to now while it goes on), in
 // its status's colour, each linked to the issue's page; or, for a night
-// of more runs than rows can show, the runs in flight over time.
-func nightChart(b *bufio.Writer, s *Summary, link func(string) string) {
+// of more runs than rows can show, the runs in flight over time. Nil when
+// no run started.
+func nightChart(s *Summary, link func(string) string) *nightView {
 	var spans []span
 	var t0, t1 time.Time
 	for i := range s.Rows {
@@ -58,28 +98,27 @@ func nightChart(b *bufio.Writer, s *Summary, link func(string) string) {
 		}
 	}
 	if len(spans) == 0 {
-		return
+		return nil
 	}
 	t1 = maxTime(t1, t0.Add(time.Second)) // a night of instants still has a scale
 	slices.SortStableFunc(spans, func(a, b span) int { return a.start.Compare(b.start) })
-	fmt.Fprintf(b, "<h2>The runs on a time line</h2>\n")
+	v := &nightView{Span: ui.Inert(spanText(t0, t1)), Runs: len(spans), Width: nightWidth, TickTop: axisH - 4}
 	if len(spans) > ganttMax {
-		fmt.Fprintf(b, "<p class=\"dim\">%s: how many runs were going on, by the status each ended in (%d runs: too many for a row each; every issue is listed below).</p>\n",
-			ui.HTMLText(spanText(t0, t1)), len(spans))
-		inFlight(b, spans, t0, t1)
-		return
+		inFlight(v, spans, t0, t1)
+	} else {
+		gantt(v, spans, t0, t1, link)
 	}
-	gantt(b, spans, t0, t1, link)
+	return v
 }
 
-// gantt draws a row per run, its issue id beside it where the row is tall
-// enough.
-func gantt(b *bufio.Writer, spans []span, t0, t1 time.Time, link func(string) string) {
+// gantt lays out a row per run, its issue id beside it where the row is
+// tall enough.
+func gantt(v *nightView, spans []span, t0, t1 time.Time, link func(string) string) {
 	n := len(spans)
 	rowH := min(max(ganttHeight/float64(n), rowMin), rowMax)
-	labelled := rowH >= labelRow
+	v.Labelled = rowH >= labelRow
 	left := 0.0
-	if labelled {
+	if v.Labelled {
 		longest := 0
 		for _, sp := range spans {
 			longest = max(longest, len([]rune(rowLabel(sp.row.Issue))))
@@ -88,37 +127,22 @@ func gantt(b *bufio.Writer, spans []span, t0, t1 time.Time, link func(string) st
 	}
 	plotL, plotR := left+4, nightWidth-rightMargin
 	x := func(t time.Time) float64 { return plotL + (plotR-plotL)*float64(t.Sub(t0))/float64(t1.Sub(t0)) }
-	height := axisH + rowH*float64(n) + 6
-	what := "a row per issue from its run's start to its end, its id to the left"
-	if !labelled {
-		what = "a row per issue from its run's start to its end (its id and numbers in its tooltip)"
-	}
-	fmt.Fprintf(b, "<p class=\"dim\">%s: %s; each links to the issue's page.</p>\n", ui.HTMLText(spanText(t0, t1)), what)
-	fmt.Fprintf(b, `<svg class="night" viewBox="0 0 %.0f %.1f" role="img" aria-label="the runs on a time line">`, nightWidth, height)
-	axis(b, t0, t1, plotL, plotR, height, x)
+	v.Height = axisH + rowH*float64(n) + 6
+	v.Ticks = axis(t0, t1, plotL, plotR, x)
 	for i, sp := range spans {
 		y := axisH + rowH*float64(i)
-		w := max(x(sp.end)-x(sp.start), 1.5)
 		r := sp.row
-		tip := fmt.Sprintf("%s: %s, %s, %s", r.Issue, r.Status, msText(float64(r.WallMS)), ui.Cost(r.CostUSD))
-		var el strings.Builder
-		if labelled {
-			fmt.Fprintf(&el, `<text class="row" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, left, y+rowH/2+4, ui.HTMLText(rowLabel(r.Issue)))
-		}
-		fmt.Fprintf(&el, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
-			statusClass(r.Status), x(sp.start), y+rowH*0.15, w, max(rowH*0.7, 1), ui.HTMLText(tip))
-		if href := link(r.Issue); href != "" {
-			fmt.Fprintf(b, `<a href="%s">%s</a>`, ui.HTMLText(href), el.String())
-		} else {
-			b.WriteString(el.String())
-		}
+		v.Rows = append(v.Rows, nightRow{Href: link(r.Issue), Labelled: v.Labelled, Label: ui.Inert(rowLabel(r.Issue)),
+			LabelX: left, LabelY: y + rowH/2 + 4, Class: statusClass(r.Status), X: x(sp.start), Y: y + rowH*0.15,
+			Width: max(x(sp.end)-x(sp.start), 1.5), Height: max(rowH*0.7, 1),
+			Tip: ui.Inert(fmt.Sprintf("%s: %s, %s, %s", r.Issue, r.Status, msText(float64(r.WallMS)), ui.Cost(r.CostUSD)))})
 	}
-	b.WriteString("</svg>\n")
 }
 
-// axis draws the ticks of t0 to t1 and their labels, each kept inside the
+// axis is the ticks of t0 to t1 and their labels, each kept inside the
 // chart: one near an edge is anchored at its end instead of its middle.
-func axis(b *bufio.Writer, t0, t1 time.Time, plotL, plotR, height float64, x func(time.Time) float64) {
+func axis(t0, t1 time.Time, plotL, plotR float64, x func(time.Time) float64) []nightTick {
+	var out []nightTick
 	most := max(2, int((plotR-plotL)/120))
 	for _, tk := range axisTicks(t0, t1, most) {
 		tx := x(tk.at)
@@ -130,14 +154,14 @@ func axis(b *bufio.Writer, t0, t1 time.Time, plotL, plotR, height float64, x fun
 		case tx+half > nightWidth-2:
 			anchor = "end"
 		}
-		fmt.Fprintf(b, `<line class="axis" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.1f"/><text class="tick" x="%.1f" y="15" text-anchor="%s">%s</text>`,
-			tx, axisH-4, tx, height, tx, anchor, tk.label)
+		out = append(out, nightTick{X: tx, Anchor: anchor, Label: tk.label})
 	}
+	return out
 }
 
-// inFlight draws how many runs were going on over the night, stacked by
-// the status each ended in, in flightBins steps.
-func inFlight(b *bufio.Writer, spans []span, t0, t1 time.Time) {
+// inFlight lays out how many runs were going on over the night, stacked
+// by the status each ended in, in flightBins steps.
+func inFlight(v *nightView, spans []span, t0, t1 time.Time) {
 	plotL, plotR := 40.0, nightWidth-rightMargin
 	bin := t1.Sub(t0) / flightBins
 	binOf := func(t time.Time) int { return min(max(int(t.Sub(t0)/max(bin, 1)), 0), flightBins-1) }
@@ -170,13 +194,11 @@ func inFlight(b *bufio.Writer, spans []span, t0, t1 time.Time) {
 		levels[st] = lv
 	}
 	top := max(slices.Max(stack), 1)
-	height := axisH + flightH + 6
+	v.InFlight, v.Height = true, axisH+flightH+6
 	x := func(t time.Time) float64 { return plotL + (plotR-plotL)*float64(t.Sub(t0))/float64(t1.Sub(t0)) }
-	y := func(v int) float64 { return axisH + flightH - flightH*float64(v)/float64(top) }
-	fmt.Fprintf(b, `<svg class="night" viewBox="0 0 %.0f %.1f" role="img" aria-label="runs in flight over time">`, nightWidth, height)
-	axis(b, t0, t1, plotL, plotR, height, x)
-	fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end">%d</text><text class="tick" x="%.1f" y="%.1f" text-anchor="end">0</text>`,
-		plotL-4, axisH+10, top, plotL-4, axisH+flightH)
+	y := func(n int) float64 { return axisH + flightH - flightH*float64(n)/float64(top) }
+	v.Ticks = axis(t0, t1, plotL, plotR, x)
+	v.Top, v.ScaleX, v.TopY, v.ZeroY = top, plotL-4, axisH+10, axisH+flightH
 	// Highest first: each status's area runs from its level down to the
 	// axis, and the ones below cover their share.
 	for i := len(order) - 1; i >= 0; i-- {
@@ -188,9 +210,8 @@ func inFlight(b *bufio.Writer, spans []span, t0, t1 time.Time) {
 			fmt.Fprintf(&pts, " %.1f,%.1f %.1f,%.1f", xl, y(lv[k]), xr, y(lv[k]))
 		}
 		fmt.Fprintf(&pts, " %.1f,%.1f", plotR, y(0))
-		fmt.Fprintf(b, `<polygon class="%s" points="%s"/>`, order[i], pts.String())
+		v.Areas = append(v.Areas, area{order[i], pts.String()})
 	}
-	b.WriteString("</svg>\n")
 }
 
 // rowLabel is an issue id as a row's label: at most labelChars.

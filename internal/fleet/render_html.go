@@ -4,6 +4,7 @@ import (
 	"bufio"
 	_ "embed"
 	"fmt"
+	"html/template"
 	"io"
 	"strings"
 
@@ -11,15 +12,24 @@ import (
 )
 
 // The page's own style, inline (the page is one file that works offline)
-// and allowed by its hash alone; the page has no script at all.
-//
-//go:embed assets/summary.css
-var pageCSS string
+// and allowed by its hash alone; the page has no script at all. Its
+// templates, with the head every page shares (ui.PageTemplate).
+var (
+	//go:embed assets/summary.css
+	pageCSS string
+	//go:embed assets/summary.tmpl
+	pageTemplates string
+)
 
 // contentSecurityPolicy allows nothing but the page's own style: no
 // network, no script, no inline style attribute.
 func contentSecurityPolicy() string {
 	return "default-src 'none'; style-src " + ui.CSPSource(pageCSS) + "; img-src 'none'; base-uri 'none'; form-action 'none'"
+}
+
+// head is a page's head, titled.
+func head(title string) ui.Head {
+	return ui.Head{CSP: contentSecurityPolicy(), Title: ui.Inert(title), CSS: template.CSS(pageCSS)}
 }
 
 // statusClass is the style class of a status word (an unknown word, from
@@ -85,27 +95,80 @@ func ListPage(n int) string { return fmt.Sprintf("list-%d.html", n) }
 // ListPages is how many pages list the issues of s, the index included.
 func ListPages(s *Summary) int { return max(1, (len(s.Rows)+htmlRows-1)/htmlRows) }
 
-// page writes the page's head and the start of its body.
-func page(b *bufio.Writer, title string) {
-	fmt.Fprintf(b, `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="%s">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>%s</title>
-<style>%s</style>
-</head><body><main>
-`, ui.HTMLText(contentSecurityPolicy()), ui.HTMLText(title), pageCSS)
+// ref is a part of a list on the page: an issue's id (linked to its page
+// at Href, if it has one), or a prompt file (Code), and words after it;
+// or words alone ("and 3 more"). Its text is inert.
+type ref struct {
+	Issue, Href string
+	Code        string
+	Text        string
 }
 
-// linker writes an issue's name, linked to its page when link names one.
-func linker(link func(string) string) func(string) string {
-	return func(issue string) string {
-		if href := link(issue); href != "" {
-			return fmt.Sprintf(`<a href="%s">%s</a>`, ui.HTMLText(href), ui.HTMLText(issue))
-		}
-		return ui.HTMLText(issue)
+// refOf is an issue as the page names it, linked to link(issue).
+func refOf(link func(string) string, issue string) ref {
+	return ref{Issue: ui.Inert(issue), Href: link(issue)}
+}
+
+// andMore is the list's last part when more are not listed.
+func andMore(refs []ref, more int) []ref {
+	if more > 0 {
+		refs = append(refs, ref{Text: fmt.Sprintf("and %d more", more)})
 	}
+	return refs
+}
+
+// indexView is the index as its template ("index") shows it.
+type indexView struct {
+	Head                                          ui.Head
+	Issues                                        string
+	Header                                        string
+	ActOn                                         []actOnView
+	Changes                                       *changesView
+	Statuses                                      []statusBar
+	Facts                                         []fact
+	Durations                                     *histogram
+	Night                                         *nightView
+	Ended                                         []groupView
+	EndedMore                                     int
+	Waiting, Running, Damaged, Slowest, Costliest rowsView
+	Skipped, Linked                               string
+	Unlinked                                      string
+	PagesMax                                      int
+	Table                                         issuesView
+}
+
+type actOnView struct {
+	Title, What string
+	Items       []ref
+	Reason      string
+}
+
+type changesView struct {
+	Since                              string
+	NewlyFailedCount, PassesAgainCount int
+	NewlyFailed, PassesAgain           []ref
+	StillFailing                       int
+}
+
+type fact struct{ Name, Text string }
+
+type groupView struct {
+	Title, Reason string
+	Issues        []ref
+}
+
+// rowsView is a section of issues, a row each with words (Code: an
+// error, in code); no rows, no section.
+type rowsView struct {
+	Title string
+	Code  bool
+	Rows  []rowView
+	More  int
+}
+
+type rowView struct {
+	Ref  ref
+	Text string
 }
 
 // WriteHTML writes the summary's index: one self-contained page of
@@ -115,195 +178,174 @@ func linker(link func(string) string) func(string) string {
 // link(issue) (its own `malarun show` page; "" for no link); the others
 // are on the list pages (WriteHTMLList), which it links to.
 func WriteHTML(w io.Writer, s *Summary, link func(issue string) string) error {
-	b := bufio.NewWriter(w)
-	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
-	name := linker(link)
-	page(b, fmt.Sprintf("malarun summary: %s", ui.Plural(s.Issues, "issue")))
-	p(`<h1>malarun summary: %s</h1>`, ui.Plural(s.Issues, "issue"))
-	p(`<p class="dim">%s</p>`, ui.HTMLText(s.header()))
-	actOnHTML(b, s, name)
-	changesHTML(b, s, name)
-	statusChart(b, s)
-	p(`<table class="facts">`)
+	issues := ui.Plural(s.Issues, "issue")
+	v := indexView{Head: head("malarun summary: " + issues), Issues: issues, Header: ui.Inert(s.header()),
+		ActOn: actOnViews(s, link), Changes: changesOf(s, link), Statuses: statusBars(s),
+		Durations: durationChart(s), Night: nightChart(s, link), PagesMax: ShowPagesMax, Table: issueTable(s, 1, link)}
 	for _, row := range [][2]string{{"Rescued", s.rescueLine()}, {"Failures", s.failureLine()}, {"Cost", s.costLine()},
 		{"Wall time", s.wallLine()}, {"Cost per run", s.costSpreadLine()}} {
-		p(`<tr><th>%s</th><td>%s</td></tr>`, row[0], ui.HTMLText(row[1]))
+		v.Facts = append(v.Facts, fact{row[0], ui.Inert(row[1])})
 	}
-	p(`</table>`)
-	durationChart(b, s)
-	nightChart(b, s, link)
-	if len(s.Ended) > 0 {
-		p(`<h2>Ended without success</h2>`)
-		shown, more := capped(s.Ended, htmlGroups)
-		for _, g := range shown {
-			issues, left := capped(g.Issues, htmlItems)
-			var names []string
-			for _, is := range issues {
-				names = append(names, name(is))
-			}
-			if left += g.IssuesNotListed; left > 0 {
-				names = append(names, fmt.Sprintf("and %d more", left))
-			}
-			p(`<div class="group"><b>%s</b>: <code>%s</code><div class="issues">%s</div></div>`, ui.HTMLText(g.title()), ui.HTMLText(g.Reason), strings.Join(names, ", "))
+	shown, more := capped(s.Ended, htmlGroups)
+	for _, g := range shown {
+		issues, left := capped(g.Issues, htmlItems)
+		var refs []ref
+		for _, is := range issues {
+			refs = append(refs, refOf(link, is))
 		}
-		if more > 0 {
-			p(`<p class="dim">and %d more groups (--format json names more; every issue is listed below)</p>`, more)
-		}
+		v.Ended = append(v.Ended, groupView{Title: ui.Inert(g.title()), Reason: ui.Inert(g.Reason), Issues: andMore(refs, left+g.IssuesNotListed)})
 	}
-	section := func(title string, rows []Row, text func(*Row) string) {
-		if len(rows) == 0 {
-			return
-		}
+	v.EndedMore = more
+	section := func(title string, rows []Row, text func(*Row) string) rowsView {
 		shown, more := capped(rows, jsonRows)
-		p(`<h2>%s</h2><table>`, title)
+		sv := rowsView{Title: title, More: more}
 		for i := range shown {
-			p(`<tr><td>%s</td><td>%s</td></tr>`, name(shown[i].Issue), ui.HTMLText(text(&shown[i])))
+			sv.Rows = append(sv.Rows, rowView{refOf(link, shown[i].Issue), ui.Inert(text(&shown[i]))})
 		}
-		p(`</table>`)
-		if more > 0 {
-			p(`<p class="dim">and %d more</p>`, more)
-		}
+		return sv
 	}
-	section("Waiting for a usage limit", s.Waiting, (*Row).waitingText)
-	section("Running", s.Running, func(r *Row) string { return r.runningText(s.MadeAt) })
-	if len(s.Damaged) > 0 {
-		shown, more := capped(s.Damaged, jsonRows)
-		p(`<h2>Damaged</h2><table>`)
-		for _, d := range shown {
-			p(`<tr><td>%s</td><td><code>%s</code></td></tr>`, name(d.Issue), ui.HTMLText(d.Error))
-		}
-		p(`</table>`)
-		if more > 0 {
-			p(`<p class="dim">and %d more</p>`, more)
-		}
+	v.Waiting = section("Waiting for a usage limit", s.Waiting, (*Row).waitingText)
+	v.Running = section("Running", s.Running, func(r *Row) string { return r.runningText(s.MadeAt) })
+	damaged, more := capped(s.Damaged, jsonRows)
+	v.Damaged = rowsView{Title: "Damaged", Code: true, More: more}
+	for _, d := range damaged {
+		v.Damaged.Rows = append(v.Damaged.Rows, rowView{refOf(link, d.Issue), ui.Inert(d.Error)})
 	}
 	if len(s.Skipped) > 0 {
-		p(`<p class="dim">Folders that are not issues: <code>%s</code></p>`, ui.HTMLText(cleanList(s.Skipped, s.Omitted.Skipped)))
+		v.Skipped = ui.Inert(cleanList(s.Skipped, s.Omitted.Skipped))
 	}
 	if len(s.Linked) > 0 {
-		p(`<p class="dim">Links not followed (an issue's folder is a folder): <code>%s</code></p>`, ui.HTMLText(cleanList(s.Linked, s.Omitted.Linked)))
+		v.Linked = ui.Inert(cleanList(s.Linked, s.Omitted.Linked))
 	}
-	section("Slowest", s.Slowest, (*Row).rankText)
-	section("Most expensive", s.Costliest, (*Row).rankText)
-	p(`<h2>Every issue</h2>`)
+	v.Slowest = section("Slowest", s.Slowest, (*Row).rankText)
+	v.Costliest = section("Most expensive", s.Costliest, (*Row).rankText)
 	unlinked := 0
 	for _, r := range s.Rows {
 		if link(r.Issue) == "" {
 			unlinked++
 		}
 	}
-	if unlinked > 0 {
-		what := fmt.Sprintf("%d issues have", unlinked)
-		if unlinked == 1 {
-			what = "1 issue has"
-		}
-		p(`<p class="dim">%s no page of its own here (a damaged record, or past the %d pages a summary makes, those to look at first): <code>malarun show ISSUE --format html</code> makes one.</p>`,
-			what, ShowPagesMax)
+	switch {
+	case unlinked == 1:
+		v.Unlinked = "1 issue has"
+	case unlinked > 1:
+		v.Unlinked = fmt.Sprintf("%d issues have", unlinked)
 	}
-	issueTable(b, s, 1, name)
-	p(`</main></body></html>`)
-	return b.Flush()
+	return writePage(w, "index", v)
+}
+
+// listView is a list page as its template ("list") shows it.
+type listView struct {
+	Head     ui.Head
+	N, Pages int
+	Header   string
+	Table    issuesView
 }
 
 // WriteHTMLList writes list page n (2 and up) of s's issues: htmlRows of
 // them, with links to the index and the other list pages.
 func WriteHTMLList(w io.Writer, s *Summary, n int, link func(issue string) string) error {
+	pages := ListPages(s)
+	return writePage(w, "list", listView{Head: head(fmt.Sprintf("malarun summary: issues, page %d of %d", n, pages)),
+		N: n, Pages: pages, Header: ui.Inert(s.header()), Table: issueTable(s, n, link)})
+}
+
+// writePage writes one of the summary's pages.
+func writePage(w io.Writer, name string, view any) error {
 	b := bufio.NewWriter(w)
-	page(b, fmt.Sprintf("malarun summary: issues, page %d of %d", n, ListPages(s)))
-	fmt.Fprintf(b, "<h1>malarun summary: issues, page %d of %d</h1>\n<p class=\"dim\">%s</p>\n", n, ListPages(s), ui.HTMLText(s.header()))
-	issueTable(b, s, n, linker(link))
-	b.WriteString("</main></body></html>\n")
+	if err := ui.PageTemplate("summary", pageTemplates).ExecuteTemplate(b, name, view); err != nil {
+		return err
+	}
 	return b.Flush()
+}
+
+// issuesView is list page n's rows of every issue, and the links to the
+// other pages (none when one page lists them all).
+type issuesView struct {
+	Rows  []issueRow
+	Pages []pageLink
+	Total int
+}
+
+type issueRow struct {
+	Ref                    ref
+	Class, Status, Outcome string
+	Exit, Wall, Cost       string
+	Attempts, Hangs        int
+}
+
+type pageLink struct {
+	Label, Href string
+	Current     bool
 }
 
 // issueTable is list page n's rows of every issue, and the links to the
 // other pages.
-func issueTable(b *bufio.Writer, s *Summary, n int, name func(string) string) {
-	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
-	rows := s.Rows[min(len(s.Rows), (n-1)*htmlRows):min(len(s.Rows), n*htmlRows)]
-	p(`<table><tr><th>issue</th><th>status</th><th>outcome</th><th class="n">exit</th><th class="n">wall time</th><th class="n">cost</th><th class="n">attempts</th><th class="n">hangs</th></tr>`)
-	for _, r := range rows {
+func issueTable(s *Summary, n int, link func(string) string) issuesView {
+	v := issuesView{Total: len(s.Rows)}
+	for _, r := range s.Rows[min(len(s.Rows), (n-1)*htmlRows):min(len(s.Rows), n*htmlRows)] {
 		exit := ""
 		if r.ExitCode != nil {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
-		p(`<tr><td>%s</td><td class="%s">%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%d</td><td class="n">%d</td></tr>`,
-			name(r.Issue), statusClass(r.Status), ui.HTMLText(r.Status), ui.HTMLText(r.Outcome), exit, msText(float64(r.WallMS)), ui.Cost(r.CostUSD), r.Attempts, r.Hangs)
+		v.Rows = append(v.Rows, issueRow{Ref: refOf(link, r.Issue), Class: statusClass(r.Status), Status: ui.Inert(r.Status),
+			Outcome: ui.Inert(r.Outcome), Exit: exit, Wall: msText(float64(r.WallMS)), Cost: ui.Cost(r.CostUSD), Attempts: r.Attempts, Hangs: r.Hangs})
 	}
-	p(`</table>`)
 	pages := ListPages(s)
 	if pages == 1 {
-		return
+		return v
 	}
-	var links []string
 	for k := 1; k <= pages; k++ {
-		label := fmt.Sprintf("%d–%d", (k-1)*htmlRows+1, min(k*htmlRows, len(s.Rows)))
 		href := ListPage(k)
 		if k == 1 {
 			href = "index.html"
 		}
-		if k == n {
-			links = append(links, "<b>"+label+"</b>")
-		} else {
-			links = append(links, fmt.Sprintf(`<a href="%s">%s</a>`, href, label))
-		}
+		v.Pages = append(v.Pages, pageLink{Label: fmt.Sprintf("%d–%d", (k-1)*htmlRows+1, min(k*htmlRows, len(s.Rows))), Href: href, Current: k == n})
 	}
-	p(`<p class="pages">Issues %s (of %d)</p>`, strings.Join(links, " · "), len(s.Rows))
+	return v
 }
 
-// actOnHTML is what a person must act on, first on the page.
-func actOnHTML(b *bufio.Writer, s *Summary, name func(string) string) {
-	if len(s.ActOn) == 0 {
-		return
-	}
-	b.WriteString("<section class=\"act\"><h2>Act on these first</h2><ul>\n")
+// actOnViews is what a person must act on, first on the page.
+func actOnViews(s *Summary, link func(string) string) []actOnView {
+	var out []actOnView
 	for i := range s.ActOn {
 		a := &s.ActOn[i]
 		issues, _ := capped(a.Issues, htmlItems)
 		files, _ := capped(a.Files, htmlItems-len(issues))
-		var items []string
+		var items []ref
 		for _, is := range issues {
-			items = append(items, name(is))
+			items = append(items, refOf(link, is))
 		}
 		for _, f := range files {
-			items = append(items, "<code>"+ui.HTMLText(f)+"</code>")
+			items = append(items, ref{Code: ui.Inert(f)})
 		}
-		if more := a.Count - len(items); more > 0 {
-			items = append(items, fmt.Sprintf("and %d more", more))
-		}
-		fmt.Fprintf(b, "<li><b>%s</b>: %s<div class=\"issues\">%s</div>", ui.HTMLText(a.title()), ui.HTMLText(a.What), strings.Join(items, ", "))
-		if a.Reason != "" {
-			fmt.Fprintf(b, "<div class=\"dim\">the first says <code>%s</code></div>", ui.HTMLText(a.Reason))
-		}
-		b.WriteString("</li>\n")
+		out = append(out, actOnView{Title: ui.Inert(a.title()), What: ui.Inert(a.What),
+			Items: andMore(items, a.Count-len(items)), Reason: ui.Inert(a.Reason)})
 	}
-	b.WriteString("</ul></section>\n")
+	return out
 }
 
-// changesHTML is what changed since the earlier summary.
-func changesHTML(b *bufio.Writer, s *Summary, name func(string) string) {
+// changesOf is what changed since the earlier summary (nil: no earlier
+// summary).
+func changesOf(s *Summary, link func(string) string) *changesView {
 	c := s.Changes
 	if c == nil {
-		return
+		return nil
 	}
-	list := func(cs []Change, count int) string {
+	list := func(cs []Change, count int) []ref {
 		shown, _ := capped(cs, htmlItems)
-		var parts []string
+		var refs []ref
 		for i := range shown {
 			ch := &shown[i]
-			text := strings.TrimPrefix(ch.text(), ui.Clean(ch.Issue, 0))
-			parts = append(parts, name(ch.Issue)+ui.HTMLText(text))
+			r := refOf(link, ch.Issue)
+			r.Text = ui.Inert(strings.TrimPrefix(ch.text(), ui.Clean(ch.Issue, 0)))
+			refs = append(refs, r)
 		}
-		if more := count - len(shown); more > 0 {
-			parts = append(parts, fmt.Sprintf("and %d more", more))
+		if refs = andMore(refs, count-len(shown)); len(refs) == 0 {
+			return []ref{{Text: "none"}}
 		}
-		if len(parts) == 0 {
-			return "none"
-		}
-		return strings.Join(parts, ", ")
+		return refs
 	}
-	fmt.Fprintf(b, "<h2>%s</h2>\n<table class=\"facts\">\n", ui.HTMLText(c.sinceText()))
-	fmt.Fprintf(b, "<tr><th>Newly failed (%d)</th><td>%s</td></tr>\n", c.NewlyFailedCount, list(c.NewlyFailed, c.NewlyFailedCount))
-	fmt.Fprintf(b, "<tr><th>Passes again (%d)</th><td>%s</td></tr>\n", c.PassesAgainCount, list(c.PassesAgain, c.PassesAgainCount))
-	fmt.Fprintf(b, "<tr><th>Still failing</th><td>%d</td></tr>\n</table>\n", c.StillFailing)
+	return &changesView{Since: ui.Inert(c.sinceText()), NewlyFailedCount: c.NewlyFailedCount, PassesAgainCount: c.PassesAgainCount,
+		NewlyFailed: list(c.NewlyFailed, c.NewlyFailedCount), PassesAgain: list(c.PassesAgain, c.PassesAgainCount), StillFailing: c.StillFailing}
 }

@@ -14,22 +14,22 @@ import (
 // listMax, every value cut, so a state directory of any size fits
 // (TestWorstCaseFitsItsBound). A record's reason or error is an inline
 // code span (ui.MarkdownCode); the summary's sentences, which carry
-// shorter values from records, go through mdText (md_text.go): neither
+// shorter values from records, go through ui.MarkdownText: neither
 // renders as a link, HTML or a mention.
 func WriteMarkdown(w io.Writer, s *Summary) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
 	p("### malarun summary: %s", ui.Plural(s.Issues, "issue"))
 	p("")
-	p("%s", mdText(s.header()))
+	p("%s", ui.MarkdownText(s.header()))
 	if len(s.ActOn) > 0 {
 		p("")
 		p("#### Act on these first")
 		p("")
 		for i := range s.ActOn {
 			a := &s.ActOn[i]
-			p("- **%s**: %s  ", mdText(a.title()), mdText(a.What))
-			line := mdText(a.itemsText(listMax))
+			p("- **%s**: %s  ", ui.MarkdownText(a.title()), ui.MarkdownText(a.What))
+			line := ui.MarkdownText(a.itemsText(listMax))
 			if a.Reason != "" {
 				line += " · the first says " + ui.MarkdownCode(a.Reason)
 			}
@@ -38,27 +38,27 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	}
 	if c := s.Changes; c != nil {
 		p("")
-		p("#### %s", mdText(c.sinceText()))
+		p("#### %s", ui.MarkdownText(c.sinceText()))
 		p("")
-		p("- **Newly failed** (%d): %s", c.NewlyFailedCount, mdText(changesText(c.NewlyFailed, c.NewlyFailedCount, listMax)))
-		p("- **Passes again** (%d): %s", c.PassesAgainCount, mdText(changesText(c.PassesAgain, c.PassesAgainCount, listMax)))
+		p("- **Newly failed** (%d): %s", c.NewlyFailedCount, ui.MarkdownText(changesText(c.NewlyFailed, c.NewlyFailedCount, listMax)))
+		p("- **Passes again** (%d): %s", c.PassesAgainCount, ui.MarkdownText(changesText(c.PassesAgain, c.PassesAgainCount, listMax)))
 		p("- **Still failing**: %d", c.StillFailing)
 	}
 	p("")
-	p("- **Status**: %s", mdText(s.statusLine()))
-	p("- **Rescued**: %s", mdText(s.rescueLine()))
-	p("- **Failures**: %s", mdText(s.failureLine()))
-	p("- **Cost**: %s", mdText(s.costLine()))
-	p("- **Wall time**: %s", mdText(s.wallLine()))
-	p("- **Cost per run**: %s", mdText(s.costSpreadLine()))
+	p("- **Status**: %s", ui.MarkdownText(s.statusLine()))
+	p("- **Rescued**: %s", ui.MarkdownText(s.rescueLine()))
+	p("- **Failures**: %s", ui.MarkdownText(s.failureLine()))
+	p("- **Cost**: %s", ui.MarkdownText(s.costLine()))
+	p("- **Wall time**: %s", ui.MarkdownText(s.wallLine()))
+	p("- **Cost per run**: %s", ui.MarkdownText(s.costSpreadLine()))
 	if len(s.Ended) > 0 {
 		p("")
 		p("#### Ended without success")
 		p("")
 		shown, more := capped(s.Ended, listMax)
 		for _, g := range shown {
-			p("- **%s**: %s  ", mdText(g.title()), ui.MarkdownCode(g.Reason))
-			p("  %s", mdText(issueList(g.Issues, g.IssuesNotListed)))
+			p("- **%s**: %s  ", ui.MarkdownText(g.title()), ui.MarkdownCode(g.Reason))
+			p("  %s", ui.MarkdownText(issueList(g.Issues, g.IssuesNotListed)))
 		}
 		if more += s.Omitted.Groups; more > 0 {
 			p("- and %d more groups (`--format json` names more)", more)
@@ -77,7 +77,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		for i := range shown {
 			var cs []string
 			for _, c := range append([]string{shown[i].Issue}, cells(&shown[i])...) {
-				cs = append(cs, mdCell(c))
+				cs = append(cs, ui.MarkdownCell(c))
 			}
 			p("| %s |", strings.Join(cs, " | "))
 		}
@@ -97,7 +97,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		p("")
 		shown, more := capped(s.Damaged, listMax)
 		for _, d := range shown {
-			p("- %s: %s", mdText(d.Issue), ui.MarkdownCode(d.Error))
+			p("- %s: %s", ui.MarkdownText(d.Issue), ui.MarkdownCode(d.Error))
 		}
 		if more += s.Omitted.Damaged; more > 0 {
 			p("- and %d more", more)

@@ -182,59 +182,6 @@ func TestJSONFollowsItsSchema(t *testing.T) {
 	}
 }
 
-// TestMarkdownSentencesMentionAndLinkNothing: the short values from records
-// in the summary's sentences (a phase, an outcome, a limit type, a tool's
-// name, an issue id) cannot become a mention, a reference or a link on
-// GitHub, which finds them in the rendered text, escapes or not: each such
-// word is in a code span. The rest reads as it is: no needless escape.
-func TestMarkdownSentencesMentionAndLinkNothing(t *testing.T) {
-	in := "@org/team mail@example.com www.evil.example WWW.x https://evil.example/*x* mailto:x xmpp:y GH-12, #12 owner/repo#3 " +
-		"0a1b2c3d user@0a1b2c3 night: 11 issues five_hour _emph_ *bold* [link](x) <b>&amp; ~strike~ a|b"
-	for _, form := range []struct {
-		name string
-		md   string
-	}{{"prose", mdText(in)}, {"cell", mdCell(in)}} {
-		out := outsideCodeSpans(form.md)
-		for _, bad := range []string{"@", "www.", "WWW.", "://", "mailto:", "xmpp:", "GH-12", "#", "0a1b2c3"} {
-			if strings.Contains(out, bad) {
-				t.Errorf("%s: %q outside a code span in %q", form.name, bad, form.md)
-			}
-		}
-		for _, want := range []string{"night: 11 issues", "five_hour", `\_emph\_`, `\*bold\*`, `\[link\](x)`, `\<b\>\&amp;`, `\~strike\~`, `a\|b`} {
-			if !strings.Contains(form.md, want) {
-				t.Errorf("%s: %q not in %q", form.name, want, form.md)
-			}
-		}
-	}
-	if got := mdCell("x x@y|z"); !strings.Contains(got, "`x@y\\|z`") {
-		t.Errorf("a bar in a code span in a cell is not escaped: %q", got)
-	}
-}
-
-// outsideCodeSpans is md without its code spans (a run of backticks to
-// the next run of as many).
-func outsideCodeSpans(md string) string {
-	var b strings.Builder
-	for md != "" {
-		i := strings.IndexByte(md, '`')
-		if i < 0 {
-			b.WriteString(md)
-			break
-		}
-		b.WriteString(md[:i])
-		n := len(md[i:]) - len(strings.TrimLeft(md[i:], "`"))
-		fence := md[i : i+n]
-		rest := md[i+n:]
-		end := strings.Index(rest, fence)
-		if end < 0 {
-			b.WriteString(rest)
-			break
-		}
-		md = rest[end+n:]
-	}
-	return b.String()
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // TestJSONCostsAreRounded: sums of the CLI's costs carry float noise

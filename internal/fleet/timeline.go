@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -78,7 +80,7 @@ func (rd *reading) endHang(is *Issue, at time.Time) {
 func (rd *reading) note(is *Issue, e *timeline.Entry) {
 	r := &is.Rescues
 	lastLimit := &rd.lastLimit
-	if event.Kind(e.Event) == event.KillSent && rd.retryOf == e.Attempt && (e.Reason == "auth" || e.Reason == "usage-limit") {
+	if event.Kind(e.Event) == event.KillSent && rd.retryOf == e.Attempt && (e.Reason == attempt.StopAuth.String() || e.Reason == attempt.StopUsageLimit.String()) {
 		// A malarun before issue 47 wrote an api_retry for a line it
 		// stopped claude on (refused credentials, a usage limit claude
 		// would sleep through): the retry it announced never happened.
@@ -104,7 +106,7 @@ func (rd *reading) note(is *Issue, e *timeline.Entry) {
 	case event.AttemptStarted:
 		rd.endHang(is, e.Time)
 	case event.AttemptEnded:
-		if e.Outcome == "crash" {
+		if e.Outcome == attempt.Crash.String() {
 			r.Crashes++
 		}
 		if n := e.NoResponse; n != nil && n.Retries > 0 && n.MS >= 0 {
@@ -137,7 +139,7 @@ func (rd *reading) note(is *Issue, e *timeline.Entry) {
 		if t := e.Tokens; t != nil {
 			is.Tokens = addTokens(is.Tokens, *t)
 		}
-		if e.Outcome == "rate_limit" {
+		if e.Outcome == string(outcome.RateLimit) {
 			countLimit(r, e.RetryAt, lastLimit)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
@@ -107,7 +108,7 @@ func (w *walk) endAttempt(n int, at time.Time, e *timeline.Entry) error {
 	}
 	w.sum.CostUSD = w.runCost
 	info := a.info
-	return w.emit(&Item{Kind: KindAttemptEnded, Attempt: n, Time: at, Outcome: info.Outcome, Reason: info.Reason, Info: &info})
+	return w.emit(&Item{Kind: event.AttemptEnded, Attempt: n, Time: at, Outcome: info.Outcome, Reason: info.Reason, Info: &info})
 }
 
 // lines tells attempt a's transcript lines up to the one that begins at
@@ -193,7 +194,7 @@ func (w *walk) line(a *attemptReader, ev *stream.Event, at time.Time) error {
 		case "api_retry":
 			if w.tl == nil { // with a timeline, malarun's api_retry entry says it
 				it := base
-				it.Kind, it.Reason = KindAPIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
+				it.Kind, it.Reason = event.APIRetry, fmt.Sprintf("API status %d %s (retry %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
 				it.BackoffMS = int64(ev.RetryDelayMS)
 				return w.emit(&it)
 			}

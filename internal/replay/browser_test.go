@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/testing/headless"
 )
 
@@ -76,31 +77,31 @@ func richRun() (Header, []Item, Summary) {
 		add(Item{Kind: KindToolCall, Attempt: attempt, Time: at(from), Tool: tool, ToolID: id, Summary: summary})
 		add(Item{Kind: KindToolResult, Attempt: attempt, Time: at(to), Tool: tool, ToolID: id, IsError: failed})
 	}
-	add(Item{Kind: KindRunStarted, Time: at(0)})
-	add(Item{Kind: KindAttemptStarted, Attempt: 1, Time: at(0), Info: &Attempt{N: 1, Began: BeganNew}})
+	add(Item{Kind: event.RunStarted, Time: at(0)})
+	add(Item{Kind: event.AttemptStarted, Attempt: 1, Time: at(0), Info: &Attempt{N: 1, Began: BeganNew}})
 	text(3, 1, 30_000)
 	call(4, 40, 1, "t1", "Bash", "go build ./...", false)
 	text(41, 1, 52_000)
 	call(42, 45, 1, "t2", "Read", "/src/missing.go", true)
-	add(Item{Kind: KindTaskStarted, Attempt: 1, Time: at(46), Task: "bg1", Summary: "make test"})
+	add(Item{Kind: event.TaskStarted, Attempt: 1, Time: at(46), Task: "bg1", Summary: "make test"})
 	text(50, 1, 80_000)
-	add(Item{Kind: KindAPIRetry, Attempt: 1, Time: at(60), Reason: "529 overloaded", BackoffMS: 2000})
+	add(Item{Kind: event.APIRetry, Attempt: 1, Time: at(60), Reason: "529 overloaded", BackoffMS: 2000})
 	add(Item{Kind: KindResult, Attempt: 1, Time: at(90), Subtype: "success", CostUSD: 0.31, RunCostUSD: 0.31})
-	add(Item{Kind: KindTaskFinished, Attempt: 1, Time: at(150), Task: "bg1", Summary: "make test"})
+	add(Item{Kind: event.TaskFinished, Attempt: 1, Time: at(150), Task: "bg1", Summary: "make test"})
 	call(152, 160, 1, "t3", "Bash", "go test ./...", false)
-	add(Item{Kind: KindHangDetected, Attempt: 1, Time: at(400), SilenceMS: 240_000, Doing: "while writing text"})
-	add(Item{Kind: KindKillSent, Attempt: 1, Time: at(400), Reason: "hang", GraceMS: 10_000})
-	add(Item{Kind: KindTreeGone, Attempt: 1, Time: at(401), Termed: 2, TookMS: 900})
-	add(Item{Kind: KindAttemptEnded, Attempt: 1, Time: at(401), Info: &Attempt{N: 1, Outcome: "hang", CostUSD: 0.31}})
-	add(Item{Kind: KindRetryDecided, Attempt: 1, Time: at(401), Action: "resume", BackoffMS: 15_000})
-	add(Item{Kind: KindAttemptStarted, Attempt: 2, Time: at(416), Info: &Attempt{N: 2, Began: BeganResume}})
+	add(Item{Kind: event.HangDetected, Attempt: 1, Time: at(400), SilenceMS: 240_000, Doing: "while writing text"})
+	add(Item{Kind: event.KillSent, Attempt: 1, Time: at(400), Reason: "hang", GraceMS: 10_000})
+	add(Item{Kind: event.TreeGone, Attempt: 1, Time: at(401), Termed: 2, TookMS: 900})
+	add(Item{Kind: event.AttemptEnded, Attempt: 1, Time: at(401), Info: &Attempt{N: 1, Outcome: "hang", CostUSD: 0.31}})
+	add(Item{Kind: event.RetryDecided, Attempt: 1, Time: at(401), Action: "resume", BackoffMS: 15_000})
+	add(Item{Kind: event.AttemptStarted, Attempt: 2, Time: at(416), Info: &Attempt{N: 2, Began: BeganResume}})
 	text(420, 2, 120_000)
 	call(421, 470, 2, "t4", "Bash", "go test ./... -run TestX", false)
 	text(472, 2, 182_000)
-	add(Item{Kind: KindCheckpoint, Attempt: 2, Time: at(473), Occupancy: 182_000, Window: 200_000})
+	add(Item{Kind: event.Checkpoint, Attempt: 2, Time: at(473), Occupancy: 182_000, Window: 200_000})
 	add(Item{Kind: KindResult, Attempt: 2, Time: at(540), Subtype: "success", CostUSD: 0.52, RunCostUSD: 0.83})
-	add(Item{Kind: KindAttemptEnded, Attempt: 2, Time: at(541), Info: &Attempt{N: 2, Outcome: "success", CostUSD: 0.52}})
-	add(Item{Kind: KindFinished, Time: at(541), Outcome: "success", RunCostUSD: 0.83})
+	add(Item{Kind: event.AttemptEnded, Attempt: 2, Time: at(541), Info: &Attempt{N: 2, Outcome: "success", CostUSD: 0.52}})
+	add(Item{Kind: event.RunFinished, Time: at(541), Outcome: "success", RunCostUSD: 0.83})
 	zero := 0
 	return Header{Issue: "issue-49", RunID: "20261127T220000Z-abcdef", Timed: true},
 		items, Summary{Outcome: "success", ExitCode: &zero, Started: at(0), Ended: at(541), CostUSD: 0.83,

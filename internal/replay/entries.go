@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -29,20 +30,20 @@ func (w *walk) entry(e timeline.Entry) error {
 		n = w.current
 	}
 	it := &Item{Attempt: n, Time: e.Time, Reason: e.Reason}
-	switch e.Event {
+	switch event.Kind(e.Event) {
 	case timeline.EventLine:
 		a, err := w.attemptOf(e.Attempt, e)
 		if err != nil || a == nil {
 			return err
 		}
 		return w.lines(a, *e.Offset, e.Time)
-	case "run_started":
-		it.Kind, it.Attempt, it.Continued = KindRunStarted, 0, e.Continued
+	case event.RunStarted:
+		it.Kind, it.Attempt, it.Continued = event.RunStarted, 0, e.Continued
 		w.began = BeganNew
 		if e.Continued {
 			w.began = BeganReclaim
 		}
-	case "attempt_started":
+	case event.AttemptStarted:
 		began := w.began
 		switch {
 		case e.Purpose == "checkpoint":
@@ -53,10 +54,10 @@ func (w *walk) entry(e timeline.Entry) error {
 			began = BeganNew
 		}
 		w.began = ""
-		it.Kind, it.Pid = KindAttemptStarted, e.Pid
+		it.Kind, it.Pid = event.AttemptStarted, e.Pid
 		it.Info = &Attempt{Session: e.Session}
 		return w.startAttempt(it, began)
-	case "attempt_ended":
+	case event.AttemptEnded:
 		a, err := w.attemptOf(e.Attempt, e)
 		if err != nil || a == nil {
 			return err
@@ -65,40 +66,40 @@ func (w *walk) entry(e timeline.Entry) error {
 			return err
 		}
 		return w.endAttempt(e.Attempt, e.Time, &e)
-	case "tool_started", "tool_finished":
+	case event.ToolStarted, event.ToolFinished:
 		return nil // the transcript's tool calls and results say it, with their lines' times
-	case "task_started":
-		it.Kind, it.Task, it.Summary, it.Reason = KindTaskStarted, e.Task, e.Reason, ""
+	case event.TaskStarted:
+		it.Kind, it.Task, it.Summary, it.Reason = event.TaskStarted, e.Task, e.Reason, ""
 		if a := w.attempts[n]; a != nil && e.Task != "" {
 			a.taskStarted(e.Task, e.Time)
 		}
-	case "task_finished":
-		it.Kind, it.Task, it.Summary, it.Reason = KindTaskFinished, e.Task, e.Reason, ""
+	case event.TaskFinished:
+		it.Kind, it.Task, it.Summary, it.Reason = event.TaskFinished, e.Task, e.Reason, ""
 		if a := w.attempts[n]; a != nil {
 			it.TookMS = a.taskFinished(e.Task, e.Time)
 		}
-	case "api_retry":
-		it.Kind, it.BackoffMS = KindAPIRetry, e.BackoffMS
-	case "hang_detected":
-		it.Kind, it.SilenceMS, it.ToolsRunning, it.Phase, it.Doing = KindHangDetected, e.LimitMS, e.ToolsRunning, e.Phase, e.Doing
-	case "kill_sent":
-		it.Kind, it.Pid, it.GraceMS = KindKillSent, e.Pid, e.GraceMS
-	case "tree_gone":
-		it.Kind, it.Termed, it.Killed, it.TookMS = KindTreeGone, e.Termed, e.Killed, e.TookMS
-	case "retry_decided":
-		it.Kind, it.Action, it.BackoffMS = KindRetryDecided, e.Action, e.BackoffMS
+	case event.APIRetry:
+		it.Kind, it.BackoffMS = event.APIRetry, e.BackoffMS
+	case event.HangDetected:
+		it.Kind, it.SilenceMS, it.ToolsRunning, it.Phase, it.Doing = event.HangDetected, e.LimitMS, e.ToolsRunning, e.Phase, e.Doing
+	case event.KillSent:
+		it.Kind, it.Pid, it.GraceMS = event.KillSent, e.Pid, e.GraceMS
+	case event.TreeGone:
+		it.Kind, it.Termed, it.Killed, it.TookMS = event.TreeGone, e.Termed, e.Killed, e.TookMS
+	case event.RetryDecided:
+		it.Kind, it.Action, it.BackoffMS = event.RetryDecided, e.Action, e.BackoffMS
 		w.began = beganAfter(e.Action)
-	case "limit_wait":
-		it.Kind, it.Until, it.RetryAt, it.LimitType = KindLimitWait, e.Until, e.RetryAt, e.LimitType
+	case event.LimitWait:
+		it.Kind, it.Until, it.RetryAt, it.LimitType = event.LimitWait, e.Until, e.RetryAt, e.LimitType
 		w.began = BeganResume
-	case "checkpoint":
-		it.Kind, it.Occupancy, it.Window = KindCheckpoint, e.Occupancy, e.Window
+	case event.Checkpoint:
+		it.Kind, it.Occupancy, it.Window = event.Checkpoint, e.Occupancy, e.Window
 		w.setWindow(e.Window)
-	case "restart":
-		it.Kind, it.Continuation, it.Occupancy, it.Window, it.Action = KindRestart, e.Continuation, e.Occupancy, e.Window, e.Action
+	case event.Restart:
+		it.Kind, it.Continuation, it.Occupancy, it.Window, it.Action = event.Restart, e.Continuation, e.Occupancy, e.Window, e.Action
 		w.setWindow(e.Window)
-	case "finished":
-		it.Kind, it.Attempt, it.Outcome, it.ExitCode = KindFinished, 0, e.Outcome, e.ExitCode
+	case event.RunFinished:
+		it.Kind, it.Attempt, it.Outcome, it.ExitCode = event.RunFinished, 0, e.Outcome, e.ExitCode
 		if e.CostUSD != nil {
 			it.RunCostUSD = *e.CostUSD
 		}
@@ -125,7 +126,7 @@ func (w *walk) attemptOf(n int, e timeline.Entry) (*attemptReader, error) {
 	if a := w.attempts[n]; a != nil {
 		return a, nil
 	}
-	if err := w.startAttempt(&Item{Kind: KindAttemptStarted, Attempt: n, Time: e.Time}, BeganUnknown); err != nil {
+	if err := w.startAttempt(&Item{Kind: event.AttemptStarted, Attempt: n, Time: e.Time}, BeganUnknown); err != nil {
 		return nil, err
 	}
 	return w.attempts[n], nil

@@ -2,11 +2,8 @@ package replay
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
-
-	"github.com/malarun/malarun/internal/ui"
 )
 
 // chartSpec is one chart under the lanes: its title (above its band, from
@@ -26,21 +23,34 @@ type tick struct {
 	label string
 }
 
-// chart draws points as a step line from 0 to spec.top in the band whose
-// top is y0, under its title, with its scale at the left.
-func (p *picture) chart(w io.Writer, spec chartSpec, pts []point, y0 float64, x func(time.Time) float64) {
+// chartView is a chart as its template ("chart") draws it.
+type chartView struct {
+	Title, Class        string
+	Left, Right, ScaleX float64
+	TitleY, Bottom      float64
+	Ticks               []chartTick
+	Points              string // the step line's, "" for none
+}
+
+// chartTick is a mark of the scale at height Y: its label, and a dashed
+// line across the plot above the baseline (Grid).
+type chartTick struct {
+	Y, LabelY float64
+	Grid      bool
+	Label     string
+}
+
+// chart lays points out as a step line from 0 to spec.top in the band
+// whose top is y0, under its title, with its scale at the left.
+func chart(spec chartSpec, pts []point, y0 float64, x func(time.Time) float64) chartView {
 	bottom := y0 + chartH
-	fmt.Fprintf(w, `<text class="chart-title" x="%.0f" y="%.1f">%s</text><line class="axis" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f"/>`+"\n",
-		plotLeft, y0-6, ui.HTMLText(spec.title), plotLeft, bottom, plotRight, bottom)
+	v := chartView{Title: spec.title, Class: spec.class, Left: plotLeft, Right: plotRight, ScaleX: plotLeft - 6, TitleY: y0 - 6, Bottom: bottom}
 	for _, tk := range spec.ticks {
 		y := bottom - chartH*tk.at
-		if tk.at > 0 {
-			fmt.Fprintf(w, `<line class="grid" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f"/>`, plotLeft, y, plotRight, y)
-		}
-		fmt.Fprintf(w, `<text class="scale" x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", plotLeft-6, y+4, ui.HTMLText(tk.label))
+		v.Ticks = append(v.Ticks, chartTick{Y: y, LabelY: y + 4, Grid: tk.at > 0, Label: tk.label})
 	}
 	if len(pts) == 0 || spec.top <= 0 {
-		return
+		return v
 	}
 	var b strings.Builder
 	prev := bottom
@@ -52,5 +62,6 @@ func (p *picture) chart(w io.Writer, spec chartSpec, pts []point, y0 float64, x 
 		fmt.Fprintf(&b, "%.1f,%.1f ", x(pt.at), y)
 		prev = y
 	}
-	fmt.Fprintf(w, `<polyline class="%s" points="%s"/>`+"\n", spec.class, strings.TrimSpace(b.String()))
+	v.Points = strings.TrimSpace(b.String())
+	return v
 }

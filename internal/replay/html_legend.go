@@ -1,14 +1,17 @@
 package replay
 
 import (
-	"fmt"
-	"io"
+	"html/template"
 	"strings"
 )
 
 // legendEntry says what one kind of shape on the time line means; class
-// is the shape's own (show.css colours the swatch as the shape).
-type legendEntry struct{ class, words string }
+// is the shape's own (show.css colours the swatch as the shape). Its words
+// are malarun's own, written as HTML.
+type legendEntry struct {
+	class string
+	words template.HTML
+}
 
 // legendEntries are every kind of shape, in the order the legend lists them.
 func legendEntries() []legendEntry {
@@ -25,18 +28,25 @@ func legendEntries() []legendEntry {
 	}
 }
 
-// legend lists what the time line shows: each kind of shape drawn (only
-// those), with a swatch the colour of the shape.
-func (p *picture) legend(w io.Writer) {
+// legendView is a line of the legend: a swatch the colour of the shapes
+// it names, and its words.
+type legendView struct {
+	Swatch string
+	Words  template.HTML
+}
+
+// legend is what the time line shows: each kind of shape drawn (only
+// those).
+func (p *picture) legend() []legendView {
 	drawn := map[string]bool{"lane": true}
 	for _, s := range p.shapes() {
 		drawn[s.class] = true
 	}
-	io.WriteString(w, `<ul class="legend" aria-label="what the time line shows">`)
+	var out []legendView
 	for _, e := range legendEntries() {
 		if drawn[e.class] {
-			fmt.Fprintf(w, `<li><span class="sw %s"></span>%s</li>`, "sw-"+strings.ReplaceAll(e.class, " ", "-"), e.words)
+			out = append(out, legendView{"sw-" + strings.ReplaceAll(e.class, " ", "-"), e.words})
 		}
 	}
-	io.WriteString(w, "</ul>\n")
+	return out
 }

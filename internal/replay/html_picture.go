@@ -2,12 +2,11 @@ package replay
 
 import (
 	"container/heap"
-	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -168,27 +167,27 @@ func (p *picture) add(it *Item) {
 			}
 			p.shape(s)
 		}
-	case KindTaskStarted:
+	case event.TaskStarted:
 		if len(p.tasks) < maxBars {
 			p.tasks[it.Task] = shape{seq: it.Seq, attempt: n, from: at, class: "bar task", label: "background: " + it.Summary}
 		}
-	case KindTaskFinished:
+	case event.TaskFinished:
 		if s, ok := p.tasks[it.Task]; ok {
 			delete(p.tasks, it.Task)
 			s.to = at
 			p.shape(s)
 		}
-	case KindHangDetected:
+	case event.HangDetected:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at.Add(-ms(it.SilenceMS)), to: at, class: "silence", label: decision(it)})
-	case KindKillSent, KindTreeGone:
+	case event.KillSent, event.TreeGone:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at, class: "mark bad", label: decision(it)})
-	case KindRetryDecided:
+	case event.RetryDecided:
 		if it.BackoffMS > 0 {
 			p.shape(shape{seq: it.Seq, attempt: n, from: at, to: at.Add(ms(it.BackoffMS)), class: "wait", label: decision(it)})
 		}
-	case KindLimitWait:
+	case event.LimitWait:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at, to: it.Until, class: "wait", label: decision(it)})
-	case KindCheckpoint, KindRestart, KindAPIRetry:
+	case event.Checkpoint, event.Restart, event.APIRetry:
 		p.shape(shape{seq: it.Seq, attempt: n, from: at, class: "mark", label: decision(it)})
 	case KindResult:
 		class := "mark good"
@@ -199,14 +198,52 @@ func (p *picture) add(it *Item) {
 	}
 }
 
-// draw writes the SVG: a lane per attempt on a shared time axis, then the
-// occupancy and cost charts on the same axis.
-func (p *picture) draw(w io.Writer) {
+// pictureView is the picture as its template ("picture") draws it: a lane
+// per attempt on a shared time axis, the shapes on the lanes, then the
+// occupancy and cost charts on the same axis, and the legend. No lanes:
+// no picture (a run recorded before malarun kept a timeline).
+type pictureView struct {
+	Width, Height       float64
+	TickTop, TickBottom float64
+	Ticks               []axisTick
+	Lanes               []laneView
+	Shapes              []shapeView
+	Charts              []chartView
+	Legend              []legendView
+	Dropped             int
+	MaxBars, MaxMarks   int
+}
+
+// axisTick is a round wall-clock time (UTC) on the axis, and its label.
+type axisTick struct {
+	X     float64
+	Label string
+}
+
+// laneView is an attempt's lane.
+type laneView struct {
+	N                   int
+	TextY               float64
+	X, Y, Width, Height float64
+}
+
+// shapeView is a shape on a lane, pointing at its item (Seq); a Point is
+// a mark of a fixed width. Its label is inert.
+type shapeView struct {
+	Class               string
+	X, Y, Width, Height float64
+	Point               bool
+	Seq                 int
+	Label               string
+}
+
+// view lays the picture out. The shapes of calls and tasks still open at
+// the end (the run goes on, or its malarun died) are drawn to the last
+// time seen.
+func (p *picture) view() pictureView {
 	if !p.timed || len(p.lanes) == 0 {
-		io.WriteString(w, `<p class="note">No timeline picture: this run was recorded before malarun kept a timeline, so its items have no times.</p>`+"\n")
-		return
+		return pictureView{}
 	}
-	// Still open at the end (the run goes on, or its malarun died): drawn to the last time seen.
 	var t0, t1 time.Time
 	for _, n := range p.lanes {
 		sp := p.spans[n]
@@ -237,55 +274,50 @@ func (p *picture) draw(w io.Writer) {
 	lanesBottom := laneTop + laneHeight*float64(len(p.lanes))
 	chartRow := chartGap + chartTitle + chartH // a chart with its title
 	height := lanesBottom + 2*chartRow + 10
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-label="timeline of the run">`+"\n", svgWidth, height)
-	io.WriteString(w, `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line class="hatchline" x1="0" y1="0" x2="0" y2="6"/></pattern></defs>`+"\n")
+	v := pictureView{Width: svgWidth, Height: height, TickTop: laneTop - 4, TickBottom: height - 6,
+		Dropped: p.dropped, MaxBars: maxBars, MaxMarks: maxMarks}
 	// The axis: ticks at round wall-clock times (UTC), each labelled with
 	// the time it stands at.
 	for _, t := range axisTicks(t0, t0.Add(span)) {
-		fmt.Fprintf(w, `<line class="axis" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f"/><text x="%.1f" y="14" text-anchor="middle">%s</text>`+"\n",
-			x(t), laneTop-4, x(t), height-6, x(t), t.UTC().Format("15:04:05"))
+		v.Ticks = append(v.Ticks, axisTick{x(t), t.UTC().Format("15:04:05")})
 	}
 	laneY := map[int]float64{}
 	for i, n := range p.lanes {
 		y := laneTop + laneHeight*float64(i)
 		laneY[n] = y
 		sp := p.spans[n]
-		fmt.Fprintf(w, `<g class="lane-group" data-attempt="%d"><text x="4" y="%.1f">attempt %d</text><rect class="lane" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></g>`+"\n",
-			n, y+laneHeight/2+4, n, x(sp[0]), y+3, max(1, x(sp[1])-x(sp[0])), laneHeight-6)
+		v.Lanes = append(v.Lanes, laneView{N: n, TextY: y + laneHeight/2 + 4, X: x(sp[0]), Y: y + 3,
+			Width: max(1, x(sp[1])-x(sp[0])), Height: laneHeight - 6})
 	}
 	for _, s := range p.shapes() {
 		y, ok := laneY[s.attempt]
 		if !ok {
 			continue
 		}
-		label := ui.HTMLText(s.label)
 		if s.to.IsZero() {
-			fmt.Fprintf(w, `<rect class="%s" x="%.1f" y="%.1f" width="3" height="%.1f" data-seq="%d" tabindex="0"><title>%s</title></rect>`+"\n",
-				s.class, x(s.from)-1.5, y+2, laneHeight-4, s.seq, label)
+			v.Shapes = append(v.Shapes, shapeView{Class: s.class, X: x(s.from) - 1.5, Y: y + 2, Height: laneHeight - 4,
+				Point: true, Seq: s.seq, Label: ui.Inert(s.label)})
 			continue
 		}
 		top, hgt := y+6, laneHeight-12
 		if s.class == "silence" || s.class == "wait" {
 			top, hgt = y+3, laneHeight-6
 		}
-		fmt.Fprintf(w, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" data-seq="%d" tabindex="0"><title>%s</title></rect>`+"\n",
-			s.class, x(s.from), top, max(1.5, x(s.to)-x(s.from)), hgt, s.seq, label)
+		v.Shapes = append(v.Shapes, shapeView{Class: s.class, X: x(s.from), Y: top, Width: max(1.5, x(s.to)-x(s.from)),
+			Height: hgt, Seq: s.seq, Label: ui.Inert(s.label)})
 	}
 	top := lanesBottom + chartGap + chartTitle
 	window := max(p.window, 200_000) // as add measures the share
-	p.chart(w, chartSpec{title: "context: share of the " + ui.Tokens(window) + "-token window", class: "chart",
-		top: 1, ticks: []tick{{0, "0%"}, {0.5, "50%"}, {1, "100%"}}}, p.occ, top, x)
+	v.Charts = append(v.Charts, chart(chartSpec{title: "context: share of the " + ui.Tokens(window) + "-token window", class: "chart",
+		top: 1, ticks: []tick{{0, "0%"}, {0.5, "50%"}, {1, "100%"}}}, p.occ, top, x))
 	maxCost := 0.0
 	for _, pt := range p.cost {
 		maxCost = max(maxCost, pt.v)
 	}
-	p.chart(w, chartSpec{title: "cost so far", class: "chart cost", top: maxCost,
-		ticks: []tick{{0, "$0"}, {1, ui.Cost(maxCost)}}}, p.cost, top+chartRow, x)
-	io.WriteString(w, "</svg>\n")
-	p.legend(w)
-	if p.dropped > 0 {
-		fmt.Fprintf(w, `<p class="note">%d more items are not drawn (the picture keeps the %d longest tool calls and %d of malarun's decisions); the story below has them all.</p>`+"\n", p.dropped, maxBars, maxMarks)
-	}
+	v.Charts = append(v.Charts, chart(chartSpec{title: "cost so far", class: "chart cost", top: maxCost,
+		ticks: []tick{{0, "$0"}, {1, ui.Cost(maxCost)}}}, p.cost, top+chartRow, x))
+	v.Legend = p.legend()
+	return v
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/malarun/malarun/internal/event"
 )
 
 // A long run: thousands of short tool calls, one long one among them, and
@@ -29,8 +31,8 @@ func TestPictureKeepsTheLongCallsAndTheEndOfALongRun(t *testing.T) {
 		}
 		call("short-"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+time.Duration(i).String(), time.Second)
 	}
-	p.add(next(Item{Kind: KindHangDetected, Time: at.Add(5 * time.Minute), SilenceMS: 300_000}))
-	p.add(next(Item{Kind: KindKillSent, Time: at.Add(5*time.Minute + time.Second)}))
+	p.add(next(Item{Kind: event.HangDetected, Time: at.Add(5 * time.Minute), SilenceMS: 300_000}))
+	p.add(next(Item{Kind: event.KillSent, Time: at.Add(5*time.Minute + time.Second)}))
 
 	if len(p.bars) != maxBars {
 		t.Fatalf("%d bars kept, want the budget %d", len(p.bars), maxBars)
@@ -44,9 +46,7 @@ func TestPictureKeepsTheLongCallsAndTheEndOfALongRun(t *testing.T) {
 	if !long || !silence || !kill {
 		t.Errorf("kept: the 10-minute call %v, the hang's silence %v, the kill %v; want all three", long, silence, kill)
 	}
-	var b bytes.Buffer
-	p.draw(&b)
-	if !strings.Contains(b.String(), `class="silence"`) || !strings.Contains(b.String(), "more items are not drawn") {
+	if page := drawn(t, p); !strings.Contains(page, `class="silence"`) || !strings.Contains(page, "more items are not drawn") {
 		t.Errorf("the drawing lacks the silence or the note on what is not drawn")
 	}
 }
@@ -56,7 +56,7 @@ func TestPictureKeepsTheFirstAndLatestDecisions(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	p := &picture{timed: true}
 	for i := range 3 * maxMarks {
-		p.add(&Item{Seq: i + 1, Attempt: 1, Kind: KindAPIRetry, Time: t0.Add(time.Duration(i) * time.Second)})
+		p.add(&Item{Seq: i + 1, Attempt: 1, Kind: event.APIRetry, Time: t0.Add(time.Duration(i) * time.Second)})
 	}
 	got := p.shapes()
 	if len(got) != maxMarks || got[0].seq != 1 || got[len(got)-1].seq != 3*maxMarks {
@@ -107,9 +107,7 @@ func TestPictureLegendListsWhatIsDrawn(t *testing.T) {
 	p.add(&Item{Seq: 1, Attempt: 1, Kind: KindToolCall, ToolID: "a", Tool: "Bash", Time: t0})
 	p.add(&Item{Seq: 2, Attempt: 1, Kind: KindToolResult, ToolID: "a", Time: t0.Add(time.Minute)})
 	p.add(&Item{Seq: 3, Attempt: 1, Kind: KindText, Time: t0.Add(time.Minute), Occupancy: 50_000, Window: 400_000})
-	var b bytes.Buffer
-	p.draw(&b)
-	page := b.String()
+	page := drawn(t, p)
 	for _, want := range []string{`class="sw sw-lane"`, `class="sw sw-bar"`, ">0%<", ">50%<", ">100%<", "400k-token window"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the picture lacks %s", want)
@@ -120,4 +118,14 @@ func TestPictureLegendListsWhatIsDrawn(t *testing.T) {
 			t.Errorf("the legend names %s, which is not drawn", absent)
 		}
 	}
+}
+
+// drawn is the picture as the page draws it.
+func drawn(t *testing.T, p *picture) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := NewHTMLPages().t.ExecuteTemplate(&b, "picture", p.view()); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -7,8 +7,9 @@
 package replay
 
 import (
-	"github.com/malarun/malarun/internal/timeline"
 	"time"
+
+	"github.com/malarun/malarun/internal/timeline"
 
 	"github.com/malarun/malarun/internal/event"
 )
@@ -18,39 +19,35 @@ import (
 // retry_decided (1 said hang, kill, retry).
 const Version = 2
 
-// Kind says what an Item is. The agent's work (text, tool calls and
-// results, results) comes from the transcripts; everything else is
-// malarun's own decision, from the timeline, named as its event is
-// (internal/event: one name per kind everywhere).
-type Kind string
-
+// An Item's Kind says what it is. malarun's own decisions come from the
+// timeline and are named as their events are (event.HangDetected, ...:
+// one name per kind everywhere); the agent's work (text, tool calls and
+// results, results), which only the transcripts tell, and the replay's
+// own notes are these kinds, of the same type.
 const (
-	KindRunStarted          = Kind(event.RunStarted)     // a malarun began (or took over) the run: Continued
-	KindAttemptStarted      = Kind(event.AttemptStarted) // Info (the attempt as far as it is known when it starts)
-	KindPrompt         Kind = "prompt"                   // what the attempt was sent: Text (its first lines), Bytes, Path
-	KindText           Kind = "text"                     // the assistant's text: Text
-	KindToolCall       Kind = "tool_call"                // Tool, ToolID, Summary, Input, Background
-	KindToolResult     Kind = "tool_result"              // Tool, ToolID, IsError, Bytes, Head, Tail, Images, TookMS
-	KindToolRunning    Kind = "tool_running"             // --follow only: a call still running: Tool, ToolID, Summary, TookMS (so far)
-	KindHook           Kind = "hook"                     // a hook of the CLI's ended: Hook, Outcome, ExitCode, IsError, TookMS
-	KindTaskStarted         = Kind(event.TaskStarted)    // a background task: Task, Summary
-	KindTaskFinished        = Kind(event.TaskFinished)   // Task, Summary, TookMS
-	KindResult         Kind = "result"                   // Subtype, IsError, Text, CostUSD, RunCostUSD, Tokens
-	KindAPIRetry            = Kind(event.APIRetry)       // the CLI retries a request: Reason, BackoffMS
-	KindHangDetected        = Kind(event.HangDetected)   // SilenceMS, ToolsRunning, Phase, Doing, Reason
-	KindKillSent            = Kind(event.KillSent)       // the tree is stopped: Reason, Pid, GraceMS
-	KindTreeGone            = Kind(event.TreeGone)       // Termed, Killed, TookMS
-	KindAttemptEnded        = Kind(event.AttemptEnded)   // Info, complete
-	KindRetryDecided        = Kind(event.RetryDecided)   // the retry decision: Action, Reason, BackoffMS
-	KindLimitWait           = Kind(event.LimitWait)      // Until, RetryAt, LimitType
-	KindCheckpoint          = Kind(event.Checkpoint)     // a checkpoint is asked for: Occupancy, Window
-	KindRestart             = Kind(event.Restart)        // a new session after the context filled: Continuation, Occupancy, Window
-	KindFinished            = Kind(event.RunFinished)    // the run (or this malarun's part of it) ended: Outcome, ExitCode, Reason, RunCostUSD
-	KindNote           Kind = "note"                     // the replay's own remark (a missing file, damaged lines): Text
+	KindPrompt      event.Kind = "prompt"       // what the attempt was sent: Text (its first lines), Bytes, Path
+	KindText        event.Kind = "text"         // the assistant's text: Text
+	KindToolCall    event.Kind = "tool_call"    // Tool, ToolID, Summary, Input, Background
+	KindToolResult  event.Kind = "tool_result"  // Tool, ToolID, IsError, Bytes, Head, Tail, Images, TookMS
+	KindToolRunning event.Kind = "tool_running" // --follow only: a call still running: Tool, ToolID, Summary, TookMS (so far)
+	KindHook        event.Kind = "hook"         // a hook of the CLI's ended: Hook, Outcome, ExitCode, IsError, TookMS
+	KindResult      event.Kind = "result"       // Subtype, IsError, Text, CostUSD, RunCostUSD, Tokens
+	KindNote        event.Kind = "note"         // the replay's own remark (a missing file, damaged lines): Text
 )
 
-// Malarun reports whether the item is malarun's decision, not the agent's work.
-func (k Kind) Malarun() bool {
+// The fields malarun's decisions fill: run_started: Continued;
+// attempt_started: Info (the attempt as far as it is known when it
+// starts); task_started: Task, Summary; task_finished: Task, Summary,
+// TookMS; api_retry: Reason, BackoffMS; hang_detected: SilenceMS,
+// ToolsRunning, Phase, Doing, Reason; kill_sent: Reason, Pid, GraceMS;
+// tree_gone: Termed, Killed, TookMS; attempt_ended: Info, complete;
+// retry_decided: Action, Reason, BackoffMS; limit_wait: Until, RetryAt,
+// LimitType; checkpoint: Occupancy, Window; restart: Continuation,
+// Occupancy, Window; finished: Outcome, ExitCode, Reason, RunCostUSD.
+
+// ByMalarun reports whether an item of kind k is malarun's decision, not
+// the agent's work.
+func ByMalarun(k event.Kind) bool {
 	switch k {
 	case KindText, KindToolCall, KindToolResult, KindToolRunning, KindResult, KindPrompt, KindHook:
 		return false
@@ -62,11 +59,11 @@ func (k Kind) Malarun() bool {
 // Strings are outside text (the model's, the CLI's, a record's): a renderer
 // makes them safe for its medium; they are valid UTF-8.
 type Item struct {
-	Seq     int       `json:"seq"` // 1-based position in the story: the HTML anchor is item-<seq>
-	Kind    Kind      `json:"kind"`
-	Attempt int       `json:"attempt,omitempty"`
-	Time    time.Time `json:"time,omitzero"`  // when malarun read or decided it; zero when not recorded
-	Line    int64     `json:"line,omitempty"` // the transcript line it came from (1-based)
+	Seq     int        `json:"seq"` // 1-based position in the story: the HTML anchor is item-<seq>
+	Kind    event.Kind `json:"kind"`
+	Attempt int        `json:"attempt,omitempty"`
+	Time    time.Time  `json:"time,omitzero"`  // when malarun read or decided it; zero when not recorded
+	Line    int64      `json:"line,omitempty"` // the transcript line it came from (1-based)
 	// Agent is the tool call id of the sub-agent that wrote it; empty for the main agent.
 	Agent string `json:"agent,omitempty"`
 

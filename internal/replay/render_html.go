@@ -3,21 +3,27 @@ package replay
 import (
 	"bufio"
 	_ "embed"
-	"fmt"
+	"html/template"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/ui"
 )
 
 // The page's own style and script, inline (the page is one file that works
-// offline) and allowed by their hashes alone (docs/design.md §D20).
+// offline) and allowed by their hashes alone (docs/design.md §D20), and its
+// templates.
 var (
 	//go:embed assets/show.css
 	pageCSS string
 	//go:embed assets/show.js
 	pageJS string
+	//go:embed assets/show.tmpl
+	pageTemplates string
 )
 
 // contentSecurityPolicy allows nothing but the page's own style and script:
@@ -27,162 +33,175 @@ func contentSecurityPolicy() string {
 		"; img-src 'none'; base-uri 'none'; form-action 'none'"
 }
 
-// htmlRenderer writes one self-contained page: the story as it is told,
-// then the timeline picture, which CSS shows above it. Text from outside is
-// escaped everywhere (html.EscapeString) and never reaches the style, the
-// script or a URL.
+// HTMLPages makes show pages, their templates parsed once: a folder of
+// many (malarun summary's) makes each with the same HTMLPages.
+type HTMLPages struct{ t *template.Template }
+
+// NewHTMLPages parses the show page's templates.
+func NewHTMLPages() *HTMLPages { return &HTMLPages{ui.PageTemplate("show", pageTemplates)} }
+
+// Renderer writes the story as one HTML page to w.
+func (p *HTMLPages) Renderer(w io.Writer) Renderer {
+	return &htmlRenderer{w: bufio.NewWriter(w), t: p.t}
+}
+
+// NewHTML writes the story as one HTML page to w.
+func NewHTML(w io.Writer) Renderer { return NewHTMLPages().Renderer(w) }
+
+// htmlRenderer writes one self-contained page (assets/show.tmpl): the
+// story as it is told, then the timeline picture, which CSS shows above
+// it. Text from outside is made inert and escaped everywhere
+// (html/template) and never reaches the style, the script or a URL.
 type htmlRenderer struct {
 	w       *bufio.Writer
+	t       *template.Template
 	header  Header
 	picture picture
 }
 
-// NewHTML writes the story as one HTML page to w.
-func NewHTML(w io.Writer) Renderer { return &htmlRenderer{w: bufio.NewWriter(w)} }
-
 func (h *htmlRenderer) Begin(hd Header) error {
 	h.header = hd
 	h.picture.timed = hd.Timed
-	fmt.Fprintf(h.w, `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="%s">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>malarun show %s, run %s</title>
-<style>%s</style>
-</head><body><main>
-<section id="story">
-`, ui.HTMLText(contentSecurityPolicy()), ui.HTMLText(hd.Issue), ui.HTMLText(hd.RunID), pageCSS)
-	return nil
+	return h.t.ExecuteTemplate(h.w, "begin", ui.Head{CSP: contentSecurityPolicy(),
+		Title: ui.Inert("malarun show " + hd.Issue + ", run " + hd.RunID), CSS: template.CSS(pageCSS)})
+}
+
+// itemView is an item as its template (named for its kind) shows it:
+// its words, sizes and times as text, the item's own text made inert.
+type itemView struct {
+	// The fields every item's template reads come first: the template
+	// finds a field by name, field after field.
+	Class string
+	Seq   int
+	At    string
+	Block block
+	Agent string // the sub-agent that wrote a text
+	Tool  string
+	Gist  string // a tool call's input, a hook's, a decision's words, a note
+	Size  string
+	Took  string
+	// Word is what an attempt's heading says of it: how it began or ended.
+	Word       string
+	Attempt    int
+	IsError    bool
+	Background bool
+	Session    string // short
+	Pid        int
+	Path       string // a prompt's file
+	Hook       string
+	Subtype    string
+	Failed     bool // a result that is not a success
+	Cost       string
+	Tokens     string
+	Calls      string
+	CLIVersion string
+	Lost       string
+}
+
+// block is text shown preformatted: folded into <details> when it has
+// more lines than it may show open.
+type block struct {
+	Text   string
+	Lines  int
+	Folded bool
+}
+
+// preformatted is text as a block, folded when it has more than fold
+// lines (0: never), made inert.
+func preformatted(text string, fold int) block {
+	text = strings.TrimRight(text, "\n")
+	n := strings.Count(text, "\n") + 1
+	return block{Text: ui.Inert(text), Lines: n, Folded: fold > 0 && n > fold}
 }
 
 func (h *htmlRenderer) Item(it *Item) error {
 	h.picture.add(it)
-	class := "item k-" + string(it.Kind)
-	if it.Kind.Malarun() && it.Kind != KindAttemptStarted {
-		class += " malarun"
+	v := itemView{Seq: it.Seq, Attempt: it.Attempt, Class: "item k-" + string(it.Kind)}
+	if ByMalarun(it.Kind) && it.Kind != event.AttemptStarted {
+		v.Class += " malarun"
 	}
-	at := ""
 	if !it.Time.IsZero() {
-		at = `<span class="t">` + it.Time.UTC().Format("15:04:05") + `</span>`
+		v.At = it.Time.UTC().Format("15:04:05")
 	}
+	ms := func(n int64) string { return ui.Duration(time.Duration(n) * time.Millisecond) }
+	name := string(it.Kind)
 	switch it.Kind {
-	case KindAttemptStarted:
+	case event.AttemptStarted:
 		a := it.Info
-		fmt.Fprintf(h.w, `<h2 class="%s" id="item-%d">%sAttempt %d: %s`, class, it.Seq, at, it.Attempt, ui.HTMLText(beganText(a.Began)))
+		v.Word, v.Pid = ui.Inert(beganText(a.Began)), a.Pid
 		if a.Session != "" {
-			fmt.Fprintf(h.w, `, session <code>%s</code>`, ui.HTMLText(ui.ShortSession(a.Session)))
+			v.Session = ui.Inert(ui.ShortSession(a.Session))
 		}
-		if a.Pid != 0 {
-			fmt.Fprintf(h.w, `, pid %d`, a.Pid)
-		}
-		h.w.WriteString("</h2>\n")
-		return nil
-	}
-	fmt.Fprintf(h.w, `<div class="%s" id="item-%d">%s`, class, it.Seq, at)
-	switch it.Kind {
 	case KindPrompt:
-		fmt.Fprintf(h.w, `prompt <code>%s</code> (%s)`, ui.HTMLText(it.Path), bytesText(it.Bytes))
-		h.pre(it.Text, 0)
+		v.Path, v.Size, v.Block = ui.Inert(it.Path), bytesText(it.Bytes), preformatted(it.Text, 0)
 	case KindText:
-		h.w.WriteString(`assistant`)
-		if it.Agent != "" {
-			fmt.Fprintf(h.w, ` (sub-agent <code>%s</code>)`, ui.HTMLText(it.Agent))
-		}
-		h.pre(it.Text, 0)
+		v.Agent, v.Block = ui.Inert(it.Agent), preformatted(it.Text, 0)
 	case KindToolCall:
-		fmt.Fprintf(h.w, `<span class="tool">%s</span> <code>%s</code>`, ui.HTMLText(it.Tool), ui.HTMLText(firstNonEmpty(it.Summary, it.Input)))
-		if it.Background {
-			h.w.WriteString(` (background)`)
-		}
+		v.Tool, v.Gist, v.Background = ui.Inert(it.Tool), ui.Inert(firstNonEmpty(it.Summary, it.Input)), it.Background
 	case KindToolRunning:
-		fmt.Fprintf(h.w, `<span class="tool">%s</span> still running, %s`, ui.HTMLText(it.Tool), ui.Duration(time.Duration(it.TookMS)*time.Millisecond))
+		v.Tool, v.Took = ui.Inert(it.Tool), ms(it.TookMS)
 	case KindHook:
-		class := "ok"
-		if it.IsError {
-			class = "err"
-		}
-		fmt.Fprintf(h.w, `hook <span class="tool">%s</span> <span class="%s">%s</span>`, ui.HTMLText(it.Hook), class, ui.HTMLText(hookGist(it)))
+		v.Hook, v.Gist, v.IsError = ui.Inert(it.Hook), ui.Inert(hookGist(it)), it.IsError
 	case KindToolResult:
-		status := `<span class="ok">ok</span>`
-		if it.IsError {
-			status = `<span class="err">error</span>`
-		}
-		fmt.Fprintf(h.w, `↳ %s <code>%s</code>, %s`, status, ui.HTMLText(it.Tool), bytesText(it.Bytes))
+		v.Tool, v.Size, v.IsError = ui.Inert(it.Tool), bytesText(it.Bytes), it.IsError
 		if it.TookMS > 0 {
-			fmt.Fprintf(h.w, `, %s`, ui.Duration(time.Duration(it.TookMS)*time.Millisecond))
+			v.Took = ms(it.TookMS)
 		}
 		out := it.Head
 		if it.Tail != "" {
 			out += "\n…\n" + it.Tail
 		}
-		h.pre(out, 6)
+		v.Block = preformatted(out, 6)
 	case KindResult:
-		if it.IsError || it.Subtype != "success" {
-			fmt.Fprintf(h.w, `<span class="err">error result <code>%s</code></span>`, ui.HTMLText(it.Subtype))
-		} else {
-			h.w.WriteString(`<span class="ok">result</span>`)
-		}
-		fmt.Fprintf(h.w, `, %s`, ui.Cost(it.CostUSD))
-		h.pre(it.Text, 12)
-	case KindAttemptEnded:
+		v.Failed, v.Subtype, v.Cost, v.Block = it.IsError || it.Subtype != "success", ui.Inert(it.Subtype), ui.Cost(it.CostUSD), preformatted(it.Text, 12)
+	case event.AttemptEnded:
 		a := it.Info
-		fmt.Fprintf(h.w, `<span class="what">attempt %d ended: %s</span>`, it.Attempt, ui.HTMLText(firstNonEmpty(a.Outcome, "no recorded end")))
+		v.Word = ui.Inert(firstNonEmpty(a.Outcome, "no recorded end"))
 		if a.DurationMS > 0 {
-			fmt.Fprintf(h.w, ` after %s`, ui.Duration(time.Duration(a.DurationMS)*time.Millisecond))
+			v.Took = ms(a.DurationMS)
 		}
-		fmt.Fprintf(h.w, `, %s, %s in / %s out, %s`, ui.Cost(a.CostUSD), ui.Tokens(a.Tokens.Input), ui.Tokens(a.Tokens.Output), ui.Plural(a.ToolCalls, "tool call"))
-		if a.CLIVersion != "" {
-			fmt.Fprintf(h.w, `, claude %s`, ui.HTMLText(a.CLIVersion))
-		}
-		if lost := lostWords(a); lost != "" {
-			fmt.Fprintf(h.w, `, %s`, ui.HTMLText(lost))
-		}
-		if a.Outcome != "success" {
-			h.pre(a.Reason, 0)
+		v.Cost, v.Calls = ui.Cost(a.CostUSD), ui.Plural(a.ToolCalls, "tool call")
+		v.Tokens = ui.Tokens(a.Tokens.Input) + " in / " + ui.Tokens(a.Tokens.Output) + " out"
+		v.CLIVersion, v.Lost = ui.Inert(a.CLIVersion), ui.Inert(lostWords(a))
+		if a.Outcome != attempt.Success.String() {
+			v.Block = preformatted(a.Reason, 0)
 		}
 	case KindNote:
-		fmt.Fprintf(h.w, `<span class="note">note: %s</span>`, ui.HTMLText(it.Text))
+		v.Gist = ui.Inert(it.Text)
 	default:
-		fmt.Fprintf(h.w, `<span class="what">malarun</span> %s`, ui.HTMLText(decision(it)))
+		name, v.Gist = "decision", ui.Inert(decision(it))
 	}
-	h.w.WriteString("</div>\n")
-	return nil
+	return h.t.ExecuteTemplate(h.w, name, v)
 }
 
-// pre writes text as a preformatted block, folded into <details> when it
-// has more than fold lines (0: never).
-func (h *htmlRenderer) pre(text string, fold int) {
-	text = strings.TrimRight(text, "\n")
-	if text == "" {
-		return
-	}
-	n := strings.Count(text, "\n") + 1
-	if fold > 0 && n > fold {
-		fmt.Fprintf(h.w, `<details><summary>%d lines</summary><pre>%s</pre></details>`, n, ui.HTMLText(text))
-		return
-	}
-	fmt.Fprintf(h.w, `<pre>%s</pre>`, ui.HTMLText(text))
+// endView is what the page says after the story: the run at a glance
+// (its outside text made inert), the picture, and the page's script.
+type endView struct {
+	Issue, RunID string
+	Word         string
+	Exit         string
+	Attempts     string
+	Cost, Took   string
+	Calls        string
+	Tokens       string
+	Reason       string
+	Picture      pictureView
+	JS           template.JS
 }
 
 func (h *htmlRenderer) End(s Summary) error {
-	h.w.WriteString("</section>\n<section id=\"picture\">\n")
-	outcome := firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end")
-	fmt.Fprintf(h.w, `<h1>malarun show %s, run %s</h1>`+"\n", ui.HTMLText(h.header.Issue), ui.HTMLText(h.header.RunID))
-	fmt.Fprintf(h.w, `<p class="facts"><b>%s</b>`, ui.HTMLText(outcome))
+	v := endView{Issue: ui.Inert(h.header.Issue), RunID: ui.Inert(h.header.RunID), Word: ui.Inert(firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end")),
+		Attempts: ui.Plural(len(s.Attempts), "attempt"), Cost: ui.Cost(s.CostUSD), Calls: ui.Plural(s.ToolCalls, "tool call"),
+		Tokens: ui.Tokens(s.Tokens.Input) + " in, " + ui.Tokens(s.Tokens.Output) + " out, " + ui.Tokens(s.Tokens.CacheRead) + " cache read",
+		Reason: ui.Inert(s.Reason), Picture: h.picture.view(), JS: template.JS(pageJS)}
 	if s.ExitCode != nil {
-		fmt.Fprintf(h.w, ` (exit %d)`, *s.ExitCode)
+		v.Exit = strconv.Itoa(*s.ExitCode)
 	}
-	fmt.Fprintf(h.w, ` · %s · %s`, ui.Plural(len(s.Attempts), "attempt"), ui.Cost(s.CostUSD))
 	if !s.Started.IsZero() && !s.Ended.IsZero() {
-		fmt.Fprintf(h.w, ` · %s`, ui.Duration(s.Ended.Sub(s.Started)))
+		v.Took = ui.Duration(s.Ended.Sub(s.Started))
 	}
-	fmt.Fprintf(h.w, ` · %s · %s in, %s out, %s cache read</p>`+"\n", ui.Plural(s.ToolCalls, "tool call"),
-		ui.Tokens(s.Tokens.Input), ui.Tokens(s.Tokens.Output), ui.Tokens(s.Tokens.CacheRead))
-	if s.Reason != "" {
-		fmt.Fprintf(h.w, "<pre>%s</pre>\n", ui.HTMLText(s.Reason))
+	if err := h.t.ExecuteTemplate(h.w, "end", v); err != nil {
+		return err
 	}
-	h.picture.draw(h.w)
-	fmt.Fprintf(h.w, "</section>\n</main>\n<script>%s</script>\n</body></html>\n", pageJS)
 	return h.w.Flush()
 }

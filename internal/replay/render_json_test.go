@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/testing/schemacheck"
 )
 
@@ -62,7 +63,7 @@ func TestJSONRoundsCosts(t *testing.T) {
 	r := NewJSON(&out)
 	info := &Attempt{N: 1, CostUSD: sum}
 	it := &Item{Seq: 1, Kind: KindResult, CostUSD: sum, RunCostUSD: sum}
-	ended := &Item{Seq: 2, Kind: KindAttemptEnded, Info: info}
+	ended := &Item{Seq: 2, Kind: event.AttemptEnded, Info: info}
 	if r.Begin(Header{Issue: "i"}) != nil || r.Item(it) != nil || r.Item(ended) != nil ||
 		r.End(Summary{CostUSD: sum, Attempts: []Attempt{*info}}) != nil {
 		t.Fatal("render failed")

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -46,14 +49,14 @@ func (m *mdRenderer) Item(it *Item) error {
 		at = it.Time.UTC().Format("15:04:05") + " "
 	}
 	switch it.Kind {
-	case KindAttemptStarted:
+	case event.AttemptStarted:
 		a := it.Info
 		fmt.Fprintf(m.w, "\n#### Attempt %d: %s", it.Attempt, beganText(a.Began))
 		if a.Session != "" {
 			fmt.Fprintf(m.w, ", session %s", ui.MarkdownCode(ui.ShortSession(a.Session)))
 		}
 		m.w.WriteString("\n\n")
-	case KindAttemptEnded:
+	case event.AttemptEnded:
 		fmt.Fprintf(m.w, "- %s**attempt %d ended: %s**", at, it.Attempt, ui.MarkdownCode(firstNonEmpty(it.Info.Outcome, "no recorded end")))
 		if it.Info.DurationMS > 0 {
 			fmt.Fprintf(m.w, " after %s", ui.Duration(time.Duration(it.Info.DurationMS)*time.Millisecond))
@@ -63,7 +66,7 @@ func (m *mdRenderer) Item(it *Item) error {
 			fmt.Fprintf(m.w, ", %s", lost)
 		}
 		m.w.WriteString("\n")
-		if it.Info.Reason != "" && it.Info.Outcome != "success" {
+		if it.Info.Reason != "" && it.Info.Outcome != attempt.Success.String() {
 			m.block("  ", "", it.Info.Reason)
 		}
 	case KindPrompt:
@@ -113,7 +116,7 @@ func (m *mdRenderer) Item(it *Item) error {
 
 func (m *mdRenderer) End(s Summary) error {
 	mark, word := "✅", "succeeded"
-	if s.Outcome != "success" {
+	if s.Outcome != string(outcome.Success) {
 		mark, word = "❌", ui.MarkdownCode(firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end"))
 	}
 	fmt.Fprintf(m.w, "\n%s **%s**", mark, word)
@@ -123,8 +126,8 @@ func (m *mdRenderer) End(s Summary) error {
 	fmt.Fprintf(m.w, ": %s, %s, %s, %s\n\n", ui.Plural(len(s.Attempts), "attempt"), ui.Cost(s.CostUSD), ui.Plural(s.ToolCalls, "tool call"), ui.Plural(s.Results, "result"))
 	m.w.WriteString("| attempt | began | session | took | ended | cost |\n| ---: | --- | --- | ---: | --- | ---: |\n")
 	for _, a := range s.Attempts {
-		fmt.Fprintf(m.w, "| %d | %s | %s | %s | %s | %s |\n", a.N, beganText(a.Began), ui.MarkdownCode(ui.ShortSession(a.Session)),
-			ui.Duration(time.Duration(a.DurationMS)*time.Millisecond), ui.MarkdownCode(firstNonEmpty(a.Outcome, "no recorded end")), ui.Cost(a.CostUSD))
+		fmt.Fprintf(m.w, "| %d | %s | %s | %s | %s | %s |\n", a.N, beganText(a.Began), ui.MarkdownCodeCell(ui.ShortSession(a.Session)),
+			ui.Duration(time.Duration(a.DurationMS)*time.Millisecond), ui.MarkdownCodeCell(firstNonEmpty(a.Outcome, "no recorded end")), ui.Cost(a.CostUSD))
 	}
 	if s.Stopped != "" {
 		fmt.Fprintf(m.w, "\nStopped following: %s\n", ui.MarkdownCode(s.Stopped))
@@ -146,17 +149,12 @@ func (m *mdRenderer) block(indent, fold, text string) {
 	if text == "" {
 		return
 	}
-	lines := strings.Split(text, "\n")
-	long := len(lines) > mdLongLines
+	lines := strings.Count(text, "\n") + 1
+	long := lines > mdLongLines
 	if long {
-		fmt.Fprintf(m.w, "\n%s<details><summary>%s, %d lines</summary>\n\n", indent, firstNonEmpty(fold, "text"), len(lines))
+		fmt.Fprintf(m.w, "\n%s<details><summary>%s, %d lines</summary>\n\n", indent, firstNonEmpty(fold, "text"), lines)
 	}
-	fence := strings.Repeat("`", max(3, ui.LongestRun(text, '`')+1))
-	m.w.WriteString(indent + fence + "text\n")
-	for _, l := range lines {
-		m.w.WriteString(indent + l + "\n")
-	}
-	m.w.WriteString(indent + fence + "\n")
+	m.w.WriteString(ui.MarkdownBlock(text, indent))
 	if long {
 		m.w.WriteString(indent + "</details>\n\n")
 	}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -88,9 +91,9 @@ func (t *textRenderer) Begin(h Header) error {
 
 func (t *textRenderer) Item(it *Item) error {
 	switch it.Kind {
-	case KindAttemptStarted:
+	case event.AttemptStarted:
 		t.attemptHeader(it)
-	case KindAttemptEnded:
+	case event.AttemptEnded:
 		t.attemptFooter(it)
 	case KindPrompt:
 		t.entry(it, t.paint(sgrDim, fmt.Sprintf("prompt (%s, %s)", ui.Clean(it.Path, 0), bytesText(it.Bytes))), it.Text)
@@ -131,14 +134,14 @@ func (t *textRenderer) Item(it *Item) error {
 	}
 	// Followed, every item goes out as it comes: the agent's too (a
 	// tool call is what someone watching waits to see).
-	return t.flushIf(it.Kind.Malarun() || t.following)
+	return t.flushIf(ByMalarun(it.Kind) || t.following)
 }
 
 func (t *textRenderer) End(s Summary) error {
 	t.line("")
 	out := "story ends"
 	switch {
-	case s.Outcome == "success":
+	case s.Outcome == string(outcome.Success):
 		out = t.paint(sgrGreen+sgrBold, "succeeded")
 	case s.Outcome != "":
 		out = t.paint(sgrRed+sgrBold, ui.Clean(ui.EndWord(s.Outcome), 80))
@@ -198,7 +201,7 @@ func (t *textRenderer) attemptFooter(it *Item) {
 	a := it.Info
 	outcome := firstNonEmpty(a.Outcome, "no recorded end")
 	color := sgrGreen
-	if a.Outcome != "success" {
+	if a.Outcome != attempt.Success.String() {
 		color = sgrRed
 	}
 	parts := []string{fmt.Sprintf("── attempt %d ended: %s", it.Attempt, t.paint(color, ui.Clean(outcome, 60)))}
@@ -217,7 +220,7 @@ func (t *textRenderer) attemptFooter(it *Item) {
 		parts = append(parts, t.paint(sgrRed, lost))
 	}
 	t.entry(it, strings.Join(parts, " · "), "")
-	if a.Reason != "" && a.Outcome != "success" {
+	if a.Reason != "" && a.Outcome != attempt.Success.String() {
 		t.wrapped(strings.Repeat(" ", timeCols+2), ui.Inert(a.Reason))
 	}
 }

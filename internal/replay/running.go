@@ -3,6 +3,8 @@ package replay
 import (
 	"sort"
 	"time"
+
+	"github.com/malarun/malarun/internal/event"
 )
 
 // While a run is followed, a tool call is told when it starts, and told
@@ -43,11 +45,11 @@ func (w *walk) track(it *Item) {
 		}
 	case KindToolResult:
 		delete(w.running, it.ToolID)
-	case KindAttemptEnded, KindAttemptStarted:
+	case event.AttemptEnded, event.AttemptStarted:
 		// An attempt's end takes its calls out; so does the next one's
 		// start (an attempt whose malarun was killed has no recorded end).
 		for id, c := range w.running {
-			if c.item.Attempt == it.Attempt || it.Kind == KindAttemptStarted {
+			if c.item.Attempt == it.Attempt || it.Kind == event.AttemptStarted {
 				delete(w.running, id)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/statefile"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -203,7 +204,7 @@ func (w *walk) missingAttempts() error {
 		if _, ok := w.attempts[n]; ok {
 			continue
 		}
-		if err := w.startAttempt(&Item{Kind: KindAttemptStarted, Attempt: n}, BeganUnknown); err != nil {
+		if err := w.startAttempt(&Item{Kind: event.AttemptStarted, Attempt: n}, BeganUnknown); err != nil {
 			return err
 		}
 		if err := w.note(n, "attempt %d is not in the timeline: shown without times", n); err != nil {
@@ -231,7 +232,7 @@ func (w *walk) untimed() error {
 		if n == 1 {
 			began = BeganNew
 		}
-		if err := w.startAttempt(&Item{Kind: KindAttemptStarted, Attempt: n}, began); err != nil {
+		if err := w.startAttempt(&Item{Kind: event.AttemptStarted, Attempt: n}, began); err != nil {
 			return err
 		}
 		if err := w.lines(w.attempts[n], -1, time.Time{}); err != nil {

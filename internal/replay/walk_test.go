@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -157,7 +158,7 @@ func TestTellMergesDecisionsAndLinesInTimeOrder(t *testing.T) {
 	if !r.header.Timed || r.header.RunID != "20261122T120401Z-3f9a1c" || !r.ended {
 		t.Errorf("header %+v, ended %v", r.header, r.ended)
 	}
-	byKind := map[Kind]Item{}
+	byKind := map[event.Kind]Item{}
 	for i, it := range r.items {
 		if it.Seq != i+1 {
 			t.Errorf("item %d has seq %d", i+1, it.Seq)
@@ -175,7 +176,7 @@ func TestTellMergesDecisionsAndLinesInTimeOrder(t *testing.T) {
 	if res.Tool != "Bash" || res.TookMS != 1000 || res.Head != "hello-from-tool" || res.Bytes != 15 || res.IsError {
 		t.Errorf("tool result %+v", res)
 	}
-	if h := byKind[KindHangDetected]; h.SilenceMS != 300000 || !h.Time.Equal(rf.t0.Add(301*time.Second)) {
+	if h := byKind[event.HangDetected]; h.SilenceMS != 300000 || !h.Time.Equal(rf.t0.Add(301*time.Second)) {
 		t.Errorf("hang %+v", h)
 	}
 	if p := r.items[9]; p.Path != "attempt-2.prompt.md" || p.Text != "Continue on issue issue-1." {

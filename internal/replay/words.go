@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/ui"
 )
 
@@ -39,12 +40,12 @@ func decision(it *Item) string {
 	ms := func(n int64) string { return ui.Duration(time.Duration(n) * time.Millisecond) }
 	reason := ui.Clean(it.Reason, 300)
 	switch it.Kind {
-	case KindRunStarted:
+	case event.RunStarted:
 		if it.Continued {
 			return "run continued by a new malarun (the one before stopped)"
 		}
 		return "run started"
-	case KindHangDetected:
+	case event.HangDetected:
 		s := "hang: no output for " + ms(it.SilenceMS)
 		if it.Doing != "" {
 			s += ", " + ui.Clean(it.Doing, 120)
@@ -52,11 +53,11 @@ func decision(it *Item) string {
 			s += ", while " + ui.Clean(strings.Join(it.ToolsRunning, ", "), 120) + " ran"
 		}
 		return s
-	case KindKillSent:
+	case event.KillSent:
 		return fmt.Sprintf("stopping the process tree (%s): SIGTERM, SIGKILL after %s", ui.Clean(it.Reason, 60), ms(it.GraceMS))
-	case KindTreeGone:
+	case event.TreeGone:
 		return fmt.Sprintf("process tree gone: %d ended by SIGTERM, %d killed, in %s", it.Termed, it.Killed, ms(it.TookMS))
-	case KindRetryDecided:
+	case event.RetryDecided:
 		s := "retry decision: " + ui.Clean(it.Action, 20)
 		if it.BackoffMS > 0 {
 			s += " after " + ms(it.BackoffMS)
@@ -65,7 +66,7 @@ func decision(it *Item) string {
 			s += " — " + reason
 		}
 		return s
-	case KindLimitWait:
+	case event.LimitWait:
 		s := "usage limit: waiting until " + it.Until.UTC().Format("2006-01-02 15:04:05 UTC")
 		if !it.RetryAt.IsZero() {
 			s += " (resets " + it.RetryAt.UTC().Format("15:04:05") + ")"
@@ -74,21 +75,21 @@ func decision(it *Item) string {
 			s += ", " + ui.Clean(it.LimitType, 40)
 		}
 		return s
-	case KindCheckpoint:
+	case event.Checkpoint:
 		return "context nearly full (" + ui.Occupancy(it.Occupancy, it.Window) + "): asking for a checkpoint"
-	case KindRestart:
+	case event.Restart:
 		return fmt.Sprintf("context restart %d (%s): a new session, %s", it.Continuation, ui.Clean(it.Action, 20), ui.Occupancy(it.Occupancy, it.Window))
-	case KindAPIRetry:
+	case event.APIRetry:
 		return "claude retries an API request: " + reason + ", waiting " + ms(it.BackoffMS)
-	case KindTaskStarted:
+	case event.TaskStarted:
 		return "background task " + ui.Clean(it.Task, 40) + " started: " + ui.Clean(it.Summary, 200)
-	case KindTaskFinished:
+	case event.TaskFinished:
 		s := "background task " + ui.Clean(it.Task, 40) + " finished"
 		if it.TookMS > 0 {
 			s += " after " + ms(it.TookMS)
 		}
 		return s
-	case KindFinished:
+	case event.RunFinished:
 		s := "run finished: " + ui.Clean(it.Outcome, 60)
 		if it.ExitCode != nil {
 			s += fmt.Sprintf(" (exit %d)", *it.ExitCode)

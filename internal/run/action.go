@@ -111,10 +111,10 @@ func (k DecisionKind) String() string {
 func (k DecisionKind) Restart() bool { return k == Continue || k == Fallback }
 
 // Prompt is what an attempt reads on stdin: a template rendered with Data,
-// or (PromptWritten) a prompt already in the run folder.
+// or (NoTemplate) a prompt already in the run folder.
 type Prompt struct {
 	Template Template
-	// Written (PromptWritten): 0 the run's prompt.md, n attempt n's prompt.
+	// Written (NoTemplate): 0 the run's prompt.md, n attempt n's prompt.
 	Written int
 	Data    PromptData
 }
@@ -123,11 +123,11 @@ type Prompt struct {
 type Template int
 
 const (
-	PromptWritten      Template = iota // no template: a prompt already written
-	PromptResume                       // resume.md
-	PromptCheckpoint                   // checkpoint.md
-	PromptContinuation                 // continuation.md
-	PromptFallback                     // fallback.md
+	NoTemplate           Template = iota // no template: a prompt already written
+	ResumeTemplate                       // resume.md
+	CheckpointTemplate                   // checkpoint.md
+	ContinuationTemplate                 // continuation.md
+	FallbackTemplate                     // fallback.md
 )
 
 // PromptData is what a template sees, but the issue and the task, which the

@@ -72,15 +72,15 @@ func Begin(p Policy, b Beginning, now time.Time, d Draws) (State, Action) {
 		}
 		switch {
 		case a.Resume:
-			a.Prompt = Prompt{Template: PromptResume, Data: data}
+			a.Prompt = Prompt{Template: ResumeTemplate, Data: data}
 		case r.Checkpoint != "":
-			a.Prompt = Prompt{Template: PromptContinuation, Data: data}
+			a.Prompt = Prompt{Template: ContinuationTemplate, Data: data}
 			s.SessionPrompt = a.N
 		case s.sideEffectCount() > 0:
 			return s, Action{Kind: End, Outcome: outcome.NotSafeToRetry,
 				Reason: "the recorded run has no session to resume, and a fresh start would repeat tool calls with side effects"}
 		default:
-			a.Prompt = Prompt{Template: PromptFallback, Data: data}
+			a.Prompt = Prompt{Template: FallbackTemplate, Data: data}
 			s.SessionPrompt = a.N
 		}
 	}

@@ -184,9 +184,9 @@ func (s *State) again(p Policy, e Ended, checkpointing bool) (Decision, outcome.
 }
 
 // writtenOf is where attempt a's prompt is written: a prompt it reused, or
-// its own (PromptWritten's numbering).
+// its own (NoTemplate's numbering).
 func writtenOf(a Attempt) int {
-	if a.Prompt.Template == PromptWritten {
+	if a.Prompt.Template == NoTemplate {
 		return a.Prompt.Written
 	}
 	return a.N
@@ -219,7 +219,7 @@ func (s *State) nextAttempt(dec Decision, e Ended, d Draws) Attempt {
 		if dec.Kind == Fresh {
 			a.SessionID = d.NewSession
 		}
-		a.Prompt = Prompt{Template: PromptWritten, Written: writtenOf(e.Attempt)}
+		a.Prompt = Prompt{Template: NoTemplate, Written: writtenOf(e.Attempt)}
 		return a
 	}
 	data := PromptData{Reason: e.Reason, Checkpoint: s.Checkpoint}
@@ -228,23 +228,23 @@ func (s *State) nextAttempt(dec Decision, e Ended, d Draws) Attempt {
 		a.SessionID, a.Resume = dec.SessionID, true
 		data.Interrupted, data.Tasks, data.Hooks = e.CutCalls, e.CutTasks, e.CutHooks
 		data.CutReply = cutReply(e.Hung)
-		a.Prompt = Prompt{Template: PromptResume, Data: data}
+		a.Prompt = Prompt{Template: ResumeTemplate, Data: data}
 	case Checkpoint:
 		a.SessionID, a.Resume, a.Checkpoint = dec.SessionID, true, true
-		a.Prompt = Prompt{Template: PromptCheckpoint, Data: data}
+		a.Prompt = Prompt{Template: CheckpointTemplate, Data: data}
 	case Continue, Fallback:
 		// An empty checkpoint would seed a session that knows nothing: the
 		// fallback prompt carries the task instead.
-		t := PromptFallback
+		t := FallbackTemplate
 		if dec.Kind == Continue && s.Checkpoint != "" {
-			t = PromptContinuation
+			t = ContinuationTemplate
 		}
 		a.SessionID, a.Prompt = d.NewSession, Prompt{Template: t, Data: data}
 		s.SessionPrompt = a.N
 	case Fresh:
 		// The prompt the current session started with: the task, or a
 		// continuation's checkpoint.
-		a.SessionID, a.Prompt = d.NewSession, Prompt{Template: PromptWritten, Written: s.SessionPrompt}
+		a.SessionID, a.Prompt = d.NewSession, Prompt{Template: NoTemplate, Written: s.SessionPrompt}
 	}
 	return a
 }
@@ -281,9 +281,9 @@ func cutReply(d *attempt.Doing) string {
 func (s *State) afterLimit(e Ended, checkpoint bool) Attempt {
 	a := Attempt{N: s.take(), SessionID: cmp.Or(s.SessionID, e.SessionID), Resume: true, Checkpoint: checkpoint}
 	data := PromptData{Reason: e.Reason, Checkpoint: s.Checkpoint, Interrupted: e.CutCalls, Tasks: e.CutTasks, Hooks: e.CutHooks, LimitNote: limitNote(e.Limit.Type)}
-	a.Prompt = Prompt{Template: PromptResume, Data: data}
+	a.Prompt = Prompt{Template: ResumeTemplate, Data: data}
 	if checkpoint {
-		a.Prompt.Template = PromptCheckpoint // the checkpoint was refused, not written: ask again
+		a.Prompt.Template = CheckpointTemplate // the checkpoint was refused, not written: ask again
 	}
 	return a
 }

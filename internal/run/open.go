@@ -32,9 +32,8 @@ type Invocation struct {
 	// than version 4, which does not keep its own.
 	PromptSHA256, FolderPromptSHA256 string
 	Reset                            bool
-	// PromptChange is the policy for a changed prompt: PromptChangeRefuse,
-	// record.PromptResume or record.PromptStartOver.
-	PromptChange string
+	// PromptChange is the policy for a changed prompt.
+	PromptChange PromptChangePolicy
 	MaxReclaims  int
 	// PoisonedExitCode is the exit code a poisoned run records.
 	PoisonedExitCode int
@@ -44,8 +43,18 @@ type Invocation struct {
 	Now                          time.Time
 }
 
-// PromptChangeRefuse is the policy that refuses a changed prompt.
-const PromptChangeRefuse = "refuse"
+// PromptChangePolicy is what a rerun does when its prompt is not the one
+// the recorded, still resumable run began with (prompt_change). Refuse
+// exits 2 and changes nothing; the other two are also the decisions the
+// record keeps of a change (record.PromptChange.Decision), spelled as
+// the record spells them.
+type PromptChangePolicy string
+
+const (
+	PromptChangeRefuse    PromptChangePolicy = "refuse"
+	PromptChangeResume    PromptChangePolicy = record.PromptResume    // continue that run with its own prompt
+	PromptChangeStartOver PromptChangePolicy = record.PromptStartOver // start a new run with this one
+)
 
 // OpenKind says how an invocation opens.
 type OpenKind int
@@ -195,8 +204,8 @@ func promptChange(in Invocation, rec record.Record) (*record.PromptChange, *Open
 	}
 	change := &record.PromptChange{At: in.Now.UTC(), RunID: rec.RunID, RecordedSHA256: recorded, GivenSHA256: given}
 	switch in.PromptChange {
-	case record.PromptResume, record.PromptStartOver:
-		change.Decision = in.PromptChange
+	case PromptChangeResume, PromptChangeStartOver:
+		change.Decision = string(in.PromptChange)
 		return change, nil
 	}
 	saved := rec.RunDir + "/prompt.md"

@@ -127,14 +127,14 @@ func TestOpen(t *testing.T) {
 				}
 			}},
 		{"another prompt with resume continues the recorded task, keeping the change", Invocation{Found: true, Record: recordOf(record.Interrupted),
-			PromptSHA256: "bbb", PromptChange: record.PromptResume, Now: t0}, OpenContinue, func(t *testing.T, o Opened) {
+			PromptSHA256: "bbb", PromptChange: PromptChangeResume, Now: t0}, OpenContinue, func(t *testing.T, o Opened) {
 			c := o.Change
 			if c == nil || c.Decision != record.PromptResume || c.GivenSHA256 != "bbb" || len(o.Record.PromptChanges) != 1 || !c.At.Equal(t0) {
 				t.Errorf("%+v, changes %+v", c, o.Record.PromptChanges)
 			}
 		}},
 		{"another prompt with start_over closes the recorded run and starts a new one", Invocation{Found: true, Record: recordOf(record.Processing),
-			PromptSHA256: "bbb", PromptChange: record.PromptStartOver}, OpenNew, func(t *testing.T, o Opened) {
+			PromptSHA256: "bbb", PromptChange: PromptChangeStartOver}, OpenNew, func(t *testing.T, o Opened) {
 			if o.Change == nil || o.Change.Decision != record.PromptStartOver || !o.EndLeftovers || len(o.Record.PromptChanges) != 1 {
 				t.Errorf("%+v", o)
 			}

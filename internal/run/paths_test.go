@@ -49,16 +49,16 @@ func show(a Action, now time.Time) string {
 
 func templateName(p Prompt) string {
 	switch p.Template {
-	case PromptWritten:
+	case NoTemplate:
 		if p.Written == 0 {
 			return "prompt.md"
 		}
 		return fmt.Sprintf("attempt-%d.prompt.md", p.Written)
-	case PromptResume:
+	case ResumeTemplate:
 		return "resume.md"
-	case PromptCheckpoint:
+	case CheckpointTemplate:
 		return "checkpoint.md"
-	case PromptContinuation:
+	case ContinuationTemplate:
 		return "continuation.md"
 	}
 	return "fallback.md"
@@ -333,23 +333,23 @@ func TestRunPaths(t *testing.T) {
 		}},
 		{"a prompt lost in a new session: a fresh session with the same prompt, until max_idle_retries", nil, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
-			{ended: ended(attempt.PromptLost, "new-0", false, of(1, "new-0", false, Prompt{Template: PromptWritten})), want: "start 2 new new-1 prompt.md",
+			{ended: ended(attempt.PromptLost, "new-0", false, of(1, "new-0", false, Prompt{Template: NoTemplate})), want: "start 2 new new-1 prompt.md",
 				check: func(t *testing.T, s State, a Action) {
 					if a.Decision.Kind != Fresh || s.IdleRetries != 1 || s.SessionPrompt != 0 {
 						t.Errorf("decision %+v, state %+v", a.Decision, s)
 					}
 				}},
-			{ended: ended(attempt.PromptLost, "new-1", false, of(2, "new-1", false, Prompt{Template: PromptWritten})), want: "sleep 5s"},
+			{ended: ended(attempt.PromptLost, "new-1", false, of(2, "new-1", false, Prompt{Template: NoTemplate})), want: "sleep 5s"},
 			{at: 5 * time.Second, want: "start 3 new new-2 prompt.md"},
-			{at: 6 * time.Second, ended: ended(attempt.PromptLost, "new-2", false, of(3, "new-2", false, Prompt{Template: PromptWritten})),
+			{at: 6 * time.Second, ended: ended(attempt.PromptLost, "new-2", false, of(3, "new-2", false, Prompt{Template: NoTemplate})),
 				want: "end retries_exhausted: 3 attempts in a row without progress (max_idle_retries 2); last: prompt-lost happened"},
 		}},
 		{"a resume prompt lost: the session resumed with that very prompt, not a new one", nil, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
 			{ended: ended(attempt.Hang, "new-0", true, withCut(bash)), want: "start 2 resume new-0 resume.md"},
-			{ended: ended(attempt.PromptLost, "new-0", false, of(2, "new-0", true, Prompt{Template: PromptResume})), want: "sleep 5s",
+			{ended: ended(attempt.PromptLost, "new-0", false, of(2, "new-0", true, Prompt{Template: ResumeTemplate})), want: "sleep 5s",
 				check: func(t *testing.T, s State, a Action) {
-					if s.Pending.Prompt.Template != PromptWritten || s.Pending.Prompt.Written != 2 || !s.Pending.Resume || s.SessionID != "new-0" {
+					if s.Pending.Prompt.Template != NoTemplate || s.Pending.Prompt.Written != 2 || !s.Pending.Resume || s.SessionID != "new-0" {
 						t.Errorf("pending %+v, session %q: want attempt 2's own prompt, resumed", s.Pending, s.SessionID)
 					}
 				}},
@@ -360,7 +360,7 @@ func TestRunPaths(t *testing.T) {
 			{want: "start 1 new new-0 prompt.md"},
 			{ended: ended(attempt.ContextPressure, "new-0", true), want: "start 2 resume new-0 checkpoint.md checkpoint"},
 			{ended: ended(attempt.Success, "new-0", true, withReply("<checkpoint>state</checkpoint>")), want: "start 3 new new-2 continuation.md"},
-			{ended: ended(attempt.PromptLost, "new-2", false, of(3, "new-2", false, Prompt{Template: PromptContinuation})), want: "start 4 new new-3 attempt-3.prompt.md"},
+			{ended: ended(attempt.PromptLost, "new-2", false, of(3, "new-2", false, Prompt{Template: ContinuationTemplate})), want: "start 4 new new-3 attempt-3.prompt.md"},
 			// The new session hangs before its first reply: a fresh start
 			// repeats the prompt it began with, the continuation still.
 			{ended: ended(attempt.Hang, "new-3", false), want: "sleep 5s"},
@@ -369,7 +369,7 @@ func TestRunPaths(t *testing.T) {
 		{"a checkpoint request's prompt lost: asked again, still a checkpoint", nil, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
 			{ended: ended(attempt.ContextPressure, "new-0", true), want: "start 2 resume new-0 checkpoint.md checkpoint"},
-			{ended: ended(attempt.PromptLost, "new-0", false, of(2, "new-0", true, Prompt{Template: PromptCheckpoint}),
+			{ended: ended(attempt.PromptLost, "new-0", false, of(2, "new-0", true, Prompt{Template: CheckpointTemplate}),
 				func(e *Ended) { e.Attempt.Checkpoint = true }), want: "start 3 resume new-0 attempt-2.prompt.md checkpoint"},
 			{ended: ended(attempt.Success, "new-0", true, withReply("<checkpoint>c</checkpoint>")), want: "start 4 new new-3 continuation.md"},
 		}},

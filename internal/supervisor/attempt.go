@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/configkey"
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/record"
 
@@ -318,7 +319,7 @@ func (d *attemptDriver) logStop(why attempt.StopReason) {
 		d.log.Warn().Stringer("after", cfg.ResultExitTimeout).Msg("claude still alive after its result line")
 	case attempt.StopBackgroundTimeout:
 		_, tasks := d.m.CutOff()
-		d.log.Warn().Stringer("background_timeout", cfg.BackgroundTimeout).Strs("tasks", taskIDs(tasks)).Msg("background tasks still running after background_timeout")
+		d.log.Warn().Stringer(configkey.BackgroundTimeout, cfg.BackgroundTimeout).Strs("tasks", taskIDs(tasks)).Msg("background tasks still running after background_timeout")
 	case attempt.StopUsageLimit:
 		l := d.m.Limit()
 		d.log.Warn().Time("retry_at", l.RetryAt).Str("why", l.Reason).Str(event.AlsoField, string(event.AttemptEnded)).

@@ -102,19 +102,9 @@ type Config struct {
 	// is not continued.
 	Reset bool
 	// PromptChange is what a rerun does when its prompt differs from the
-	// one the recorded, still resumable run began with: PromptChangeRefuse
-	// (exit 2, nothing changed), PromptChangeResume (continue that run with
-	// its own prompt) or PromptChangeStartOver (start a new run with this one).
-	PromptChange string
+	// one the recorded, still resumable run began with.
+	PromptChange run.PromptChangePolicy
 }
-
-// The values of Config.PromptChange; the last two are also the decisions
-// the record keeps (record.PromptChange).
-const (
-	PromptChangeRefuse    = "refuse"
-	PromptChangeResume    = record.PromptResume
-	PromptChangeStartOver = record.PromptStartOver
-)
 
 // Defaults. Each phase's allowance is set from the silences measured and
 // reported in a healthy stream (docs/design.md §F32, §D30): text deltas
@@ -158,33 +148,13 @@ const (
 	DefaultUnreachableWindow = 30 * time.Second
 )
 
-// DefaultConfig returns a Config with every default filled in.
+// DefaultConfig returns a Config with every key's default (Keys) filled in.
 func DefaultConfig() Config {
-	return Config{
-		ClaudeBin:           "claude",
-		IdleTimeout:         DefaultIdleTimeout,
-		ToolTimeout:         DefaultToolTimeout,
-		TextTimeout:         DefaultTextTimeout,
-		ThinkingTimeout:     DefaultThinkingTimeout,
-		ToolInputTimeout:    DefaultToolInputTimeout,
-		FirstByteTimeout:    DefaultFirstByteTimeout,
-		SubagentTimeout:     DefaultSubagentTimeout,
-		KillGrace:           DefaultKillGrace,
-		ShutdownGrace:       DefaultShutdownGrace,
-		ResultExitTimeout:   DefaultResultExitTimeout,
-		SessionTimeout:      DefaultSessionTimeout,
-		BackgroundTimeout:   DefaultBackgroundTimeout,
-		PartialMessages:     true,
-		MaxAttempts:         DefaultMaxAttempts,
-		MaxIdleRetries:      DefaultMaxIdleRetries,
-		Backoff:             run.DefaultBackoff(),
-		SideEffectFreeTools: run.DefaultSideEffectFree(),
-		ContextThreshold:    DefaultContextThreshold,
-		MaxContinuations:    DefaultMaxContinuations,
-		MaxReclaims:         DefaultMaxReclaims,
-		PromptChange:        PromptChangeRefuse,
-		UnreachableWindow:   DefaultUnreachableWindow,
+	var c Config
+	for _, k := range Keys() {
+		k.Value.setDefault(&c)
 	}
+	return c
 }
 
 // runPolicy is the run's limits for internal/run, the session deadline
@@ -202,7 +172,8 @@ func (c Config) runPolicy(started time.Time) run.Policy {
 	return p
 }
 
-// Validate checks the values that no parser can: ranges and required fields.
+// Validate checks the values that no parser can: each key's, as the key
+// table says (Keys), the issue, the prompt and the extra arguments.
 func (c Config) Validate() error {
 	if err := ValidateIssueID(c.IssueID); err != nil {
 		return err
@@ -210,69 +181,10 @@ func (c Config) Validate() error {
 	if len(c.Prompt) == 0 {
 		return fmt.Errorf("the prompt from %s is empty", c.PromptSource)
 	}
-	if c.ClaudeBin == "" {
-		return fmt.Errorf("claude_bin is empty: give the path or name of the claude CLI")
-	}
-	if c.StateDir == "" {
-		return fmt.Errorf("state_dir is empty")
-	}
-	positive := []struct {
-		key string
-		v   time.Duration
-	}{
-		{"idle_timeout", c.IdleTimeout},
-		{"tool_timeout", c.ToolTimeout},
-		{"text_timeout", c.TextTimeout},
-		{"thinking_timeout", c.ThinkingTimeout},
-		{"tool_input_timeout", c.ToolInputTimeout},
-		{"first_byte_timeout", c.FirstByteTimeout},
-		{"subagent_timeout", c.SubagentTimeout},
-		{"kill_grace", c.KillGrace},
-		{"shutdown_grace", c.ShutdownGrace},
-		{"result_exit_timeout", c.ResultExitTimeout},
-		{"background_timeout", c.BackgroundTimeout},
-	}
-	for _, p := range positive {
-		if p.v <= 0 {
-			return fmt.Errorf("%s is %s: it must be a positive duration such as 30s or 5m", p.key, p.v)
+	for _, k := range Keys() {
+		if err := k.Value.check(k.Name, &c); err != nil {
+			return err
 		}
-	}
-	if c.SessionTimeout < 0 {
-		return fmt.Errorf("session_timeout is %s: use 0 to disable it or a positive duration", c.SessionTimeout)
-	}
-	if c.LimitWait < 0 {
-		return fmt.Errorf("limit_wait is %s: use 0 to never wait for a usage limit, or a positive duration", c.LimitWait)
-	}
-	if c.MaxAttempts < 1 {
-		return fmt.Errorf("max_attempts is %d: it must be at least 1", c.MaxAttempts)
-	}
-	if c.MaxIdleRetries < 0 {
-		return fmt.Errorf("max_idle_retries is %d: it must be 0 or more", c.MaxIdleRetries)
-	}
-	for i, b := range c.Backoff {
-		if b < 0 {
-			return fmt.Errorf("backoff entry %d is %s: waits cannot be negative", i+1, b)
-		}
-	}
-	if c.ContextThreshold <= 0 || c.ContextThreshold > 1 {
-		return fmt.Errorf("context_threshold is %g: it must be a fraction above 0 and at most 1, such as 0.9", c.ContextThreshold)
-	}
-	if c.ContextLimit < 0 {
-		return fmt.Errorf("context_limit is %d: use 0 to learn it from the model, or a number of tokens", c.ContextLimit)
-	}
-	if c.MaxContinuations < 0 {
-		return fmt.Errorf("max_continuations is %d: use 0 for no cap or a positive number", c.MaxContinuations)
-	}
-	if c.MaxReclaims < 0 {
-		return fmt.Errorf("max_reclaims is %d: it must be 0 or more", c.MaxReclaims)
-	}
-	if c.MaxCostUSD < 0 {
-		return fmt.Errorf("max_cost_usd is %g: use 0 for no cap or a positive amount", c.MaxCostUSD)
-	}
-	switch c.PromptChange {
-	case PromptChangeRefuse, PromptChangeResume, PromptChangeStartOver:
-	default:
-		return fmt.Errorf("prompt_change is %q: it must be %s, %s or %s", c.PromptChange, PromptChangeRefuse, PromptChangeResume, PromptChangeStartOver)
 	}
 	if err := CheckExtraArgs(c.ExtraArgs); err != nil {
 		return err

@@ -65,7 +65,7 @@ func (r *runner) promptText(a run.Attempt) []byte {
 	if text, ok := r.prompts[path]; ok {
 		return text
 	}
-	if a.Prompt.Template == run.PromptWritten && a.Prompt.Written == 0 {
+	if a.Prompt.Template == run.NoTemplate && a.Prompt.Written == 0 {
 		return r.task
 	}
 	text, err := statefile.Read(path, MaxPromptBytes)

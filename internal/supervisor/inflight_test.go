@@ -118,7 +118,7 @@ func TestResumePromptNamesTheFirstCallsInFlight(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := &runner{cfg: DefaultConfig(), runDir: t.TempDir()}
-			a := run.Attempt{N: 2, Prompt: run.Prompt{Template: run.PromptResume, Data: c.data}}
+			a := run.Attempt{N: 2, Prompt: run.Prompt{Template: run.ResumeTemplate, Data: c.data}}
 			if err := r.writePrompt(a); err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/record"
-	"github.com/malarun/malarun/internal/supervisor"
+	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -90,7 +90,7 @@ func TestRerunWithAnotherPromptIsRefused(t *testing.T) {
 func TestPromptChangeResumeContinuesTheRecordedTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := interruptedRun(t)
-		h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), supervisor.PromptChangeResume
+		h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), run.PromptChangeResume
 		rep, err, _ := h.run()
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +120,7 @@ func TestPromptChangeStartOverStartsTheNewTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := interruptedRun(t)
 		old := recordOf(t, h)
-		h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), supervisor.PromptChangeStartOver
+		h.cfg.Prompt, h.cfg.PromptChange = []byte("Write the release notes."), run.PromptChangeStartOver
 		h.cfg.Env = testchild.Env(testchild.Replay, testchild.EnvArgsFile+"="+h.args,
 			testchild.EnvTranscript+"="+transcriptFile(t, testchild.InitLine, testchild.TextLine, testchild.Result))
 		rep, err, _ := h.run()
@@ -219,7 +219,7 @@ func TestPlantedPromptNeverHangs(t *testing.T) {
 					}
 					if !same {
 						// Told to continue the recorded run, whose prompt is gone.
-						h.cfg.Prompt, h.cfg.PromptChange = []byte("Another task."), supervisor.PromptChangeResume
+						h.cfg.Prompt, h.cfg.PromptChange = []byte("Another task."), run.PromptChangeResume
 					}
 					_, err, _ := h.run()
 					if !same {

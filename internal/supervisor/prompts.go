@@ -63,7 +63,7 @@ func loadPrompts(dir string) (prompts, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return prompts{}, fmt.Errorf("prompts_dir %s is not a directory", dir)
 	}
-	for _, t := range []run.Template{run.PromptResume, run.PromptCheckpoint, run.PromptContinuation, run.PromptFallback} {
+	for _, t := range []run.Template{run.ResumeTemplate, run.CheckpointTemplate, run.ContinuationTemplate, run.FallbackTemplate} {
 		slot, name := p.slot(t)
 		text, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -80,22 +80,22 @@ func loadPrompts(dir string) (prompts, error) {
 }
 
 // slot is where the template t is kept, and its file name ("" and nil for
-// run.PromptWritten).
+// run.NoTemplate).
 func (p *prompts) slot(t run.Template) (**template.Template, string) {
 	switch t {
-	case run.PromptResume:
+	case run.ResumeTemplate:
 		return &p.resume, "resume.md"
-	case run.PromptCheckpoint:
+	case run.CheckpointTemplate:
 		return &p.checkpoint, "checkpoint.md"
-	case run.PromptContinuation:
+	case run.ContinuationTemplate:
 		return &p.continuation, "continuation.md"
-	case run.PromptFallback:
+	case run.FallbackTemplate:
 		return &p.fallback, "fallback.md"
 	}
 	return nil, ""
 }
 
-// of is the template t names (nil for run.PromptWritten), the built-in one
+// of is the template t names (nil for run.NoTemplate), the built-in one
 // parsed the first time.
 func (p *prompts) of(t run.Template) (*template.Template, error) {
 	slot, name := p.slot(t)
@@ -126,7 +126,7 @@ func parseTemplate(source string, text []byte) (*template.Template, error) {
 // its session started with).
 func (r *runner) promptPath(a run.Attempt) string {
 	n := a.N
-	if a.Prompt.Template == run.PromptWritten {
+	if a.Prompt.Template == run.NoTemplate {
 		if a.Prompt.Written == 0 {
 			return filepath.Join(r.runDir, "prompt.md")
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/malarun/malarun/internal/run"
 )
 
-var allTemplates = []run.Template{run.PromptResume, run.PromptCheckpoint, run.PromptContinuation, run.PromptFallback}
+var allTemplates = []run.Template{run.ResumeTemplate, run.CheckpointTemplate, run.ContinuationTemplate, run.FallbackTemplate}
 
 // fullPromptData fills every field a template may use.
 func fullPromptData() promptData {
@@ -40,7 +40,7 @@ func TestBuiltInPromptsParse(t *testing.T) {
 			t.Errorf("template %v parsed twice", tt)
 		}
 	}
-	if tmpl, err := p.of(run.PromptWritten); tmpl != nil || err != nil {
+	if tmpl, err := p.of(run.NoTemplate); tmpl != nil || err != nil {
 		t.Errorf("a written prompt has a template: %v, %v", tmpl, err)
 	}
 }
@@ -57,14 +57,14 @@ func TestPromptsDirTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := p.of(run.PromptContinuation)
+	tmpl, err := p.of(run.ContinuationTemplate)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if text, _ := render(tmpl, fullPromptData()); string(text) != "Go on with issue-1." {
 		t.Errorf("continuation renders %q, want the prompts_dir one", text)
 	}
-	resume, _ := p.of(run.PromptResume)
+	resume, _ := p.of(run.ResumeTemplate)
 	if text, _ := render(resume, fullPromptData()); !strings.Contains(resume.Name(), "built-in") || len(text) == 0 {
 		t.Errorf("resume is %q: want the built-in one", resume.Name())
 	}

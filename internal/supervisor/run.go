@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/claudesettings"
+	"github.com/malarun/malarun/internal/configkey"
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/record"
 
@@ -191,10 +192,10 @@ func (r *runner) warnings() {
 		r.log.Warn().Msg("DISABLE_AUTO_COMPACT is set: the CLI refuses requests at 90% of its window, so checkpoint requests may fail; malarun falls back to a fresh session with the original task")
 	}
 	if r.cfg.SessionTimeout > 0 && r.cfg.LimitWait > r.cfg.SessionTimeout {
-		r.log.Warn().Stringer("limit_wait", r.cfg.LimitWait).Stringer("session_timeout", r.cfg.SessionTimeout).
+		r.log.Warn().Stringer(configkey.LimitWait, r.cfg.LimitWait).Stringer(configkey.SessionTimeout, r.cfg.SessionTimeout).
 			Msg("limit_wait is longer than session_timeout, which bounds the whole run: a wait past it is not taken (exit 75 with the reset); raise session_timeout, or set it to 0")
 	}
 	if !r.cfg.PartialMessages && r.cfg.IdleTimeout < 15*time.Minute {
-		r.log.Warn().Stringer("idle_timeout", r.cfg.IdleTimeout).Msg("partial_messages is off: a long reply prints nothing until it is complete, so a short idle_timeout can kill a healthy run")
+		r.log.Warn().Stringer(configkey.IdleTimeout, r.cfg.IdleTimeout).Msg("partial_messages is off: a long reply prints nothing until it is complete, so a short idle_timeout can kill a healthy run")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/malarun/malarun/internal/configkey"
 )
 
 // shutdown is how malarun was asked to stop: the first signal stops the
@@ -24,7 +26,7 @@ type shutdown struct {
 func (r *shutdown) interrupt(sig os.Signal, log zerolog.Logger, grace time.Duration) bool {
 	if r.interrupted == nil {
 		r.interrupted = sig
-		log.Warn().Str("signal", sig.String()).Stringer("shutdown_grace", grace).Msg("stopping the run; a second signal kills it at once")
+		log.Warn().Str("signal", sig.String()).Stringer(configkey.ShutdownGrace, grace).Msg("stopping the run; a second signal kills it at once")
 		// Whatever is being stopped, and for whatever reason, the tree is
 		// killed once shutdown_grace is over: CI runners kill malarun soon.
 		r.shutdownTimer = time.AfterFunc(grace, func() { r.hurryNow("shutdown_grace is over", log) })

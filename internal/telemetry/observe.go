@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/record"
 
@@ -68,7 +69,7 @@ func (t *Run) Observe(e event.Event) {
 		if e.ClaudeCodeVersion != "" {
 			span.SetAttributes(attribute.String("malarun.claude.version", e.ClaudeCodeVersion))
 		}
-		if e.Outcome != "success" {
+		if e.Outcome != attempt.Success.String() {
 			span.SetStatus(codes.Error, e.Ending)
 		}
 		span.End(at)

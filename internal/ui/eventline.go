@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/event"
 )
 
@@ -116,9 +117,9 @@ func EventLine(e event.Event, st *Status) (string, bool) {
 
 // endedLine reports whether an attempt that ended so has a line: not one
 // that went well, and not a hang or an interruption, which have their own.
-func endedLine(outcome string) bool {
-	switch outcome {
-	case "success", "hang", "interrupted":
+func endedLine(ending string) bool {
+	switch ending {
+	case attempt.Success.String(), attempt.Hang.String(), attempt.Interrupted.String():
 		return false
 	}
 	return true

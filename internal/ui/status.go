@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/event"
 )
 
@@ -255,11 +256,11 @@ func (s *Status) doingNow(now time.Time) string {
 	switch {
 	case !ok:
 		return ""
-	case s.streamPhase == "waiting":
+	case s.streamPhase == attempt.PhaseWaiting.String():
 		if now.Sub(s.phaseSince) < waitShownAfter {
 			return ""
 		}
-	case s.streamPhase == "replying" || s.streamPhase == "starting":
+	case s.streamPhase == attempt.PhaseReplying.String() || s.streamPhase == attempt.PhaseStarting.String():
 		return ""
 	}
 	return Clean(d, 60) + s.inPhase(now, time.Second)

@@ -67,7 +67,7 @@ func Summary(r Report) string {
 		}
 	}
 	if r.Reason != "" {
-		b.WriteString("\n**Reason**\n\n" + fenced(r.Reason))
+		b.WriteString("\n**Reason**\n\n" + MarkdownBlock(r.Reason, ""))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -89,41 +89,8 @@ func mcpDown(attempts []Attempt) string {
 	return strings.Join(names, ", ")
 }
 
-// cell makes s safe inside a table cell: one line, no column breaks.
-func cell(s string) string {
-	return strings.ReplaceAll(Clean(s, 200), "|", `\|`)
-}
+// cell is s as prose in a table's cell: one line of at most 200 runes.
+func cell(s string) string { return MarkdownCell(Clean(s, 200)) }
 
-// code is s as inline code, with a fence of backticks longer than any run
-// inside it.
-func code(s string) string {
-	s = Clean(s, 0)
-	fence := strings.Repeat("`", longestRun(s, '`')+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	// In a table, even a pipe inside code ends the cell unless escaped.
-	return fence + strings.ReplaceAll(s, "|", `\|`) + fence
-}
-
-// fenced is s in a fenced code block whose fence no line of s can close;
-// s is made inert (a reason quotes the model; bidirectional controls would
-// reorder it on the page).
-func fenced(s string) string {
-	s = Inert(s)
-	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
-	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
-}
-
-func longestRun(s string, c byte) int {
-	best, n := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			n++
-			best = max(best, n)
-		} else {
-			n = 0
-		}
-	}
-	return best
-}
+// code is s as inline code in a table's cell, whole (a path).
+func code(s string) string { return inCell(codeSpan(Clean(s, 0))) }
