@@ -32,7 +32,7 @@ type Report struct {
 	History       []AttemptReport
 	Sessions      []string
 	Continuations int
-	Usage         stream.Usage // summed over the result lines of every attempt
+	Usage         stream.Tokens // summed over the result lines of every attempt
 	// ClaudeCodeVersion is the CLI's version from its last init line ("" if none came).
 	ClaudeCodeVersion string
 	Started           time.Time

@@ -8,23 +8,6 @@ package stream
 
 import "strings"
 
-// Usage is the token usage of one API call (an assistant message) or, on a
-// result line, of the whole session (cumulative; see docs/design.md §F5).
-type Usage struct {
-	InputTokens              int64
-	OutputTokens             int64
-	CacheCreationInputTokens int64
-	CacheReadInputTokens     int64
-}
-
-// Occupancy is the context the conversation takes up after this call:
-// everything sent (fresh, cache-created, cache-read) plus what was produced.
-// The decoder keeps each count within [0, MaxTokens], so the sum cannot
-// overflow.
-func (u Usage) Occupancy() int64 {
-	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens + u.OutputTokens
-}
-
 // ToolUse is one tool call requested by an assistant message.
 type ToolUse struct {
 	ID   string
@@ -110,7 +93,7 @@ type Event struct {
 	// Model is the init line's model, or an assistant message's message.model.
 	Model string
 	// Usage is message.usage on assistant lines and usage on result lines.
-	Usage    Usage
+	Usage    Tokens
 	HasUsage bool
 
 	// ToolUses are the tool_use blocks of an assistant message.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/record"
-	"github.com/malarun/malarun/internal/timeline"
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/outcome"
@@ -45,10 +44,10 @@ type Report struct {
 	// Reclaims counts the run's takeovers from a malarun that died (its
 	// killed attempt is in AttemptsTotal); Reclaimed says this invocation
 	// was one.
-	Reclaims  int         `json:"reclaims"`
-	Reclaimed bool        `json:"reclaimed"`
-	Tokens    TokenCounts `json:"tokens"`
-	CostUSD   float64     `json:"cost_usd"`
+	Reclaims  int           `json:"reclaims"`
+	Reclaimed bool          `json:"reclaimed"`
+	Tokens    stream.Tokens `json:"tokens"`
+	CostUSD   float64       `json:"cost_usd"`
 	// ClaudeCodeVersion is the CLI's version from the last init line ("" when it did not say).
 	ClaudeCodeVersion string    `json:"claude_code_version"`
 	Started           time.Time `json:"started"`
@@ -141,8 +140,8 @@ type Result struct {
 	// Origin says what started the turn when it was not the prompt (task-notification).
 	Origin string `json:"origin,omitempty"`
 	// TotalCostUSD is cumulative over the process; Tokens cover the turns since the previous result.
-	TotalCostUSD float64     `json:"total_cost_usd"`
-	Tokens       TokenCounts `json:"tokens"`
+	TotalCostUSD float64       `json:"total_cost_usd"`
+	Tokens       stream.Tokens `json:"tokens"`
 	// AfterStop: printed after malarun stopped the attempt; it decided nothing.
 	AfterStop bool `json:"after_stop,omitempty"`
 	// What 2.1.332 says of the turn's end (docs/design.md §F37): its
@@ -183,10 +182,6 @@ func given(n int, ok bool) *int {
 	return &n
 }
 
-// TokenCounts are the tokens claude's result lines reported, summed: the
-// one shape of "tokens" in the report, a finished line and the summary.
-type TokenCounts = timeline.Tokens
-
 // Ending is how the command line ended a run: its outcome name, exit code
 // and reason (the error's text; "" on success).
 type Ending struct {
@@ -208,7 +203,7 @@ func NewReport(rep event.Report, end Ending) Report {
 		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(record.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{}, Reclaims: rep.Reclaims, Reclaimed: rep.Reclaimed,
-		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,
+		Tokens: rep.Usage, ClaudeCodeVersion: rep.ClaudeCodeVersion,
 		CostUSD: usd.Round(rep.CostUSD), Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
 		RunDir: rep.RunDir, Record: rep.Record, LimitType: rep.LimitType,
 		NoResponse: noResponse(rep.NoResponse), ResultsLost: rep.ResultsLost,
@@ -236,7 +231,7 @@ func NewReport(rep event.Report, end Ending) Report {
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
 			last.Results = append(last.Results, Result{Subtype: rr.Subtype, IsError: rr.IsError, TerminalReason: rr.TerminalReason,
-				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: usd.Round(rr.CostUSD), Tokens: tokenCounts(rr.Usage), AfterStop: rr.AfterStop,
+				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: usd.Round(rr.CostUSD), Tokens: rr.Usage, AfterStop: rr.AfterStop,
 				ResultIndex: given(rr.Index, rr.HasIndex), NumTurns: given(rr.NumTurns, rr.HasNumTurns), QueuedTurnCount: rr.QueuedTurns,
 				ResumeReason: rr.ResumeReason, StartupFailureReason: rr.StartupFailure, APIError: rr.APIError})
 		}
@@ -248,10 +243,6 @@ func NewReport(rep event.Report, end Ending) Report {
 		r.AttemptsTotal = len(r.Attempts)
 	}
 	return r
-}
-
-func tokenCounts(u stream.Usage) TokenCounts {
-	return TokenCounts{Input: u.InputTokens, Output: u.OutputTokens, CacheCreationInput: u.CacheCreationInputTokens, CacheReadInput: u.CacheReadInputTokens}
 }
 
 func mcpServers(down []stream.MCPServer) []MCPServer {

@@ -44,7 +44,7 @@ func Summary(r Report) string {
 	row("cost", Cost(r.CostUSD))
 	row("duration", Duration(time.Duration(r.DurationMS)*time.Millisecond))
 	row("tokens", fmt.Sprintf("%s input, %s output, %s cache write, %s cache read",
-		Tokens(r.Tokens.Input), Tokens(r.Tokens.Output), Tokens(r.Tokens.CacheCreationInput), Tokens(r.Tokens.CacheReadInput)))
+		Tokens(r.Tokens.InputTokens), Tokens(r.Tokens.OutputTokens), Tokens(r.Tokens.CacheCreationInputTokens), Tokens(r.Tokens.CacheReadInputTokens)))
 	if r.RunDir != "" {
 		row("transcripts", code(r.RunDir+"/"))
 	}
