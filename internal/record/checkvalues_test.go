@@ -31,7 +31,7 @@ func TestRecordsAtTheBoundsRead(t *testing.T) {
 	}
 	r.TasksMore = 1
 	r.SideEffects = map[string]int{"Bash": 1, "mcp__github__create_issue": 3}
-	r.MCPNotConnected = []record.MCPServer{{Name: "github", Status: "failed"}, {Name: "linear", Status: "needs-auth"}}
+	r.MCPNotConnected = []stream.MCPServer{{Name: "github", Status: "failed"}, {Name: "linear", Status: "needs-auth"}}
 	for range record.MaxOutputFailures {
 		r.OutputFailures = append(r.OutputFailures, record.OutputFailure{Output: "events", Error: "EPIPE"})
 	}

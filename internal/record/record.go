@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // Status is where an issue's latest run stands.
@@ -84,12 +86,6 @@ type Owner struct {
 type ToolCall struct {
 	Name  string `json:"name"`
 	Input string `json:"input"` // cut short, for the resume prompt
-}
-
-// MCPServer is an MCP server as the CLI's init line lists it.
-type MCPServer struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
 }
 
 // Task is a background task of the CLI that was running when the record
@@ -165,7 +161,7 @@ type Record struct {
 	APIAnswered bool `json:"api_answered,omitempty"`
 	// MCPNotConnected are the MCP servers the last attempt's claude listed
 	// as not connected in its init line: it works without their tools.
-	MCPNotConnected []MCPServer `json:"mcp_servers_not_connected,omitempty"`
+	MCPNotConnected []stream.MCPServer `json:"mcp_servers_not_connected,omitempty"`
 	// SideEffects counts calls of tools with side effects in the current
 	// session line (since the last context restart), by tool.
 	SideEffects map[string]int `json:"side_effects,omitempty"`

@@ -29,10 +29,12 @@ type Task struct {
 	Status      string // empty when the CLI does not say (2.1.330 does not)
 }
 
-// MCPServer is one element of the init line's mcp_servers.
+// MCPServer is one element of the init line's mcp_servers: malarun's one
+// type for an MCP server. Its JSON is the record's and the --json
+// report's form (mcp_servers_not_connected).
 type MCPServer struct {
-	Name   string
-	Status string // connected, failed, pending, needs-auth, ...
+	Name   string `json:"name"`
+	Status string `json:"status"` // connected, failed, pending, needs-auth, ...
 }
 
 // ConfigFile is a start-up failure's invalid_config_file (2.1.332,

@@ -34,7 +34,7 @@ type runFacts struct {
 	answered       bool // the API answered in this invocation
 	// mcpDown is the last attempt's init line's MCP servers not connected
 	// (mcpSeen: an init line came).
-	mcpDown  []record.MCPServer
+	mcpDown  []stream.MCPServer
 	mcpSeen  bool
 	sessions []string
 	// began: the run's decision state is set (run.Begin ran): the record
@@ -107,7 +107,7 @@ func (f *runFacts) progress(ev *stream.Event, now inFlight, answered bool, sideE
 		f.answered, changed = true, true
 	}
 	if ev.Type == "system" && ev.Subtype == "init" {
-		if down := recordMCP(attempt.MCPDown(ev.MCPServers)); !f.mcpSeen || !slices.Equal(down, f.mcpDown) {
+		if down := attempt.MCPDown(ev.MCPServers); !f.mcpSeen || !slices.Equal(down, f.mcpDown) {
 			f.mcpDown, f.mcpSeen, changed = down, true, true
 		}
 	}

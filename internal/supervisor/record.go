@@ -202,11 +202,3 @@ func recordTasks(tasks []attempt.Task) []record.Task {
 	}
 	return out
 }
-
-func recordMCP(down []stream.MCPServer) []record.MCPServer {
-	var out []record.MCPServer
-	for _, s := range down {
-		out = append(out, record.MCPServer{Name: s.Name, Status: s.Status})
-	}
-	return out
-}

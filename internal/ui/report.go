@@ -99,16 +99,10 @@ type Attempt struct {
 	CutTasks []CutTask `json:"cut_tasks"`
 	// MCPNotConnected are the MCP servers the attempt's CLI started
 	// without: their tools were missing.
-	MCPNotConnected []MCPServer `json:"mcp_servers_not_connected"`
+	MCPNotConnected []stream.MCPServer `json:"mcp_servers_not_connected"`
 	// NoResponse and ResultsLost are the attempt's (Report's).
 	NoResponse  *NoResponse `json:"no_response,omitempty"`
 	ResultsLost int         `json:"results_lost,omitempty"`
-}
-
-// MCPServer is an MCP server as the CLI's init line lists it.
-type MCPServer struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
 }
 
 // CutTask is a background task killed with its attempt. The report's own
@@ -226,7 +220,7 @@ func NewReport(rep event.Report, end Ending) Report {
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
 			CostUSD: usd.Round(a.CostUSD), Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: cutTasks(a.CutTasks),
-			MCPNotConnected: mcpServers(a.MCPDown), NoResponse: noResponse(a.NoResponse), ResultsLost: a.ResultsLost,
+			MCPNotConnected: listed(a.MCPDown), NoResponse: noResponse(a.NoResponse), ResultsLost: a.ResultsLost,
 		})
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
@@ -245,10 +239,11 @@ func NewReport(rep event.Report, end Ending) Report {
 	return r
 }
 
-func mcpServers(down []stream.MCPServer) []MCPServer {
-	out := make([]MCPServer, len(down))
-	for i, s := range down {
-		out[i] = MCPServer{Name: s.Name, Status: s.Status}
+// listed is s, or an empty list for nil: the report lists what it
+// requires, never null.
+func listed[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return out
+	return s
 }

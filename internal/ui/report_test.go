@@ -101,8 +101,8 @@ func TestSummaryNamesMCPServersNotConnected(t *testing.T) {
 	if strings.Contains(Summary(r), "MCP") {
 		t.Errorf("a run with every server connected has an MCP row:\n%s", Summary(r))
 	}
-	r.Attempts[0].MCPNotConnected = []MCPServer{{"broken", "failed"}, {"slow|pipe", "pending"}}
-	r.Attempts[1].MCPNotConnected = []MCPServer{{"broken", "failed"}}
+	r.Attempts[0].MCPNotConnected = []stream.MCPServer{{Name: "broken", Status: "failed"}, {Name: "slow|pipe", Status: "pending"}}
+	r.Attempts[1].MCPNotConnected = []stream.MCPServer{{Name: "broken", Status: "failed"}}
 	want := "| MCP servers not connected | `broken` (failed), `slow\\|pipe` (pending) (the agent worked without their tools) |\n"
 	if s := Summary(r); !strings.Contains(s, want) {
 		t.Errorf("summary lacks %q:\n%s", want, s)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // Summary is the Markdown a GitHub Actions job page shows for a run
@@ -77,7 +79,7 @@ func Summary(r Report) string {
 // as inline code with their status: "`broken` (failed)".
 func mcpDown(attempts []Attempt) string {
 	var names []string
-	seen := map[MCPServer]bool{}
+	seen := map[stream.MCPServer]bool{}
 	for _, a := range attempts {
 		for _, s := range a.MCPNotConnected {
 			if !seen[s] && len(names) < 20 {

@@ -115,8 +115,8 @@ func Planted() map[string]func(*record.Record) {
 		"tasks more, none named":  func(r *record.Record) { r.TasksMore = 1 },
 		"task without id":         func(r *record.Record) { r.Tasks = []record.Task{{Description: "x"}} },
 		"task description 600":    func(r *record.Record) { r.Tasks = []record.Task{{ID: "b1", Description: strings.Repeat("d", 600)}} },
-		"mcp server connected":    func(r *record.Record) { r.MCPNotConnected = []record.MCPServer{{Name: "x", Status: "connected"}} },
-		"mcp servers over a line": func(r *record.Record) { r.MCPNotConnected = make([]record.MCPServer, 257) },
+		"mcp server connected":    func(r *record.Record) { r.MCPNotConnected = []stream.MCPServer{{Name: "x", Status: "connected"}} },
+		"mcp servers over a line": func(r *record.Record) { r.MCPNotConnected = make([]stream.MCPServer, 257) },
 		"output failures 17": func(r *record.Record) {
 			for range record.MaxOutputFailures + 1 {
 				r.OutputFailures = append(r.OutputFailures, record.OutputFailure{Output: "stderr", Error: "EPIPE"})
