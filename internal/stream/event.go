@@ -8,25 +8,45 @@ package stream
 
 import "strings"
 
-// ToolUse is one tool call requested by an assistant message.
+// ToolUse is one tool call requested by an assistant message (a tool_use
+// block): malarun's one type for a tool call, as the attempt follows it,
+// the run's decisions and prompts name it (.Name, .Input) and the record
+// keeps it (running). Its JSON is the record's form, which keeps what a
+// resume prompt names, the tool and its input: the id and the flags are
+// the stream's alone ("-"), so the file's format is the same as it was.
 type ToolUse struct {
-	ID   string
-	Name string
+	ID   string `json:"-"`
+	Name string `json:"name"`
 	// Input is the tool input as compact JSON, cut to MaxInputBytes.
-	Input          string
-	InputTruncated bool
+	Input          string `json:"input"`
+	InputTruncated bool   `json:"-"`
 	// Background is input.run_in_background == true: the call starts a
 	// background task that outlives the turn (docs/design.md §F17). It is read
 	// from the input object itself, so a cut Input does not hide it.
-	Background bool
+	Background bool `json:"-"`
 }
 
-// Task is one element of a background_tasks_changed snapshot.
+// Task is a background task of the CLI (a Bash command run with
+// run_in_background, a background agent, a Monitor watch): malarun's one
+// type for it, from the decoder (an element of a background_tasks_changed
+// snapshot: ID, Type, Description, Status) through the attempt machine
+// that follows it by task_id (which adds Command, ToolUseID and
+// OutputFile from other lines) to the record (tasks) and the --json
+// report (cut_tasks), which share its JSON.
 type Task struct {
-	ID          string // task_id
-	Type        string // task_type: local_bash, ...
-	Description string // cut to MaxInputBytes
-	Status      string // empty when the CLI does not say (2.1.330 does not)
+	ID          string `json:"id"`                    // task_id
+	Type        string `json:"type,omitempty"`        // task_type: local_bash, local_agent, ...
+	Description string `json:"description,omitempty"` // cut to MaxInputBytes
+	// Command is the input of the tool call that started it, when known
+	// (cut short like every tool input malarun keeps).
+	Command   string `json:"command,omitempty"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	// OutputFile is where the CLI writes the task's output.
+	OutputFile string `json:"output_file,omitempty"`
+	// Status is a snapshot element's status: empty when the CLI does not
+	// say (2.1.330 does not). A task malarun follows runs, so it keeps no
+	// status: no output has one ("-").
+	Status string `json:"-"`
 }
 
 // MCPServer is one element of the init line's mcp_servers: malarun's one

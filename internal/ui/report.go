@@ -6,7 +6,6 @@ import (
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/record"
 
-	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usd"
@@ -96,33 +95,13 @@ type Attempt struct {
 	// Results are the attempt's result lines in order; the last one decides.
 	Results []Result `json:"results"`
 	// CutTasks are the background tasks killed with the attempt.
-	CutTasks []CutTask `json:"cut_tasks"`
+	CutTasks []stream.Task `json:"cut_tasks"`
 	// MCPNotConnected are the MCP servers the attempt's CLI started
 	// without: their tools were missing.
 	MCPNotConnected []stream.MCPServer `json:"mcp_servers_not_connected"`
 	// NoResponse and ResultsLost are the attempt's (Report's).
 	NoResponse  *NoResponse `json:"no_response,omitempty"`
 	ResultsLost int         `json:"results_lost,omitempty"`
-}
-
-// CutTask is a background task killed with its attempt. The report's own
-// type: a change to the attempt machine's must not change the schema.
-type CutTask struct {
-	ID          string `json:"id"`
-	Type        string `json:"type,omitempty"`
-	Description string `json:"description,omitempty"`
-	Command     string `json:"command,omitempty"`
-	ToolUseID   string `json:"tool_use_id,omitempty"`
-	OutputFile  string `json:"output_file,omitempty"`
-}
-
-func cutTasks(tasks []attempt.Task) []CutTask {
-	out := []CutTask{}
-	for _, tk := range tasks {
-		out = append(out, CutTask{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
-			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile})
-	}
-	return out
 }
 
 // Result is one result line of an attempt.
@@ -219,7 +198,7 @@ func NewReport(rep event.Report, end Ending) Report {
 		r.Attempts = append(r.Attempts, Attempt{
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
-			CostUSD: usd.Round(a.CostUSD), Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: cutTasks(a.CutTasks),
+			CostUSD: usd.Round(a.CostUSD), Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: listed(a.CutTasks),
 			MCPNotConnected: listed(a.MCPDown), NoResponse: noResponse(a.NoResponse), ResultsLost: a.ResultsLost,
 		})
 		for _, rr := range a.Results {
