@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testing/fakeapi"
 	"github.com/malarun/malarun/internal/ui"
 )
@@ -52,14 +53,14 @@ func TestRealCLIBackgroundTaskOutlivesTheFirstResult(t *testing.T) {
 	if len(a.Results) != 2 || a.Results[1].Origin != "task-notification" || a.Ended != "exited" || a.ClaudeCodeVersion == "" {
 		t.Fatalf("attempt: ended %q, version %q, results %+v", a.Ended, a.ClaudeCodeVersion, a.Results)
 	}
-	var sum ui.TokenCounts
+	var sum stream.Tokens
 	for _, res := range a.Results {
-		sum.Input += res.Tokens.Input
-		sum.Output += res.Tokens.Output
-		sum.CacheCreationInput += res.Tokens.CacheCreationInput
-		sum.CacheReadInput += res.Tokens.CacheReadInput
+		sum.InputTokens += res.Tokens.InputTokens
+		sum.OutputTokens += res.Tokens.OutputTokens
+		sum.CacheCreationInputTokens += res.Tokens.CacheCreationInputTokens
+		sum.CacheReadInputTokens += res.Tokens.CacheReadInputTokens
 	}
-	if rep.Tokens != sum || sum.Output == 0 || a.Results[0].Tokens == sum {
+	if rep.Tokens != sum || sum.OutputTokens == 0 || a.Results[0].Tokens == sum {
 		t.Errorf("tokens %+v, want the sum of both results' %+v", rep.Tokens, sum)
 	}
 	if rep.CostUSD != a.Results[1].TotalCostUSD {

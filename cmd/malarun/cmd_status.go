@@ -13,6 +13,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/ui"
 	"github.com/malarun/malarun/internal/usd"
@@ -217,7 +218,7 @@ func errText(err error) string {
 }
 
 // mcpText names the MCP servers the last attempt's claude started without.
-func mcpText(servers []record.MCPServer) string {
+func mcpText(servers []stream.MCPServer) string {
 	names := make([]string, 0, len(servers))
 	for _, s := range servers {
 		names = append(names, s.Name+" ("+s.Status+")")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // status finds state_dir through --config like a run does; an issue with
@@ -86,7 +87,7 @@ func TestStatusNamesThePromptAndItsLatestChange(t *testing.T) {
 // detail, cleaned; a record without any has none.
 func TestStatusNamesMCPServersNotConnected(t *testing.T) {
 	e := journal.Entry{Issue: "i", Record: record.Record{Issue: "i", Status: record.Succeeded,
-		MCPNotConnected: []record.MCPServer{{Name: "broken\x1b[2J", Status: "failed"}, {Name: "slow", Status: "pending"}}}}
+		MCPNotConnected: []stream.MCPServer{{Name: "broken\x1b[2J", Status: "failed"}, {Name: "slow", Status: "pending"}}}}
 	var b strings.Builder
 	if err := printStatusDetail(&b, e); err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func TestJSONReport(t *testing.T) {
 	}{
 		{"success", scenarioSuccess, 0, func(t *testing.T, r ui.Report) {
 			if r.Outcome != "success" || r.Reason != "" || r.Result != "All done." || len(r.Attempts) != 1 ||
-				r.Tokens.Input != 2000 || r.Tokens.Output != 20 || r.CostUSD != 0.0105 || r.Attempts[0].Ended != "exited" {
+				r.Tokens.InputTokens != 2000 || r.Tokens.OutputTokens != 20 || r.CostUSD != 0.0105 || r.Attempts[0].Ended != "exited" {
 				t.Errorf("report: %+v", r)
 			}
 		}},

@@ -71,7 +71,7 @@ func (s *State) beforeStop(ev *stream.Event, now time.Time) {
 	s.afterStop(ev) // a call it starts ran in part at most: cut
 	ch := s.tasks.observe(ev, s.commands)
 	for _, tk := range ch.finished {
-		s.cutTasks = slices.DeleteFunc(s.cutTasks, func(c Task) bool { return c.ID == tk.ID })
+		s.cutTasks = slices.DeleteFunc(s.cutTasks, func(c stream.Task) bool { return c.ID == tk.ID })
 	}
 	s.afterLine(ev, len(ch.finished) > 0, now)
 	s.settleStood()

@@ -288,7 +288,7 @@ func (l *liveness) endSubagents(ev *stream.Event, now time.Time) {
 			}
 			a.runBeside()
 			a.caller.last = now
-			l.movedBeside = append(l.movedBeside, Task{ID: a.task, Type: "local_agent", Description: a.description, ToolUseID: a.id})
+			l.movedBeside = append(l.movedBeside, stream.Task{ID: a.task, Type: "local_agent", Description: a.description, ToolUseID: a.id})
 		case ev.Type != "system" || a.task == "":
 		case ev.Subtype == "task_notification":
 			done = ev.TaskID == a.task

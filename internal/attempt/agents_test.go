@@ -155,7 +155,7 @@ func TestTheFirstByteGrowsWithTheRequest(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := New(c.lim, t0)
 			s.Step(line(lInit), t0)
-			usage := stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Usage{InputTokens: c.tokens}, ToolUses: []stream.ToolUse{{ID: "b", Name: "Bash"}}}
+			usage := stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Tokens{InputTokens: c.tokens}, ToolUses: []stream.ToolUse{{ID: "b", Name: "Bash"}}}
 			s.Step(line(usage), t0)
 			s.Step(line(toolResult("b")), t0.Add(time.Second))
 			if got := s.Wake().Sub(t0.Add(time.Second)); got != c.want {

@@ -299,12 +299,12 @@ func oneLine(s string, n int) string {
 
 // TaskLabel names a background task for people: its description, else the
 // command that started it, else its type.
-func TaskLabel(tk Task) string {
+func TaskLabel(tk stream.Task) string {
 	return cmp.Or(tk.Description, tk.Command, tk.Type, tk.ID)
 }
 
 // TaskLabels names tasks as "id (label)".
-func TaskLabels(tasks []Task) []string {
+func TaskLabels(tasks []stream.Task) []string {
 	if len(tasks) == 0 {
 		return nil
 	}

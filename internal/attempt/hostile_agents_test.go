@@ -256,7 +256,7 @@ func itoa(i int) string {
 // allowance for reading the conversation (§D34).
 func TestACompactionIsNoFirstByte(t *testing.T) {
 	st := New(defaults46, t0)
-	usage := stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Usage{CacheReadInputTokens: 167_000}, Texts: []string{"x"}}
+	usage := stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Tokens{CacheReadInputTokens: 167_000}, Texts: []string{"x"}}
 	for _, ev := range []stream.Event{lInit, lRequesting, lMsgStart, usage, lMsgStop,
 		{Type: "system", Subtype: "status", Status: "compacting"}} {
 		st.Step(line(ev), t0)
@@ -273,7 +273,7 @@ func TestACompactionIsNoFirstByte(t *testing.T) {
 // (MaxFirstByteTokens when unknown), 7m30s.
 func TestTheFirstByteHasACeiling(t *testing.T) {
 	st := New(defaults46, t0)
-	usage := stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Usage{InputTokens: 1e9, CacheReadInputTokens: 1e9},
+	usage := stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Tokens{InputTokens: 1e9, CacheReadInputTokens: 1e9},
 		ToolUses: []stream.ToolUse{{ID: "b", Name: "Bash"}}}
 	st.Step(line(lInit), t0)
 	st.Step(line(usage), t0)

@@ -29,7 +29,7 @@ type liveness struct {
 	ended []string
 	// movedBeside are the sub-agents whose call returned while they ran
 	// on: background tasks now, for the machine to take (tasks.start).
-	movedBeside []Task
+	movedBeside []stream.Task
 	// seq numbers the tool calls of every agent, in call order.
 	seq int
 	// hooks are the hooks started and not ended, in start order: a hook is

@@ -70,7 +70,7 @@ type Result struct {
 	// CostUSD is the process's cumulative total_cost_usd at this result.
 	CostUSD float64
 	// Usage covers the turns since the previous result.
-	Usage stream.Usage
+	Usage stream.Tokens
 	// AfterStop: read after malarun stopped the attempt; it decided nothing.
 	AfterStop bool
 	// Index is the CLI's result_index (HasIndex false: the CLI did not

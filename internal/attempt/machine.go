@@ -50,7 +50,7 @@ type Effects struct {
 	Stop  bool
 	Grace Grace
 	// Started and Finished are the background tasks this step saw start and end.
-	Started, Finished []Task
+	Started, Finished []stream.Task
 	// Probe: look at the API's address (netprobe.Probe) and step the machine
 	// with Probed when done. Never while a look is under way: the next is
 	// asked for only after a finding (unreachable.go).
@@ -107,7 +107,7 @@ type State struct {
 	cliWaits    usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
 	cutTools    []stream.ToolUse
 	cutHooks    []Hook
-	cutTasks    []Task
+	cutTasks    []stream.Task
 }
 
 // New starts the machine for an attempt whose process started at now.
@@ -262,7 +262,7 @@ func (s *State) stop(why StopReason, g Grace) Effects {
 	s.settleStood()
 	s.cutTools = s.live.outstanding()
 	s.cutHooks = append([]Hook(nil), s.live.hooks...)
-	s.cutTasks = append([]Task(nil), s.tasks.running...)
+	s.cutTasks = append([]stream.Task(nil), s.tasks.running...)
 	return Effects{Stop: true, Grace: g}
 }
 
@@ -321,7 +321,7 @@ func (s *State) Outstanding() []stream.ToolUse { return s.live.outstanding() }
 func (s *State) ToolsRunning() []string { return s.live.toolsRunning() }
 
 // Running are the background tasks running now, in the order they started.
-func (s *State) Running() []Task { return s.tasks.running }
+func (s *State) Running() []stream.Task { return s.tasks.running }
 
 // RunningVersion changes whenever Running does (or a task's words).
 func (s *State) RunningVersion() int { return s.tasks.version }
@@ -368,7 +368,7 @@ func (s *State) CLIWaited(now time.Time) time.Duration { return s.cliWaits.Spent
 
 // CutOff are the tool calls and background tasks that were running when
 // the process was told to stop: they may have run in part.
-func (s *State) CutOff() ([]stream.ToolUse, []Task) { return s.cutTools, s.cutTasks }
+func (s *State) CutOff() ([]stream.ToolUse, []stream.Task) { return s.cutTools, s.cutTasks }
 
 // HooksCutOff are the hooks that were running when the stop was decided:
 // they never ended, so whatever they check or do was not done.

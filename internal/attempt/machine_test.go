@@ -135,7 +135,7 @@ func toolIDs(tus []stream.ToolUse) []string {
 	return ids
 }
 
-func taskIDs(ts []Task) []string {
+func taskIDs(ts []stream.Task) []string {
 	var ids []string
 	for _, tk := range ts {
 		ids = append(ids, tk.ID)
@@ -253,7 +253,7 @@ func TestBackgroundTimeoutCutsTheTaskOff(t *testing.T) {
 		{at: 2*time.Second + 20*time.Minute, in: streamEnd, running: 1},
 	}})
 	_, tasks := s.CutOff()
-	want := Task{ID: "b1", Type: "local_bash", Description: "Run the build", Command: `{"command":"python3 slow.py"}`, ToolUseID: "toolu_1"}
+	want := stream.Task{ID: "b1", Type: "local_bash", Description: "Run the build", Command: `{"command":"python3 slow.py"}`, ToolUseID: "toolu_1"}
 	if tasks[0] != want {
 		t.Errorf("cut-off task %+v, want %+v", tasks[0], want)
 	}

@@ -96,7 +96,7 @@ func TestTheLastResultDecidesTheAttempt(t *testing.T) {
 	if k, _ := Classify(a); k != APIError {
 		t.Errorf("a later 529 after a success: %v, want api-error", k)
 	}
-	a = Ended{Machine: &State{stopped: StopBackgroundTimeout, cutTasks: []Task{{ID: "b1", Description: "the build"}}}, Log: &Log{Result: ok}}
+	a = Ended{Machine: &State{stopped: StopBackgroundTimeout, cutTasks: []stream.Task{{ID: "b1", Description: "the build"}}}, Log: &Log{Result: ok}}
 	if k, reason := Classify(a); k != Hang || !strings.Contains(reason, "b1 (the build)") {
 		t.Errorf("background timeout after success: %v %q", k, reason)
 	}

@@ -4,29 +4,15 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// Task is a background task of the CLI (a Bash command run with
-// run_in_background, a background agent, a Monitor watch).
-type Task struct {
-	ID          string `json:"id"`
-	Type        string `json:"type,omitempty"` // local_bash, local_agent, ...
-	Description string `json:"description,omitempty"`
-	// Command is the input of the tool call that started it, when known
-	// (cut short like every tool input malarun keeps).
-	Command   string `json:"command,omitempty"`
-	ToolUseID string `json:"tool_use_id,omitempty"`
-	// OutputFile is where the CLI writes the task's output.
-	OutputFile string `json:"output_file,omitempty"`
-}
-
 // terminalTaskStatus are the task_updated statuses after which a task does
 // nothing more. task_notification ends a task whatever its status.
 var terminalTaskStatus = map[string]bool{"completed": true, "failed": true, "killed": true, "stopped": true, "cancelled": true, "error": true}
 
-// tasks tracks the CLI's background tasks by task_id. The
+// tasks tracks the CLI's background tasks (stream.Task) by task_id. The
 // background_tasks_changed snapshot is authoritative, but an ended task is
 // never brought back by a late snapshot: ends are idempotent.
 type tasks struct {
-	running []Task          // in the order they started, at most MaxTasks
+	running []stream.Task   // in the order they started, at most MaxTasks
 	ended   map[string]bool // every task seen to end, at most MaxTasks remembered
 	// version counts the changes to running, so that what is made of it
 	// (labels on the status line) is made again only when it changes.
@@ -40,7 +26,7 @@ const MaxTasks = 256
 
 // taskChange is what one line did to the set of running tasks.
 type taskChange struct {
-	started, finished []Task
+	started, finished []stream.Task
 }
 
 // observe folds one line into the set. commands are the inputs of the
@@ -62,11 +48,11 @@ func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange
 				continue
 			}
 			if i := t.index(st.ID); i >= 0 {
-				t.running[i].fill(st.Type, st.Description)
+				fill(&t.running[i], st.Type, st.Description)
 				t.version++
 				continue
 			}
-			nt := Task{ID: st.ID, Type: st.Type, Description: st.Description}
+			nt := stream.Task{ID: st.ID, Type: st.Type, Description: st.Description}
 			if t.start(nt) {
 				ch.started = append(ch.started, nt)
 			}
@@ -86,7 +72,7 @@ func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange
 		}
 		i := t.index(ev.TaskID)
 		if i < 0 {
-			if !t.start(Task{ID: ev.TaskID}) {
+			if !t.start(stream.Task{ID: ev.TaskID}) {
 				return ch
 			}
 			i = len(t.running) - 1
@@ -94,7 +80,7 @@ func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange
 		}
 		tk := &t.running[i]
 		t.version++
-		tk.fill(ev.TaskType, ev.Description)
+		fill(tk, ev.TaskType, ev.Description)
 		tk.ToolUseID = ev.ToolUseID
 		tk.Command = commands[ev.ToolUseID]
 		if len(ch.started) > 0 {
@@ -117,7 +103,7 @@ func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange
 }
 
 // start adds a task that runs, unless MaxTasks already do.
-func (t *tasks) start(tk Task) bool {
+func (t *tasks) start(tk stream.Task) bool {
 	if len(t.running) >= MaxTasks {
 		return false
 	}
@@ -138,7 +124,7 @@ func (t *tasks) index(id string) int {
 	return -1
 }
 
-func (t *tasks) end(i int) Task {
+func (t *tasks) end(i int) stream.Task {
 	t.version++
 	tk := t.running[i]
 	t.running = append(t.running[:i:i], t.running[i+1:]...)
@@ -156,7 +142,8 @@ func (t *tasks) markEnded(id string) {
 	t.ended[id] = true
 }
 
-func (tk *Task) fill(typ, desc string) {
+// fill gives tk the type and description it has not got yet.
+func fill(tk *stream.Task, typ, desc string) {
 	if tk.Type == "" {
 		tk.Type = typ
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func assistant(in, cacheCreate, cacheRead, out int64) stream.Event {
-	return stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Usage{
+	return stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Tokens{
 		InputTokens: in, CacheCreationInputTokens: cacheCreate, CacheReadInputTokens: cacheRead, OutputTokens: out}}
 }
 
@@ -20,7 +20,7 @@ func TestOccupancyFormulaUsesAllFourFields(t *testing.T) {
 		t.Errorf("occupancy %d, want 172000", got)
 	}
 	// A result's usage is cumulative over the session: it must not count.
-	m.Observe(stream.Event{Type: "result", HasUsage: true, Usage: stream.Usage{InputTokens: 900000}})
+	m.Observe(stream.Event{Type: "result", HasUsage: true, Usage: stream.Tokens{InputTokens: 900000}})
 	if got := m.Occupancy(); got != 172000 {
 		t.Errorf("after a result, occupancy %d, want 172000", got)
 	}

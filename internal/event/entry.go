@@ -34,8 +34,8 @@ func (e Event) Entry() timeline.Entry {
 	if e.Kind == RunFinished {
 		cost := usd.Round(e.CostUSD) // printed: --events and the timeline
 		j.CostUSD = &cost
-		u := e.Tokens
-		j.Tokens = &timeline.Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheCreationInput: u.CacheCreationInputTokens, CacheReadInput: u.CacheReadInputTokens}
+		tokens := e.Tokens
+		j.Tokens = &tokens
 	}
 	return j
 }

@@ -105,12 +105,12 @@ type Event struct {
 	// Live numbers (progress, and some others).
 	Messages     int // assistant messages in this attempt
 	ToolsRunning []string
-	Tasks        []string     // background tasks running, as taskLabel names them
-	Occupancy    int64        // context tokens
-	Window       int64        // context window tokens
-	CostUSD      float64      // the run so far
-	Tokens       stream.Usage // finished: this malarun's attempts' tokens
-	IdleDeadline time.Time    // when silence becomes a hang
+	Tasks        []string      // background tasks running, as taskLabel names them
+	Occupancy    int64         // context tokens
+	Window       int64         // context window tokens
+	CostUSD      float64       // the run so far
+	Tokens       stream.Tokens // finished: this malarun's attempts' tokens
+	IdleDeadline time.Time     // when silence becomes a hang
 	Continuation int
 	// Usage limits (limit_wait, finished): when malarun resumes (the reset
 	// plus jitter), the reset itself, and the limit's kind.

@@ -32,7 +32,7 @@ type Report struct {
 	History       []AttemptReport
 	Sessions      []string
 	Continuations int
-	Usage         stream.Usage // summed over the result lines of every attempt
+	Usage         stream.Tokens // summed over the result lines of every attempt
 	// ClaudeCodeVersion is the CLI's version from its last init line ("" if none came).
 	ClaudeCodeVersion string
 	Started           time.Time
@@ -66,7 +66,7 @@ type AttemptReport struct {
 	// background tasks prints one per turn; the last one decides.
 	Results []attempt.Result
 	// CutTasks are the background tasks that were running when the attempt was stopped.
-	CutTasks []attempt.Task
+	CutTasks []stream.Task
 	// MCPDown are the MCP servers its CLI started without (not connected).
 	MCPDown []stream.MCPServer
 	// Transcript is the attempt's raw stream (attempt-N.jsonl).

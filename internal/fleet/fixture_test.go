@@ -12,6 +12,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -137,7 +138,7 @@ func outcomeOf(o string, code int) func(*timeline.Entry) {
 
 // finishedLine is a run's finished entry: its outcome, exit code, cost
 // and tokens.
-func finishedLine(when time.Time, o string, code int, cost float64, tokens timeline.Tokens) timeline.Entry {
+func finishedLine(when time.Time, o string, code int, cost float64, tokens stream.Tokens) timeline.Entry {
 	return ev("finished", when, outcomeOf(o, code), func(e *timeline.Entry) { e.CostUSD, e.Tokens = &cost, &tokens })
 }
 
@@ -157,8 +158,8 @@ func runningTranscript() []string {
 // orphan, a hostile reason, a request never answered, and a record an
 // older malarun wrote (which counted no such request).
 func nightIssues() []issueSpec {
-	tok := func(in, out int64) timeline.Tokens {
-		return timeline.Tokens{Input: in, Output: out, CacheReadInput: 10 * in}
+	tok := func(in, out int64) stream.Tokens {
+		return stream.Tokens{InputTokens: in, OutputTokens: out, CacheReadInputTokens: 10 * in}
 	}
 	return []issueSpec{
 		{id: "ok-1", status: record.Succeeded, cost: 0.42, started: at(0, 0), attempts: 3, reclaims: 1, timeline: []timeline.Entry{
@@ -188,7 +189,7 @@ func nightIssues() []issueSpec {
 		{id: "fail-2", status: record.Stopped, reason: "no output for 181s (3 attempts)", exit: 3, cost: 0.06, started: at(0, 11), attempts: 3,
 			timeline: []timeline.Entry{ev("run_started", at(0, 11)), finishedLine(at(0, 27), "retries_exhausted", 3, 0.06, tok(10, 1))}},
 		{id: "auth-1", status: record.Failed, reason: "claude: authentication failed (401)", exit: 4, started: at(0, 1), attempts: 1, version: 8,
-			timeline: []timeline.Entry{ev("run_started", at(0, 1)), finishedLine(at(0, 1), "auth", 4, 0, timeline.Tokens{})}},
+			timeline: []timeline.Entry{ev("run_started", at(0, 1)), finishedLine(at(0, 1), "auth", 4, 0, stream.Tokens{})}},
 		{id: "wait-1", status: record.Waiting, reason: "usage limit", exit: 75, cost: 0.20, started: at(2, 0), attempts: 1,
 			retryAt: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC), limit: "five_hour", timeline: []timeline.Entry{
 				ev("run_started", at(2, 0)),
@@ -200,7 +201,7 @@ func nightIssues() []issueSpec {
 		{id: "orphan-1", status: record.Processing, started: at(5, 0), attempts: 0,
 			timeline: []timeline.Entry{ev("run_started", at(5, 0))}},
 		{id: "hostile-1", status: record.Failed, reason: "\x1b]0;pwned\x07<script>window.pwned=1</script> | **bold** `tick`", exit: 1, started: at(4, 0), attempts: 1,
-			timeline: []timeline.Entry{ev("run_started", at(4, 0)), finishedLine(at(4, 2), "error_result", 1, 0, timeline.Tokens{})}},
+			timeline: []timeline.Entry{ev("run_started", at(4, 0)), finishedLine(at(4, 2), "error_result", 1, 0, stream.Tokens{})}},
 	}
 }
 

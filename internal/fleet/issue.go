@@ -8,7 +8,7 @@ package fleet
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/timeline"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // Issue is what the summary knows of one issue: its record, and the
@@ -37,7 +37,7 @@ type Issue struct {
 	LimitType string
 	Attempts  int
 	CostUSD   float64 // the run's, every malarun of it
-	Tokens    timeline.Tokens
+	Tokens    stream.Tokens
 	// Started and Updated are the run's start and its record's last save;
 	// Ended is when its last malarun finished (zero while it runs or
 	// waits).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/malarun/malarun/internal/notrun"
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
 	"github.com/malarun/malarun/internal/usd"
 )
@@ -27,7 +28,7 @@ import (
 // a configuration error).
 func firstNight() []issueSpec {
 	day := func(h, m int) time.Time { return at(h, m).Add(-24 * time.Hour) }
-	tok := timeline.Tokens{Input: 1000, Output: 100}
+	tok := stream.Tokens{InputTokens: 1000, OutputTokens: 100}
 	return []issueSpec{
 		{id: "a", status: record.Succeeded, cost: 0.30, started: day(0, 0), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", day(0, 0)), finishedLine(day(0, 20), "success", 0, 0.30, tok)}},
@@ -39,7 +40,7 @@ func firstNight() []issueSpec {
 				ev("attempt_started", day(0, 14)),
 				finishedLine(day(0, 30), "retries_exhausted", 3, 0.0002, tok)}},
 		{id: "d", status: record.Failed, reason: "claude: authentication failed (401)", exit: 8, started: day(0, 1), attempts: 1,
-			timeline: []timeline.Entry{ev("run_started", day(0, 1)), finishedLine(day(0, 1), "auth", 8, 0, timeline.Tokens{})}},
+			timeline: []timeline.Entry{ev("run_started", day(0, 1)), finishedLine(day(0, 1), "auth", 8, 0, stream.Tokens{})}},
 		{id: "e", status: record.Succeeded, cost: 0.50, started: day(1, 0), attempts: 2,
 			timeline: []timeline.Entry{ev("run_started", day(1, 0)),
 				ev("hang_detected", day(1, 10), func(e *timeline.Entry) { e.Phase, e.LimitMS = "tool", 900000 }),
@@ -51,7 +52,7 @@ func firstNight() []issueSpec {
 }
 
 func secondNight() []issueSpec {
-	tok := timeline.Tokens{Input: 2000, Output: 200}
+	tok := stream.Tokens{InputTokens: 2000, OutputTokens: 200}
 	return []issueSpec{
 		{id: "a", status: record.Stopped, reason: "no output for 60s while writing text (3 attempts)", exit: 3, cost: 0.0004, started: at(0, 0), attempts: 3,
 			timeline: []timeline.Entry{ev("run_started", at(0, 0)),
@@ -67,7 +68,7 @@ func secondNight() []issueSpec {
 		{id: "c", status: record.Succeeded, cost: 0.40, started: at(0, 10), attempts: 1,
 			timeline: []timeline.Entry{ev("run_started", at(0, 10)), finishedLine(at(0, 50), "success", 0, 0.40, tok)}},
 		{id: "d", status: record.Failed, reason: "claude: authentication failed (401)", exit: 8, started: at(0, 1), attempts: 1,
-			timeline: []timeline.Entry{ev("run_started", at(0, 1)), finishedLine(at(0, 1), "auth", 8, 0, timeline.Tokens{})}},
+			timeline: []timeline.Entry{ev("run_started", at(0, 1)), finishedLine(at(0, 1), "auth", 8, 0, stream.Tokens{})}},
 		{id: "e", status: record.Failed, reason: "cost budget exhausted: $0.5000 of max_cost_usd $0.50", exit: 9, cost: 0.5002, started: at(1, 0), attempts: 2,
 			timeline: []timeline.Entry{ev("run_started", at(1, 0)), finishedLine(at(1, 30), "budget", 9, 0.5002, tok)}},
 		{id: "f", status: record.Waiting, reason: "usage limit (overage); the account needs usage credits (credits_required)", exit: 75, cost: 0.01,
@@ -298,12 +299,12 @@ func TestEarlierSummaryWithoutNoResponseTime(t *testing.T) {
 func TestNoResponseTimeOfOlderRecords(t *testing.T) {
 	old := func(id string, min int) issueSpec {
 		return issueSpec{id: id, status: record.Succeeded, cost: 0.1, started: at(0, min), attempts: 1, version: 8,
-			timeline: []timeline.Entry{ev("run_started", at(0, min)), finishedLine(at(0, min+5), "success", 0, 0.1, timeline.Tokens{})}}
+			timeline: []timeline.Entry{ev("run_started", at(0, min)), finishedLine(at(0, min+5), "success", 0, 0.1, stream.Tokens{})}}
 	}
 	counted := issueSpec{id: "new", status: record.Succeeded, cost: 0.1, started: at(0, 0), attempts: 1,
 		timeline: []timeline.Entry{ev("run_started", at(0, 0)),
 			ev("attempt_ended", at(0, 5), func(e *timeline.Entry) { e.Outcome = "success" }, noResponse(1, 12, 20)),
-			finishedLine(at(0, 5), "success", 0, 0.1, timeline.Tokens{})}}
+			finishedLine(at(0, 5), "success", 0, 0.1, stream.Tokens{})}}
 	for _, c := range []struct {
 		name  string
 		specs []issueSpec

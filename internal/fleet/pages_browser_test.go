@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testing/headless"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -129,7 +130,7 @@ func sixIssueFleet(t *testing.T) string {
 		start := t0.Add(time.Duration(i/3)*14*time.Second + time.Duration(i%3)*700*time.Millisecond)
 		took := time.Duration(6+3*i) * time.Second
 		is := issueSpec{id: fmt.Sprintf("issue-%d", i+1), status: record.Succeeded, cost: 0.0006 * float64(i+1), started: start, attempts: 1}
-		end := finishedLine(start.Add(took), "success", 0, is.cost, timeline.Tokens{Input: 900, Output: 40})
+		end := finishedLine(start.Add(took), "success", 0, is.cost, stream.Tokens{InputTokens: 900, OutputTokens: 40})
 		is.timeline = []timeline.Entry{ev("run_started", start), ev("attempt_started", start)}
 		switch i {
 		case 2:
@@ -139,7 +140,7 @@ func sixIssueFleet(t *testing.T) string {
 				ev("attempt_started", start.Add(11*time.Second)))
 		case 4:
 			is.status, is.reason, is.exit, is.attempts = record.Stopped, "no output for 8s (3 attempts)", 3, 3
-			end = finishedLine(start.Add(took), "retries_exhausted", 3, is.cost, timeline.Tokens{Input: 300})
+			end = finishedLine(start.Add(took), "retries_exhausted", 3, is.cost, stream.Tokens{InputTokens: 300})
 		}
 		is.timeline = append(is.timeline, end)
 		writeIssue(t, dir, is)

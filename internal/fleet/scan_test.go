@@ -11,6 +11,7 @@ import (
 
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
 )
 
@@ -25,7 +26,7 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 	dir := t.TempDir()
 	spec := func(id string) issueSpec {
 		return issueSpec{id: id, status: record.Succeeded, cost: 0.1, started: at(0, 0), attempts: 1,
-			timeline: []timeline.Entry{finishedLine(at(0, 5), "success", 0, 0.1, timeline.Tokens{Input: 1})}}
+			timeline: []timeline.Entry{finishedLine(at(0, 5), "success", 0, 0.1, stream.Tokens{InputTokens: 1})}}
 	}
 	fifoTimeline := writeIssue(t, dir, spec("fifo-timeline"))
 	replace(t, filepath.Join(fifoTimeline, timeline.FileName), func(p string) error { return syscall.Mkfifo(p, 0o600) })

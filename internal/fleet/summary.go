@@ -62,7 +62,7 @@ func Summarize(stateDir string, sc Scanned, since, now time.Time) Summary {
 		row := rowOf(is, now)
 		s.Rows = append(s.Rows, row)
 		s.Totals.CostUSD += is.CostUSD
-		s.Totals.Tokens = addTokens(s.Totals.Tokens, is.Tokens)
+		s.Totals.Tokens = s.Totals.Tokens.Add(is.Tokens)
 		s.Totals.WallMS = satAdd(s.Totals.WallMS, row.WallMS) // a planted record's times are not trusted
 		s.Rescues.add(is)
 		s.Failures.HangLostMS = satAdd(s.Failures.HangLostMS, is.HangLost.Milliseconds())

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testing/schemacheck"
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -51,7 +52,7 @@ func TestNightIsCounted(t *testing.T) {
 		[]int{r.Crashes, r.LimitWaits, r.Reclaims, r.Restarts, r.Tasks, r.APIRetries}, []int{1, 2, 1, 1, 1, 1})
 	check("rescued (ok-1 and ok-3)", r.Rescued, 2)
 	check("cost", round(s.Totals.CostUSD), 2.88)
-	check("tokens", s.Totals.Tokens, timeline.Tokens{Input: 10720, Output: 2902, CacheReadInput: 107200})
+	check("tokens", s.Totals.Tokens, stream.Tokens{InputTokens: 10720, OutputTokens: 2902, CacheReadInputTokens: 107200})
 	check("wall spread of the runs that ended (ms)", [3]any{s.Totals.Wall.N, s.Totals.Wall.P50, s.Totals.Wall.Max}, [3]any{7, 720000.0, 7500000.0})
 	check("slowest first (run-1 runs on till now)", rowIssues(s.Slowest)[:3], []string{"ok-3", "run-1", "wait-1"})
 	check("costliest first", rowIssues(s.Costliest)[:2], []string{"ok-3", "ok-1"})
@@ -191,7 +192,7 @@ func TestJSONCostsAreRounded(t *testing.T) {
 	dir := t.TempDir()
 	for i, cost := range []float64{0.1, 0.2, 0.0001, 0.0002, 0.0003} {
 		writeIssue(t, dir, issueSpec{id: fmt.Sprintf("c-%d", i), status: record.Stopped, reason: "no output", exit: 3, cost: cost, started: at(0, i),
-			attempts: 1, timeline: []timeline.Entry{ev("run_started", at(0, i)), finishedLine(at(0, i+1), "retries_exhausted", 3, cost, timeline.Tokens{})}})
+			attempts: 1, timeline: []timeline.Entry{ev("run_started", at(0, i)), finishedLine(at(0, i+1), "retries_exhausted", 3, cost, stream.Tokens{})}})
 	}
 	s := scanNight(t, dir)
 	var out bytes.Buffer
@@ -221,20 +222,20 @@ func TestNoResponsesAndRealRetriesAreCounted(t *testing.T) {
 		ev("attempt_started", at(0, 0), attempt(1)),
 		ev("api_retry", at(0, 3), attempt(1), func(e *timeline.Entry) { e.NoResponse = &timeline.NoResponse{Retries: 1, WaitedMS: 180000} }),
 		ev("attempt_ended", at(0, 4), attempt(1), outcomeOf("success", 0), nr(1, 182000)),
-		finishedLine(at(0, 4), "success", 0, 0.1, timeline.Tokens{}),
+		finishedLine(at(0, 4), "success", 0, 0.1, stream.Tokens{}),
 	}})
 	writeIssue(t, dir, issueSpec{id: "slow-2", status: record.Succeeded, cost: 0.1, started: at(1, 0), attempts: 1, timeline: []timeline.Entry{
 		ev("run_started", at(1, 0)),
 		ev("attempt_started", at(1, 0), attempt(1)),
 		ev("attempt_ended", at(1, 4), attempt(1), outcomeOf("success", 0), nr(1, 182000)),
-		finishedLine(at(1, 4), "success", 0, 0.1, timeline.Tokens{}),
+		finishedLine(at(1, 4), "success", 0, 0.1, stream.Tokens{}),
 	}})
 	writeIssue(t, dir, issueSpec{id: "auth-1", status: record.Failed, reason: "refused", exit: 8, started: at(2, 0), attempts: 1, timeline: []timeline.Entry{
 		ev("run_started", at(2, 0)),
 		ev("attempt_started", at(2, 0), attempt(1)),
 		ev("api_retry", at(2, 0), attempt(1)),
 		ev("kill_sent", at(2, 0), attempt(1), func(e *timeline.Entry) { e.Reason = "auth" }),
-		finishedLine(at(2, 1), "auth", 8, 0, timeline.Tokens{}),
+		finishedLine(at(2, 1), "auth", 8, 0, stream.Tokens{}),
 	}})
 	s := scanNight(t, dir)
 	r := s.Rescues

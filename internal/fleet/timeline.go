@@ -137,7 +137,7 @@ func (rd *reading) note(is *Issue, e *timeline.Entry) {
 			is.ExitCode, is.HasExit = *e.ExitCode, true
 		}
 		if t := e.Tokens; t != nil {
-			is.Tokens = addTokens(is.Tokens, *t)
+			is.Tokens = is.Tokens.Add(*t) // from a file: a planted count is clamped
 		}
 		if e.Outcome == string(outcome.RateLimit) {
 			countLimit(r, e.RetryAt, lastLimit)
@@ -156,12 +156,8 @@ func countLimit(r *Rescues, retryAt time.Time, last *time.Time) {
 // planted entry cannot overflow a sum of a state dir's runs.
 const maxCount = 1 << 30
 
-// addTokens sums token counts, saturating: they come from files.
-func addTokens(a, b timeline.Tokens) timeline.Tokens {
-	return timeline.Tokens{Input: satAdd(a.Input, b.Input), Output: satAdd(a.Output, b.Output),
-		CacheCreationInput: satAdd(a.CacheCreationInput, b.CacheCreationInput), CacheReadInput: satAdd(a.CacheReadInput, b.CacheReadInput)}
-}
-
+// satAdd sums milliseconds read from files, a negative one as 0,
+// saturating. (Token counts have their own sum, stream.Tokens.Add.)
 func satAdd(a, b int64) int64 {
 	if a < 0 {
 		a = 0

@@ -3,7 +3,7 @@ package fleet
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/timeline"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // Version is the summary's JSON version (docs/summary.schema.json).
@@ -169,9 +169,9 @@ type RescueTotals struct {
 // Totals are the cost, tokens and time of every run, with the spread of
 // the runs that ended.
 type Totals struct {
-	CostUSD float64         `json:"cost_usd"`
-	Tokens  timeline.Tokens `json:"tokens"`
-	WallMS  int64           `json:"wall_ms"`
+	CostUSD float64       `json:"cost_usd"`
+	Tokens  stream.Tokens `json:"tokens"`
+	WallMS  int64         `json:"wall_ms"`
 	// Wall and Cost are percentiles over the runs that ended.
 	Wall Spread `json:"wall_ms_ended"`
 	Cost Spread `json:"cost_usd_ended"`

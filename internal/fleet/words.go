@@ -103,7 +103,7 @@ func phasesText(by map[string]int) string {
 func (s *Summary) costLine() string {
 	t := s.Totals
 	return fmt.Sprintf("%s · tokens %s in, %s out, %s cache read, %s cache written · %s of runs", ui.Cost(t.CostUSD),
-		ui.Tokens(t.Tokens.Input), ui.Tokens(t.Tokens.Output), ui.Tokens(t.Tokens.CacheReadInput), ui.Tokens(t.Tokens.CacheCreationInput),
+		ui.Tokens(t.Tokens.InputTokens), ui.Tokens(t.Tokens.OutputTokens), ui.Tokens(t.Tokens.CacheReadInputTokens), ui.Tokens(t.Tokens.CacheCreationInputTokens),
 		ui.Duration(time.Duration(t.WallMS)*time.Millisecond))
 }
 

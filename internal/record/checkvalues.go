@@ -105,7 +105,7 @@ func checkNamed(name string, n, more int, bad func(string, ...any)) {
 
 // checkMCP: the servers the CLI listed as not connected, as its init line
 // gives them (at most stream.MaxListItems).
-func checkMCP(servers []MCPServer, bad func(string, ...any)) {
+func checkMCP(servers []stream.MCPServer, bad func(string, ...any)) {
 	if len(servers) > stream.MaxListItems {
 		bad("mcp_servers_not_connected holds %d servers, an init line lists at most %d", len(servers), stream.MaxListItems)
 	}

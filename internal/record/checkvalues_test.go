@@ -25,13 +25,13 @@ func TestRecordsAtTheBoundsRead(t *testing.T) {
 		}
 	}
 	r.Running, r.RunningMore = recordtest.Calls(record.MaxInFlight), 19_968
-	r.Running[0] = record.ToolCall{Name: strings.Repeat("n", stream.MaxShortBytes), Input: strings.Repeat("é", stream.MaxInputBytes/2)}
+	r.Running[0] = stream.ToolUse{Name: strings.Repeat("n", stream.MaxShortBytes), Input: strings.Repeat("é", stream.MaxInputBytes/2)}
 	for i := range record.MaxInFlight {
-		r.Tasks = append(r.Tasks, record.Task{ID: fmt.Sprint("b", i), Description: strings.Repeat("d", stream.MaxInputBytes), Command: "x"})
+		r.Tasks = append(r.Tasks, stream.Task{ID: fmt.Sprint("b", i), Description: strings.Repeat("d", stream.MaxInputBytes), Command: "x"})
 	}
 	r.TasksMore = 1
 	r.SideEffects = map[string]int{"Bash": 1, "mcp__github__create_issue": 3}
-	r.MCPNotConnected = []record.MCPServer{{Name: "github", Status: "failed"}, {Name: "linear", Status: "needs-auth"}}
+	r.MCPNotConnected = []stream.MCPServer{{Name: "github", Status: "failed"}, {Name: "linear", Status: "needs-auth"}}
 	for range record.MaxOutputFailures {
 		r.OutputFailures = append(r.OutputFailures, record.OutputFailure{Output: "events", Error: "EPIPE"})
 	}
@@ -68,9 +68,9 @@ func TestOlderRecordsReadInFlightCapped(t *testing.T) {
 	}
 	many := func(m map[string]any) {
 		m["running"] = recordtest.Calls(record.MaxInFlight + 8)
-		var tasks []record.Task
+		var tasks []stream.Task
 		for i := range record.MaxInFlight + 3 {
-			tasks = append(tasks, record.Task{ID: fmt.Sprint("b", i)})
+			tasks = append(tasks, stream.Task{ID: fmt.Sprint("b", i)})
 		}
 		m["tasks"] = tasks
 	}

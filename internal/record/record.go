@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // Status is where an issue's latest run stands.
@@ -78,31 +80,6 @@ type Owner struct {
 	PidNS     string `json:"pid_ns,omitempty"`
 }
 
-// ToolCall is a tool call that had no result yet when the record was saved.
-// The record's own type: a change to the retry machine's types must not
-// change the file's format.
-type ToolCall struct {
-	Name  string `json:"name"`
-	Input string `json:"input"` // cut short, for the resume prompt
-}
-
-// MCPServer is an MCP server as the CLI's init line lists it.
-type MCPServer struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-}
-
-// Task is a background task of the CLI that was running when the record
-// was saved (see ToolCall on why the record has its own type).
-type Task struct {
-	ID          string `json:"id"`
-	Type        string `json:"type,omitempty"`
-	Description string `json:"description,omitempty"`
-	Command     string `json:"command,omitempty"`
-	ToolUseID   string `json:"tool_use_id,omitempty"`
-	OutputFile  string `json:"output_file,omitempty"`
-}
-
 // OutputFailure is malarun's own output (its stderr, the --events file)
 // that could not be written during the run: a terminal that hung up, a log
 // reader that went away. The run went on without it; this says from when
@@ -165,22 +142,23 @@ type Record struct {
 	APIAnswered bool `json:"api_answered,omitempty"`
 	// MCPNotConnected are the MCP servers the last attempt's claude listed
 	// as not connected in its init line: it works without their tools.
-	MCPNotConnected []MCPServer `json:"mcp_servers_not_connected,omitempty"`
+	MCPNotConnected []stream.MCPServer `json:"mcp_servers_not_connected,omitempty"`
 	// SideEffects counts calls of tools with side effects in the current
 	// session line (since the last context restart), by tool.
 	SideEffects map[string]int `json:"side_effects,omitempty"`
 	// Running are the tool calls without a result yet: if malarun dies now,
 	// the resume prompt names them (the CLI drops them from the history).
 	// At most MaxInFlight, the first in call order; RunningMore counts the
-	// rest (since version 9).
-	Running     []ToolCall `json:"running,omitempty"`
-	RunningMore int        `json:"running_more,omitempty"`
+	// rest (since version 9). The record keeps a call's name and input
+	// (stream.ToolUse's JSON), cut short, for the resume prompt.
+	Running     []stream.ToolUse `json:"running,omitempty"`
+	RunningMore int              `json:"running_more,omitempty"`
 	// Tasks are the CLI's background tasks still running: killed with the
 	// attempt, they never notify the resumed session, so its prompt names
 	// them. At most MaxInFlight, the first started; TasksMore counts the
 	// rest (since version 9).
-	Tasks     []Task `json:"tasks,omitempty"`
-	TasksMore int    `json:"tasks_more,omitempty"`
+	Tasks     []stream.Task `json:"tasks,omitempty"`
+	TasksMore int           `json:"tasks_more,omitempty"`
 
 	// Attempts are the claude processes the current run started: finished,
 	// and one cut short by malarun's death (counted by the malarun that

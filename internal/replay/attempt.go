@@ -219,8 +219,8 @@ func (w *walk) line(a *attemptReader, ev *stream.Event, at time.Time) error {
 	case "result":
 		a.info.Results++
 		a.info.CostUSD = ev.TotalCostUSD // the CLI's total for its process so far
-		a.info.Tokens = addTokens(a.info.Tokens, ev.Usage)
-		w.sum.Tokens = addTokens(w.sum.Tokens, ev.Usage)
+		a.info.Tokens = a.info.Tokens.Add(ev.Usage)
+		w.sum.Tokens = w.sum.Tokens.Add(ev.Usage)
 		w.runCost = a.costBase + ev.TotalCostUSD
 		w.setWindow(ev.ContextWindow)
 		it := base
@@ -229,7 +229,7 @@ func (w *walk) line(a *attemptReader, ev *stream.Event, at time.Time) error {
 		if ev.ResultTruncated || len(it.Text) < len(ev.Result) {
 			it.Text += "\n…"
 		}
-		tk := Tokens{ev.Usage.InputTokens, ev.Usage.OutputTokens, ev.Usage.CacheCreationInputTokens, ev.Usage.CacheReadInputTokens}
+		tk := ev.Usage
 		it.Tokens = &tk
 		if !a.ended && a.info.Outcome == "" && w.tl == nil {
 			a.info.Outcome = "result " + ev.Subtype
@@ -293,15 +293,4 @@ func (w *walk) assistant(a *attemptReader, ev *stream.Event, base Item) error {
 		base.Occupancy, base.Window = 0, 0
 	}
 	return nil
-}
-
-func addTokens(t Tokens, u stream.Usage) Tokens {
-	sat := func(a, b int64) int64 {
-		if a > (1<<62)-b {
-			return 1 << 62
-		}
-		return a + b
-	}
-	return Tokens{sat(t.Input, u.InputTokens), sat(t.Output, u.OutputTokens),
-		sat(t.CacheCreation, u.CacheCreationInputTokens), sat(t.CacheRead, u.CacheReadInputTokens)}
 }

@@ -9,6 +9,7 @@ package replay
 import (
 	"time"
 
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/timeline"
 
 	"github.com/malarun/malarun/internal/event"
@@ -92,33 +93,25 @@ type Item struct {
 	ToolsRunning []string `json:"tools_running,omitempty"`
 	// Phase and Doing (hang) are what claude was doing when it was silent,
 	// as a name and in words (docs/design.md §D30).
-	Phase        string    `json:"phase,omitempty"`
-	Doing        string    `json:"doing,omitempty"`
-	TookMS       int64     `json:"took_ms,omitempty"` // a tool call's or task's run time; a tree stop's
-	SilenceMS    int64     `json:"silence_ms,omitempty"`
-	BackoffMS    int64     `json:"backoff_ms,omitempty"`
-	GraceMS      int64     `json:"grace_ms,omitempty"`
-	Termed       int       `json:"termed,omitempty"`
-	Killed       int       `json:"killed,omitempty"`
-	Until        time.Time `json:"until,omitzero"`
-	RetryAt      time.Time `json:"retry_at,omitzero"`
-	LimitType    string    `json:"limit_type,omitempty"`
-	Occupancy    int64     `json:"occupancy,omitempty"` // context tokens after this message (assistant items, checkpoint, restart)
-	Window       int64     `json:"window,omitempty"`
-	Continuation int       `json:"continuation,omitempty"`
-	CostUSD      float64   `json:"cost_usd,omitempty"`     // a result's: its CLI process so far
-	RunCostUSD   float64   `json:"run_cost_usd,omitempty"` // the run so far (results, finished)
-	Tokens       *Tokens   `json:"tokens,omitempty"`
+	Phase        string         `json:"phase,omitempty"`
+	Doing        string         `json:"doing,omitempty"`
+	TookMS       int64          `json:"took_ms,omitempty"` // a tool call's or task's run time; a tree stop's
+	SilenceMS    int64          `json:"silence_ms,omitempty"`
+	BackoffMS    int64          `json:"backoff_ms,omitempty"`
+	GraceMS      int64          `json:"grace_ms,omitempty"`
+	Termed       int            `json:"termed,omitempty"`
+	Killed       int            `json:"killed,omitempty"`
+	Until        time.Time      `json:"until,omitzero"`
+	RetryAt      time.Time      `json:"retry_at,omitzero"`
+	LimitType    string         `json:"limit_type,omitempty"`
+	Occupancy    int64          `json:"occupancy,omitempty"` // context tokens after this message (assistant items, checkpoint, restart)
+	Window       int64          `json:"window,omitempty"`
+	Continuation int            `json:"continuation,omitempty"`
+	CostUSD      float64        `json:"cost_usd,omitempty"`     // a result's: its CLI process so far
+	RunCostUSD   float64        `json:"run_cost_usd,omitempty"` // the run so far (results, finished)
+	Tokens       *stream.Tokens `json:"tokens,omitempty"`
 
 	Info *Attempt `json:"info,omitempty"` // attempt_started, attempt_ended
-}
-
-// Tokens are token counts.
-type Tokens struct {
-	Input         int64 `json:"input"`
-	Output        int64 `json:"output"`
-	CacheCreation int64 `json:"cache_creation_input"`
-	CacheRead     int64 `json:"cache_read_input"`
 }
 
 // How an attempt began (Attempt.Began).
@@ -147,13 +140,13 @@ type Attempt struct {
 	DurationMS int64     `json:"duration_ms,omitempty"`
 	// Outcome is how it ended (success, hang, crash, ...: the attempt_ended
 	// outcome), Reason why; empty while it runs or when no timeline says.
-	Outcome    string  `json:"outcome,omitempty"`
-	Reason     string  `json:"reason,omitempty"`
-	ExitCode   *int    `json:"exit_code,omitempty"` // claude's
-	CostUSD    float64 `json:"cost_usd"`
-	Tokens     Tokens  `json:"tokens"`
-	CLIVersion string  `json:"cli_version,omitempty"`
-	Model      string  `json:"model,omitempty"`
+	Outcome    string        `json:"outcome,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	ExitCode   *int          `json:"exit_code,omitempty"` // claude's
+	CostUSD    float64       `json:"cost_usd"`
+	Tokens     stream.Tokens `json:"tokens"`
+	CLIVersion string        `json:"cli_version,omitempty"`
+	Model      string        `json:"model,omitempty"`
 	// Counts from the transcript.
 	ToolCalls   int   `json:"tool_calls"`
 	ToolResults int   `json:"tool_results"`
@@ -187,17 +180,17 @@ type Header struct {
 
 // Summary is what the story added up to.
 type Summary struct {
-	Outcome   string    `json:"outcome,omitempty"` // the run's, from the last finished item; empty if none
-	ExitCode  *int      `json:"exit_code,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
-	Started   time.Time `json:"started,omitzero"`
-	Ended     time.Time `json:"ended,omitzero"`
-	CostUSD   float64   `json:"cost_usd"`
-	Tokens    Tokens    `json:"tokens"`
-	Attempts  []Attempt `json:"attempts"`
-	ToolCalls int       `json:"tool_calls"`
-	Results   int       `json:"results"`
-	Items     int       `json:"items"`
+	Outcome   string        `json:"outcome,omitempty"` // the run's, from the last finished item; empty if none
+	ExitCode  *int          `json:"exit_code,omitempty"`
+	Reason    string        `json:"reason,omitempty"`
+	Started   time.Time     `json:"started,omitzero"`
+	Ended     time.Time     `json:"ended,omitzero"`
+	CostUSD   float64       `json:"cost_usd"`
+	Tokens    stream.Tokens `json:"tokens"`
+	Attempts  []Attempt     `json:"attempts"`
+	ToolCalls int           `json:"tool_calls"`
+	Results   int           `json:"results"`
+	Items     int           `json:"items"`
 	// DamagedTimeline counts timeline lines that were not entries.
 	DamagedTimeline int `json:"damaged_timeline_lines,omitempty"`
 	// Stopped says why --follow stopped ("the run ended", "the run's

@@ -161,7 +161,7 @@ func (h *htmlRenderer) Item(it *Item) error {
 			v.Took = ms(a.DurationMS)
 		}
 		v.Cost, v.Calls = ui.Cost(a.CostUSD), ui.Plural(a.ToolCalls, "tool call")
-		v.Tokens = ui.Tokens(a.Tokens.Input) + " in / " + ui.Tokens(a.Tokens.Output) + " out"
+		v.Tokens = ui.Tokens(a.Tokens.InputTokens) + " in / " + ui.Tokens(a.Tokens.OutputTokens) + " out"
 		v.CLIVersion, v.Lost = ui.Inert(a.CLIVersion), ui.Inert(lostWords(a))
 		if a.Outcome != attempt.Success.String() {
 			v.Block = preformatted(a.Reason, 0)
@@ -192,7 +192,7 @@ type endView struct {
 func (h *htmlRenderer) End(s Summary) error {
 	v := endView{Issue: ui.Inert(h.header.Issue), RunID: ui.Inert(h.header.RunID), Word: ui.Inert(firstNonEmpty(ui.EndWord(s.Outcome), "no recorded end")),
 		Attempts: ui.Plural(len(s.Attempts), "attempt"), Cost: ui.Cost(s.CostUSD), Calls: ui.Plural(s.ToolCalls, "tool call"),
-		Tokens: ui.Tokens(s.Tokens.Input) + " in, " + ui.Tokens(s.Tokens.Output) + " out, " + ui.Tokens(s.Tokens.CacheRead) + " cache read",
+		Tokens: ui.Tokens(s.Tokens.InputTokens) + " in, " + ui.Tokens(s.Tokens.OutputTokens) + " out, " + ui.Tokens(s.Tokens.CacheReadInputTokens) + " cache read",
 		Reason: ui.Inert(s.Reason), Picture: h.picture.view(), JS: template.JS(pageJS)}
 	if s.ExitCode != nil {
 		v.Exit = strconv.Itoa(*s.ExitCode)

@@ -154,8 +154,8 @@ func (t *textRenderer) End(s Summary) error {
 		parts = append(parts, ui.Duration(s.Ended.Sub(s.Started)))
 	}
 	parts = append(parts, ui.Plural(s.ToolCalls, "tool call")+", "+ui.Plural(s.Results, "result"),
-		fmt.Sprintf("%s in, %s out, %s cache write, %s cache read", ui.Tokens(s.Tokens.Input), ui.Tokens(s.Tokens.Output),
-			ui.Tokens(s.Tokens.CacheCreation), ui.Tokens(s.Tokens.CacheRead)))
+		fmt.Sprintf("%s in, %s out, %s cache write, %s cache read", ui.Tokens(s.Tokens.InputTokens), ui.Tokens(s.Tokens.OutputTokens),
+			ui.Tokens(s.Tokens.CacheCreationInputTokens), ui.Tokens(s.Tokens.CacheReadInputTokens)))
 	t.wrapped("", strings.Join(parts, " · "))
 	if s.Reason != "" {
 		t.wrapped(strings.Repeat(" ", 2), ui.Inert(s.Reason))
@@ -211,7 +211,7 @@ func (t *textRenderer) attemptFooter(it *Item) {
 	if a.ExitCode != nil {
 		parts = append(parts, fmt.Sprintf("claude exit %d", *a.ExitCode))
 	}
-	parts = append(parts, ui.Cost(a.CostUSD), fmt.Sprintf("%s in / %s out", ui.Tokens(a.Tokens.Input), ui.Tokens(a.Tokens.Output)),
+	parts = append(parts, ui.Cost(a.CostUSD), fmt.Sprintf("%s in / %s out", ui.Tokens(a.Tokens.InputTokens), ui.Tokens(a.Tokens.OutputTokens)),
 		ui.Plural(a.ToolCalls, "tool call"))
 	if a.CLIVersion != "" {
 		parts = append(parts, "claude "+ui.Clean(a.CLIVersion, 40))

@@ -3,8 +3,8 @@ package run
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -137,12 +137,12 @@ type PromptData struct {
 	// off: the CLI drops them from the resumed history (docs/design.md §F16),
 	// so only malarun can tell the agent about them. InterruptedMore are
 	// more of them, not named: a record names at most record.MaxInFlight.
-	Interrupted     []ToolCall
+	Interrupted     []stream.ToolUse
 	InterruptedMore int
 	// Tasks are the background tasks killed with the attempt: the CLI will
 	// never notify the resumed session of them. TasksMore, as
 	// InterruptedMore.
-	Tasks     []attempt.Task
+	Tasks     []stream.Task
 	TasksMore int
 	// Hooks name the hooks cut off with the attempt: what they check or do
 	// was not done.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -37,8 +38,8 @@ type Recorded struct {
 	Checkpoint    string
 	// Running and Tasks were in flight when the last malarun stopped;
 	// RunningMore and TasksMore more of them, not named in the record.
-	Running                []ToolCall
-	Tasks                  []attempt.Task
+	Running                []stream.ToolUse
+	Tasks                  []stream.Task
 	RunningMore, TasksMore int
 	// Talked: the run had an answer from the API before.
 	Talked bool

@@ -8,6 +8,7 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -31,8 +32,8 @@ type step struct {
 const sid = "s-1"
 
 var (
-	bash = ToolCall{Name: "Bash", Input: "rm -rf build"}
-	read = ToolCall{Name: "Read", Input: "main.go"}
+	bash = stream.ToolUse{Name: "Bash", Input: "rm -rf build"}
+	read = stream.ToolUse{Name: "Read", Input: "main.go"}
 )
 
 var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -81,20 +82,20 @@ func TestNext(t *testing.T) {
 			{o: Ended{Ending: attempt.Success, SessionID: "s-2", Progress: true}, kind: Done},
 		}},
 		{"tool calls, then the session cannot be resumed: exit 4", nil, []step{
-			{o: Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash, read, bash}}, kind: Resume},
+			{o: Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []stream.ToolUse{bash, read, bash}}, kind: Resume},
 			{o: Ended{Ending: attempt.ResumeNotFound, SessionID: sid}, kind: Fail, failure: outcome.NotSafeToRetry, reason: "repeat 2 tool call(s) with side effects (Bash ×2)"},
 		}},
 		{"only side-effect-free tools: fresh start after resume fails", nil, []step{
-			{o: Ended{Ending: attempt.Crash, SessionID: sid, Progress: true, ToolCalls: []ToolCall{read, {Name: "Grep"}}}, kind: Resume},
+			{o: Ended{Ending: attempt.Crash, SessionID: sid, Progress: true, ToolCalls: []stream.ToolUse{read, {Name: "Grep"}}}, kind: Resume},
 			{o: Ended{Ending: attempt.ResumeNotFound, SessionID: sid}, kind: Fresh, backoff: 5 * time.Second},
 			{o: Ended{Ending: attempt.Success, SessionID: "s-2", Progress: true}, kind: Done},
 		}},
 		{"side-effect-free list is configurable", func(p *Policy) { p.SideEffectFree = map[string]bool{"Bash": true} }, []step{
-			{o: Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}}, kind: Resume},
+			{o: Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []stream.ToolUse{bash}}, kind: Resume},
 			{o: Ended{Ending: attempt.ResumeNotFound, SessionID: sid}, kind: Fresh, backoff: 5 * time.Second},
 		}},
 		{"no session known after a crash with side effects: exit 4", nil, []step{
-			{o: Ended{Ending: attempt.Crash, ToolCalls: []ToolCall{{Name: "Write"}}}, kind: Fail, failure: outcome.NotSafeToRetry, reason: "(Write)"},
+			{o: Ended{Ending: attempt.Crash, ToolCalls: []stream.ToolUse{{Name: "Write"}}}, kind: Fail, failure: outcome.NotSafeToRetry, reason: "(Write)"},
 		}},
 		{"cost cap", func(p *Policy) { p.MaxCostUSD = 1 }, []step{
 			{o: Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, CostUSD: 0.6}, kind: Resume},
@@ -127,7 +128,7 @@ func TestNext(t *testing.T) {
 			{o: Ended{Ending: attempt.ContextFull, SessionID: sid}, kind: Fail, failure: outcome.ErrorResult, reason: "first exchange"},
 		}},
 		{"a continuation forgets the old session's side effects and idle retries", nil, []step{
-			{o: Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}}, kind: Resume},
+			{o: Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []stream.ToolUse{bash}}, kind: Resume},
 			{o: Ended{Ending: attempt.ContextFull, SessionID: sid}, kind: Fallback},
 			{o: Ended{Ending: attempt.Hang, SessionID: "s-2"}, kind: Fresh, backoff: 5 * time.Second},
 		}},
@@ -144,7 +145,7 @@ func TestNext(t *testing.T) {
 		{"a session that cannot be resumed continues from the last checkpoint", nil, []step{
 			{o: Ended{Ending: attempt.ContextPressure, SessionID: sid, Progress: true}, kind: Checkpoint},
 			{o: Ended{Ending: attempt.Success, SessionID: sid}, kind: Continue},
-			{o: Ended{Ending: attempt.Crash, SessionID: "s-2", Progress: true, ToolCalls: []ToolCall{bash}}, kind: Resume},
+			{o: Ended{Ending: attempt.Crash, SessionID: "s-2", Progress: true, ToolCalls: []stream.ToolUse{bash}}, kind: Resume},
 			{o: Ended{Ending: attempt.ResumeNotFound, SessionID: "s-2"}, kind: Continue, reason: "continuing from the last checkpoint"},
 		}},
 		{"max_attempts also caps context restarts", func(p *Policy) { p.MaxAttempts = 3 }, []step{
@@ -226,8 +227,8 @@ func TestNext(t *testing.T) {
 
 func TestNextDoesNotShareStateMaps(t *testing.T) {
 	p := policy()
-	s0, _ := Next(p, State{}, Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}}, t0, Draws{})
-	s1, _ := Next(p, s0, Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []ToolCall{bash}}, t0, Draws{})
+	s0, _ := Next(p, State{}, Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []stream.ToolUse{bash}}, t0, Draws{})
+	s1, _ := Next(p, s0, Ended{Ending: attempt.Hang, SessionID: sid, Progress: true, ToolCalls: []stream.ToolUse{bash}}, t0, Draws{})
 	if s0.SideEffects["Bash"] != 1 || s1.SideEffects["Bash"] != 2 {
 		t.Errorf("state mutated in place: %v %v", s0.SideEffects, s1.SideEffects)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -82,14 +83,14 @@ func ended(e attempt.Ending, session string, progress bool, more ...func(*Ended)
 	return x
 }
 
-func withCalls(calls ...ToolCall) func(*Ended) { return func(e *Ended) { e.ToolCalls = calls } }
-func withCut(calls ...ToolCall) func(*Ended)   { return func(e *Ended) { e.CutCalls = calls } }
-func withCost(usd float64) func(*Ended)        { return func(e *Ended) { e.CostUSD = usd } }
-func withReply(text string) func(*Ended)       { return func(e *Ended) { e.Reply = text } }
+func withCalls(calls ...stream.ToolUse) func(*Ended) { return func(e *Ended) { e.ToolCalls = calls } }
+func withCut(calls ...stream.ToolUse) func(*Ended)   { return func(e *Ended) { e.CutCalls = calls } }
+func withCost(usd float64) func(*Ended)              { return func(e *Ended) { e.CostUSD = usd } }
+func withReply(text string) func(*Ended)             { return func(e *Ended) { e.Reply = text } }
 func withLimit(l usagelimit.Limit) func(*Ended) {
 	return func(e *Ended) { e.Limit = l }
 }
-func withTasks(tasks ...attempt.Task) func(*Ended) { return func(e *Ended) { e.CutTasks = tasks } }
+func withTasks(tasks ...stream.Task) func(*Ended) { return func(e *Ended) { e.CutTasks = tasks } }
 
 // of says which attempt ended: its number, session, whether it resumed
 // and its prompt.
@@ -288,7 +289,7 @@ func TestRunPaths(t *testing.T) {
 		}},
 		{"a reclaimed run resumes its session naming the calls in flight",
 			nil, Beginning{Continued: true, FirstAttempt: 3, Record: Recorded{Attempts: 2, NotCounted: 1, SessionID: "s-1", SessionTalked: true,
-				Running: []ToolCall{bash}, SideEffects: map[string]int{"Bash": 1}}}, []pathStep{
+				Running: []stream.ToolUse{bash}, SideEffects: map[string]int{"Bash": 1}}}, []pathStep{
 				{want: "start 3 resume s-1 resume.md", check: func(t *testing.T, s State, a Action) {
 					d := a.Attempt.Prompt.Data
 					if len(d.Interrupted) != 1 || d.Reason != "the previous malarun stopped before the run ended" || s.AttemptsAtStart != 1 {
@@ -298,7 +299,7 @@ func TestRunPaths(t *testing.T) {
 			}},
 		{"a reclaimed run with more calls in flight than it names says how many more",
 			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", SessionTalked: true,
-				Running: []ToolCall{bash}, RunningMore: 19_968, Tasks: []attempt.Task{{ID: "b1"}}, TasksMore: 7}}, []pathStep{
+				Running: []stream.ToolUse{bash}, RunningMore: 19_968, Tasks: []stream.Task{{ID: "b1"}}, TasksMore: 7}}, []pathStep{
 				{want: "start 2 resume s-1 resume.md", check: func(t *testing.T, s State, a Action) {
 					if d := a.Attempt.Prompt.Data; len(d.Interrupted) != 1 || d.InterruptedMore != 19_968 || len(d.Tasks) != 1 || d.TasksMore != 7 {
 						t.Errorf("data %+v", d)
@@ -324,7 +325,7 @@ func TestRunPaths(t *testing.T) {
 			}},
 		{"background tasks cut off: resumed, the prompt names them", nil, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
-			{ended: ended(attempt.Hang, "new-0", true, withTasks(attempt.Task{ID: "b1", Command: "make test"})), want: "start 2 resume new-0 resume.md",
+			{ended: ended(attempt.Hang, "new-0", true, withTasks(stream.Task{ID: "b1", Command: "make test"})), want: "start 2 resume new-0 resume.md",
 				check: func(t *testing.T, s State, a Action) {
 					if tk := a.Attempt.Prompt.Data.Tasks; len(tk) != 1 || tk[0].ID != "b1" {
 						t.Errorf("tasks %+v", tk)
@@ -420,10 +421,10 @@ func TestRunPaths(t *testing.T) {
 // What a record says of the calls and tasks in flight reaches Begin: the
 // ones named and how many more (record.MaxInFlight, docs/design.md §D37).
 func TestRecordedOfKeepsTheCountsInFlight(t *testing.T) {
-	rec := record.Record{Running: []record.ToolCall{{Name: "Bash", Input: "make"}}, RunningMore: 12,
-		Tasks: []record.Task{{ID: "b1", Command: "make test"}}, TasksMore: 3, PhaseRoom: map[string]int{"thinking": 2}}
+	rec := record.Record{Running: []stream.ToolUse{{Name: "Bash", Input: "make"}}, RunningMore: 12,
+		Tasks: []stream.Task{{ID: "b1", Command: "make test"}}, TasksMore: 3, PhaseRoom: map[string]int{"thinking": 2}}
 	r := RecordedOf(rec)
-	if len(r.Running) != 1 || r.Running[0] != (ToolCall{Name: "Bash", Input: "make"}) || r.RunningMore != 12 ||
+	if len(r.Running) != 1 || r.Running[0] != (stream.ToolUse{Name: "Bash", Input: "make"}) || r.RunningMore != 12 ||
 		len(r.Tasks) != 1 || r.Tasks[0].Command != "make test" || r.TasksMore != 3 || r.Room[attempt.PhaseThinking] != 2 {
 		t.Errorf("RecordedOf = %+v", r)
 	}

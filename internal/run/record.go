@@ -13,7 +13,7 @@ import (
 func RecordedOf(rec record.Record) Recorded {
 	return Recorded{Attempts: rec.Attempts, NotCounted: rec.KilledAttempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations, Checkpoint: rec.Checkpoint,
-		Running: callsOfRecord(rec.Running), Tasks: tasksOfRecord(rec.Tasks), RunningMore: rec.RunningMore, TasksMore: rec.TasksMore,
+		Running: rec.Running, Tasks: rec.Tasks, RunningMore: rec.RunningMore, TasksMore: rec.TasksMore,
 		Talked: TalkedInRecord(rec), Room: RoomOfRecord(rec.PhaseRoom)}
 }
 
@@ -23,23 +23,6 @@ func RecordedOf(rec record.Record) Recorded {
 // such a record treats a connection failure as the network going away.
 func TalkedInRecord(rec record.Record) bool {
 	return rec.APIAnswered || rec.SessionTalked || rec.Continuations > 0 || rec.Checkpoint != "" || rec.CostUSD > 0
-}
-
-func callsOfRecord(calls []record.ToolCall) []ToolCall {
-	out := make([]ToolCall, len(calls))
-	for i, c := range calls {
-		out[i] = ToolCall{Name: c.Name, Input: c.Input}
-	}
-	return out
-}
-
-func tasksOfRecord(tasks []record.Task) []attempt.Task {
-	out := make([]attempt.Task, len(tasks))
-	for i, tk := range tasks {
-		out[i] = attempt.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
-			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
-	}
-	return out
 }
 
 // RoomToRecord is the run's room by phase name, for the record (nil: none

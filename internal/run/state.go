@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -118,12 +119,6 @@ func (s State) clone() State {
 	return s
 }
 
-// ToolCall is one tool call of an attempt, as prompts name it.
-type ToolCall struct {
-	Name  string `json:"name"`
-	Input string `json:"input"` // short, for messages
-}
-
 // Ended is what one attempt did, as the run's decisions need it.
 type Ended struct {
 	// Attempt is the attempt as it was started: a prompt that never
@@ -137,13 +132,13 @@ type Ended struct {
 	// Progress: the attempt produced new assistant messages.
 	Progress bool
 	// ToolCalls are the calls the attempt made (completed or not).
-	ToolCalls []ToolCall
+	ToolCalls []stream.ToolUse
 	// CostUSD is what the attempt cost, as its result line reported.
 	CostUSD float64
 	// CutCalls and CutTasks were still running when the attempt ended: the
 	// resume prompt names them.
-	CutCalls []ToolCall
-	CutTasks []attempt.Task
+	CutCalls []stream.ToolUse
+	CutTasks []stream.Task
 	// CutHooks name the hooks that were running (attempt.Hook.Label): they
 	// never finished.
 	CutHooks []string

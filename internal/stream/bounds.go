@@ -25,8 +25,8 @@ const (
 	// MaxTokens bounds each token count of a usage (one API call, or a
 	// result's turns). A call holds at most one context window (MaxContextWindow);
 	// 1e12 is a million calls at today's largest window of 1e6. Four of
-	// them (Usage.Occupancy) are far inside int64, and a report would need
-	// over nine million results at the bound before a sum could overflow.
+	// them (Tokens.Occupancy) are far inside int64, and a sum of counts
+	// stops at MaxTokenSum (Tokens.Add), 9007 results at the bound.
 	MaxTokens = 1e12
 
 	// MaxContextWindow bounds modelUsage.<model>.contextWindow, which must

@@ -114,7 +114,7 @@ func TestNumberForms(t *testing.T) {
 				`"modelUsage":{"m":{"contextWindow":1E2}},"api_error_status":4.29e2}` + "\n" +
 				`{"type":"rate_limit_event","rate_limit_info":{"resetsAt":1.795363511e9}}` + "\n",
 			want: []Event{
-				{Line: 1, Type: "result", HasUsage: true, Usage: Usage{InputTokens: 1000, OutputTokens: 2, CacheReadInputTokens: 2}, ContextWindow: 100, APIErrorStatus: 429},
+				{Line: 1, Type: "result", HasUsage: true, Usage: Tokens{InputTokens: 1000, OutputTokens: 2, CacheReadInputTokens: 2}, ContextWindow: 100, APIErrorStatus: 429},
 				{Line: 2, Type: "rate_limit_event", ResetsAt: 1795363511},
 			},
 		},

@@ -43,7 +43,7 @@ func TestDecoderCases(t *testing.T) {
 				`{"tool_use_id":"toolu_b","content":[{"type":"text","text":"nested, not kept"}],"type":"tool_result"},` +
 				`{"text":"hi","type":"text"},{"type":"thinking","thinking":"skipped"}],"usage":{"output_tokens":2}},"type":"assistant"}` + "\n",
 			want: []Event{{
-				Line: 1, Type: "assistant", HasUsage: true, Usage: Usage{OutputTokens: 2},
+				Line: 1, Type: "assistant", HasUsage: true, Usage: Tokens{OutputTokens: 2},
 				ToolUses:    []ToolUse{{ID: "toolu_a", Name: "Read", Input: `{"x":1}`}},
 				ToolResults: []string{"toolu_b"},
 				Texts:       []string{"hi"},
@@ -76,7 +76,7 @@ func TestDecoderCases(t *testing.T) {
 				`"modelUsage":{"a":{"contextWindow":200000},"b":{"contextWindow":1000000},"c":{"contextWindow":1E2}},"x":[-1.25E+10,0,0.0]}` + "\n",
 			want: []Event{{
 				Line: 1, Type: "result", TotalCostUSD: 0.015, APIErrorStatus: 529, HasUsage: true, RetryDelayMS: 0.5,
-				Usage:         Usage{InputTokens: 1000, CacheReadInputTokens: 123456789012, CacheCreationInputTokens: 2},
+				Usage:         Tokens{InputTokens: 1000, CacheReadInputTokens: 123456789012, CacheCreationInputTokens: 2},
 				ContextWindow: 1000000,
 			}},
 		},

@@ -8,48 +8,53 @@ package stream
 
 import "strings"
 
-// Usage is the token usage of one API call (an assistant message) or, on a
-// result line, of the whole session (cumulative; see docs/design.md §F5).
-type Usage struct {
-	InputTokens              int64
-	OutputTokens             int64
-	CacheCreationInputTokens int64
-	CacheReadInputTokens     int64
-}
-
-// Occupancy is the context the conversation takes up after this call:
-// everything sent (fresh, cache-created, cache-read) plus what was produced.
-// The decoder keeps each count within [0, MaxTokens], so the sum cannot
-// overflow.
-func (u Usage) Occupancy() int64 {
-	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens + u.OutputTokens
-}
-
-// ToolUse is one tool call requested by an assistant message.
+// ToolUse is one tool call requested by an assistant message (a tool_use
+// block): malarun's one type for a tool call, as the attempt follows it,
+// the run's decisions and prompts name it (.Name, .Input) and the record
+// keeps it (running). Its JSON is the record's form, which keeps what a
+// resume prompt names, the tool and its input: the id and the flags are
+// the stream's alone ("-"), so the file's format is the same as it was.
 type ToolUse struct {
-	ID   string
-	Name string
+	ID   string `json:"-"`
+	Name string `json:"name"`
 	// Input is the tool input as compact JSON, cut to MaxInputBytes.
-	Input          string
-	InputTruncated bool
+	Input          string `json:"input"`
+	InputTruncated bool   `json:"-"`
 	// Background is input.run_in_background == true: the call starts a
 	// background task that outlives the turn (docs/design.md §F17). It is read
 	// from the input object itself, so a cut Input does not hide it.
-	Background bool
+	Background bool `json:"-"`
 }
 
-// Task is one element of a background_tasks_changed snapshot.
+// Task is a background task of the CLI (a Bash command run with
+// run_in_background, a background agent, a Monitor watch): malarun's one
+// type for it, from the decoder (an element of a background_tasks_changed
+// snapshot: ID, Type, Description, Status) through the attempt machine
+// that follows it by task_id (which adds Command, ToolUseID and
+// OutputFile from other lines) to the record (tasks) and the --json
+// report (cut_tasks), which share its JSON.
 type Task struct {
-	ID          string // task_id
-	Type        string // task_type: local_bash, ...
-	Description string // cut to MaxInputBytes
-	Status      string // empty when the CLI does not say (2.1.330 does not)
+	ID          string `json:"id"`                    // task_id
+	Type        string `json:"type,omitempty"`        // task_type: local_bash, local_agent, ...
+	Description string `json:"description,omitempty"` // cut to MaxInputBytes
+	// Command is the input of the tool call that started it, when known
+	// (cut short like every tool input malarun keeps).
+	Command   string `json:"command,omitempty"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	// OutputFile is where the CLI writes the task's output.
+	OutputFile string `json:"output_file,omitempty"`
+	// Status is a snapshot element's status: empty when the CLI does not
+	// say (2.1.330 does not). A task malarun follows runs, so it keeps no
+	// status: no output has one ("-").
+	Status string `json:"-"`
 }
 
-// MCPServer is one element of the init line's mcp_servers.
+// MCPServer is one element of the init line's mcp_servers: malarun's one
+// type for an MCP server. Its JSON is the record's and the --json
+// report's form (mcp_servers_not_connected).
 type MCPServer struct {
-	Name   string
-	Status string // connected, failed, pending, needs-auth, ...
+	Name   string `json:"name"`
+	Status string `json:"status"` // connected, failed, pending, needs-auth, ...
 }
 
 // ConfigFile is a start-up failure's invalid_config_file (2.1.332,
@@ -110,7 +115,7 @@ type Event struct {
 	// Model is the init line's model, or an assistant message's message.model.
 	Model string
 	// Usage is message.usage on assistant lines and usage on result lines.
-	Usage    Usage
+	Usage    Tokens
 	HasUsage bool
 
 	// ToolUses are the tool_use blocks of an assistant message.

@@ -69,7 +69,7 @@ func TestTranscriptFacts(t *testing.T) {
 	check("text-success lines", len(evs), 3)
 	check("init", [3]string{evs[0].Type, evs[0].Subtype, evs[0].Model}, [3]string{"system", "init", "claude-opus-4-8[1m]"})
 	check("init session", evs[0].SessionID, "4ff18c41-0db8-4141-8ca3-59af0fe7a255")
-	check("assistant usage", evs[1].Usage, Usage{InputTokens: 150000, OutputTokens: 1, CacheReadInputTokens: 1000})
+	check("assistant usage", evs[1].Usage, Tokens{InputTokens: 150000, OutputTokens: 1, CacheReadInputTokens: 1000})
 	check("assistant occupancy", evs[1].Usage.Occupancy(), int64(151001))
 	check("assistant texts", evs[1].Texts, []string{"Hello from mock"})
 	check("assistant model", evs[1].Model, "claude-opus-4-8")
@@ -77,7 +77,7 @@ func TestTranscriptFacts(t *testing.T) {
 	check("result", [3]string{r.Type, r.Subtype, r.TerminalReason}, [3]string{"result", "success", "completed"})
 	check("result cost", r.TotalCostUSD, 0.750625)
 	check("result window", r.ContextWindow, int64(1000000))
-	check("result usage", r.Usage, Usage{InputTokens: 150000, OutputTokens: 5, CacheReadInputTokens: 1000})
+	check("result usage", r.Usage, Tokens{InputTokens: 150000, OutputTokens: 5, CacheReadInputTokens: 1000})
 	check("result text", [2]any{r.Result, r.IsError}, [2]any{"Hello from mock", false})
 
 	evs = load("tool-use-success.jsonl")
@@ -157,8 +157,8 @@ func TestTranscriptFacts(t *testing.T) {
 	// 2.1.330: a later result's usage counts only the turns since the
 	// previous result (modelUsage holds the total), while total_cost_usd is
 	// the session's so far: summing costs over results counts twice.
-	check("bg result usage per turn", [2]Usage{results[0].Usage, results[1].Usage},
-		[2]Usage{{InputTokens: 2000, OutputTokens: 20}, {InputTokens: 1000, OutputTokens: 10}})
+	check("bg result usage per turn", [2]Tokens{results[0].Usage, results[1].Usage},
+		[2]Tokens{{InputTokens: 2000, OutputTokens: 20}, {InputTokens: 1000, OutputTokens: 10}})
 	check("bg result cost cumulative", [2]float64{results[0].TotalCostUSD, results[1].TotalCostUSD}, [2]float64{0.0084, 0.0126})
 	started, done := byType("system", "task_started"), byType("system", "task_notification")
 	check("bg one task started and done", [2]int{len(started), len(done)}, [2]int{1, 1})

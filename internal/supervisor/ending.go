@@ -11,7 +11,6 @@ import (
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/session"
 	"github.com/malarun/malarun/internal/statefile"
-	"github.com/malarun/malarun/internal/stream"
 )
 
 // endedOf is what an attempt did, as the run's decisions need it: how it
@@ -23,7 +22,7 @@ func (r *runner) endedOf(res *attemptResult) run.Ended {
 		PromptNotSeen: r.promptNotSeen(res)})
 	cutCalls, cutTasks := m.CutOff()
 	e := run.Ended{Attempt: res.spec, Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
-		ToolCalls: toolCalls(res.log.ToolCalls), CostUSD: res.log.CostUSD, CutCalls: toolCalls(cutCalls), CutTasks: cutTasks, CutHooks: hookLabels(m.HooksCutOff()),
+		ToolCalls: res.log.ToolCalls, CostUSD: res.log.CostUSD, CutCalls: cutCalls, CutTasks: cutTasks, CutHooks: hookLabels(m.HooksCutOff()),
 		Reply: res.log.LastReply(), CLIWaited: m.CLIWaited(res.ended), Talked: m.Talked()}
 	if ending == attempt.Hang && res.stop == attempt.StopHang {
 		d := m.HangPhase()
@@ -81,14 +80,6 @@ func hookLabels(hooks []attempt.Hook) []string {
 		labels[i] = h.Label()
 	}
 	return labels
-}
-
-func toolCalls(tus []stream.ToolUse) []run.ToolCall {
-	calls := make([]run.ToolCall, len(tus))
-	for i, tu := range tus {
-		calls[i] = run.ToolCall{Name: tu.Name, Input: tu.Input}
-	}
-	return calls
 }
 
 // attemptReport is the report's entry for an attempt.

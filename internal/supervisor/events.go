@@ -3,8 +3,8 @@ package supervisor
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // emit records an event in the run folder's timeline and sends it to the
@@ -21,7 +21,7 @@ func (r *runner) emit(e event.Event) {
 	}
 }
 
-func taskIDs(tasks []attempt.Task) []string {
+func taskIDs(tasks []stream.Task) []string {
 	out := make([]string, len(tasks))
 	for i, tk := range tasks {
 		out[i] = tk.ID

@@ -34,7 +34,7 @@ type runFacts struct {
 	answered       bool // the API answered in this invocation
 	// mcpDown is the last attempt's init line's MCP servers not connected
 	// (mcpSeen: an init line came).
-	mcpDown  []record.MCPServer
+	mcpDown  []stream.MCPServer
 	mcpSeen  bool
 	sessions []string
 	// began: the run's decision state is set (run.Begin ran): the record
@@ -43,8 +43,8 @@ type runFacts struct {
 	// cutCalls and cutTasks were in flight when the last attempt (or the
 	// last malarun) stopped: a malarun that dies now names them (the first
 	// record.MaxInFlight; the counts are the rest).
-	cutCalls                   []record.ToolCall
-	cutTasks                   []record.Task
+	cutCalls                   []stream.ToolUse
+	cutTasks                   []stream.Task
 	cutCallsMore, cutTasksMore int
 	// attempt is the attempt running now (nil: none).
 	attempt *attemptFacts
@@ -64,8 +64,8 @@ type attemptFacts struct {
 	calls   map[string]int // calls with side effects in this attempt, by tool
 	// running and tasks are the first record.MaxInFlight calls and tasks
 	// in flight; runningMore and tasksMore count the rest.
-	running                []record.ToolCall
-	tasks                  []record.Task
+	running                []stream.ToolUse
+	tasks                  []stream.Task
 	runningMore, tasksMore int
 	tree                   []record.ProcRef
 	started                time.Time
@@ -107,7 +107,7 @@ func (f *runFacts) progress(ev *stream.Event, now inFlight, answered bool, sideE
 		f.answered, changed = true, true
 	}
 	if ev.Type == "system" && ev.Subtype == "init" {
-		if down := recordMCP(attempt.MCPDown(ev.MCPServers)); !f.mcpSeen || !slices.Equal(down, f.mcpDown) {
+		if down := attempt.MCPDown(ev.MCPServers); !f.mcpSeen || !slices.Equal(down, f.mcpDown) {
 			f.mcpDown, f.mcpSeen, changed = down, true, true
 		}
 	}
@@ -130,14 +130,14 @@ func (f *runFacts) progress(ev *stream.Event, now inFlight, answered bool, sideE
 	// costs the same however many are open (docs/design.md §D37).
 	calls, more := record.Named(now.calls, now.callsMore)
 	if !sameCalls(a.running, calls) {
-		a.running, changed = recordCalls(calls), true
+		a.running, changed = kept(calls), true
 	}
 	if more != a.runningMore {
 		a.runningMore, changed = more, changed || worthASave(more)
 	}
 	tasks, more := record.Named(now.tasks, 0)
-	if !sameTasks(a.tasks, tasks) {
-		a.tasks, changed = recordTasks(tasks), true
+	if !slices.Equal(a.tasks, tasks) {
+		a.tasks, changed = kept(tasks), true
 	}
 	if more != a.tasksMore {
 		a.tasksMore, changed = more, changed || worthASave(more)
@@ -150,7 +150,7 @@ func (f *runFacts) progress(ev *stream.Event, now inFlight, answered bool, sideE
 type inFlight struct {
 	calls     []stream.ToolUse
 	callsMore int
-	tasks     []attempt.Task
+	tasks     []stream.Task
 }
 
 // worthASave reports whether a count that changed alone (a tool's calls
@@ -165,11 +165,11 @@ func worthASave(n int) bool { return n&(n-1) == 0 }
 // attemptDecided ends the attempt's facts once the run decided what
 // follows it: run.State now holds what it did, and what it cut off is
 // kept for a malarun that dies before the next starts.
-func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []attempt.Task, told attemptTold) {
+func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []stream.Task, told attemptTold) {
 	f.attempt = nil
 	calls, callsMore := record.Named(cutCalls, 0)
 	tasks, tasksMore := record.Named(cutTasks, 0)
-	f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = recordCalls(calls), recordTasks(tasks), callsMore, tasksMore
+	f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = kept(calls), kept(tasks), callsMore, tasksMore
 	// Bounded as the record's check wants them, whatever the CLI printed.
 	f.resultsLost = min(f.resultsLost+told.resultsLost, maxRecordedCount)
 	n := told.noResponse
@@ -182,16 +182,19 @@ func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []attempt.
 	}
 }
 
-// sameCalls reports whether the record's calls are tus.
-func sameCalls(calls []record.ToolCall, tus []stream.ToolUse) bool {
-	return slices.EqualFunc(calls, tus, func(c record.ToolCall, tu stream.ToolUse) bool { return c.Name == tu.Name && c.Input == tu.Input })
+// sameCalls reports whether the record's calls are calls, in what the
+// record keeps of a call (its name and input: stream.ToolUse's JSON).
+func sameCalls(recorded, calls []stream.ToolUse) bool {
+	return slices.EqualFunc(recorded, calls, func(a, b stream.ToolUse) bool { return a.Name == b.Name && a.Input == b.Input })
 }
 
-// sameTasks reports whether the record's tasks are tasks.
-func sameTasks(recorded []record.Task, tasks []attempt.Task) bool {
-	return slices.EqualFunc(recorded, tasks, func(r record.Task, tk attempt.Task) bool {
-		return r == record.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command, ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
-	})
+// kept is a copy of what the machine has in flight, for the record: the
+// machine changes its own (nil: none).
+func kept[T any](items []T) []T {
+	if len(items) == 0 {
+		return nil
+	}
+	return slices.Clone(items)
 }
 
 // attemptTold is what an attempt's stream said that the record keeps

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // savesCounted passes saves on to the journal, keeping what each saved.
@@ -97,16 +97,16 @@ func TestWorthASave(t *testing.T) {
 // malarun's own attempt (all of them known) and after a reclaim (the
 // record's count).
 func TestResumePromptNamesTheFirstCallsInFlight(t *testing.T) {
-	calls := func(n int) []run.ToolCall {
-		out := make([]run.ToolCall, n)
+	calls := func(n int) []stream.ToolUse {
+		out := make([]stream.ToolUse, n)
 		for i := range out {
-			out[i] = run.ToolCall{Name: "Bash", Input: fmt.Sprintf("call %d", i)}
+			out[i] = stream.ToolUse{Name: "Bash", Input: fmt.Sprintf("call %d", i)}
 		}
 		return out
 	}
-	var tasks []attempt.Task
+	var tasks []stream.Task
 	for i := range record.MaxInFlight + 5 {
-		tasks = append(tasks, attempt.Task{ID: fmt.Sprint("task-", i)})
+		tasks = append(tasks, stream.Task{ID: fmt.Sprint("task-", i)})
 	}
 	for _, c := range []struct {
 		name string

@@ -11,6 +11,7 @@ import (
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/testing/testchild"
 )
 
@@ -125,7 +126,7 @@ func TestAPingAfterACleanSuccessIsNoRescue(t *testing.T) {
 	})
 }
 
-func callNames(calls []record.ToolCall) string {
+func callNames(calls []stream.ToolUse) string {
 	var names []string
 	for _, c := range calls {
 		names = append(names, c.Name)

@@ -106,7 +106,7 @@ func (r *runner) afterAttempt(res *attemptResult, rep *event.Report) (run.Action
 			Msg("claude numbered results that never came (result_index): a result line was lost; the last result read still decides")
 	}
 	for _, rr := range res.log.Results {
-		rep.Usage = addUsage(rep.Usage, rr.Usage) // bounded counts, saturating sum
+		rep.Usage = rep.Usage.Add(rr.Usage) // saturating (stream.MaxTokenSum)
 	}
 	if res.log.CLIVersion != "" {
 		rep.ClaudeCodeVersion = res.log.CLIVersion

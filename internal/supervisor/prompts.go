@@ -10,10 +10,10 @@ import (
 	"text/template"
 
 	"github.com/malarun/malarun/configs"
-	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // promptData is what every prompt template sees (a prompts_dir template
@@ -25,12 +25,12 @@ type promptData struct {
 	// off: the CLI drops them from the resumed history (docs/design.md §F16),
 	// so only malarun can tell the agent about them. At most
 	// record.MaxInFlight are named; InterruptedMore counts the rest.
-	Interrupted     []run.ToolCall
+	Interrupted     []stream.ToolUse
 	InterruptedMore int
 	// Tasks are the background tasks killed with the attempt: the CLI will
 	// never notify the resumed session of them. TasksMore, as
 	// InterruptedMore.
-	Tasks     []attempt.Task
+	Tasks     []stream.Task
 	TasksMore int
 	// Hooks name the hooks cut off with the attempt ("the Stop hook").
 	Hooks []string

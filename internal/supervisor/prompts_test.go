@@ -6,16 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/run"
+	"github.com/malarun/malarun/internal/stream"
 )
 
 var allTemplates = []run.Template{run.ResumeTemplate, run.CheckpointTemplate, run.ContinuationTemplate, run.FallbackTemplate}
 
 // fullPromptData fills every field a template may use.
 func fullPromptData() promptData {
-	return promptData{IssueID: "issue-1", Interrupted: []run.ToolCall{{Name: "Bash", Input: `{"command":"make"}`}},
-		Tasks: []attempt.Task{{ID: "t1", Description: "tests"}}, Hooks: []string{"the Stop hook"}, CutReply: "text",
+	return promptData{IssueID: "issue-1", Interrupted: []stream.ToolUse{{Name: "Bash", Input: `{"command":"make"}`}},
+		Tasks: []stream.Task{{ID: "t1", Description: "tests"}}, Hooks: []string{"the Stop hook"}, CutReply: "text",
 		Reason: "hang", Checkpoint: "done: a", Task: "fix it", LimitNote: "the limit reset"}
 }
 

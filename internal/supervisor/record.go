@@ -176,37 +176,3 @@ func (r *runner) attemptEnv(n int) []string {
 	env := environ.Without(r.cfg.Env, "TRACESTATE")
 	return environ.With(environ.With(env, "TRACEPARENT", tp), "TRACESTATE", ts)
 }
-
-// The record has its own types for tool calls and tasks (journal owns its
-// file format); these convert to them.
-
-func recordCalls(tus []stream.ToolUse) []record.ToolCall {
-	if len(tus) == 0 {
-		return nil
-	}
-	calls := make([]record.ToolCall, len(tus))
-	for i, tu := range tus {
-		calls[i] = record.ToolCall{Name: tu.Name, Input: tu.Input}
-	}
-	return calls
-}
-
-func recordTasks(tasks []attempt.Task) []record.Task {
-	if len(tasks) == 0 {
-		return nil
-	}
-	out := make([]record.Task, len(tasks))
-	for i, tk := range tasks {
-		out[i] = record.Task{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
-			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile}
-	}
-	return out
-}
-
-func recordMCP(down []stream.MCPServer) []record.MCPServer {
-	var out []record.MCPServer
-	for _, s := range down {
-		out = append(out, record.MCPServer{Name: s.Name, Status: s.Status})
-	}
-	return out
-}

@@ -57,7 +57,7 @@ func aHungThenResumedRun(t0 time.Time, tel *Run, previous record.TraceRef) (even
 	// invocation's attempts cost 0.25.
 	return event.Report{Attempts: 2, SessionID: "s-1", CostUSD: 0.4, Started: t0.Add(-10 * time.Second),
 		History: []event.AttemptReport{{N: 1, Ended: "hang", CostUSD: 0.1}, {N: 2, Ended: "exited", CostUSD: 0.15}},
-		Usage:   stream.Usage{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 7}}, tp2
+		Usage:   stream.Tokens{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 7}}, tp2
 }
 
 func TestARunBecomesOneTraceAndItsMetrics(t *testing.T) {

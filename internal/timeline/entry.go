@@ -7,7 +7,11 @@
 // internal/timelinefile appends them to the run folder's file.
 package timeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/malarun/malarun/internal/stream"
+)
 
 // FileName is the file in each run folder: one Entry per line, appended by
 // every malarun that runs the run (timelinefile.Writer), 0600.
@@ -64,9 +68,9 @@ type Entry struct {
 	// Tokens (finished) are what this malarun's attempts used, as their
 	// result lines reported: a run continued by several malaruns has one
 	// finished line each, and its tokens are their sum.
-	Tokens          *Tokens `json:"tokens,omitempty"`
-	Continuation    int     `json:"continuation,omitempty"`
-	CheckpointBytes int     `json:"checkpoint_bytes,omitempty"`
+	Tokens          *stream.Tokens `json:"tokens,omitempty"`
+	Continuation    int            `json:"continuation,omitempty"`
+	CheckpointBytes int            `json:"checkpoint_bytes,omitempty"`
 	// limit_wait (and finished with exit 75): when malarun resumes, when the
 	// limit resets, and its kind.
 	Until     time.Time `json:"until,omitzero"`
@@ -95,13 +99,4 @@ type NoResponse struct {
 	Retries  int   `json:"retries"`
 	WaitedMS int64 `json:"waited_ms"`
 	MS       int64 `json:"ms,omitempty"`
-}
-
-// Tokens are the tokens claude's result lines reported, summed (the
-// --json report's tokens, a finished line's).
-type Tokens struct {
-	Input              int64 `json:"input"`
-	Output             int64 `json:"output"`
-	CacheCreationInput int64 `json:"cache_creation_input"`
-	CacheReadInput     int64 `json:"cache_read_input"`
 }

@@ -5,9 +5,7 @@ import (
 
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/record"
-	"github.com/malarun/malarun/internal/timeline"
 
-	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usd"
@@ -45,10 +43,10 @@ type Report struct {
 	// Reclaims counts the run's takeovers from a malarun that died (its
 	// killed attempt is in AttemptsTotal); Reclaimed says this invocation
 	// was one.
-	Reclaims  int         `json:"reclaims"`
-	Reclaimed bool        `json:"reclaimed"`
-	Tokens    TokenCounts `json:"tokens"`
-	CostUSD   float64     `json:"cost_usd"`
+	Reclaims  int           `json:"reclaims"`
+	Reclaimed bool          `json:"reclaimed"`
+	Tokens    stream.Tokens `json:"tokens"`
+	CostUSD   float64       `json:"cost_usd"`
 	// ClaudeCodeVersion is the CLI's version from the last init line ("" when it did not say).
 	ClaudeCodeVersion string    `json:"claude_code_version"`
 	Started           time.Time `json:"started"`
@@ -97,39 +95,13 @@ type Attempt struct {
 	// Results are the attempt's result lines in order; the last one decides.
 	Results []Result `json:"results"`
 	// CutTasks are the background tasks killed with the attempt.
-	CutTasks []CutTask `json:"cut_tasks"`
+	CutTasks []stream.Task `json:"cut_tasks"`
 	// MCPNotConnected are the MCP servers the attempt's CLI started
 	// without: their tools were missing.
-	MCPNotConnected []MCPServer `json:"mcp_servers_not_connected"`
+	MCPNotConnected []stream.MCPServer `json:"mcp_servers_not_connected"`
 	// NoResponse and ResultsLost are the attempt's (Report's).
 	NoResponse  *NoResponse `json:"no_response,omitempty"`
 	ResultsLost int         `json:"results_lost,omitempty"`
-}
-
-// MCPServer is an MCP server as the CLI's init line lists it.
-type MCPServer struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-}
-
-// CutTask is a background task killed with its attempt. The report's own
-// type: a change to the attempt machine's must not change the schema.
-type CutTask struct {
-	ID          string `json:"id"`
-	Type        string `json:"type,omitempty"`
-	Description string `json:"description,omitempty"`
-	Command     string `json:"command,omitempty"`
-	ToolUseID   string `json:"tool_use_id,omitempty"`
-	OutputFile  string `json:"output_file,omitempty"`
-}
-
-func cutTasks(tasks []attempt.Task) []CutTask {
-	out := []CutTask{}
-	for _, tk := range tasks {
-		out = append(out, CutTask{ID: tk.ID, Type: tk.Type, Description: tk.Description, Command: tk.Command,
-			ToolUseID: tk.ToolUseID, OutputFile: tk.OutputFile})
-	}
-	return out
 }
 
 // Result is one result line of an attempt.
@@ -141,8 +113,8 @@ type Result struct {
 	// Origin says what started the turn when it was not the prompt (task-notification).
 	Origin string `json:"origin,omitempty"`
 	// TotalCostUSD is cumulative over the process; Tokens cover the turns since the previous result.
-	TotalCostUSD float64     `json:"total_cost_usd"`
-	Tokens       TokenCounts `json:"tokens"`
+	TotalCostUSD float64       `json:"total_cost_usd"`
+	Tokens       stream.Tokens `json:"tokens"`
 	// AfterStop: printed after malarun stopped the attempt; it decided nothing.
 	AfterStop bool `json:"after_stop,omitempty"`
 	// What 2.1.332 says of the turn's end (docs/design.md §F37): its
@@ -183,10 +155,6 @@ func given(n int, ok bool) *int {
 	return &n
 }
 
-// TokenCounts are the tokens claude's result lines reported, summed: the
-// one shape of "tokens" in the report, a finished line and the summary.
-type TokenCounts = timeline.Tokens
-
 // Ending is how the command line ended a run: its outcome name, exit code
 // and reason (the error's text; "" on success).
 type Ending struct {
@@ -208,7 +176,7 @@ func NewReport(rep event.Report, end Ending) Report {
 		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(record.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{}, Reclaims: rep.Reclaims, Reclaimed: rep.Reclaimed,
-		Tokens: tokenCounts(rep.Usage), ClaudeCodeVersion: rep.ClaudeCodeVersion,
+		Tokens: rep.Usage, ClaudeCodeVersion: rep.ClaudeCodeVersion,
 		CostUSD: usd.Round(rep.CostUSD), Started: rep.Started, DurationMS: rep.Duration.Milliseconds(),
 		RunDir: rep.RunDir, Record: rep.Record, LimitType: rep.LimitType,
 		NoResponse: noResponse(rep.NoResponse), ResultsLost: rep.ResultsLost,
@@ -230,13 +198,13 @@ func NewReport(rep event.Report, end Ending) Report {
 		r.Attempts = append(r.Attempts, Attempt{
 			N: a.N, Session: a.Session, Resume: a.Resume, Purpose: a.Purpose, Start: a.Start.UTC(), End: a.End.UTC(),
 			DurationMS: a.End.Sub(a.Start).Milliseconds(), Ended: a.Ended, Outcome: a.Outcome, Reason: a.Reason,
-			CostUSD: usd.Round(a.CostUSD), Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: cutTasks(a.CutTasks),
-			MCPNotConnected: mcpServers(a.MCPDown), NoResponse: noResponse(a.NoResponse), ResultsLost: a.ResultsLost,
+			CostUSD: usd.Round(a.CostUSD), Transcript: a.Transcript, ClaudeCodeVersion: a.ClaudeCodeVersion, Results: []Result{}, CutTasks: listed(a.CutTasks),
+			MCPNotConnected: listed(a.MCPDown), NoResponse: noResponse(a.NoResponse), ResultsLost: a.ResultsLost,
 		})
 		for _, rr := range a.Results {
 			last := &r.Attempts[len(r.Attempts)-1]
 			last.Results = append(last.Results, Result{Subtype: rr.Subtype, IsError: rr.IsError, TerminalReason: rr.TerminalReason,
-				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: usd.Round(rr.CostUSD), Tokens: tokenCounts(rr.Usage), AfterStop: rr.AfterStop,
+				APIErrorStatus: rr.APIErrorStatus, Origin: rr.Origin, TotalCostUSD: usd.Round(rr.CostUSD), Tokens: rr.Usage, AfterStop: rr.AfterStop,
 				ResultIndex: given(rr.Index, rr.HasIndex), NumTurns: given(rr.NumTurns, rr.HasNumTurns), QueuedTurnCount: rr.QueuedTurns,
 				ResumeReason: rr.ResumeReason, StartupFailureReason: rr.StartupFailure, APIError: rr.APIError})
 		}
@@ -250,14 +218,11 @@ func NewReport(rep event.Report, end Ending) Report {
 	return r
 }
 
-func tokenCounts(u stream.Usage) TokenCounts {
-	return TokenCounts{Input: u.InputTokens, Output: u.OutputTokens, CacheCreationInput: u.CacheCreationInputTokens, CacheReadInput: u.CacheReadInputTokens}
-}
-
-func mcpServers(down []stream.MCPServer) []MCPServer {
-	out := make([]MCPServer, len(down))
-	for i, s := range down {
-		out[i] = MCPServer{Name: s.Name, Status: s.Status}
+// listed is s, or an empty list for nil: the report lists what it
+// requires, never null.
+func listed[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return out
+	return s
 }

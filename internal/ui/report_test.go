@@ -17,7 +17,7 @@ func sampleReport() Report {
 	rep := event.Report{
 		Issue: "issue-123", RunDir: "/state/issue-123/runs/r1", Record: "/state/issue-123/record.json", Attempts: 2,
 		SessionID: session, Result: "done", CostUSD: 0.0105, Sessions: []string{session},
-		Usage:   stream.Usage{InputTokens: 2000, OutputTokens: 20, CacheReadInputTokens: 5},
+		Usage:   stream.Tokens{InputTokens: 2000, OutputTokens: 20, CacheReadInputTokens: 5},
 		Started: t0, Duration: 4*time.Minute + 12*time.Second,
 		History: []event.AttemptReport{
 			{N: 1, Session: session, Purpose: "work", Start: t0, End: t0.Add(3 * time.Minute), Ended: "hang", Outcome: "hang", Reason: "no output | for 3m0s"},
@@ -30,7 +30,7 @@ func sampleReport() Report {
 
 func TestNewReport(t *testing.T) {
 	r := sampleReport()
-	if r.Version != 1 || r.AttemptsTotal != 2 || len(r.Attempts) != 2 || r.DurationMS != 252000 || r.Tokens.Input != 2000 ||
+	if r.Version != 1 || r.AttemptsTotal != 2 || len(r.Attempts) != 2 || r.DurationMS != 252000 || r.Tokens.InputTokens != 2000 ||
 		r.Attempts[0].DurationMS != 180000 || r.Attempts[1].Transcript != "/state/issue-123/runs/r1/attempt-2.jsonl" || r.Result != "done" {
 		t.Errorf("report: %+v", r)
 	}
@@ -101,8 +101,8 @@ func TestSummaryNamesMCPServersNotConnected(t *testing.T) {
 	if strings.Contains(Summary(r), "MCP") {
 		t.Errorf("a run with every server connected has an MCP row:\n%s", Summary(r))
 	}
-	r.Attempts[0].MCPNotConnected = []MCPServer{{"broken", "failed"}, {"slow|pipe", "pending"}}
-	r.Attempts[1].MCPNotConnected = []MCPServer{{"broken", "failed"}}
+	r.Attempts[0].MCPNotConnected = []stream.MCPServer{{Name: "broken", Status: "failed"}, {Name: "slow|pipe", Status: "pending"}}
+	r.Attempts[1].MCPNotConnected = []stream.MCPServer{{Name: "broken", Status: "failed"}}
 	want := "| MCP servers not connected | `broken` (failed), `slow\\|pipe` (pending) (the agent worked without their tools) |\n"
 	if s := Summary(r); !strings.Contains(s, want) {
 		t.Errorf("summary lacks %q:\n%s", want, s)

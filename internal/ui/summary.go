@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/malarun/malarun/internal/stream"
 )
 
 // Summary is the Markdown a GitHub Actions job page shows for a run
@@ -44,7 +46,7 @@ func Summary(r Report) string {
 	row("cost", Cost(r.CostUSD))
 	row("duration", Duration(time.Duration(r.DurationMS)*time.Millisecond))
 	row("tokens", fmt.Sprintf("%s input, %s output, %s cache write, %s cache read",
-		Tokens(r.Tokens.Input), Tokens(r.Tokens.Output), Tokens(r.Tokens.CacheCreationInput), Tokens(r.Tokens.CacheReadInput)))
+		Tokens(r.Tokens.InputTokens), Tokens(r.Tokens.OutputTokens), Tokens(r.Tokens.CacheCreationInputTokens), Tokens(r.Tokens.CacheReadInputTokens)))
 	if r.RunDir != "" {
 		row("transcripts", code(r.RunDir+"/"))
 	}
@@ -77,7 +79,7 @@ func Summary(r Report) string {
 // as inline code with their status: "`broken` (failed)".
 func mcpDown(attempts []Attempt) string {
 	var names []string
-	seen := map[MCPServer]bool{}
+	seen := map[stream.MCPServer]bool{}
 	for _, a := range attempts {
 		for _, s := range a.MCPNotConnected {
 			if !seen[s] && len(names) < 20 {

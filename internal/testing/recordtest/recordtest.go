@@ -30,7 +30,7 @@ func Sample() record.Record {
 		Issue: "issue-1", Status: record.Processing, Cwd: "/work", Home: "/home/u",
 		RunID: RunID, RunDir: "/state/issue-1/runs/" + RunID, Runs: []string{RunID}, Sessions: []string{SessionID},
 		SessionID: SessionID, SessionTalked: true, SideEffects: map[string]int{"Bash": 2},
-		Running:  []record.ToolCall{{Name: "Bash", Input: `{"command":"make"}`}},
+		Running:  []stream.ToolUse{{Name: "Bash", Input: `{"command":"make"}`}},
 		Attempts: 2, Reclaims: 1, Checkpoint: "## Goal", CostUSD: 0.5, TotalCostUSD: 1.5,
 		Owner:  record.Owner{Pid: 42, Host: "h", StartedAt: time.Unix(1, 0).UTC(), StartTime: 1234, BootID: "8d2f0c1e-7b7a-4a55-9f1e-2b3c4d5e6f70", PidNS: "4026531836"},
 		Tree:   []record.ProcRef{{Pid: 7, StartTime: 99}},
@@ -105,18 +105,18 @@ func Planted() map[string]func(*record.Record) {
 		"running over the cap":      func(r *record.Record) { r.Running = Calls(record.MaxInFlight + 1) },
 		"running more, list short":  func(r *record.Record) { r.RunningMore = 5 },
 		"running more negative":     func(r *record.Record) { r.Running, r.RunningMore = Calls(record.MaxInFlight), -1 },
-		"running input 600 bytes":   func(r *record.Record) { r.Running = []record.ToolCall{{Name: "Bash", Input: strings.Repeat("a", 600)}} },
-		"running name 5k":           func(r *record.Record) { r.Running = []record.ToolCall{{Name: strings.Repeat("B", 5000)}} },
+		"running input 600 bytes":   func(r *record.Record) { r.Running = []stream.ToolUse{{Name: "Bash", Input: strings.Repeat("a", 600)}} },
+		"running name 5k":           func(r *record.Record) { r.Running = []stream.ToolUse{{Name: strings.Repeat("B", 5000)}} },
 		"tasks over the cap": func(r *record.Record) {
 			for i := range record.MaxInFlight + 1 {
-				r.Tasks = append(r.Tasks, record.Task{ID: fmt.Sprint("b", i)})
+				r.Tasks = append(r.Tasks, stream.Task{ID: fmt.Sprint("b", i)})
 			}
 		},
 		"tasks more, none named":  func(r *record.Record) { r.TasksMore = 1 },
-		"task without id":         func(r *record.Record) { r.Tasks = []record.Task{{Description: "x"}} },
-		"task description 600":    func(r *record.Record) { r.Tasks = []record.Task{{ID: "b1", Description: strings.Repeat("d", 600)}} },
-		"mcp server connected":    func(r *record.Record) { r.MCPNotConnected = []record.MCPServer{{Name: "x", Status: "connected"}} },
-		"mcp servers over a line": func(r *record.Record) { r.MCPNotConnected = make([]record.MCPServer, 257) },
+		"task without id":         func(r *record.Record) { r.Tasks = []stream.Task{{Description: "x"}} },
+		"task description 600":    func(r *record.Record) { r.Tasks = []stream.Task{{ID: "b1", Description: strings.Repeat("d", 600)}} },
+		"mcp server connected":    func(r *record.Record) { r.MCPNotConnected = []stream.MCPServer{{Name: "x", Status: "connected"}} },
+		"mcp servers over a line": func(r *record.Record) { r.MCPNotConnected = make([]stream.MCPServer, 257) },
 		"output failures 17": func(r *record.Record) {
 			for range record.MaxOutputFailures + 1 {
 				r.OutputFailures = append(r.OutputFailures, record.OutputFailure{Output: "stderr", Error: "EPIPE"})
@@ -154,10 +154,10 @@ func Planted() map[string]func(*record.Record) {
 }
 
 // Calls are n tool calls in flight, as a record names them.
-func Calls(n int) []record.ToolCall {
-	out := make([]record.ToolCall, n)
+func Calls(n int) []stream.ToolUse {
+	out := make([]stream.ToolUse, n)
 	for i := range out {
-		out[i] = record.ToolCall{Name: "Bash", Input: fmt.Sprintf(`{"command":"sleep %d"}`, i)}
+		out[i] = stream.ToolUse{Name: "Bash", Input: fmt.Sprintf(`{"command":"sleep %d"}`, i)}
 	}
 	return out
 }
