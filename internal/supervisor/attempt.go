@@ -104,7 +104,7 @@ func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	res.sessionFrom = session.Size(res.sessionFile)
 	child, err := r.deps.Claude.Start(Launch{Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd,
 		Env: r.attemptEnv(spec.N), Stdin: r.promptPath(spec), Stdout: res.stdoutPath, Stderr: res.stderrPath,
-		Marker: markerEnv + "=" + r.base.Marker, Cgroup: r.cgroup})
+		Marker: markerEnv + "=" + r.base.Marker, Cgroup: r.facts.cgroupInUse()})
 	if err != nil {
 		return nil, err
 	}

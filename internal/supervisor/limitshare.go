@@ -56,8 +56,8 @@ func (r *runner) shareLimit(l usagelimit.Limit) {
 // or another malarun's note for this account, whichever resets later.
 func (r *runner) pendingLimit(now time.Time) (usagelimit.Limit, bool) {
 	var l usagelimit.Limit
-	if r.base.RetryAt.After(now) {
-		l = usagelimit.Limit{RetryAt: r.base.RetryAt, Type: r.base.LimitType, Waitable: true}
+	if recorded := r.state.Limit; recorded.RetryAt.After(now) { // the run as taken (run.Taken): the record's
+		l = usagelimit.Limit{RetryAt: recorded.RetryAt, Type: recorded.LimitType, Waitable: true}
 	}
 	store := limitstore.Store{Dir: r.cfg.StateDir, Refused: func(err error) {
 		r.log.Warn().Err(err).Msg("ignored and removed a file in the usage-limit folder that malarun did not write")

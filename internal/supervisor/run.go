@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/malarun/malarun/internal/claudesettings"
@@ -25,6 +24,7 @@ import (
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -103,6 +103,8 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	if !r.cfg.Trace.IsZero() {
 		trace = r.cfg.Trace
 	}
+	// The run as this malarun takes it: processing, until Begin decides.
+	r.state = run.Taken(pl.begin)
 	r.facts = openFacts(r.base, record.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
 		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}, trace)
 	r.runDir = r.base.RunDir
@@ -138,20 +140,8 @@ func (r *runner) close(pl *plan, rep event.Report, err error, started time.Time)
 	if serr := r.finishRecord(err); serr != nil {
 		err = serr
 	}
-	rep.Issue, rep.Record, rep.Started, rep.Duration = r.cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
-	rec := r.record(time.Now())
-	rep.Sessions, rep.Continuations = rec.Sessions, rec.Continuations
-	rep.Reclaims, rep.Reclaimed = rec.RunReclaims, pl.reclaimed
-	var re *RunError
-	if errors.As(err, &re) && errors.Is(err, outcome.RateLimit) {
-		rep.RetryAt, rep.LimitType = re.RetryAt, re.LimitType
-	}
-	fin := event.Event{Kind: event.RunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Tokens: rep.Usage, Session: rep.SessionID, ExitCode: r.exitCode(err),
-		RetryAt: rep.RetryAt, LimitType: rep.LimitType, NoResponse: rep.NoResponse, ResultsLost: rep.ResultsLost}
-	if err != nil {
-		fin.Reason = err.Error()
-	}
-	r.emit(fin)
+	rep = r.endReport(rep, pl, started)
+	r.emit(r.finishedEvent(rep))
 	r.timeline.Close()
 	return rep, err
 }
