@@ -18,9 +18,10 @@ type Beginning struct {
 	// FirstAttempt is the number of the invocation's first attempt: 1 for
 	// a new run, the first unused one for a continued run.
 	FirstAttempt int
-	// Pending is a usage limit known before any attempt (the record's own
-	// retry_at, or another malarun's of the same account; zero: none).
-	Pending usagelimit.Limit
+	// Shared is another malarun's note of a usage limit of the same
+	// account, as the driver read it (zero: none). Begin waits for it, or
+	// for the record's own retry_at, whichever resets later.
+	Shared usagelimit.Limit
 }
 
 // Recorded is what the record says of the run an invocation continues.
@@ -106,8 +107,23 @@ func Begin(p Policy, b Beginning, now time.Time, d Draws) (State, Action) {
 	}
 	// A limit known before the first attempt is waited out, or stops the
 	// run, without calling the API.
-	if b.Pending.Known() {
-		return s.onLimit(p, b.Pending, "", now, d, a)
+	if l := b.pending(now); l.Known() {
+		return s.onLimit(p, l, "", now, d, a)
 	}
 	return s.start(p, a, now)
+}
+
+// pending is the usage limit known before the first attempt (zero: none):
+// the record's own retry_at when it is ahead (a run that exited 75, or
+// whose malarun died while waiting), or another malarun's note, whichever
+// resets later.
+func (b Beginning) pending(now time.Time) usagelimit.Limit {
+	var l usagelimit.Limit
+	if own := b.Record.Limit; own.RetryAt.After(now) {
+		l = usagelimit.Limit{RetryAt: own.RetryAt, Type: own.LimitType, Waitable: true}
+	}
+	if b.Shared.RetryAt.After(l.RetryAt) {
+		l = b.Shared
+	}
+	return l
 }

@@ -107,12 +107,14 @@ func TestTakenThenBegin(t *testing.T) {
 	}{
 		{"a new run", Beginning{FirstAttempt: 1}, "processing", "processing"},
 		{"a waiting run whose reset is past: no limit once begun", Beginning{Continued: true, FirstAttempt: 2,
-			Record: Recorded{Attempts: 1, SessionID: "s", Limited: true, Limit: recorded, InFlight: cut}},
-			"processing limit five_hour 13:00:00 cut 1+0 calls 0+0 tasks", "processing cut 1+0 calls 0+0 tasks"},
+			Record: Recorded{Attempts: 1, SessionID: "s", Limited: true, Limit: record.UsageLimit{RetryAt: t0.Add(-time.Hour), LimitType: "five_hour"}, InFlight: cut}},
+			"processing limit five_hour 11:00:00 cut 1+0 calls 0+0 tasks", "processing cut 1+0 calls 0+0 tasks"},
 		{"a waiting run whose reset is ahead: waiting for it again", Beginning{Continued: true, FirstAttempt: 2,
-			Record:  Recorded{Attempts: 1, SessionID: "s", Limited: true, Limit: recorded},
-			Pending: usagelimit.Limit{RetryAt: reset, Type: "five_hour", Waitable: true}},
+			Record: Recorded{Attempts: 1, SessionID: "s", Limited: true, Limit: recorded}},
 			"processing limit five_hour 13:00:00", "waiting limit five_hour 13:00:00"},
+		{"a new run of an account another malarun found limited: waiting for that", Beginning{FirstAttempt: 1,
+			Shared: usagelimit.Limit{RetryAt: reset.Add(time.Hour), Type: "seven_day", Waitable: true}},
+			"processing", "waiting limit seven_day 14:00:00"},
 		{"a reclaimed run: its deaths in a row", Beginning{Continued: true, FirstAttempt: 3,
 			Record: Recorded{Attempts: 2, SessionID: "s", Reclaims: 2, InFlight: cut}},
 			"processing cut 1+0 calls 0+0 tasks reclaims 2", "processing cut 1+0 calls 0+0 tasks reclaims 2"},
@@ -130,5 +132,34 @@ func TestTakenThenBegin(t *testing.T) {
 	// Taken decides nothing: no attempt numbered, nothing counted.
 	if s := Taken(Beginning{FirstAttempt: 4, Record: Recorded{Attempts: 3}}); s.Next != 0 || s.Attempts != 0 || s.Room != (attempt.Room{}) {
 		t.Errorf("Taken %+v", s)
+	}
+}
+
+// The usage limit known before the first attempt: the record's own
+// retry_at while it is ahead, or another malarun's note for the account,
+// whichever resets later.
+func TestPendingLimit(t *testing.T) {
+	own := record.UsageLimit{RetryAt: t0.Add(time.Hour), LimitType: "five_hour"}
+	ownLimit := usagelimit.Limit{RetryAt: own.RetryAt, Type: "five_hour", Waitable: true}
+	later := usagelimit.Limit{RetryAt: t0.Add(2 * time.Hour), Type: "seven_day", Waitable: true}
+	sooner := usagelimit.Limit{RetryAt: t0.Add(time.Minute), Type: "seven_day", Waitable: true}
+	cases := []struct {
+		name string
+		b    Beginning
+		want usagelimit.Limit
+	}{
+		{"none", Beginning{}, usagelimit.Limit{}},
+		{"the record's own, ahead", Beginning{Record: Recorded{Limit: own}}, ownLimit},
+		{"the record's own, past", Beginning{Record: Recorded{Limit: record.UsageLimit{RetryAt: t0.Add(-time.Minute), LimitType: "five_hour"}}}, usagelimit.Limit{}},
+		{"the record's own, now: past", Beginning{Record: Recorded{Limit: record.UsageLimit{RetryAt: t0}}}, usagelimit.Limit{}},
+		{"another malarun's only", Beginning{Shared: sooner}, sooner},
+		{"another malarun's, later than the record's", Beginning{Record: Recorded{Limit: own}, Shared: later}, later},
+		{"the record's, later than another malarun's", Beginning{Record: Recorded{Limit: own}, Shared: sooner}, ownLimit},
+		{"both at once: the record's", Beginning{Record: Recorded{Limit: own}, Shared: usagelimit.Limit{RetryAt: own.RetryAt, Type: "seven_day", Waitable: true}}, ownLimit},
+	}
+	for _, c := range cases {
+		if got := c.b.pending(t0); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
 	}
 }

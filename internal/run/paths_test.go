@@ -294,7 +294,7 @@ func TestRunPaths(t *testing.T) {
 			{at: 31 * time.Second, ended: ended(attempt.RateLimit, "new-0", false, withLimit(fiveHour)), want: "end rate_limit: usage limit (five_hour) until 12:00 UTC; the limit was still in force after its reset at 2026-11-26T12:00:30Z"},
 		}},
 		{"a limit known before the first attempt is waited out", func(p *Policy) { p.LimitWait = time.Minute },
-			Beginning{FirstAttempt: 1, Pending: fiveHour}, []pathStep{
+			Beginning{FirstAttempt: 1, Shared: fiveHour}, []pathStep{
 				{want: "sleep 30s limit five_hour", stands: "waiting limit five_hour 12:00:30"},
 				{at: 30 * time.Second, want: "start 1 new new-0 prompt.md", stands: "processing"},
 			}},
@@ -341,9 +341,19 @@ func TestRunPaths(t *testing.T) {
 			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SideEffects: map[string]int{"Write": 1}}}, []pathStep{
 				{want: "end not_safe_to_retry: the recorded run has no session to resume"},
 			}},
+		{"a recorded run waiting for a reset still ahead waits for it again, then resumes told why", func(p *Policy) { p.LimitWait = time.Minute },
+			Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", Limited: true,
+				Limit: record.UsageLimit{RetryAt: fiveHour.RetryAt, LimitType: "five_hour"}}}, []pathStep{
+				{want: "sleep 30s limit five_hour", stands: "waiting limit five_hour 12:00:30"},
+				{at: 30 * time.Second, want: "start 2 resume s-1 resume.md", stands: "processing", check: func(t *testing.T, s State, a Action) {
+					if !strings.Contains(a.Attempt.Prompt.Data.LimitNote, "five_hour") {
+						t.Errorf("no limit note: %+v", a.Attempt.Prompt.Data)
+					}
+				}},
+			}},
 		{"a recorded run stopped by a usage limit is told why when resumed",
 			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", Limited: true,
-				Limit: record.UsageLimit{RetryAt: fiveHour.RetryAt, LimitType: "five_hour"}}}, []pathStep{
+				Limit: record.UsageLimit{RetryAt: t0.Add(-time.Minute), LimitType: "five_hour"}}}, []pathStep{
 				// The recorded reset is past (no Pending): no limit in force.
 				{want: "start 2 resume s-1 resume.md", stands: "processing", check: func(t *testing.T, s State, a Action) {
 					if !strings.Contains(a.Attempt.Prompt.Data.LimitNote, "five_hour") {

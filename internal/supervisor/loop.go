@@ -26,9 +26,7 @@ func (r *runner) loop(pl *plan, started time.Time) (event.Report, error) {
 		return rep, fmt.Errorf("read the run's prompt: %w", err)
 	}
 	r.task = task
-	if l, ok := r.pendingLimit(time.Now()); ok {
-		pl.begin.Pending = l
-	}
+	pl.begin.Shared = r.sharedLimit(time.Now())
 	var act run.Action
 	r.state, act = run.Begin(r.policy, pl.begin, time.Now(), r.draws())
 	r.facts.began = true
