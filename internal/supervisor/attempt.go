@@ -90,8 +90,8 @@ type attemptDriver struct {
 // process of the tree is alive (short of one stuck in the kernel).
 func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: time.Now(),
-		stdoutPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.jsonl", spec.N)),
-		stderrPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.stderr", spec.N))}
+		stdoutPath: filepath.Join(r.base.RunDir, fmt.Sprintf("attempt-%d.jsonl", spec.N)),
+		stderrPath: filepath.Join(r.base.RunDir, fmt.Sprintf("attempt-%d.stderr", spec.N))}
 	if !record.ValidSessionID(spec.SessionID) {
 		// Every id is checked where it enters (the record, malarun's own);
 		// this is the last guard before it becomes an argument.

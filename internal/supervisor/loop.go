@@ -20,7 +20,7 @@ import (
 // each sleep); this only does what it says.
 func (r *runner) loop(pl *plan, started time.Time) (event.Report, error) {
 	// The run's attempts so far: those of the malaruns before this one.
-	rep := event.Report{RunDir: r.runDir, Attempts: pl.rec.Attempts}
+	rep := event.Report{RunDir: r.base.RunDir, Attempts: pl.rec.Attempts}
 	task, err := statefile.Read(pl.prompt, MaxPromptBytes)
 	if err != nil {
 		return rep, fmt.Errorf("read the run's prompt: %w", err)

@@ -107,7 +107,6 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	r.state = run.Taken(pl.begin)
 	r.facts = openFacts(r.base, record.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
 		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}, trace)
-	r.runDir = r.base.RunDir
 	r.cfg.Cwd = r.base.Cwd
 	r.cfg.Env = environ.With(r.cfg.Env, "HOME", r.base.Home)
 	r.cfg.Env = environ.With(r.cfg.Env, markerEnv, r.base.Marker)
@@ -126,8 +125,8 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 		r.releaseCgroup() // no record names it, and close will not run
 		return err
 	}
-	r.log.Info().Str("run_dir", r.runDir).Str("prompt", r.cfg.PromptSource).Bool("continued", pl.begin.Continued).Msg("run started")
-	r.emit(event.Event{Kind: event.RunStarted, RunDir: r.runDir, Continued: pl.begin.Continued, Session: r.base.SessionID, PreviousTrace: previousTrace})
+	r.log.Info().Str("run_dir", r.base.RunDir).Str("prompt", r.cfg.PromptSource).Bool("continued", pl.begin.Continued).Msg("run started")
+	r.emit(event.Event{Kind: event.RunStarted, RunDir: r.base.RunDir, Continued: pl.begin.Continued, Session: r.base.SessionID, PreviousTrace: previousTrace})
 	return nil
 }
 

@@ -31,7 +31,6 @@ type runner struct {
 	policy run.Policy
 	state  run.State
 
-	runDir  string
 	ctxDone <-chan struct{}
 	monitor *ctxpressure.Monitor
 	tmpl    prompts
