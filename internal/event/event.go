@@ -113,10 +113,10 @@ type Event struct {
 	IdleDeadline time.Time     // when silence becomes a hang
 	Continuation int
 	// Usage limits (limit_wait, finished): when malarun resumes (the reset
-	// plus jitter), the reset itself, and the limit's kind.
-	Until           time.Time
-	RetryAt         time.Time
-	LimitType       string
+	// plus jitter), and the limit (its reset, RetryAt, and its kind,
+	// LimitType).
+	Until time.Time
+	record.UsageLimit
 	CheckpointBytes int
 
 	// NoResponse (api_retry, attempt_ended, finished): requests the API

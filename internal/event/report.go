@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -37,10 +38,9 @@ type Report struct {
 	ClaudeCodeVersion string
 	Started           time.Time
 	Duration          time.Duration
-	// RetryAt and LimitType (exit 75): when the usage limit that stopped
-	// the run resets (zero: unknown, or waiting cannot help) and its kind.
-	RetryAt   time.Time
-	LimitType string
+	// UsageLimit (exit 75) is the usage limit that stopped the run: when it
+	// resets (RetryAt; zero: unknown, or waiting cannot help) and its kind.
+	record.UsageLimit
 	// NoResponse and ResultsLost are this invocation's attempts' (nil, 0:
 	// none): requests the API never answered that claude asked again, and
 	// results claude numbered that never came (docs/design.md §D36).

@@ -56,7 +56,7 @@ func writeIssue(t testing.TB, stateDir string, is issueSpec) string {
 	}
 	r := record.Record{Issue: is.id, Status: is.status, Reason: is.reason, ExitCode: is.exit, CostUSD: is.cost, TotalCostUSD: is.cost,
 		Cwd: "/work", RunID: runID, RunDir: runDir, Runs: []string{runID}, Marker: is.id + "/" + runID, Attempts: is.attempts,
-		RetryAt: is.retryAt, LimitType: is.limit, RunReclaims: is.reclaims, StartedAt: is.started, UpdatedAt: is.started.Add(time.Minute),
+		UsageLimit: record.UsageLimit{RetryAt: is.retryAt, LimitType: is.limit}, RunReclaims: is.reclaims, StartedAt: is.started, UpdatedAt: is.started.Add(time.Minute),
 		Owner: record.Owner{Pid: 4242, Host: "runner-1", StartedAt: is.started}}
 	if n := len(is.timeline); n > 0 {
 		r.UpdatedAt = is.timeline[n-1].Time

@@ -80,6 +80,36 @@ type Owner struct {
 	PidNS     string `json:"pid_ns,omitempty"`
 }
 
+// InFlight are the tool calls and background tasks of an attempt that
+// were running when it stopped (or run now), as a record names them: the
+// run's state keeps them (run.State) and the driver its running attempt's,
+// in this one shape.
+type InFlight struct {
+	// Running are the tool calls without a result yet (the CLI drops them
+	// from the resumed history). At most MaxInFlight, the first in call
+	// order; RunningMore counts the rest (since version 9). The record
+	// keeps a call's name and input (stream.ToolUse's JSON), cut short,
+	// for the resume prompt.
+	Running     []stream.ToolUse `json:"running,omitempty"`
+	RunningMore int              `json:"running_more,omitempty"`
+	// Tasks are the CLI's background tasks still running: killed with the
+	// attempt, they never notify the resumed session, so its prompt names
+	// them. At most MaxInFlight, the first started; TasksMore counts the
+	// rest (since version 9).
+	Tasks     []stream.Task `json:"tasks,omitempty"`
+	TasksMore int           `json:"tasks_more,omitempty"`
+}
+
+// UsageLimit is a usage limit a run waits for, or stopped on: one value
+// from the run's decision (run.State) to the record, the report and the
+// events, which embed it.
+type UsageLimit struct {
+	// RetryAt is when it resets (zero: none, or unknown); LimitType is its
+	// kind (five_hour, seven_day, ...).
+	RetryAt   time.Time `json:"retry_at,omitzero"`
+	LimitType string    `json:"limit_type,omitempty"`
+}
+
 // OutputFailure is malarun's own output (its stderr, the --events file)
 // that could not be written during the run: a terminal that hung up, a log
 // reader that went away. The run went on without it; this says from when
@@ -146,19 +176,10 @@ type Record struct {
 	// SideEffects counts calls of tools with side effects in the current
 	// session line (since the last context restart), by tool.
 	SideEffects map[string]int `json:"side_effects,omitempty"`
-	// Running are the tool calls without a result yet: if malarun dies now,
-	// the resume prompt names them (the CLI drops them from the history).
-	// At most MaxInFlight, the first in call order; RunningMore counts the
-	// rest (since version 9). The record keeps a call's name and input
-	// (stream.ToolUse's JSON), cut short, for the resume prompt.
-	Running     []stream.ToolUse `json:"running,omitempty"`
-	RunningMore int              `json:"running_more,omitempty"`
-	// Tasks are the CLI's background tasks still running: killed with the
-	// attempt, they never notify the resumed session, so its prompt names
-	// them. At most MaxInFlight, the first started; TasksMore counts the
-	// rest (since version 9).
-	Tasks     []stream.Task `json:"tasks,omitempty"`
-	TasksMore int           `json:"tasks_more,omitempty"`
+	// InFlight are the tool calls and background tasks running now, or
+	// cut off when the last attempt (or the last malarun) stopped: if
+	// malarun dies now, the resume prompt names them.
+	InFlight
 
 	// Attempts are the claude processes the current run started: finished,
 	// and one cut short by malarun's death (counted by the malarun that
@@ -204,11 +225,9 @@ type Record struct {
 	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason,omitempty"`
 
-	// RetryAt is when the usage limit that stopped the run resets (zero:
-	// none, or unknown); LimitType is its kind (five_hour, seven_day, ...).
-	// Set with status Waiting; since version 2.
-	RetryAt   time.Time `json:"retry_at,omitzero"`
-	LimitType string    `json:"limit_type,omitempty"`
+	// UsageLimit is the usage limit the run waits for (status Waiting;
+	// since version 2).
+	UsageLimit
 
 	// OutputFailures are malarun's outputs that failed during the run, once
 	// each (since version 3).

@@ -15,9 +15,11 @@ import (
 // the stream's alone.
 func TestSharedTypesInTheRecordsFile(t *testing.T) {
 	r := record.Record{
-		Running: []stream.ToolUse{{ID: "toolu_1", Name: "Bash", Input: `{"command":"make"}`, InputTruncated: true, Background: true}},
-		Tasks: []stream.Task{{ID: "b1", Type: "local_bash", Description: "the build", Command: `{"command":"make"}`,
-			ToolUseID: "toolu_1", OutputFile: "/tmp/b1.output", Status: "running"}, {ID: "b2"}},
+		InFlight: record.InFlight{
+			Running: []stream.ToolUse{{ID: "toolu_1", Name: "Bash", Input: `{"command":"make"}`, InputTruncated: true, Background: true}},
+			Tasks: []stream.Task{{ID: "b1", Type: "local_bash", Description: "the build", Command: `{"command":"make"}`,
+				ToolUseID: "toolu_1", OutputFile: "/tmp/b1.output", Status: "running"}, {ID: "b2"}},
+		},
 		MCPNotConnected: []stream.MCPServer{{Name: "github", Status: "failed"}},
 	}
 	raw, err := json.Marshal(r)

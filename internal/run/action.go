@@ -22,17 +22,14 @@ type Action struct {
 	Kind ActionKind
 	// Attempt (Start) is the attempt to start.
 	Attempt Attempt
-	// Until (Sleep) is when to wake; Limit, for a usage limit's reset, is
-	// what is waited for (the limit_wait event).
+	// Until (Sleep) is when to wake. A sleep for a usage limit's reset is
+	// the one the state says is Waiting; its limit is State.Limit.
 	Until time.Time
-	Limit *LimitWait
 	// Outcome (End) is how the run ends ("" or outcome.Success: it
-	// succeeded), Reason the sentence for the error, and for a usage limit
-	// (outcome.RateLimit) RetryAt and LimitType.
-	Outcome   outcome.Outcome
-	Reason    string
-	RetryAt   time.Time
-	LimitType string
+	// succeeded; a usage limit's is in State.Limit). Reason is the
+	// sentence: the error's, or why a usage limit is waited for.
+	Outcome outcome.Outcome
+	Reason  string
 	// Decision is what was decided about the attempt that ended, for the
 	// retry_decided event and the log (DecidedNone: no such decision, as
 	// at the start or when a usage limit decides).
@@ -45,13 +42,6 @@ type Action struct {
 // Succeeded reports whether the action ends the run in success.
 func (a Action) Succeeded() bool {
 	return a.Kind == End && (a.Outcome == "" || a.Outcome == outcome.Success)
-}
-
-// LimitWait is a sleep for a usage limit's reset.
-type LimitWait struct {
-	RetryAt time.Time // the reset itself; Action.Until adds the jitter
-	Type    string
-	Reason  string
 }
 
 // Attempt is one claude process to start.

@@ -1,52 +1,48 @@
 package run
 
 import (
-	"time"
-
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/record"
 )
 
-// Closing is how a run's end is recorded (docs/design.md §D7, §D10,
+// Ending is how the driver saw the run end, for Close: the outcome of its
+// error (outcome.Of: Success for none), the error's sentence, and the
+// exit code the command line gives it (cmd/malarun's table, through the
+// driver: the run knows no exit code).
+type Ending struct {
+	Outcome  outcome.Outcome
+	Reason   string
+	ExitCode int
+}
+
+// Close records the run's end in its state (docs/design.md §D7, §D10,
 // §D13): an interrupted, stopped or waiting run stays resumable and costs
 // no reclaim, so cancelled CI jobs never poison an issue, and an
-// orchestrator's retry of exit 3, 75 or 124 continues the work.
-type Closing struct {
-	Status record.Status
-	// Reason is the error's sentence ("" on success).
-	Reason string
-	// RetryAt and LimitType: the usage limit the run waits for (zero: none).
-	RetryAt   time.Time
-	LimitType string
-	// KeepReclaims: the run was interrupted, which is no malarun's death
-	// nor its end: the count of deaths in a row stands. Otherwise it is
-	// back to 0.
-	KeepReclaims bool
-	// ClearInFlight: the run succeeded, so no call or task is cut off.
-	ClearInFlight bool
-}
-
-// Ending is what Close decides from: the run's outcome ("" for success),
-// its sentence, the limit a rate-limit error carries, and the state.
-type Ending struct {
-	Outcome   outcome.Outcome
-	Reason    string
-	RetryAt   time.Time
-	LimitType string
-}
-
-// Close decides how the end of a run is recorded.
-func Close(s State, e Ending) Closing {
-	c := Closing{Status: record.StatusFor(e.Outcome), Reason: e.Reason}
+// orchestrator's retry of exit 3, 75 or 124 continues the work. The usage
+// limit it stopped on (exit 75), or was stopped waiting for, stays for the
+// record's retry_at; a success forgets what was cut off. Closed again (the
+// record could not be saved, so the command exits with that), the last
+// ending stands.
+func Close(s State, e Ending) State {
+	s.Outcome, s.Reason, s.ExitCode = e.Outcome, e.Reason, e.ExitCode
+	s.Status = record.StatusFor(e.Outcome)
 	switch {
 	case e.Outcome == outcome.RateLimit:
-		// The session is kept for the next run; retry_at says when.
-		c.Status, c.RetryAt, c.LimitType = record.Waiting, e.RetryAt, e.LimitType
+		// The session is kept for the next run; retry_at says when (the
+		// limit the run stopped on, onLimit).
 	case e.Outcome == outcome.Interrupted && s.Waiting():
 		// Stopped during a limit wait: still waiting for the same reset.
-		c.Status, c.RetryAt, c.LimitType = record.Waiting, s.RetryAt, s.LimitType
+		s.Status = record.Waiting
+	default:
+		s.Limit = record.UsageLimit{}
 	}
-	c.ClearInFlight = e.Outcome == outcome.Success
-	c.KeepReclaims = e.Outcome == outcome.Interrupted
-	return c
+	if e.Outcome == outcome.Success {
+		s.Cut = record.InFlight{}
+	}
+	if e.Outcome != outcome.Interrupted {
+		// Interrupted is no malarun's death nor the run's end: the count
+		// of deaths in a row stands. Any other end sets it back.
+		s.Reclaims = 0
+	}
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
@@ -33,7 +34,7 @@ func (s State) onLimit(p Policy, l usagelimit.Limit, why string, now time.Time, 
 		dec = usagelimit.Decision{Action: usagelimit.Stop, RetryAt: l.RetryAt, Reason: fmt.Sprintf(
 			"the limit was still in force after its reset at %s", s.LastReset.UTC().Format(time.RFC3339))}
 	}
-	s.RetryAt, s.LimitType = dec.RetryAt, l.Type
+	s.Limit = record.UsageLimit{RetryAt: dec.RetryAt, LimitType: l.Type}
 	if dec.Action != usagelimit.Wait {
 		reason := dec.Reason
 		if l.Waitable && l.Known() && l.Reason != "" {
@@ -45,13 +46,12 @@ func (s State) onLimit(p Policy, l usagelimit.Limit, why string, now time.Time, 
 		if !l.Known() && why != "" {
 			reason += " (" + why + ")"
 		}
-		return s, Action{Kind: End, Outcome: outcome.RateLimit, Reason: limitDetail(l, dec.RetryAt, now) + "; " + reason,
-			RetryAt: dec.RetryAt, LimitType: l.Type, Met: &met}
+		return s, Action{Kind: End, Outcome: outcome.RateLimit, Reason: limitDetail(l, dec.RetryAt, now) + "; " + reason, Met: &met}
 	}
 	s.LastReset = l.RetryAt
 	s.LimitWait.Spend(dec.Until.Sub(now))
-	s.Sleeping, s.Pending = SleepLimit, then
-	return s, Action{Kind: Sleep, Until: dec.Until, Limit: &LimitWait{RetryAt: dec.RetryAt, Type: l.Type, Reason: dec.Reason}, Met: &met}
+	s.Sleeping, s.Pending, s.Status = SleepLimit, then, record.Waiting
+	return s, Action{Kind: Sleep, Until: dec.Until, Reason: dec.Reason, Met: &met}
 }
 
 // limitDetail names a limit and its reset for the error line, such as

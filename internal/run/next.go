@@ -3,6 +3,7 @@ package run
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 )
 
 // Next folds the attempt that ended into the state and decides what
@@ -87,6 +89,24 @@ func (s *State) fold(p Policy, e Ended) {
 	}
 	// The CLI's own sleeps through a usage limit came out of limit_wait.
 	s.LimitWait.Spend(e.CLIWaited)
+	s.Cut = cutOf(e)
+}
+
+// cutOf is what the attempt left running, as the record names it: the
+// first record.MaxInFlight calls and tasks, and how many more.
+func cutOf(e Ended) record.InFlight {
+	calls, callsMore := record.Named(e.CutCalls, 0)
+	tasks, tasksMore := record.Named(e.CutTasks, 0)
+	return record.InFlight{Running: kept(calls), RunningMore: callsMore, Tasks: kept(tasks), TasksMore: tasksMore}
+}
+
+// kept is a copy of items for the state (nil: none): the driver's attempt
+// machine keeps changing its own.
+func kept[T any](items []T) []T {
+	if len(items) == 0 {
+		return nil
+	}
+	return slices.Clone(items)
 }
 
 // decide is the retry decision proper: what follows an attempt that did
@@ -318,7 +338,8 @@ func Woke(p Policy, s State, now time.Time) (State, Action) {
 		return s, Action{Kind: End, Outcome: outcome.SessionTimeout, Reason: "session_timeout elapsed while waiting " + s.Sleeping.What()}
 	}
 	if s.Sleeping == SleepLimit {
-		s.RetryAt, s.LimitType = time.Time{}, ""
+		// The limit reset: the run is no longer waiting for it.
+		s.Limit, s.Status = record.UsageLimit{}, record.Processing
 	}
 	s.Sleeping = SleepNone
 	return s.start(p, s.Pending, now)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/record"
-	"github.com/malarun/malarun/internal/usagelimit"
 )
 
 // How an invocation opens (docs/design.md §D7, §D18): from what the
@@ -183,11 +182,11 @@ func continued(in Invocation, rec record.Record, o Opened) Opened {
 		o.Begin.Record.NotCounted = rec.Attempts
 	}
 	if rec.Status == record.Waiting {
-		o.Begin.Record.Limited = &usagelimit.Limit{RetryAt: rec.RetryAt, Type: rec.LimitType, Waitable: true}
+		o.Begin.Record.Limited = true
 		if rec.SessionID == "" && rec.Checkpoint == "" && rec.Attempts == 0 {
 			// Stopped by another malarun's limit before its first attempt:
 			// nothing to continue, the task starts as it would have.
-			o.Begin.Continued, o.Begin.Record.Limited = false, nil
+			o.Begin.Continued, o.Begin.Record.Limited = false, false
 		}
 	}
 	return o

@@ -55,7 +55,7 @@ func TestOpen(t *testing.T) {
 				if !o.EndLeftovers || !o.Save || r.Reclaims != 2 || r.RunReclaims != 2 || r.Attempts != 3 || r.KilledAttempts != 1 {
 					t.Errorf("%+v / record reclaims %d/%d attempts %d killed %d", o, r.Reclaims, r.RunReclaims, r.Attempts, r.KilledAttempts)
 				}
-				if !o.Begin.Continued || o.Begin.FirstAttempt != 4 || o.Begin.Record.NotCounted != 1 || o.Begin.Record.SessionID != "s1" {
+				if !o.Begin.Continued || o.Begin.FirstAttempt != 4 || o.Begin.Record.NotCounted != 1 || o.Begin.Record.SessionID != "s1" || o.Begin.Record.Reclaims != 2 {
 					t.Errorf("begin %+v", o.Begin)
 				}
 			}},
@@ -101,15 +101,17 @@ func TestOpen(t *testing.T) {
 		{"a waiting run is continued, its limit pending", Invocation{Found: true, NextAttempt: 3,
 			Record: recordOf(record.Waiting, func(r *record.Record) { r.RetryAt, r.LimitType = t0.Add(time.Hour), "five_hour" })}, OpenContinue,
 			func(t *testing.T, o Opened) {
-				l := o.Begin.Record.Limited
-				if l == nil || !l.RetryAt.Equal(t0.Add(time.Hour)) || l.Type != "five_hour" || !o.Begin.Continued || o.Begin.Record.NotCounted != 2 {
+				r := o.Begin.Record
+				if !r.Limited || !r.Limit.RetryAt.Equal(t0.Add(time.Hour)) || r.Limit.LimitType != "five_hour" || !o.Begin.Continued || r.NotCounted != 2 {
 					t.Errorf("begin %+v", o.Begin)
 				}
 			}},
 		{"a run stopped by another malarun's limit before its first attempt begins as new", Invocation{Found: true,
 			Record: recordOf(record.Waiting, func(r *record.Record) { r.SessionID, r.Attempts, r.RetryAt = "", 0, t0.Add(time.Hour) })}, OpenContinue,
 			func(t *testing.T, o Opened) {
-				if o.Begin.Continued || o.Begin.Record.Limited != nil {
+				// The record's limit stands until Begin decides (it waits
+				// for it); no prompt says the run stopped on it.
+				if o.Begin.Continued || o.Begin.Record.Limited || !o.Begin.Record.Limit.RetryAt.Equal(t0.Add(time.Hour)) {
 					t.Errorf("begin %+v", o.Begin)
 				}
 			}},
@@ -178,33 +180,6 @@ func TestKeepPromptChange(t *testing.T) {
 	for i := range before {
 		if old.PromptChanges[i] != before[i] {
 			t.Errorf("the recorded slice changed at %d", i)
-		}
-	}
-}
-
-// How a run's end is recorded: resumable ends keep their session, a usage
-// limit its retry_at, an interruption its reclaim count.
-func TestClose(t *testing.T) {
-	at := time.Date(2026, 11, 27, 13, 0, 0, 0, time.UTC)
-	waiting := State{Sleeping: SleepLimit, RetryAt: at, LimitType: "five_hour"}
-	cases := []struct {
-		name string
-		s    State
-		e    Ending
-		want Closing
-	}{
-		{"success", State{}, Ending{Outcome: outcome.Success}, Closing{Status: record.Succeeded, ClearInFlight: true}},
-		{"retries exhausted", State{}, Ending{Outcome: outcome.RetriesExhausted, Reason: "r"}, Closing{Status: record.Stopped, Reason: "r"}},
-		{"a usage limit", State{}, Ending{Outcome: outcome.RateLimit, Reason: "r", RetryAt: at, LimitType: "seven_day"},
-			Closing{Status: record.Waiting, Reason: "r", RetryAt: at, LimitType: "seven_day"}},
-		{"interrupted in a limit wait: still waiting", waiting, Ending{Outcome: outcome.Interrupted, Reason: "r"},
-			Closing{Status: record.Waiting, Reason: "r", RetryAt: at, LimitType: "five_hour", KeepReclaims: true}},
-		{"interrupted", State{}, Ending{Outcome: outcome.Interrupted, Reason: "r"}, Closing{Status: record.Interrupted, Reason: "r", KeepReclaims: true}},
-		{"an error result", State{}, Ending{Outcome: outcome.ErrorResult, Reason: "r"}, Closing{Status: record.Failed, Reason: "r"}},
-	}
-	for _, c := range cases {
-		if got := Close(c.s, c.e); got != c.want {
-			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
 }

@@ -17,9 +17,10 @@ import (
 // Woke at an offset from t0, and the Action it must return, spelled by
 // show below so that a row reads like the run it describes.
 
-// show spells an Action: "start 2 resume s1 resume.md", "sleep 5s",
-// "sleep 30s limit five_hour", "end retries_exhausted: <reason>".
-func show(a Action, now time.Time) string {
+// show spells an Action, with the state it leaves: "start 2 resume s1
+// resume.md", "sleep 5s", "sleep 30s limit five_hour", "end
+// retries_exhausted: <reason>".
+func show(st State, a Action, now time.Time) string {
 	switch a.Kind {
 	case Start:
 		at := a.Attempt
@@ -37,8 +38,8 @@ func show(a Action, now time.Time) string {
 		return s
 	case Sleep:
 		s := "sleep " + a.Until.Sub(now).String()
-		if a.Limit != nil {
-			s += " limit " + a.Limit.Type
+		if st.Waiting() {
+			s += " limit " + st.Limit.LimitType
 		}
 		return s
 	}
@@ -46,6 +47,26 @@ func show(a Action, now time.Time) string {
 		return "end success"
 	}
 	return "end " + string(a.Outcome) + ": " + a.Reason
+}
+
+// stood spells how the run stands (what the record, the report and the
+// events read): "processing", "waiting limit five_hour 12:00:30", "...
+// cut 1+0 calls 1+0 tasks", "... reclaims 2".
+func stood(s Standing) string {
+	w := string(s.Status)
+	if l := s.Limit; l != (record.UsageLimit{}) {
+		w += " limit " + l.LimitType
+		if !l.RetryAt.IsZero() {
+			w += " " + l.RetryAt.UTC().Format("15:04:05")
+		}
+	}
+	if c := s.Cut; len(c.Running)+c.RunningMore+len(c.Tasks)+c.TasksMore > 0 {
+		w += fmt.Sprintf(" cut %d+%d calls %d+%d tasks", len(c.Running), c.RunningMore, len(c.Tasks), c.TasksMore)
+	}
+	if s.Reclaims > 0 {
+		w += fmt.Sprintf(" reclaims %d", s.Reclaims)
+	}
+	return w
 }
 
 func templateName(p Prompt) string {
@@ -67,12 +88,14 @@ func templateName(p Prompt) string {
 
 // pathStep is one call: begin (the case's Beginning), an attempt's end, or
 // woke. want is show's spelling; an "end" may be followed by a prefix of
-// the reason only.
+// the reason only. stands, when set, is stood's spelling of the state
+// after the step.
 type pathStep struct {
-	at    time.Duration
-	ended *Ended // nil: Begin for the first step, Woke for later ones
-	want  string
-	check func(t *testing.T, s State, a Action)
+	at     time.Duration
+	ended  *Ended // nil: Begin for the first step, Woke for later ones
+	want   string
+	stands string
+	check  func(t *testing.T, s State, a Action)
 }
 
 func ended(e attempt.Ending, session string, progress bool, more ...func(*Ended)) *Ended {
@@ -119,7 +142,7 @@ func TestRunPaths(t *testing.T) {
 		}},
 		{"hang, then the session is resumed naming the cut-off call", nil, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
-			{ended: ended(attempt.Hang, "new-0", true, withCut(bash)), want: "start 2 resume new-0 resume.md",
+			{ended: ended(attempt.Hang, "new-0", true, withCut(bash)), want: "start 2 resume new-0 resume.md", stands: "processing cut 1+0 calls 0+0 tasks",
 				check: func(t *testing.T, s State, a Action) {
 					if d := a.Attempt.Prompt.Data; len(d.Interrupted) != 1 || d.Interrupted[0] != bash || d.Reason != "hang happened" {
 						t.Errorf("resume prompt data %+v", d)
@@ -128,7 +151,7 @@ func TestRunPaths(t *testing.T) {
 						t.Errorf("decision %+v, because %+v", a.Decision, a.Attempt.Because)
 					}
 				}},
-			{ended: ended(attempt.Success, "new-0", true), want: "end success"},
+			{ended: ended(attempt.Success, "new-0", true), want: "end success", stands: "processing"},
 		}},
 		{"a hang in a tool call's input gives the next attempts room there, up to MaxRoom, and tells the model", nil, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
@@ -227,15 +250,15 @@ func TestRunPaths(t *testing.T) {
 		{"a refused checkpoint (usage limit) is waited out and asked again", func(p *Policy) { p.LimitWait = time.Minute }, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
 			{ended: ended(attempt.ContextPressure, "new-0", true), want: "start 2 resume new-0 checkpoint.md checkpoint"},
-			{ended: ended(attempt.RateLimit, "new-0", false, withLimit(fiveHour)), want: "sleep 30s limit five_hour",
+			{ended: ended(attempt.RateLimit, "new-0", false, withLimit(fiveHour)), want: "sleep 30s limit five_hour", stands: "waiting limit five_hour 12:00:30",
 				check: func(t *testing.T, s State, a Action) {
-					if !s.Waiting() || !s.RetryAt.Equal(fiveHour.RetryAt) || s.LimitType != "five_hour" || a.Met == nil {
+					if !s.Waiting() || !s.Limit.RetryAt.Equal(fiveHour.RetryAt) || s.Limit.LimitType != "five_hour" || a.Met == nil {
 						t.Errorf("state while waiting: %+v (met %v)", s, a.Met)
 					}
 				}},
-			{at: 30 * time.Second, want: "start 3 resume new-0 checkpoint.md checkpoint",
+			{at: 30 * time.Second, want: "start 3 resume new-0 checkpoint.md checkpoint", stands: "processing",
 				check: func(t *testing.T, s State, a Action) {
-					if s.Waiting() || !s.RetryAt.IsZero() || !s.Checkpointing || s.AttemptsAtStart != 1 {
+					if s.Waiting() || s.Limit != (record.UsageLimit{}) || !s.Checkpointing || s.AttemptsAtStart != 1 {
 						t.Errorf("state after the wait: %+v", s)
 					}
 					if !strings.Contains(a.Attempt.Prompt.Data.LimitNote, "usage limit (five_hour)") {
@@ -247,9 +270,11 @@ func TestRunPaths(t *testing.T) {
 		{"a usage limit beyond limit_wait: exit 75 with the reset", func(p *Policy) { p.LimitWait = 10 * time.Second }, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
 			{ended: ended(attempt.RateLimit, "new-0", false, withLimit(fiveHour)), want: "end rate_limit: usage limit (five_hour) until 12:00 UTC; the five_hour limit resets at 2026-11-26T12:00:30Z, in 30s, beyond what is left of limit_wait (10s)",
+				// The limit the run stops on; Close makes the status.
+				stands: "processing limit five_hour 12:00:30",
 				check: func(t *testing.T, s State, a Action) {
-					if !a.RetryAt.Equal(fiveHour.RetryAt) || a.LimitType != "five_hour" || a.Met == nil {
-						t.Errorf("end %+v", a)
+					if !s.Limit.RetryAt.Equal(fiveHour.RetryAt) || s.Limit.LimitType != "five_hour" || a.Met == nil {
+						t.Errorf("end %+v, limit %+v", a, s.Limit)
 					}
 				}},
 		}},
@@ -259,7 +284,8 @@ func TestRunPaths(t *testing.T) {
 		}},
 		{"a limit that needs credits is not waited for", func(p *Policy) { p.LimitWait = time.Hour }, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
-			{ended: ended(attempt.RateLimit, "new-0", true, withLimit(credits)), want: "end rate_limit: usage limit (overage); the account needs credits"},
+			{ended: ended(attempt.RateLimit, "new-0", true, withLimit(credits)), want: "end rate_limit: usage limit (overage); the account needs credits",
+				stands: "processing limit overage"},
 		}},
 		{"the same limit again after its reset stops", func(p *Policy) { p.LimitWait = time.Hour }, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
@@ -268,9 +294,9 @@ func TestRunPaths(t *testing.T) {
 			{at: 31 * time.Second, ended: ended(attempt.RateLimit, "new-0", false, withLimit(fiveHour)), want: "end rate_limit: usage limit (five_hour) until 12:00 UTC; the limit was still in force after its reset at 2026-11-26T12:00:30Z"},
 		}},
 		{"a limit known before the first attempt is waited out", func(p *Policy) { p.LimitWait = time.Minute },
-			Beginning{FirstAttempt: 1, Pending: fiveHour}, []pathStep{
-				{want: "sleep 30s limit five_hour"},
-				{at: 30 * time.Second, want: "start 1 new new-0 prompt.md"},
+			Beginning{FirstAttempt: 1, Shared: fiveHour}, []pathStep{
+				{want: "sleep 30s limit five_hour", stands: "waiting limit five_hour 12:00:30"},
+				{at: 30 * time.Second, want: "start 1 new new-0 prompt.md", stands: "processing"},
 			}},
 		{"session_timeout ends a backoff, and the run", func(p *Policy) { p.Deadline = t0.Add(2 * time.Minute) }, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
@@ -289,17 +315,17 @@ func TestRunPaths(t *testing.T) {
 		}},
 		{"a reclaimed run resumes its session naming the calls in flight",
 			nil, Beginning{Continued: true, FirstAttempt: 3, Record: Recorded{Attempts: 2, NotCounted: 1, SessionID: "s-1", SessionTalked: true,
-				Running: []stream.ToolUse{bash}, SideEffects: map[string]int{"Bash": 1}}}, []pathStep{
-				{want: "start 3 resume s-1 resume.md", check: func(t *testing.T, s State, a Action) {
+				InFlight: record.InFlight{Running: []stream.ToolUse{bash}}, SideEffects: map[string]int{"Bash": 1}, Reclaims: 2}}, []pathStep{
+				{want: "start 3 resume s-1 resume.md", stands: "processing cut 1+0 calls 0+0 tasks reclaims 2", check: func(t *testing.T, s State, a Action) {
 					d := a.Attempt.Prompt.Data
-					if len(d.Interrupted) != 1 || d.Reason != "the previous malarun stopped before the run ended" || s.AttemptsAtStart != 1 {
+					if len(d.Interrupted) != 1 || d.Interrupted[0] != bash || d.Reason != "the previous malarun stopped before the run ended" || s.AttemptsAtStart != 1 {
 						t.Errorf("data %+v, state %+v", d, s)
 					}
 				}},
 			}},
 		{"a reclaimed run with more calls in flight than it names says how many more",
 			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", SessionTalked: true,
-				Running: []stream.ToolUse{bash}, RunningMore: 19_968, Tasks: []stream.Task{{ID: "b1"}}, TasksMore: 7}}, []pathStep{
+				InFlight: record.InFlight{Running: []stream.ToolUse{bash}, RunningMore: 19_968, Tasks: []stream.Task{{ID: "b1"}}, TasksMore: 7}}}, []pathStep{
 				{want: "start 2 resume s-1 resume.md", check: func(t *testing.T, s State, a Action) {
 					if d := a.Attempt.Prompt.Data; len(d.Interrupted) != 1 || d.InterruptedMore != 19_968 || len(d.Tasks) != 1 || d.TasksMore != 7 {
 						t.Errorf("data %+v", d)
@@ -315,9 +341,21 @@ func TestRunPaths(t *testing.T) {
 			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SideEffects: map[string]int{"Write": 1}}}, []pathStep{
 				{want: "end not_safe_to_retry: the recorded run has no session to resume"},
 			}},
+		{"a recorded run waiting for a reset still ahead waits for it again, then resumes told why", func(p *Policy) { p.LimitWait = time.Minute },
+			Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", Limited: true,
+				Limit: record.UsageLimit{RetryAt: fiveHour.RetryAt, LimitType: "five_hour"}}}, []pathStep{
+				{want: "sleep 30s limit five_hour", stands: "waiting limit five_hour 12:00:30"},
+				{at: 30 * time.Second, want: "start 2 resume s-1 resume.md", stands: "processing", check: func(t *testing.T, s State, a Action) {
+					if !strings.Contains(a.Attempt.Prompt.Data.LimitNote, "five_hour") {
+						t.Errorf("no limit note: %+v", a.Attempt.Prompt.Data)
+					}
+				}},
+			}},
 		{"a recorded run stopped by a usage limit is told why when resumed",
-			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", Limited: &fiveHour}}, []pathStep{
-				{want: "start 2 resume s-1 resume.md", check: func(t *testing.T, s State, a Action) {
+			nil, Beginning{Continued: true, FirstAttempt: 2, Record: Recorded{Attempts: 1, SessionID: "s-1", Limited: true,
+				Limit: record.UsageLimit{RetryAt: t0.Add(-time.Minute), LimitType: "five_hour"}}}, []pathStep{
+				// The recorded reset is past (no Pending): no limit in force.
+				{want: "start 2 resume s-1 resume.md", stands: "processing", check: func(t *testing.T, s State, a Action) {
 					if !strings.Contains(a.Attempt.Prompt.Data.LimitNote, "five_hour") {
 						t.Errorf("no limit note: %+v", a.Attempt.Prompt.Data)
 					}
@@ -326,6 +364,7 @@ func TestRunPaths(t *testing.T) {
 		{"background tasks cut off: resumed, the prompt names them", nil, Beginning{FirstAttempt: 1}, []pathStep{
 			{want: "start 1 new new-0 prompt.md"},
 			{ended: ended(attempt.Hang, "new-0", true, withTasks(stream.Task{ID: "b1", Command: "make test"})), want: "start 2 resume new-0 resume.md",
+				stands: "processing cut 0+0 calls 1+0 tasks",
 				check: func(t *testing.T, s State, a Action) {
 					if tk := a.Attempt.Prompt.Data.Tasks; len(tk) != 1 || tk[0].ID != "b1" {
 						t.Errorf("tasks %+v", tk)
@@ -406,9 +445,12 @@ func TestRunPaths(t *testing.T) {
 				default:
 					s, a = Woke(p, s, now)
 				}
-				got := show(a, now)
+				got := show(s, a, now)
 				if got != st.want && !(strings.HasPrefix(st.want, "end ") && strings.HasPrefix(got, st.want)) {
 					t.Fatalf("step %d:\n got %s\nwant %s", i+1, got, st.want)
+				}
+				if got := stood(s.Standing); st.stands != "" && got != st.stands {
+					t.Errorf("step %d stands %q, want %q", i+1, got, st.stands)
 				}
 				if st.check != nil {
 					st.check(t, s, a)
@@ -421,11 +463,19 @@ func TestRunPaths(t *testing.T) {
 // What a record says of the calls and tasks in flight reaches Begin: the
 // ones named and how many more (record.MaxInFlight, docs/design.md §D37).
 func TestRecordedOfKeepsTheCountsInFlight(t *testing.T) {
-	rec := record.Record{Running: []stream.ToolUse{{Name: "Bash", Input: "make"}}, RunningMore: 12,
-		Tasks: []stream.Task{{ID: "b1", Command: "make test"}}, TasksMore: 3, PhaseRoom: map[string]int{"thinking": 2}}
-	r := RecordedOf(rec)
+	rec := record.Record{InFlight: record.InFlight{Running: []stream.ToolUse{{Name: "Bash", Input: "make"}}, RunningMore: 12,
+		Tasks: []stream.Task{{ID: "b1", Command: "make test"}}, TasksMore: 3}, PhaseRoom: map[string]int{"thinking": 2}}
+	r := RecordedOf(rec).InFlight
 	if len(r.Running) != 1 || r.Running[0] != (stream.ToolUse{Name: "Bash", Input: "make"}) || r.RunningMore != 12 ||
-		len(r.Tasks) != 1 || r.Tasks[0].Command != "make test" || r.TasksMore != 3 || r.Room[attempt.PhaseThinking] != 2 {
-		t.Errorf("RecordedOf = %+v", r)
+		len(r.Tasks) != 1 || r.Tasks[0].Command != "make test" || r.TasksMore != 3 || RecordedOf(rec).Room[attempt.PhaseThinking] != 2 {
+		t.Errorf("RecordedOf = %+v", RecordedOf(rec))
+	}
+	s, a := Begin(Policy{MaxAttempts: 1}, Beginning{Continued: true, FirstAttempt: 2, Record: RecordedOf(rec)}, t0, Draws{NewSession: "n"})
+	if d := a.Attempt.Prompt.Data; len(d.Interrupted) != 1 || d.Interrupted[0] != (stream.ToolUse{Name: "Bash", Input: "make"}) || d.InterruptedMore != 12 ||
+		len(d.Tasks) != 1 || d.Tasks[0].Command != "make test" || d.TasksMore != 3 {
+		t.Errorf("the resume prompt's data %+v", d)
+	}
+	if got := stood(s.Standing); got != "processing cut 1+12 calls 1+3 tasks" {
+		t.Errorf("stands %q: the record keeps what is cut off until an attempt ends", got)
 	}
 }

@@ -13,8 +13,8 @@ import (
 func RecordedOf(rec record.Record) Recorded {
 	return Recorded{Attempts: rec.Attempts, NotCounted: rec.KilledAttempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations, Checkpoint: rec.Checkpoint,
-		Running: rec.Running, Tasks: rec.Tasks, RunningMore: rec.RunningMore, TasksMore: rec.TasksMore,
-		Talked: TalkedInRecord(rec), Room: RoomOfRecord(rec.PhaseRoom)}
+		InFlight: rec.InFlight, Talked: TalkedInRecord(rec), Room: RoomOfRecord(rec.PhaseRoom),
+		Reclaims: rec.Reclaims, Limit: rec.UsageLimit}
 }
 
 // TalkedInRecord reports whether a recorded run already had an answer from

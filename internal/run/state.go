@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/outcome"
+	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
@@ -30,6 +32,10 @@ type Policy struct {
 // State is what the run's decisions remember between steps. Only this
 // package changes it; the driver reads it (the record mirrors it).
 type State struct {
+	// Standing is how the run stands, as the record, the report and the
+	// events tell it.
+	Standing
+
 	// Next is the number of the next attempt (attempt-N in the run folder).
 	Next     int
 	Attempts int // attempts finished, this run's earlier invocations included
@@ -77,14 +83,49 @@ type State struct {
 	// waited for (a limit that resets no later is a loop).
 	LimitWait usagelimit.Budget
 	LastReset time.Time
-	// RetryAt and LimitType are the usage limit in force, for the record
-	// (zero: none).
-	RetryAt   time.Time
-	LimitType string
 	// Sleeping is why the driver sleeps now (SleepNone: it does not);
 	// Pending is the attempt that starts when the sleep is over.
 	Sleeping SleepKind
 	Pending  Attempt
+}
+
+// Standing is how a run stands: every fact of its waits and its end that
+// the record, the --json report and the events read (docs/design.md
+// §D7, §D10, §D13). Taken, Begin, Next, Woke and Close set it; the driver
+// reads it and copies none of it, so each fact is decided in one place.
+type Standing struct {
+	// Status is the record's: processing while the run goes on, waiting
+	// while it sleeps for a usage limit's reset, and how it ended once
+	// Close ran.
+	Status record.Status
+	// Limit is the usage limit in force (zero: none): the one the run
+	// waits for, stopped on (exit 75), or was stopped waiting for.
+	Limit record.UsageLimit
+	// Reclaims are the malarun deaths in a row, as the run was taken (the
+	// poison rule, §D7): Close sets them back to 0 unless the run was
+	// interrupted, which is no death and no end.
+	Reclaims int
+	// Cut are the tool calls and background tasks the last attempt (or the
+	// last malarun) left running, named as the record names them: a
+	// malarun that dies between attempts leaves them for the resume
+	// prompt. Close forgets them when the run succeeds.
+	Cut record.InFlight
+	// Outcome, Reason and ExitCode are how the run ended (Close; zero while
+	// it runs): the outcome, the error's sentence ("" on success) and the
+	// exit code the command line gives it.
+	Outcome  outcome.Outcome
+	Reason   string
+	ExitCode int
+}
+
+// StoppedBy is the usage limit that ended the run (exit 75), for the
+// report and the finished event; zero for any other end, even a wait that
+// was interrupted (the record's retry_at still says when it resets).
+func (s Standing) StoppedBy() record.UsageLimit {
+	if s.Outcome != outcome.RateLimit {
+		return record.UsageLimit{}
+	}
+	return s.Limit
 }
 
 // SleepKind says what a sleep waits for.

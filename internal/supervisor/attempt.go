@@ -90,8 +90,8 @@ type attemptDriver struct {
 // process of the tree is alive (short of one stuck in the kernel).
 func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: time.Now(),
-		stdoutPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.jsonl", spec.N)),
-		stderrPath: filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.stderr", spec.N))}
+		stdoutPath: filepath.Join(r.base.RunDir, fmt.Sprintf("attempt-%d.jsonl", spec.N)),
+		stderrPath: filepath.Join(r.base.RunDir, fmt.Sprintf("attempt-%d.stderr", spec.N))}
 	if !record.ValidSessionID(spec.SessionID) {
 		// Every id is checked where it enters (the record, malarun's own);
 		// this is the last guard before it becomes an argument.
@@ -104,7 +104,7 @@ func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	res.sessionFrom = session.Size(res.sessionFile)
 	child, err := r.deps.Claude.Start(Launch{Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd,
 		Env: r.attemptEnv(spec.N), Stdin: r.promptPath(spec), Stdout: res.stdoutPath, Stderr: res.stderrPath,
-		Marker: markerEnv + "=" + r.base.Marker, Cgroup: r.cgroup})
+		Marker: markerEnv + "=" + r.base.Marker, Cgroup: r.facts.cgroupInUse()})
 	if err != nil {
 		return nil, err
 	}

@@ -19,13 +19,12 @@ func (r *runner) contain() {
 	}
 	cg, err := r.deps.Contain(proc.CgroupName(r.base.Marker))
 	if err != nil {
-		r.facts.cgroup = ""
 		if proc.CanContain {
 			r.log.Info().Err(err).Msg("no cgroup of the run's own: its processes are found by the subreaper and the run's marker (a tool process that clears its environment and leaves the tree can outlive a malarun killed outright)")
 		}
 		return
 	}
-	r.cgroup, r.facts.cgroup = cg, cg.Path
+	r.facts.cgroup = cg
 	r.log.Debug().Str("cgroup", cg.Path).Msg("the run's processes are held in its cgroup")
 }
 
@@ -33,10 +32,11 @@ func (r *runner) contain() {
 // the CLI in it (the CLI then started outside it): said once, and the
 // record no longer names it.
 func (r *runner) noteCgroupRefused() {
-	if r.cgroup == nil || r.cgroup.Refused() == nil {
+	cg := r.facts.cgroupInUse()
+	if cg == nil || cg.Refused() == nil {
 		return
 	}
-	r.log.Info().Err(r.cgroup.Refused()).Str("cgroup", r.cgroup.Path).Msg("the kernel would not start claude in the run's cgroup: its processes are found by the subreaper and the run's marker")
+	r.log.Info().Err(cg.Refused()).Str("cgroup", cg.Path).Msg("the kernel would not start claude in the run's cgroup: its processes are found by the subreaper and the run's marker")
 	r.releaseCgroup()
 }
 
@@ -45,14 +45,31 @@ func (r *runner) noteCgroupRefused() {
 // process stuck in the kernel) stays named in the record, for the next
 // malarun of the issue; this one is done with it either way.
 func (r *runner) releaseCgroup() {
-	if r.cgroup == nil {
+	cg := r.facts.cgroupInUse()
+	if cg == nil {
 		return
 	}
-	err := r.cgroup.Remove()
-	r.cgroup = nil
-	if err != nil {
+	if err := cg.Remove(); err != nil {
+		r.facts.cgroupLeft = true
 		r.log.Warn().Err(err).Msg("the run's cgroup stays for the next malarun of this issue to end")
 		return
 	}
-	r.facts.cgroup = ""
+	r.facts.cgroup = nil
+}
+
+// cgroupInUse is the run's cgroup while this malarun starts claude in it
+// (nil: none, or done with it).
+func (f *runFacts) cgroupInUse() *proc.Cgroup {
+	if f.cgroupLeft {
+		return nil
+	}
+	return f.cgroup
+}
+
+// cgroupPath is the cgroup the record names ("": none).
+func (f *runFacts) cgroupPath() string {
+	if f.cgroup == nil {
+		return ""
+	}
+	return f.cgroup.Path
 }

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"os"
-	"time"
 
 	"github.com/malarun/malarun/internal/outcome"
 )
@@ -10,15 +9,12 @@ import (
 // RunError is the error Run returns when a run fails: its outcome (which
 // the command line turns into an exit code, one table in cmd/malarun), a
 // sentence for the user, and for outcome.Interrupted the signal that
-// caused it. errors.Is(err, outcome.X) asks why a run failed.
+// caused it. errors.Is(err, outcome.X) asks why a run failed. The rest of
+// the end (a usage limit's reset) is in the report (event.Report).
 type RunError struct {
 	Kind   outcome.Outcome
 	Detail string
 	Signal os.Signal
-	// RetryAt (outcome.RateLimit) is when the usage limit resets: zero when
-	// unknown, or when waiting cannot help. LimitType is its kind (five_hour, ...).
-	RetryAt   time.Time
-	LimitType string
 	// Headline, when set, names the refusal in place of the outcome's
 	// words ("the prompt changed", not "configuration error").
 	Headline string

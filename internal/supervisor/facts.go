@@ -5,29 +5,29 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// runFacts are what the record keeps that neither the plan's record (the
-// run's identity and history: runner.base) nor the run's decision state
-// (run.State) holds: this malarun, the state the run is in, and the
-// attempt running now. The driver keeps them as things happen; record
-// (record.go) projects all three into the record, and nothing else writes
-// a record field (issue 39).
+// runFacts are what the driver knows of the run and the pure code cannot:
+// this malarun (its owner and trace), the run's cgroup, the outputs that
+// failed, what the stream said that the record keeps, and the attempt
+// running now (its session, process tree, start time and calls in
+// flight). How the run stands (its status, limit, reclaims, what was cut
+// off, its end) is the run's own (run.State.Standing). The driver keeps
+// these as things happen; record (record.go) projects the plan's record,
+// the run's state and these into the record, and nothing else writes a
+// record field (issue 39).
 type runFacts struct {
-	owner  record.Owner
-	trace  record.TraceRef
-	cgroup string // the run's cgroup ("": none, or removed)
-	// status is the record's status; exitCode and reason are set once the
-	// run ends, retryAt and limitType while a usage limit is in force.
-	status    record.Status
-	exitCode  int
-	reason    string
-	retryAt   time.Time
-	limitType string
-	reclaims  int // the malarun deaths in a row (the poison rule)
+	owner record.Owner
+	trace record.TraceRef
+	// cgroup is the run's cgroup, as the record names it (nil: none, or
+	// removed); cgroupLeft: this malarun is done with it, but could not
+	// remove it, so the record names it for the next malarun of the issue.
+	cgroup     *proc.Cgroup
+	cgroupLeft bool
 	// outputFailures are malarun's outputs that failed, once each.
 	outputFailures []record.OutputFailure
 	noted          map[string]bool
@@ -40,12 +40,6 @@ type runFacts struct {
 	// began: the run's decision state is set (run.Begin ran): the record
 	// takes its numbers from it from then on.
 	began bool
-	// cutCalls and cutTasks were in flight when the last attempt (or the
-	// last malarun) stopped: a malarun that dies now names them (the first
-	// record.MaxInFlight; the counts are the rest).
-	cutCalls                   []stream.ToolUse
-	cutTasks                   []stream.Task
-	cutCallsMore, cutTasksMore int
 	// attempt is the attempt running now (nil: none).
 	attempt *attemptFacts
 	// resultsLost, noResponse and resumeReason are the run's so far, its
@@ -62,20 +56,16 @@ type attemptFacts struct {
 	resume  bool
 	talked  bool           // the session got an assistant message in this attempt
 	calls   map[string]int // calls with side effects in this attempt, by tool
-	// running and tasks are the first record.MaxInFlight calls and tasks
-	// in flight; runningMore and tasksMore count the rest.
-	running                []stream.ToolUse
-	tasks                  []stream.Task
-	runningMore, tasksMore int
-	tree                   []record.ProcRef
-	started                time.Time
+	// inFlight are the first record.MaxInFlight calls and tasks in
+	// flight, and how many more.
+	inFlight record.InFlight
+	tree     []record.ProcRef
+	started  time.Time
 }
 
 // openFacts are the facts of a run as this malarun takes it.
 func openFacts(base record.Record, owner record.Owner, trace record.TraceRef) runFacts {
-	return runFacts{owner: owner, trace: trace, status: record.Processing, retryAt: base.RetryAt, limitType: base.LimitType,
-		reclaims: base.Reclaims, outputFailures: base.OutputFailures, sessions: base.Sessions,
-		cutCalls: base.Running, cutTasks: base.Tasks, cutCallsMore: base.RunningMore, cutTasksMore: base.TasksMore,
+	return runFacts{owner: owner, trace: trace, outputFailures: base.OutputFailures, sessions: base.Sessions,
 		resultsLost: base.ResultsLost, noResponse: base.NoResponse, resumeReason: base.ResumeReason}
 }
 
@@ -128,19 +118,20 @@ func (f *runFacts) progress(ev *stream.Event, now inFlight, answered bool, sideE
 	}
 	// The first calls and tasks in flight, compared where they are: a line
 	// costs the same however many are open (docs/design.md §D37).
+	in := &a.inFlight
 	calls, more := record.Named(now.calls, now.callsMore)
-	if !sameCalls(a.running, calls) {
-		a.running, changed = kept(calls), true
+	if !sameCalls(in.Running, calls) {
+		in.Running, changed = kept(calls), true
 	}
-	if more != a.runningMore {
-		a.runningMore, changed = more, changed || worthASave(more)
+	if more != in.RunningMore {
+		in.RunningMore, changed = more, changed || worthASave(more)
 	}
 	tasks, more := record.Named(now.tasks, 0)
-	if !slices.Equal(a.tasks, tasks) {
-		a.tasks, changed = kept(tasks), true
+	if !slices.Equal(in.Tasks, tasks) {
+		in.Tasks, changed = kept(tasks), true
 	}
-	if more != a.tasksMore {
-		a.tasksMore, changed = more, changed || worthASave(more)
+	if more != in.TasksMore {
+		in.TasksMore, changed = more, changed || worthASave(more)
 	}
 	return changed
 }
@@ -163,13 +154,10 @@ type inFlight struct {
 func worthASave(n int) bool { return n&(n-1) == 0 }
 
 // attemptDecided ends the attempt's facts once the run decided what
-// follows it: run.State now holds what it did, and what it cut off is
-// kept for a malarun that dies before the next starts.
-func (f *runFacts) attemptDecided(cutCalls []stream.ToolUse, cutTasks []stream.Task, told attemptTold) {
+// follows it: run.State now holds what it did and what it cut off (kept
+// for a malarun that dies before the next starts).
+func (f *runFacts) attemptDecided(told attemptTold) {
 	f.attempt = nil
-	calls, callsMore := record.Named(cutCalls, 0)
-	tasks, tasksMore := record.Named(cutTasks, 0)
-	f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = kept(calls), kept(tasks), callsMore, tasksMore
 	// Bounded as the record's check wants them, whatever the CLI printed.
 	f.resultsLost = min(f.resultsLost+told.resultsLost, maxRecordedCount)
 	n := told.noResponse

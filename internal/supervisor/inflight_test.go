@@ -117,12 +117,12 @@ func TestResumePromptNamesTheFirstCallsInFlight(t *testing.T) {
 		{"a reclaimed record", run.PromptData{Interrupted: calls(record.MaxInFlight), InterruptedMore: 500, Tasks: tasks[:record.MaxInFlight], TasksMore: 5}, "and about 500 more"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := &runner{cfg: DefaultConfig(), runDir: t.TempDir()}
+			r := &runner{cfg: DefaultConfig(), base: record.Record{RunDir: t.TempDir()}}
 			a := run.Attempt{N: 2, Prompt: run.Prompt{Template: run.ResumeTemplate, Data: c.data}}
 			if err := r.writePrompt(a); err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(filepath.Join(r.runDir, "attempt-2.prompt.md"))
+			b, err := os.ReadFile(filepath.Join(r.base.RunDir, "attempt-2.prompt.md"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -166,9 +166,6 @@ func TestUsageLimitBeyondLimitWaitStopsAndStaysResumable(t *testing.T) {
 		if took != 0 {
 			t.Errorf("took %v: a limit beyond limit_wait must stop at once", took)
 		}
-		if re := runError(t, err); !re.RetryAt.Equal(resetsAt) || re.LimitType != "five_hour" {
-			t.Errorf("RunError retry_at %v type %q, want %v five_hour", re.RetryAt, re.LimitType, resetsAt)
-		}
 		if !rep.RetryAt.Equal(resetsAt) || rep.LimitType != "five_hour" {
 			t.Errorf("report retry_at %v type %q", rep.RetryAt, rep.LimitType)
 		}

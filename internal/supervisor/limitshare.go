@@ -51,20 +51,19 @@ func (r *runner) shareLimit(l usagelimit.Limit) {
 	}
 }
 
-// pendingLimit is a limit known before any attempt starts: the record's
-// own retry_at (a run that exited 75, or whose malarun died while waiting),
-// or another malarun's note for this account, whichever resets later.
-func (r *runner) pendingLimit(now time.Time) (usagelimit.Limit, bool) {
-	var l usagelimit.Limit
-	if r.base.RetryAt.After(now) {
-		l = usagelimit.Limit{RetryAt: r.base.RetryAt, Type: r.base.LimitType, Waitable: true}
-	}
+// sharedLimit is another malarun's note of a usage limit for this
+// account (zero: none), for run.Begin, which waits for it or for the
+// record's own retry_at, whichever resets later.
+func (r *runner) sharedLimit(now time.Time) usagelimit.Limit {
 	store := limitstore.Store{Dir: r.cfg.StateDir, Refused: func(err error) {
 		r.log.Warn().Err(err).Msg("ignored and removed a file in the usage-limit folder that malarun did not write")
 	}}
-	if shared, ok := store.Read(r.limitKey(), now); ok && shared.RetryAt.After(l.RetryAt) {
-		r.log.Info().Time("retry_at", shared.RetryAt).Str("limit_type", shared.Type).Msg("another malarun on this state directory met a usage limit for this account")
-		l = shared
+	shared, ok := store.Read(r.limitKey(), now)
+	if !ok {
+		return usagelimit.Limit{}
 	}
-	return l, l.Known()
+	if shared.RetryAt.After(r.state.Limit.RetryAt) { // said when it resets later than the run's own (run.Taken: the record's)
+		r.log.Info().Time("retry_at", shared.RetryAt).Str("limit_type", shared.Type).Msg("another malarun on this state directory met a usage limit for this account")
+	}
+	return shared
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
-	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
@@ -21,19 +20,16 @@ import (
 // each sleep); this only does what it says.
 func (r *runner) loop(pl *plan, started time.Time) (event.Report, error) {
 	// The run's attempts so far: those of the malaruns before this one.
-	rep := event.Report{RunDir: r.runDir, Attempts: pl.rec.Attempts}
+	rep := event.Report{RunDir: r.base.RunDir, Attempts: pl.rec.Attempts}
 	task, err := statefile.Read(pl.prompt, MaxPromptBytes)
 	if err != nil {
 		return rep, fmt.Errorf("read the run's prompt: %w", err)
 	}
 	r.task = task
-	if l, ok := r.pendingLimit(time.Now()); ok {
-		pl.begin.Pending = l
-	}
+	pl.begin.Shared = r.sharedLimit(time.Now())
 	var act run.Action
 	r.state, act = run.Begin(r.policy, pl.begin, time.Now(), r.draws())
 	r.facts.began = true
-	r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
 	var last *attemptResult
 	for {
 		switch act.Kind {
@@ -118,7 +114,7 @@ func (r *runner) afterAttempt(res *attemptResult, rep *event.Report) (run.Action
 		r.emit(event.Event{Kind: event.RetryDecided, Attempt: res.spec.N, Session: dec.SessionID, Action: dec.Kind.String(), Reason: dec.Reason, Backoff: dec.Backoff})
 	}
 	r.recordDecision(res)
-	if act.Kind == run.End || act.Limit != nil {
+	if act.Kind == run.End || r.state.Waiting() {
 		// A run that ends is saved once, by finishRecord; a limit wait saves
 		// the record as waiting.
 		return act, nil
@@ -148,8 +144,6 @@ func (r *runner) end(act run.Action, last *attemptResult, rep *event.Report, sta
 	switch {
 	case act.Met != nil:
 		r.shareLimit(*act.Met)
-		r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
-		err.RetryAt, err.LimitType = act.RetryAt, act.LimitType
 		r.log.Info().Err(err).Int("attempts", rep.Attempts).Msg("run stopped on a usage limit")
 	case act.Decision.Kind == run.Fail:
 		err.Signal = last.signal
@@ -160,22 +154,21 @@ func (r *runner) end(act run.Action, last *attemptResult, rep *event.Report, sta
 }
 
 // sleep carries out a run.Sleep: a backoff, or a wait for a usage limit to
-// reset (the record says waiting meanwhile, with its retry_at).
+// reset (the run's state says waiting meanwhile, and so does the record,
+// with its retry_at).
 func (r *runner) sleep(act run.Action) error {
-	if act.Limit == nil {
+	if !r.state.Waiting() {
 		r.log.Info().Stringer("backoff", act.Decision.Backoff).Msg("waiting before the next attempt")
 		return r.pause(act.Until, run.SleepBackoff.What())
 	}
 	r.shareLimit(*act.Met)
-	r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
-	r.facts.status = record.Waiting
 	if err := r.save(); err != nil {
 		return err
 	}
-	l := act.Limit
-	r.log.Warn().Time("retry_at", l.RetryAt).Time("until", act.Until).Str("limit_type", l.Type).Stringer("limit_wait_left_after", r.state.LimitWaitLeft()).
+	l := r.state.Limit
+	r.log.Warn().Time("retry_at", l.RetryAt).Time("until", act.Until).Str("limit_type", l.LimitType).Stringer("limit_wait_left_after", r.state.LimitWaitLeft()).
 		Str(event.AlsoField, string(event.LimitWait)).Msg("usage limit: waiting for the reset, then resuming the session")
-	r.emit(event.Event{Kind: event.LimitWait, Until: act.Until, RetryAt: l.RetryAt, LimitType: l.Type, Reason: l.Reason})
+	r.emit(r.limitWaitEvent(act))
 	return r.pause(act.Until, run.SleepLimit.What())
 }
 
@@ -188,7 +181,6 @@ func (r *runner) woke() (run.Action, error) {
 	if !waited || act.Kind != run.Start {
 		return act, nil
 	}
-	r.facts.status, r.facts.retryAt, r.facts.limitType = record.Processing, r.state.RetryAt, r.state.LimitType
 	return act, r.save()
 }
 

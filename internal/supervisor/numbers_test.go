@@ -93,12 +93,11 @@ func TestResetsAtInMillisecondsIsIgnored(t *testing.T) {
 			t.Fatalf("the rate_limit_event has no resetsAt to replace: %s", lines[1])
 		}
 		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+transcriptFile(t, lines...), testchild.EnvExit+"=1")
-		_, err, _ := h.run()
+		rep, err, _ := h.run()
 		wantKind(t, err, outcome.RateLimit, "five_hour")
-		re := runError(t, err)
 		want := time.Unix(resetsAt, 0).Add(time.Minute) // the text names the minute; its end is the reset
-		if !re.RetryAt.Equal(want) || re.LimitType != "five_hour" {
-			t.Errorf("retry at %v (%s), want %v from the result text", re.RetryAt, re.LimitType, want)
+		if !rep.RetryAt.Equal(want) || rep.LimitType != "five_hour" {
+			t.Errorf("retry at %v (%s), want %v from the result text", rep.RetryAt, rep.LimitType, want)
 		}
 		if got := rejectionWarnings(t, h.logs.String()); len(got) != 1 || got[0] != "rate_limit_info.resetsAt="+ms {
 			t.Errorf("warnings %q, want one for rate_limit_info.resetsAt=%s", got, ms)

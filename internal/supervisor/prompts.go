@@ -128,11 +128,11 @@ func (r *runner) promptPath(a run.Attempt) string {
 	n := a.N
 	if a.Prompt.Template == run.NoTemplate {
 		if a.Prompt.Written == 0 {
-			return filepath.Join(r.runDir, "prompt.md")
+			return filepath.Join(r.base.RunDir, "prompt.md")
 		}
 		n = a.Prompt.Written
 	}
-	return filepath.Join(r.runDir, fmt.Sprintf("attempt-%d.prompt.md", n))
+	return filepath.Join(r.base.RunDir, fmt.Sprintf("attempt-%d.prompt.md", n))
 }
 
 // writePrompt renders attempt a's template into the run folder (nothing

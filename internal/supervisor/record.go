@@ -17,15 +17,16 @@ import (
 
 // record is the issue's record now: the one place that builds it, from
 // the run as the plan opened it (base: its identity and history), the
-// run's decision state (run.State, once begun) and what this malarun
-// keeps (runFacts). Nothing else assigns a record field (issue 39), so
+// run's state (run.State: how it stands, from the moment this malarun
+// takes it; its decisions' numbers, once begun) and what the driver
+// knows (runFacts). Nothing else assigns a record field (issue 39), so
 // which holds the truth for each field is read here.
 func (r *runner) record(now time.Time) record.Record {
-	f := &r.facts
+	f, s := &r.facts, &r.state
 	rec := r.base
-	rec.Owner, rec.Trace, rec.Cgroup = f.owner, f.trace, f.cgroup
-	rec.Status, rec.ExitCode, rec.Reason = f.status, f.exitCode, f.reason
-	rec.RetryAt, rec.LimitType, rec.Reclaims = f.retryAt, f.limitType, f.reclaims
+	rec.Owner, rec.Trace, rec.Cgroup = f.owner, f.trace, f.cgroupPath()
+	rec.Status, rec.ExitCode, rec.Reason = s.Status, s.ExitCode, s.Reason
+	rec.UsageLimit, rec.Reclaims, rec.InFlight = s.Limit, s.Reclaims, s.Cut
 	rec.OutputFailures, rec.Sessions = f.outputFailures, f.sessions
 	rec.APIAnswered = rec.APIAnswered || f.answered
 	rec.ResultsLost, rec.NoResponse, rec.ResumeReason = f.resultsLost, f.noResponse, f.resumeReason
@@ -34,7 +35,6 @@ func (r *runner) record(now time.Time) record.Record {
 	}
 	rec.UpdatedAt = now
 	if f.began {
-		s := r.state
 		rec.Attempts, rec.SessionID, rec.SessionTalked = s.Attempts, s.SessionID, s.SessionTalked
 		// A copy: the attempt's calls are added below, and the run's state
 		// is internal/run's alone.
@@ -47,8 +47,7 @@ func (r *runner) record(now time.Time) record.Record {
 		// attempts. A record written before holds a finite value too.
 		rec.TotalCostUSD = r.base.TotalCostUSD + s.CostUSD - r.base.CostUSD
 		rec.CostUSD = s.CostUSD
-		rec.Running, rec.Tasks, rec.Tree, rec.AttemptStartedAt = f.cutCalls, f.cutTasks, nil, time.Time{}
-		rec.RunningMore, rec.TasksMore = f.cutCallsMore, f.cutTasksMore
+		rec.Tree, rec.AttemptStartedAt = nil, time.Time{}
 	}
 	if a := f.attempt; a != nil {
 		rec.SessionTalked = a.talked || a.resume && rec.SessionTalked && rec.SessionID == a.session
@@ -59,8 +58,7 @@ func (r *runner) record(now time.Time) record.Record {
 			}
 			rec.SideEffects[tool] += n
 		}
-		rec.Running, rec.Tasks, rec.Tree, rec.AttemptStartedAt = a.running, a.tasks, a.tree, a.started
-		rec.RunningMore, rec.TasksMore = a.runningMore, a.tasksMore
+		rec.InFlight, rec.Tree, rec.AttemptStartedAt = a.inFlight, a.tree, a.started
 	}
 	return rec
 }
@@ -109,8 +107,7 @@ func (r *runner) recordProgress(ev stream.Event, m *attempt.State) {
 // recordDecision ends the attempt's facts once the run decided what
 // follows it; the caller saves.
 func (r *runner) recordDecision(res *attemptResult) {
-	cutCalls, cutTasks := res.machine.CutOff()
-	r.facts.attemptDecided(cutCalls, cutTasks, attemptTold{resultsLost: res.log.ResultsLost, noResponse: res.noResponse, resumeReason: res.log.ResumeReason})
+	r.facts.attemptDecided(attemptTold{resultsLost: res.log.ResultsLost, noResponse: res.noResponse, resumeReason: res.log.ResumeReason})
 }
 
 // finishRecord records how the run ended (run.Close). A record that cannot
@@ -118,39 +115,37 @@ func (r *runner) recordDecision(res *attemptResult) {
 // ended cleanly while record.json still says processing (the next
 // invocation would reclaim a finished run).
 func (r *runner) finishRecord(err error) error {
-	e := run.Ending{Outcome: outcome.Of(err)}
-	if err != nil {
-		e.Reason = err.Error()
-	}
-	if re, ok := errors.AsType[*RunError](err); ok && errors.Is(err, outcome.RateLimit) {
-		e.RetryAt, e.LimitType = re.RetryAt, re.LimitType
-	}
-	c := run.Close(r.state, e)
-	f := &r.facts
-	f.status, f.reason, f.exitCode = c.Status, c.Reason, r.exitCode(err)
-	f.retryAt, f.limitType = c.RetryAt, c.LimitType
-	f.attempt = nil
-	if c.ClearInFlight {
-		f.cutCalls, f.cutTasks, f.cutCallsMore, f.cutTasksMore = nil, nil, 0, 0
-	}
-	if !c.KeepReclaims {
-		f.reclaims = 0
-	}
+	r.state = run.Close(r.state, r.ending(err))
+	r.facts.attempt = nil
 	if r.deps.FlushOutputs != nil {
 		r.deps.FlushOutputs() // the last save notes every output that failed
 	}
-	if serr := r.save(); serr != nil {
-		if errors.Is(serr, outcome.Busy) {
-			return serr // the record is another malarun's to write now
-		}
+	serr := r.save()
+	if serr == nil {
+		return nil
+	}
+	if !errors.Is(serr, outcome.Busy) { // busy: the record is another malarun's to write now
 		ended := "succeeded"
 		if err != nil {
 			ended = "ended: " + err.Error()
 		}
-		return fmt.Errorf("the run %s, but %w; record.json may still say %q, so fix the state directory before running issue %s again",
+		serr = fmt.Errorf("the run %s, but %w; record.json may still say %q, so fix the state directory before running issue %s again",
 			ended, serr, record.Processing, r.cfg.IssueID)
 	}
-	return nil
+	// The command exits with this error: it is how the run ends, for the
+	// report and the finished event.
+	r.state = run.Close(r.state, r.ending(serr))
+	return serr
+}
+
+// ending is how the run ended, for run.Close: the error's outcome and
+// sentence, and the exit code cmd/malarun gives it.
+func (r *runner) ending(err error) run.Ending {
+	e := run.Ending{Outcome: outcome.Of(err), ExitCode: r.exitCode(err)}
+	if err != nil {
+		e.Reason = err.Error()
+	}
+	return e
 }
 
 func (r *runner) exitCode(err error) int {

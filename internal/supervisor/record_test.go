@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
@@ -36,24 +37,46 @@ func (f *failingFinal) Save(r record.Record) error {
 	return f.RecordWriter.Save(r)
 }
 
+// The error the command exits with is also the run's end in the report
+// and the finished event: malarun's own trouble (outcome error, exit 1),
+// never the end the record could not keep, nor its usage limit.
 func TestAnUnsavedEndOfRunIsAnError(t *testing.T) {
 	for _, c := range []struct {
-		name      string
-		behaviour string
-		status    record.Status
-		says      string
+		name    string
+		harness func(t *testing.T) *harness
+		status  record.Status
+		says    string
 	}{
-		{"success", testchild.Replay, record.Succeeded, "the run succeeded, but record the run: write record.json: no space left on device"},
-		{"failure", testchild.CrashMidLine, record.Stopped, "the run ended: retries exhausted"},
+		{"success", func(t *testing.T) *harness { return newHarness(t, testchild.Replay) }, record.Succeeded,
+			"the run succeeded, but record the run: write record.json: no space left on device"},
+		{"failure", func(t *testing.T) *harness { return newHarness(t, testchild.CrashMidLine) }, record.Stopped, "the run ended: retries exhausted"},
+		{"a usage limit", func(t *testing.T) *harness {
+			h, _ := limited(t, time.Now().Add(time.Hour).Truncate(time.Second))
+			h.cfg.LimitWait = time.Minute
+			return h
+		}, record.Waiting, "the run ended: rate or usage limit reached: usage limit (five_hour)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, c.behaviour)
+				h := c.harness(t)
 				f := &failingFinal{}
 				h.records = func(w supervisor.RecordWriter) supervisor.RecordWriter { f.RecordWriter = w; return f }
-				_, err, _ := h.run()
+				var finished []event.Event
+				h.observer = func(e event.Event) {
+					if e.Kind == event.RunFinished {
+						finished = append(finished, e)
+					}
+				}
+				rep, err, _ := h.run()
 				if err == nil || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), `may still say "processing"`) {
 					t.Fatalf("err = %v, want one that says %q and that the record may be stale", err, c.says)
+				}
+				if len(finished) != 1 || finished[0].Outcome != string(outcome.Error) || finished[0].ExitCode != 1 ||
+					finished[0].Reason != err.Error() || finished[0].UsageLimit != (record.UsageLimit{}) {
+					t.Errorf("finished events %+v, want one saying the error the run exits with (error, exit 1, no limit)", finished)
+				}
+				if rep.UsageLimit != (record.UsageLimit{}) {
+					t.Errorf("the report names the limit %+v, want none: the run exits 1, not 75", rep.UsageLimit)
 				}
 				var re *supervisor.RunError
 				if errors.As(err, &re) {

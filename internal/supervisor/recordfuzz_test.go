@@ -81,14 +81,13 @@ func FuzzRecordFromStream(f *testing.F) {
 			var act run.Action
 			r.state, act = run.Next(r.policy, r.state, r.endedOf(res), now, run.Draws{NewSession: newSessionID(), Jitter: 0.5})
 			r.recordDecision(res)
-			r.facts.retryAt, r.facts.limitType = r.state.RetryAt, r.state.LimitType
 			if err := r.save(); err != nil {
 				t.Fatal(err)
 			}
 			if act.Kind == run.End {
 				var err error
 				if !act.Succeeded() {
-					err = &RunError{Kind: act.Outcome, Detail: act.Reason, RetryAt: act.RetryAt}
+					err = &RunError{Kind: act.Outcome, Detail: act.Reason}
 				}
 				if err := r.finishRecord(err); err != nil {
 					t.Fatal(err)

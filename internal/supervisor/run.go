@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/malarun/malarun/internal/claudesettings"
@@ -25,6 +24,7 @@ import (
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -103,9 +103,10 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	if !r.cfg.Trace.IsZero() {
 		trace = r.cfg.Trace
 	}
+	// The run as this malarun takes it: processing, until Begin decides.
+	r.state = run.Taken(pl.begin)
 	r.facts = openFacts(r.base, record.Owner{Pid: r.self.Pid, Host: host, StartedAt: started,
 		StartTime: r.self.StartTime, BootID: r.self.BootID, PidNS: r.self.PidNS}, trace)
-	r.runDir = r.base.RunDir
 	r.cfg.Cwd = r.base.Cwd
 	r.cfg.Env = environ.With(r.cfg.Env, "HOME", r.base.Home)
 	r.cfg.Env = environ.With(r.cfg.Env, markerEnv, r.base.Marker)
@@ -124,8 +125,8 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 		r.releaseCgroup() // no record names it, and close will not run
 		return err
 	}
-	r.log.Info().Str("run_dir", r.runDir).Str("prompt", r.cfg.PromptSource).Bool("continued", pl.begin.Continued).Msg("run started")
-	r.emit(event.Event{Kind: event.RunStarted, RunDir: r.runDir, Continued: pl.begin.Continued, Session: r.base.SessionID, PreviousTrace: previousTrace})
+	r.log.Info().Str("run_dir", r.base.RunDir).Str("prompt", r.cfg.PromptSource).Bool("continued", pl.begin.Continued).Msg("run started")
+	r.emit(event.Event{Kind: event.RunStarted, RunDir: r.base.RunDir, Continued: pl.begin.Continued, Session: r.base.SessionID, PreviousTrace: previousTrace})
 	return nil
 }
 
@@ -138,20 +139,8 @@ func (r *runner) close(pl *plan, rep event.Report, err error, started time.Time)
 	if serr := r.finishRecord(err); serr != nil {
 		err = serr
 	}
-	rep.Issue, rep.Record, rep.Started, rep.Duration = r.cfg.IssueID, filepath.Join(r.journal.Dir(), journal.RecordFile), started, time.Since(started)
-	rec := r.record(time.Now())
-	rep.Sessions, rep.Continuations = rec.Sessions, rec.Continuations
-	rep.Reclaims, rep.Reclaimed = rec.RunReclaims, pl.reclaimed
-	var re *RunError
-	if errors.As(err, &re) && errors.Is(err, outcome.RateLimit) {
-		rep.RetryAt, rep.LimitType = re.RetryAt, re.LimitType
-	}
-	fin := event.Event{Kind: event.RunFinished, Outcome: string(outcome.Of(err)), CostUSD: rep.CostUSD, Tokens: rep.Usage, Session: rep.SessionID, ExitCode: r.exitCode(err),
-		RetryAt: rep.RetryAt, LimitType: rep.LimitType, NoResponse: rep.NoResponse, ResultsLost: rep.ResultsLost}
-	if err != nil {
-		fin.Reason = err.Error()
-	}
-	r.emit(fin)
+	rep = r.endReport(rep, pl, started)
+	r.emit(r.finishedEvent(rep))
 	r.timeline.Close()
 	return rep, err
 }

@@ -40,21 +40,21 @@ func createRunDir(stateDir, issue string, now time.Time) (string, error) {
 // on in claude's own files, so the run can go on; only the earlier
 // transcripts are lost.
 func (r *runner) ensureRunDir() error {
-	if _, err := os.Stat(r.runDir); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(r.base.RunDir); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err := os.MkdirAll(r.runDir, 0o700); err != nil {
+	if err := os.MkdirAll(r.base.RunDir, 0o700); err != nil {
 		return fmt.Errorf("make the removed run folder again: %w", err)
 	}
 	r.timeline.Reopen() // its file went with the folder
-	files := map[string][]byte{filepath.Join(r.runDir, "prompt.md"): r.task}
+	files := map[string][]byte{filepath.Join(r.base.RunDir, "prompt.md"): r.task}
 	maps.Copy(files, r.prompts)
 	for path, text := range files {
 		if err := writePrivate(path, text); err != nil {
 			return fmt.Errorf("save a prompt in the run folder made again: %w", err)
 		}
 	}
-	r.log.Warn().Str("run_dir", r.runDir).Msg("the run folder was removed while the run went on: made again with the run's prompt; the transcripts of earlier attempts are gone")
+	r.log.Warn().Str("run_dir", r.base.RunDir).Msg("the run folder was removed while the run went on: made again with the run's prompt; the transcripts of earlier attempts are gone")
 	return nil
 }
 

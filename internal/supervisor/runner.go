@@ -31,12 +31,9 @@ type runner struct {
 	policy run.Policy
 	state  run.State
 
-	runDir  string
 	ctxDone <-chan struct{}
 	monitor *ctxpressure.Monitor
-	// cgroup holds the run's processes (nil: none could be made).
-	cgroup *proc.Cgroup
-	tmpl   prompts
+	tmpl    prompts
 
 	// self is this malarun's process identity, recorded as the run's
 	// owner and compared with a recorded owner's.
@@ -44,8 +41,9 @@ type runner struct {
 	journal *journal.Journal
 	records RecordWriter // where the record is saved: the journal, or a test's wrapper
 	// base is the run as the plan opened it (its identity and history);
-	// facts what this malarun keeps of it. record() projects them, with
-	// state, into the record saved at every transition.
+	// facts what this malarun knows of it that the run's decisions cannot
+	// (runFacts). record() projects them, with state, into the record
+	// saved at every transition.
 	base  record.Record
 	facts runFacts
 	task  []byte // the run's prompt (prompt.md), kept to make a removed run folder again

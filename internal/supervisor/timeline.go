@@ -14,7 +14,7 @@ import (
 // timelineEvent appends a decision to the run folder's timeline: every
 // event but progress (the status line's feed, a copy of the lines' times).
 func (r *runner) timelineEvent(e event.Event) {
-	if e.Kind == event.Progress || r.runDir == "" {
+	if e.Kind == event.Progress || r.base.RunDir == "" {
 		return
 	}
 	r.openTimeline()
@@ -27,7 +27,7 @@ func (r *runner) timelineEvent(e event.Event) {
 // replay shows whole messages, and a silence ends at the next line of any kind,
 // which hang_detected's limit already measures.
 func (r *runner) timelineLine(n int, ev *stream.Event, at time.Time) {
-	if ev.Type == "stream_event" || r.runDir == "" {
+	if ev.Type == "stream_event" || r.base.RunDir == "" {
 		return
 	}
 	r.openTimeline()
@@ -38,7 +38,7 @@ func (r *runner) timelineLine(n int, ev *stream.Event, at time.Time) {
 
 func (r *runner) openTimeline() {
 	if r.timeline == nil {
-		r.timeline = timelinefile.NewWriter(filepath.Join(r.runDir, timeline.FileName))
+		r.timeline = timelinefile.NewWriter(filepath.Join(r.base.RunDir, timeline.FileName))
 	}
 }
 

@@ -80,8 +80,8 @@ func floodDriver(tb testing.TB) (*attemptDriver, func()) {
 	status, events := ui.NewStatus(cfg.IssueID, cfg.MaxAttempts), ui.NewEventLog(io.Discard)
 	r := &runner{
 		cfg: cfg, log: zerolog.New(io.Discard).Level(zerolog.InfoLevel), journal: j, records: j, policy: cfg.runPolicy(now),
-		runDir: runDir, monitor: ctxpressure.New(0, cfg.ContextThreshold),
-		deps: Deps{Observer: func(e event.Event) { status.Apply(e); events.Event(e) }},
+		monitor: ctxpressure.New(0, cfg.ContextThreshold),
+		deps:    Deps{Observer: func(e event.Event) { status.Apply(e); events.Event(e) }},
 		base: record.Record{Issue: cfg.IssueID, Status: record.Processing, Cwd: "/work", Home: "/home/u",
 			RunID: id, RunDir: runDir, Runs: []string{id}, Marker: cfg.IssueID + "/" + id, StartedAt: now},
 		warned: warned{unfamiliarWarned: map[string]bool{}, mcpWarned: map[stream.MCPServer]bool{}},

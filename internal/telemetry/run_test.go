@@ -180,11 +180,11 @@ func TestALimitWaitIsMeasuredUntilTheNextAttempt(t *testing.T) {
 	tel.Observe(event.Event{Time: t0, Kind: event.RunStarted, RunDir: "/s/i/runs/r"})
 	tel.Observe(event.Event{Time: t0.Add(time.Second), Kind: event.AttemptEnded, Attempt: 1, Outcome: "rate-limit", Ending: "exited"})
 	retryAt := t0.Add(30 * time.Minute)
-	tel.Observe(event.Event{Time: t0.Add(2 * time.Second), Kind: event.LimitWait, RetryAt: retryAt, Until: retryAt, LimitType: "five_hour"})
+	tel.Observe(event.Event{Time: t0.Add(2 * time.Second), Kind: event.LimitWait, UsageLimit: record.UsageLimit{RetryAt: retryAt, LimitType: "five_hour"}, Until: retryAt})
 	tel.Traceparent(2) // now: about an hour after t0
 	// A kind no CLI has used yet is one label value, "other", however many there are.
 	for _, kind := range []string{"weird\x1b[2J", strings.Repeat("k", 5000)} {
-		tel.Observe(event.Event{Time: time.Now(), Kind: event.LimitWait, LimitType: kind})
+		tel.Observe(event.Event{Time: time.Now(), Kind: event.LimitWait, UsageLimit: record.UsageLimit{LimitType: kind}})
 	}
 	tel.Finish(event.Report{Started: t0}, "success", 0)
 	tel.Shutdown()
@@ -471,7 +471,7 @@ func TestTracesAloneRecordNoMetricsAndDoNotFail(t *testing.T) {
 	s, _ := FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rcv.URL() + "/v1/traces"}))
 	tel := Start(s, Info{Issue: "i"}, zerolog.Nop())
 	rep, _ := aHungThenResumedRun(time.Now(), tel, record.TraceRef{})
-	tel.Observe(event.Event{Time: time.Now(), Kind: event.LimitWait, LimitType: "five_hour"})
+	tel.Observe(event.Event{Time: time.Now(), Kind: event.LimitWait, UsageLimit: record.UsageLimit{LimitType: "five_hour"}})
 	tel.Finish(rep, "success", 0)
 	tel.Shutdown()
 	if len(spansOf(rcv.ResourceSpans())) != 3 || len(rcv.ResourceMetrics()) != 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/timeline"
 )
@@ -41,7 +42,7 @@ func TestEventLog(t *testing.T) {
 	}
 	var lw bytes.Buffer
 	NewEventLog(&lw).Event(event.Event{Kind: event.LimitWait, Time: t0, Issue: "i", Attempt: 1,
-		Until: t0.Add(5 * time.Second), RetryAt: t0.Add(4 * time.Second), LimitType: "five_hour"})
+		Until: t0.Add(5 * time.Second), UsageLimit: record.UsageLimit{RetryAt: t0.Add(4 * time.Second), LimitType: "five_hour"}})
 	if want := `{"time":"2026-01-02T12:00:00Z","event":"limit_wait","issue":"i","attempt":1,"until":"2026-01-02T12:00:05Z","retry_at":"2026-01-02T12:00:04Z","limit_type":"five_hour"}` + "\n"; lw.String() != want {
 		t.Errorf("limit_wait:\n got %s\nwant %s", lw.String(), want)
 	}
@@ -51,7 +52,7 @@ func TestEventLog(t *testing.T) {
 		event.RetryDecided, event.Checkpoint, event.Restart, event.LimitWait,
 		event.HookStarted, event.HookFinished} {
 		var buf bytes.Buffer
-		NewEventLog(&buf).Event(event.Event{Kind: k, Time: t0, ToolInput: "a\nb", Until: t0, RetryAt: t0, LimitType: "five_hour"})
+		NewEventLog(&buf).Event(event.Event{Kind: k, Time: t0, ToolInput: "a\nb", Until: t0, UsageLimit: record.UsageLimit{RetryAt: t0, LimitType: "five_hour"}})
 		dec := json.NewDecoder(strings.NewReader(buf.String()))
 		dec.DisallowUnknownFields()
 		var e timeline.Entry

@@ -8,6 +8,7 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -77,7 +78,7 @@ func TestSummary(t *testing.T) {
 // report and the summary; both are absent from a report without them.
 func TestReportRetryAt(t *testing.T) {
 	at := time.Date(2026, 11, 22, 16, 57, 0, 0, time.FixedZone("CET", 3600))
-	r := NewReport(event.Report{RetryAt: at, LimitType: "five_hour"}, Ending{Issue: "i", Outcome: "rate_limit", ExitCode: 75, Reason: "usage limit"})
+	r := NewReport(event.Report{UsageLimit: record.UsageLimit{RetryAt: at, LimitType: "five_hour"}}, Ending{Issue: "i", Outcome: "rate_limit", ExitCode: 75, Reason: "usage limit"})
 	b, _ := json.Marshal(r)
 	if !strings.Contains(string(b), `"retry_at":"2026-11-22T15:57:00Z","limit_type":"five_hour"`) {
 		t.Errorf("report: %s", b)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/record"
 )
 
 const session = "5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"
@@ -167,7 +168,7 @@ func TestStatusLineDuringALimitWait(t *testing.T) {
 	s.Apply(event.Event{Kind: event.AttemptStarted, Time: t0, Attempt: 1, Session: session})
 	s.Apply(event.Event{Kind: event.Progress, Time: t0, Messages: 1, IdleDeadline: t0.Add(10 * time.Second)})
 	s.Apply(event.Event{Kind: event.AttemptEnded, Time: t0.Add(time.Second)})
-	s.Apply(event.Event{Kind: event.LimitWait, Time: t0.Add(time.Second), Until: t0.Add(2 * time.Hour), LimitType: "five_hour"})
+	s.Apply(event.Event{Kind: event.LimitWait, Time: t0.Add(time.Second), Until: t0.Add(2 * time.Hour), UsageLimit: record.UsageLimit{LimitType: "five_hour"}})
 	want := "issue-123 · attempt 1/10 · session 5fcbbccf · elapsed 1h0m0s · usage limit (five_hour): resuming in 1h0m0s"
 	if got := s.Line(t0.Add(time.Hour)); got != want {
 		t.Errorf("waiting:\n got %q\nwant %q", got, want)
@@ -179,18 +180,18 @@ func TestStatusLineDuringALimitWait(t *testing.T) {
 
 func TestLimitEventLines(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
-	got, ok := EventLine(event.Event{Kind: event.LimitWait, Time: t0, Attempt: 1, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
+	got, ok := EventLine(event.Event{Kind: event.LimitWait, Time: t0, Attempt: 1, Until: t0.Add(5 * time.Minute), UsageLimit: record.UsageLimit{LimitType: "five_hour"}}, nil)
 	if want := "12:00:00 attempt 1: usage limit (five_hour): waiting until 12:05:00, then resuming the session"; !ok || got != want {
 		t.Errorf("limit_wait:\n got %q\nwant %q", got, want)
 	}
 	// A wait between attempts, or for a limit the record names before any
 	// attempt: no "attempt 0".
-	got, _ = EventLine(event.Event{Kind: event.LimitWait, Time: t0, Until: t0.Add(5 * time.Minute), LimitType: "five_hour"}, nil)
+	got, _ = EventLine(event.Event{Kind: event.LimitWait, Time: t0, Until: t0.Add(5 * time.Minute), UsageLimit: record.UsageLimit{LimitType: "five_hour"}}, nil)
 	if want := "12:00:00 usage limit (five_hour): waiting until 12:05:00, then resuming the session"; got != want {
 		t.Errorf("limit_wait without an attempt:\n got %q\nwant %q", got, want)
 	}
 	got, _ = EventLine(event.Event{Kind: event.RunFinished, Time: t0, Issue: "i", Outcome: "rate or usage limit reached", ExitCode: 75,
-		RetryAt: t0.Add(5 * time.Hour)}, nil)
+		UsageLimit: record.UsageLimit{RetryAt: t0.Add(5 * time.Hour)}}, nil)
 	if want := "12:00:00 i failed: rate or usage limit reached (exit 75), retry at 2026-01-02 17:00:00, $0.0000"; got != want {
 		t.Errorf("finished:\n got %q\nwant %q", got, want)
 	}

@@ -30,7 +30,7 @@ func Sample() record.Record {
 		Issue: "issue-1", Status: record.Processing, Cwd: "/work", Home: "/home/u",
 		RunID: RunID, RunDir: "/state/issue-1/runs/" + RunID, Runs: []string{RunID}, Sessions: []string{SessionID},
 		SessionID: SessionID, SessionTalked: true, SideEffects: map[string]int{"Bash": 2},
-		Running:  []stream.ToolUse{{Name: "Bash", Input: `{"command":"make"}`}},
+		InFlight: record.InFlight{Running: []stream.ToolUse{{Name: "Bash", Input: `{"command":"make"}`}}},
 		Attempts: 2, Reclaims: 1, Checkpoint: "## Goal", CostUSD: 0.5, TotalCostUSD: 1.5,
 		Owner:  record.Owner{Pid: 42, Host: "h", StartedAt: time.Unix(1, 0).UTC(), StartTime: 1234, BootID: "8d2f0c1e-7b7a-4a55-9f1e-2b3c4d5e6f70", PidNS: "4026531836"},
 		Tree:   []record.ProcRef{{Pid: 7, StartTime: 99}},
