@@ -191,6 +191,16 @@ func (l *liveness) subagentOf(ev *stream.Event, now time.Time) *agent {
 	return a
 }
 
+// callerOf is the agent that waits on a, or beside which it runs: the
+// main agent when malarun never saw the call that made it (a task_started
+// before, or without, its call).
+func (l *liveness) callerOf(a *agent) *agent {
+	if a.caller == nil {
+		return &l.main
+	}
+	return a.caller
+}
+
 // callOf finds the open call of the Agent (Task) tool with this id, and
 // the agent that made it.
 func (l *liveness) callOf(id string) (*agent, callSlot, bool) {
@@ -287,7 +297,7 @@ func (l *liveness) endSubagents(ev *stream.Event, now time.Time) {
 				break
 			}
 			a.runBeside()
-			a.caller.last = now
+			l.callerOf(a).last = now
 			l.movedBeside = append(l.movedBeside, stream.Task{ID: a.task, Type: "local_agent", Description: a.description, ToolUseID: a.id})
 		case ev.Type != "system" || a.task == "":
 		case ev.Subtype == "task_notification":
@@ -304,13 +314,10 @@ func (l *liveness) endSubagents(ev *stream.Event, now time.Time) {
 			l.ended = append(l.ended, a.id)
 			// Its caller works again from now: it waited on the agent
 			// inside its call, or (its turn over) beside it.
-			caller := a.caller
-			if caller == nil {
-				caller = &l.main
-			} else if !a.background {
-				caller.waitsOn--
+			if a.caller != nil && !a.background {
+				a.caller.waitsOn--
 			}
-			caller.last = now
+			l.callerOf(a).last = now
 		}
 		return done
 	})

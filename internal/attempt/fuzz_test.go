@@ -30,6 +30,7 @@ func FuzzMachine(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 18, 17})
 	f.Add([]byte{9, 11, 10, 2, 3, 18, 12, 14, 0, 2, 3, 17})
 	f.Add([]byte{7, 16, 8, 18, 19, 17})
+	f.Add([]byte{0, 1, 26, 1, 35, 1, 18, 0}) // a foreground agent whose call was never seen returns
 	f.Fuzz(func(t *testing.T, script []byte) {
 		lim := Limits{Idle: 10 * time.Second, Tool: 60 * time.Second, Background: 5 * time.Minute, Linger: 5 * time.Second, Deadline: t0.Add(time.Hour),
 			FirstByte: 5 * time.Second, Subagent: 20 * time.Second, PartialMessages: true}

@@ -344,3 +344,24 @@ func TestASuccessWrittenBeforeTheStopDecides(t *testing.T) {
 		t.Errorf("results %+v", log.Results)
 	}
 }
+
+// A task_started for an agent whose call malarun never saw (the CLI
+// printed it first, or not at all), then a top-level result naming that
+// call: the agent runs on beside the main agent, which works again. It
+// once took the missing caller for granted and panicked (found by
+// FuzzMachine in CI).
+func TestAnAgentWhoseCallWasNeverSeenReturns(t *testing.T) {
+	st := New(defaults46, t0)
+	st.Step(line(lInit), t0)
+	st.Step(line(fgTask("a9", "toolu_unseen")), t0.Add(time.Second))
+	st.Step(line(stream.Event{Type: "user", ToolResults: []string{"toolu_unseen"}}), t0.Add(2*time.Second))
+	if st.StopReason() != StopNone {
+		t.Fatalf("stopped: %v", st.StopReason())
+	}
+	if w := st.Wake(); w.IsZero() || !w.After(t0.Add(2*time.Second)) {
+		t.Fatalf("wake %v: nothing bounds the run after the agent moved beside", w)
+	}
+	if got := TaskLabels(st.Running()); len(got) != 1 {
+		t.Errorf("running tasks %q, want the agent that runs on beside the main agent", got)
+	}
+}
