@@ -132,7 +132,7 @@ func (p *lineProgress) emitLine(res *attemptResult, m *attempt.State, ev stream.
 	e.Phase, e.Doing, e.PhaseSince, e.Limit = doing.Phase.String(), p.doingLabel, since, allowed
 	if v := m.RunningVersion(); v != p.tasksVersion || p.taskLabels == nil {
 		// Made again only when the tasks change: a line comes every few
-		// milliseconds, and there can be MaxTasks of them.
+		// milliseconds, and there can be attempt.maxTasks of them.
 		p.tasksVersion, p.taskLabels = v, attempt.TaskLabels(m.Running())
 	}
 	e.Tasks = p.taskLabels
