@@ -166,7 +166,7 @@ func (l *liveness) subagentOf(ev *stream.Event, now time.Time) *agent {
 		a.started(ev, starts)
 		return a
 	}
-	if slices.Contains(l.ended, id) || len(l.subs) >= MaxSubagents {
+	if slices.Contains(l.ended, id) || len(l.subs) >= maxSubagents {
 		return nil
 	}
 	caller, slot, ok := l.callOf(id)

@@ -137,7 +137,7 @@ func TestAnAgentsCallsEndWithIt(t *testing.T) {
 
 // A request out waits for its first byte: first_byte_timeout for a small
 // one (when shorter than idle_timeout), as much more as a larger one is
-// larger than FirstByteTokens; the phase's room doubles it.
+// larger than firstByteTokens; the phase's room doubles it.
 func TestTheFirstByteGrowsWithTheRequest(t *testing.T) {
 	for _, c := range []struct {
 		name   string

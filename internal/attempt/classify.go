@@ -138,7 +138,7 @@ func byStop(a Ended, stop StopReason) (Ending, string, bool) {
 	case StopUsageLimit:
 		return RateLimit, a.Machine.Limit().Reason, true
 	case StopUnreachable:
-		return Unreachable, UnreachableReason(a.APIAt, a.Machine.Unreachable()), true
+		return Unreachable, unreachableReason(a.APIAt, a.Machine.Unreachable()), true
 	case StopAuth:
 		return Auth, authReason(a.Log.AuthRetry), true
 	}
@@ -228,9 +228,9 @@ func LimitOf(m *State, log *Log, now time.Time, zone *time.Location) usagelimit.
 	return usagelimit.Merge(fromEvent, text)
 }
 
-// UnreachableReason says why the run stops, naming the address as it is
+// unreachableReason says why the run stops, naming the address as it is
 // safe to print (reach.Target.Shown) and the cause in malarun's words.
-func UnreachableReason(apiAt string, f reach.Finding) string {
+func unreachableReason(apiAt string, f reach.Finding) string {
 	by := ""
 	if f.FromCLI {
 		by = " (claude's own error)"

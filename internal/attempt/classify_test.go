@@ -12,12 +12,12 @@ import (
 
 func TestUnreachableReason(t *testing.T) {
 	f, _ := reach.Known("ECONNREFUSED")
-	got := UnreachableReason("http://127.0.0.1:1", f)
+	got := unreachableReason("http://127.0.0.1:1", f)
 	if want := "cannot reach the API at http://127.0.0.1:1: connection refused (ECONNREFUSED); check ANTHROPIC_BASE_URL and the network"; got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}
 	cli := reach.FromResultText("API Error: Unable to connect to API (ConnectionRefused)")
-	if got := UnreachableReason("http://h", cli); !strings.Contains(got, "(claude's own error)") {
+	if got := unreachableReason("http://h", cli); !strings.Contains(got, "(claude's own error)") {
 		t.Errorf("a cause from claude's text does not say so: %q", got)
 	}
 }
@@ -40,9 +40,9 @@ func TestBeforeTheFirstLine(t *testing.T) {
 	for _, c := range cases {
 		m := New(limits, t0)
 		if c.stop {
-			m.Step(wakeUp, t0.Add(FirstLineWait))
+			m.Step(wakeUp, t0.Add(firstLineWait))
 		}
-		m.Step(streamEnd, t0.Add(FirstLineWait+time.Second))
+		m.Step(streamEnd, t0.Add(firstLineWait+time.Second))
 		ending, reason := Classify(Ended{Machine: m, Log: NewLog("s1"), Exit: c.exit})
 		if ending != c.ending || !strings.Contains(reason, c.reason) {
 			t.Errorf("%+v (stopped %v): %v %q, want %v with %q", c.exit, c.stop, ending, reason, c.ending, c.reason)

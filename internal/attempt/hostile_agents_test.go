@@ -219,7 +219,7 @@ func TestAPhantomSubAgentHidesNothing(t *testing.T) {
 }
 
 // A hostile CLI naming n background agents (task_started local_agent,
-// is_backgrounded): liveness follows MaxSubagents, the tasks MaxTasks, so
+// is_backgrounded): liveness follows maxSubagents, the tasks maxTasks, so
 // a line costs the same at n and 4n (ns per line; a ratio near 1).
 func BenchmarkManyBackgroundAgents(b *testing.B) {
 	for _, n := range []int{2000, 8000} {
@@ -270,7 +270,7 @@ func TestACompactionIsNoFirstByte(t *testing.T) {
 
 // A usage the decoder accepts (at most 1e9 per field) cannot make the
 // first byte's allowance endless: a request carries at most the window
-// (MaxFirstByteTokens when unknown), 7m30s.
+// (maxFirstByteTokens when unknown), 7m30s.
 func TestTheFirstByteHasACeiling(t *testing.T) {
 	st := New(defaults46, t0)
 	usage := stream.Event{Type: "assistant", HasUsage: true, Usage: stream.Tokens{InputTokens: 1e9, CacheReadInputTokens: 1e9},

@@ -20,7 +20,7 @@ type Limits struct {
 	// tool_input_timeout; zero: Idle). docs/design.md §D30.
 	Idle, Tool, Text, Thinking, ToolInput time.Duration
 	// FirstByte bounds the silence between a request and the first event
-	// of its reply, for a request of up to FirstByteTokens tokens, when it
+	// of its reply, for a request of up to firstByteTokens tokens, when it
 	// is shorter than Idle; a larger request is allowed as much more as it
 	// is larger (first_byte_timeout; zero: Idle). Seen only with
 	// PartialMessages. docs/design.md §D33.
@@ -37,7 +37,7 @@ type Limits struct {
 	// Context is how many tokens the attempt's first request carries, as
 	// far as the run knows (the session's last usage, or the prompt's
 	// size): the first byte's allowance grows with it. Window is the
-	// model's context window (0: unknown, MaxFirstByteTokens): no request
+	// model's context window (0: unknown, maxFirstByteTokens): no request
 	// carries more, whatever a usage says.
 	Context, Window int64
 	// Room doubles a phase's allowance: earlier attempts of the run were
@@ -103,7 +103,7 @@ func (lim Limits) allowance(p Phase, retryWait time.Duration) time.Duration {
 	var d time.Duration
 	switch p {
 	case PhaseStarting:
-		return max(lim.Idle, FirstLineWait)
+		return max(lim.Idle, firstLineWait)
 	case PhaseTool:
 		return lim.Tool
 	case PhaseRetry:
@@ -133,10 +133,10 @@ func (lim Limits) subagentStall() time.Duration {
 	return lim.Subagent
 }
 
-// FirstByteTokens is the size of request first_byte_timeout is set for:
+// firstByteTokens is the size of request first_byte_timeout is set for:
 // the model reads a larger context before its first token, so each such
 // many tokens more allow as much again (200,000 tokens: twice).
-const FirstByteTokens = 100_000
+const firstByteTokens = 100_000
 
 // firstByte is the silence allowed for the first event of the reply to a
 // request of about tokens tokens, with the room the run gave the phase.
@@ -145,22 +145,22 @@ func (lim Limits) firstByte(tokens int64) time.Duration {
 	return doubled(lim.grown(base, tokens), lim.Room[PhaseWaiting])
 }
 
-// MaxFirstByteTokens bounds the size a request is taken to have when the
+// maxFirstByteTokens bounds the size a request is taken to have when the
 // window is not known: the largest context a pinned CLI's models take.
-const MaxFirstByteTokens = 1_000_000
+const maxFirstByteTokens = 1_000_000
 
-// grown is d for a request of up to FirstByteTokens, as much more as a
+// grown is d for a request of up to firstByteTokens, as much more as a
 // request of tokens (at most the window) is larger.
 func (lim Limits) grown(d time.Duration, tokens int64) time.Duration {
 	window := lim.Window
 	if window <= 0 {
-		window = MaxFirstByteTokens
+		window = maxFirstByteTokens
 	}
 	tokens = min(tokens, window)
-	if tokens <= FirstByteTokens {
+	if tokens <= firstByteTokens {
 		return d
 	}
-	return time.Duration(min(float64(d)*float64(tokens)/FirstByteTokens, float64(math.MaxInt64/8)))
+	return time.Duration(min(float64(d)*float64(tokens)/firstByteTokens, float64(math.MaxInt64/8)))
 }
 
 // compacting is the silence allowed while the CLI writes its summary of a
@@ -172,7 +172,7 @@ func (lim Limits) compacting(tokens int64) time.Duration {
 }
 
 // firstByteBase is the first byte's allowance for a request of up to
-// FirstByteTokens: first_byte_timeout, or idle_timeout where that is
+// firstByteTokens: first_byte_timeout, or idle_timeout where that is
 // shorter (a user who shortened idle_timeout for every wait gets it here
 // too), and the key it comes from.
 func (lim Limits) firstByteBase() (time.Duration, string) {
@@ -193,7 +193,7 @@ func (lim Limits) whose(d Doing) string {
 	p := d.Phase
 	if d.FirstByte && (p == PhaseWaiting || p == PhaseRetry) {
 		_, key = lim.firstByteBase()
-		if d.Tokens > FirstByteTokens {
+		if d.Tokens > firstByteTokens {
 			key += ", grown for a request of about " + approxTokens(d.Tokens)
 		}
 		if p == PhaseRetry {
@@ -242,21 +242,21 @@ func approxTokens(n int64) string {
 	return fmt.Sprintf("%d tokens", n)
 }
 
-// MaxRetryWait bounds the wait an api_retry line can announce for a status
+// maxRetryWait bounds the wait an api_retry line can announce for a status
 // that is not a usage limit (docs/design.md §D34): the CLI's own backoff
 // grows from half a second to about half a minute (§F25), so a longer
 // announcement is a CLI that is wrong (or hostile), and the retry phase
 // allows at most this, then idle_timeout. A 429's wait is a usage limit,
 // bounded by limit_wait instead (usagelimit.CLIWaits).
-const MaxRetryWait = 5 * time.Minute
+const maxRetryWait = 5 * time.Minute
 
 // retryWait is the wait an api_retry line announces, as the retry phase
 // allows it: a 429's as announced (limit_wait judges it), any other's at
-// most MaxRetryWait.
+// most maxRetryWait.
 func retryWait(ev *stream.Event) time.Duration {
 	d := usagelimit.Delay(ev.RetryDelayMS)
 	if ev.ErrorStatus != 429 {
-		d = min(d, MaxRetryWait)
+		d = min(d, maxRetryWait)
 	}
 	return d
 }

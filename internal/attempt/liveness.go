@@ -23,7 +23,7 @@ type liveness struct {
 	lim  Limits
 	main agent
 	// subs are the sub-agents running now, in start order, at most
-	// MaxSubagents; ended are those that ended (their late lines are not
+	// maxSubagents; ended are those that ended (their late lines are not
 	// life), at most stream.MaxListItems remembered.
 	subs  []*agent
 	ended []string
@@ -46,7 +46,7 @@ type liveness struct {
 	due, deadline time.Time
 	dueAgent      *agent
 	// anyLine: a line other than a hook's has come (before it,
-	// FirstLineWait applies: SessionStart hooks print before the init line,
+	// firstLineWait applies: SessionStart hooks print before the init line,
 	// and the MCP servers are connected after them, §F27, §F28).
 	anyLine bool
 	// seen is how far into the stream the CLI's writing is known to have
@@ -61,53 +61,16 @@ type liveness struct {
 	consumedAt int64
 }
 
-// MaxSubagents bounds the sub-agents followed at once: a stream that names
+// maxSubagents bounds the sub-agents followed at once: a stream that names
 // more gets no say in liveness for the rest (their lines are not progress,
 // and they cannot hang the run).
-const MaxSubagents = 64
+const maxSubagents = 64
 
 func newLiveness(lim Limits, now time.Time) liveness {
 	l := liveness{lim: lim}
 	l.main = agent{last: now, stream: streamPhase{since: now}, seesStream: lim.PartialMessages, context: lim.Context}
 	l.schedule()
 	return l
-}
-
-// ReadCatchUp is how long a hang waits, once the stream is found to hold
-// bytes written since malarun last looked, for the reader to catch up: the
-// lines then push the deadline out themselves. A malarun stopped (Ctrl-Z,
-// SIGSTOP, a paused VM) wakes with its timer late and the CLI's lines
-// unread; without this the healthy tree would be killed (issue 31).
-const ReadCatchUp = time.Second
-
-// MaxCatchUp bounds how far catch-ups can carry a hang past its deadline:
-// a reader that falls behind a writer for longer is reading a flood, not a
-// backlog (a paused malarun's backlog of a gigabyte is read in seconds).
-const MaxCatchUp = 30 * time.Second
-
-// catchUp reports whether a hang due now waits for the reader instead, and
-// if so moves the deadline ReadCatchUp from now. written is what the CLI
-// has written; consumed what the reader has taken of it (0: unknown).
-//
-// The first catch-up after a line of progress needs only growth since
-// malarun last looked (written > seen): lines may be on their way to the
-// machine. Later ones need a reader that is behind (consumed < written)
-// and has moved since the last catch-up, within MaxCatchUp of the
-// deadline. A line the CLI keeps writing without ending it, or pings each
-// ending as the next begins, are read as they come: the reader is never
-// behind them, so they are a hang one catch-up later, however they grow
-// (docs/design.md §D34; a real CLI writes a line at once, even a 20 MB one).
-func (l *liveness) catchUp(written, consumed int64, now time.Time) bool {
-	grew := written > l.seen
-	l.seen = max(l.seen, written)
-	behind := consumed > 0 && consumed < written && consumed > l.consumedAt && now.Before(l.due.Add(MaxCatchUp))
-	if !(l.catchUps == 0 && grew || behind) {
-		return false
-	}
-	l.catchUps++
-	l.consumedAt, l.catchUpTo = consumed, written
-	l.deadline = now.Add(ReadCatchUp)
-	return true
 }
 
 // observe updates the agents' phases and the deadline for a line that
@@ -141,7 +104,7 @@ func (l *liveness) observe(ev *stream.Event, now time.Time, taskRunning func(str
 
 // observeWork folds in a line of progress as the agent whose work it is,
 // and reports whether any agent's was: a line of a sub-agent malarun does
-// not follow (a call it never saw made, past MaxSubagents, ended) or about
+// not follow (a call it never saw made, past maxSubagents, ended) or about
 // a task or hook that does not run is nobody's.
 func (l *liveness) observeWork(ev *stream.Event, now time.Time, taskRunning func(string) bool) bool {
 	switch a := l.subagentOf(ev, now); {
@@ -383,12 +346,12 @@ func (l *liveness) now() (Doing, time.Duration, *agent) {
 	return d, allowed, a
 }
 
-// FirstLineWait is the least silence allowed before the CLI's first line:
+// firstLineWait is the least silence allowed before the CLI's first line:
 // it connects its MCP servers first, and 2.1.330 waits 30 s for one that
 // does not answer before it prints anything (§F28). A shorter idle_timeout
 // would kill every attempt of a run with such a server, each one waiting
 // again.
-const FirstLineWait = 60 * time.Second
+const firstLineWait = 60 * time.Second
 
 // toolsRunning names the calls and hooks of the agent that would hang
 // first, for messages and the status line: the first few, and a count of

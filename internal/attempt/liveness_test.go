@@ -26,8 +26,8 @@ func TestLivenessDeadlines(t *testing.T) {
 		{"unknown result id", stream.Event{Type: "user", ToolResults: []string{"zzz"}}, 6 * time.Second, 8 * time.Second, nil},
 	}
 	l := newLiveness(Limits{Idle: idle, Tool: tool}, t0)
-	if got := l.deadline.Sub(t0); got != FirstLineWait {
-		t.Fatalf("initial deadline %v, want %v (FirstLineWait)", got, FirstLineWait)
+	if got := l.deadline.Sub(t0); got != firstLineWait {
+		t.Fatalf("initial deadline %v, want %v (firstLineWait)", got, firstLineWait)
 	}
 	for _, s := range steps {
 		l.observe(&s.ev, t0.Add(s.at), nil)

@@ -414,11 +414,11 @@ func TestCLIOwnLimitWait(t *testing.T) {
 
 	// An absurd delay (a float beyond int64) is capped, not wrapped into
 	// a negative one that would make the attempt hang at once; for a
-	// status that is no usage limit, at MaxRetryWait (§D34).
+	// status that is no usage limit, at maxRetryWait (§D34).
 	s = New(withBudget(time.Hour), t0)
 	huge := stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 1e19}
-	if eff := s.Step(line(huge), t0.Add(time.Second)); eff.Stop || !s.Wake().Equal(t0.Add(time.Second+MaxRetryWait+s.lim.Idle)) {
-		t.Errorf("a 1e19 ms delay: stop %v wake %v, want no stop and MaxRetryWait then idle_timeout", eff.Stop, s.Wake())
+	if eff := s.Step(line(huge), t0.Add(time.Second)); eff.Stop || !s.Wake().Equal(t0.Add(time.Second+maxRetryWait+s.lim.Idle)) {
+		t.Errorf("a 1e19 ms delay: stop %v wake %v, want no stop and maxRetryWait then idle_timeout", eff.Stop, s.Wake())
 	}
 }
 
@@ -435,7 +435,7 @@ func TestHangSilenceCountsFromTheLastLine(t *testing.T) {
 		wake  time.Duration // when the machine woke up and found the hang
 		want  time.Duration
 	}{
-		{"no line at all, found on time (FirstLineWait)", nil, stream.Event{}, FirstLineWait, FirstLineWait},
+		{"no line at all, found on time (firstLineWait)", nil, stream.Event{}, firstLineWait, firstLineWait},
 		{"a line, found 2 s late", []time.Duration{3 * time.Second}, initLine, 15 * time.Second, 12 * time.Second},
 		{"an api_retry's wait counts", []time.Duration{time.Second}, retry, 41 * time.Second, 40 * time.Second},
 	}

@@ -51,8 +51,8 @@ func TestEveryStartupFailureCauseIsDecided(t *testing.T) {
 		{"initialize_fields_not_delivered", ErrorResult, "--initialize-fields"},
 		{"sideload_flags_disabled", ErrorResult, "--mcp-config"},
 	}
-	if len(cases) != len(StartupCauses()) {
-		t.Errorf("%d cases for %d known causes", len(cases), len(StartupCauses()))
+	if len(cases) != len(startupCauses) {
+		t.Errorf("%d cases for %d known causes", len(cases), len(startupCauses))
 	}
 	for _, c := range cases {
 		r := startupResult(c.reason, "claude's own words\nand more")
@@ -249,9 +249,9 @@ func TestStartupEnv(t *testing.T) {
 		{[]string{"CLAUDE_CODE_STARTUP_FAILURE_RESULTS=  "}, "1"},
 		{[]string{"CLAUDE_CODE_STARTUP_FAILURE_RESULTS=false"}, "false"},
 	} {
-		got, _ := environ.Lookup(StartupEnv(c.env), StartupVar)
+		got, _ := environ.Lookup(StartupEnv(c.env), startupVar)
 		if got != c.want {
-			t.Errorf("%q: %s=%q, want %q", c.env, StartupVar, got, c.want)
+			t.Errorf("%q: %s=%q, want %q", c.env, startupVar, got, c.want)
 		}
 	}
 }

@@ -25,7 +25,7 @@ func lineAt(ev stream.Event, end int64) Input {
 
 // A malarun paused past idle_timeout wakes with its timer late and the
 // CLI's lines written but not read: the growth postpones the hang by
-// ReadCatchUp, the lines then push the deadline themselves (issue 31).
+// readCatchUp, the lines then push the deadline themselves (issue 31).
 func TestPausedReaderIsNotAHang(t *testing.T) {
 	cases := []machineCase{
 		{name: "lines written while malarun was stopped are read before a hang", final: StopExited, steps: []step{
@@ -50,19 +50,19 @@ func TestPausedReaderIsNotAHang(t *testing.T) {
 			{at: 11 * time.Second, in: wakeWritten(1 << 20), wake: 12 * time.Second},
 			{at: 12 * time.Second, in: wakeWritten(2 << 20), stop: StopHang},
 		}},
-		{name: "a reader behind and moving is waited for, up to MaxCatchUp", final: StopHang, steps: []step{
+		{name: "a reader behind and moving is waited for, up to maxCatchUp", final: StopHang, steps: []step{
 			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
 			{at: 11 * time.Second, in: wakeBehind(1<<30, 100), wake: 12 * time.Second},
 			{at: 12 * time.Second, in: wakeBehind(1<<30, 1<<28), wake: 13 * time.Second},
 			// Not moving since the last look: not catching up.
 			{at: 13 * time.Second, in: wakeBehind(1<<30, 1<<28), stop: StopHang},
 		}},
-		{name: "a flood the reader never catches up with ends at MaxCatchUp", final: StopHang, steps: []step{
+		{name: "a flood the reader never catches up with ends at maxCatchUp", final: StopHang, steps: []step{
 			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
 			{at: 11 * time.Second, in: wakeBehind(1<<30, 100), wake: 12 * time.Second},
 			{at: 12 * time.Second, in: wakeBehind(2<<30, 1<<30), wake: 13 * time.Second},
-			{at: 11*time.Second + MaxCatchUp - time.Millisecond, in: wakeBehind(3<<30, 2<<30), wake: 12*time.Second + MaxCatchUp - time.Millisecond},
-			{at: 12*time.Second + MaxCatchUp - time.Millisecond, in: wakeBehind(4<<30, 3<<30), stop: StopHang},
+			{at: 11*time.Second + maxCatchUp - time.Millisecond, in: wakeBehind(3<<30, 2<<30), wake: 12*time.Second + maxCatchUp - time.Millisecond},
+			{at: 12*time.Second + maxCatchUp - time.Millisecond, in: wakeBehind(4<<30, 3<<30), stop: StopHang},
 		}},
 		{name: "pings written while malarun looked away end the catch-up: the silence was not broken", final: StopHang, steps: []step{
 			{at: 1 * time.Second, in: lineAt(initLine, 100), wake: 11 * time.Second},
@@ -89,12 +89,12 @@ func TestPausedReaderIsNotAHang(t *testing.T) {
 }
 
 // Before its first line the CLI may be waiting for its MCP servers (30 s
-// on 2.1.330, §F28): at least FirstLineWait of silence is allowed then,
+// on 2.1.330, §F28): at least firstLineWait of silence is allowed then,
 // whatever idle_timeout says; after the first line, idle_timeout again.
 func TestFirstLineWait(t *testing.T) {
 	cases := []machineCase{
-		{name: "a short idle_timeout waits FirstLineWait for the first line", final: StopExited, steps: []step{
-			{at: 0, in: wakeWritten(0), wake: FirstLineWait},
+		{name: "a short idle_timeout waits firstLineWait for the first line", final: StopExited, steps: []step{
+			{at: 0, in: wakeWritten(0), wake: firstLineWait},
 			{at: 30 * time.Second, in: lineAt(initLine, 100), wake: 40 * time.Second},
 			{at: 31 * time.Second, in: lineAt(okResult, 200), wake: 36 * time.Second},
 			{at: 32 * time.Second, in: streamEnd, stop: StopExited},
@@ -105,12 +105,12 @@ func TestFirstLineWait(t *testing.T) {
 			{at: 32 * time.Second, in: lineAt(initLine, 100), wake: 42 * time.Second},
 			{at: 33 * time.Second, in: streamEnd, stop: StopExited},
 		}},
-		{name: "no first line within FirstLineWait is a hang", final: StopHang, steps: []step{
-			{at: FirstLineWait, in: wakeWritten(0), stop: StopHang},
+		{name: "no first line within firstLineWait is a hang", final: StopHang, steps: []step{
+			{at: firstLineWait, in: wakeWritten(0), stop: StopHang},
 		}},
-		{name: "an idle_timeout longer than FirstLineWait is kept", lim: Limits{Idle: 3 * time.Minute, Tool: time.Hour, Linger: time.Second},
+		{name: "an idle_timeout longer than firstLineWait is kept", lim: Limits{Idle: 3 * time.Minute, Tool: time.Hour, Linger: time.Second},
 			final: StopHang, steps: []step{
-				{at: FirstLineWait, in: wakeWritten(0), wake: 3 * time.Minute},
+				{at: firstLineWait, in: wakeWritten(0), wake: 3 * time.Minute},
 				{at: 3 * time.Minute, in: wakeWritten(0), stop: StopHang},
 			}},
 	}

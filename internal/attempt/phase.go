@@ -14,7 +14,7 @@ type Phase int
 
 const (
 	// PhaseStarting: before the CLI's first line (MCP servers, SessionStart
-	// hooks): at least FirstLineWait.
+	// hooks): at least firstLineWait.
 	PhaseStarting Phase = iota
 	// PhaseWaiting: a request is out and no event of its reply has come, or
 	// the CLI is between requests (idle_timeout). With partial messages off

@@ -81,7 +81,7 @@ func TestPhaseFollowsTheStream(t *testing.T) {
 			{210 * s, lRequesting, PhaseWaiting, "", 210*s + idle},
 		}},
 		{"pings move nothing in any phase", phaseLimits, []phaseStep{
-			{0, lPing, PhaseStarting, "", max(idle, FirstLineWait)},
+			{0, lPing, PhaseStarting, "", max(idle, firstLineWait)},
 			{1 * s, lRequesting, PhaseWaiting, "", 1*s + idle},
 			{30 * s, lPing, PhaseWaiting, "", 1*s + idle},
 			{31 * s, lMsgStart, PhaseReplying, "", 31*s + idle},
@@ -125,7 +125,7 @@ func TestPhaseFollowsTheStream(t *testing.T) {
 		}},
 		{"hook lines before init keep the start's allowance", phaseLimits, []phaseStep{
 			{1 * s, stream.Event{Type: "system", Subtype: "hook_started", HookID: "h", HookName: "SessionStart:startup"}, PhaseTool, "the SessionStart:startup hook", 1*s + tool},
-			{2 * s, stream.Event{Type: "system", Subtype: "hook_response", HookID: "h"}, PhaseStarting, "", 2*s + max(idle, FirstLineWait)},
+			{2 * s, stream.Event{Type: "system", Subtype: "hook_response", HookID: "h"}, PhaseStarting, "", 2*s + max(idle, firstLineWait)},
 			{3 * s, lInit, PhaseWaiting, "", 3*s + idle},
 		}},
 	}

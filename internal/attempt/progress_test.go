@@ -189,13 +189,13 @@ func TestASuccessLaterTurnsOutliveDoesNotStand(t *testing.T) {
 }
 
 // An api_retry for any status but a usage limit allows at most
-// MaxRetryWait, then idle_timeout, whatever it announces (§D34).
+// maxRetryWait, then idle_timeout, whatever it announces (§D34).
 func TestLongRetryAnnouncementsAreBounded(t *testing.T) {
 	lim := Limits{Idle: 10 * time.Second, Tool: time.Minute, Linger: time.Second}
 	week := stream.Event{Type: "system", Subtype: "api_retry", ErrorStatus: 529, RetryDelayMS: 3e10}
 	runCase(t, machineCase{lim: lim, final: StopHang, steps: []step{
-		{at: 1 * time.Second, in: line(week), wake: time.Second + MaxRetryWait + 10*time.Second},
-		{at: time.Second + MaxRetryWait + 10*time.Second, in: wakeUp, stop: StopHang},
+		{at: 1 * time.Second, in: line(week), wake: time.Second + maxRetryWait + 10*time.Second},
+		{at: time.Second + maxRetryWait + 10*time.Second, in: wakeUp, stop: StopHang},
 	}})
 }
 

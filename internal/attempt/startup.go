@@ -8,19 +8,19 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// StartupVar makes 2.1.332 write a result naming why it refused to start
+// startupVar makes 2.1.332 write a result naming why it refused to start
 // (startup_failure_reason, docs/design.md §F37) for every cause it knows;
 // without it only three causes get one, and the rest end with stderr
 // alone. Older CLIs do not read it. Set unless claude's environment sets it
 // (a user's value wins; an empty one is unset).
-const StartupVar = "CLAUDE_CODE_STARTUP_FAILURE_RESULTS"
+const startupVar = "CLAUDE_CODE_STARTUP_FAILURE_RESULTS"
 
-// StartupEnv is env with StartupVar set to 1 where env does not set it.
+// StartupEnv is env with startupVar set to 1 where env does not set it.
 func StartupEnv(env []string) []string {
-	if cur, _ := environ.Lookup(env, StartupVar); strings.TrimSpace(cur) != "" {
+	if cur, _ := environ.Lookup(env, startupVar); strings.TrimSpace(cur) != "" {
 		return env
 	}
-	return environ.With(env, StartupVar, "1")
+	return environ.With(env, startupVar, "1")
 }
 
 // startupCause is what malarun makes of one startup_failure_reason: the
@@ -61,16 +61,6 @@ var startupCauses = map[string]startupCause{
 	"managed_settings_not_delivered":       {ErrorResult, "claude was started with --managed-settings-in-initialize, which malarun never sends: remove it from claude's arguments"},
 	"initialize_fields_not_delivered":      {ErrorResult, "claude was started with --initialize-fields, which malarun never sends: remove it from claude's arguments"},
 	"sideload_flags_disabled":              {ErrorResult, "managed settings set disableSideloadFlags, and claude's arguments name plugins, agents or MCP servers of their own (--mcp-config, --plugin-dir, --agents): remove them"},
-}
-
-// StartupCauses lists the causes malarun knows and whether each passes
-// (retried) or needs a person (the run stops), for the documentation.
-func StartupCauses() map[string]Ending {
-	out := make(map[string]Ending, len(startupCauses))
-	for k, c := range startupCauses {
-		out[k] = c.ending
-	}
-	return out
 }
 
 // byStartup decides a result that names a start-up failure, with a

@@ -12,17 +12,17 @@ var terminalTaskStatus = map[string]bool{"completed": true, "failed": true, "kil
 // background_tasks_changed snapshot is authoritative, but an ended task is
 // never brought back by a late snapshot: ends are idempotent.
 type tasks struct {
-	running []stream.Task   // in the order they started, at most MaxTasks
-	ended   map[string]bool // every task seen to end, at most MaxTasks remembered
+	running []stream.Task   // in the order they started, at most maxTasks
+	ended   map[string]bool // every task seen to end, at most maxTasks remembered
 	// version counts the changes to running, so that what is made of it
 	// (labels on the status line) is made again only when it changes.
 	version int
 }
 
-// MaxTasks bounds the background tasks followed at once: a stream that
+// maxTasks bounds the background tasks followed at once: a stream that
 // starts more gets no say for the rest (they are not waited for, and
 // their lines are no one's progress).
-const MaxTasks = 256
+const maxTasks = 256
 
 // taskChange is what one line did to the set of running tasks.
 type taskChange struct {
@@ -102,9 +102,9 @@ func (t *tasks) observe(ev *stream.Event, commands map[string]string) taskChange
 	return ch
 }
 
-// start adds a task that runs, unless MaxTasks already do.
+// start adds a task that runs, unless maxTasks already do.
 func (t *tasks) start(tk stream.Task) bool {
-	if len(t.running) >= MaxTasks {
+	if len(t.running) >= maxTasks {
 		return false
 	}
 	t.running = append(t.running, tk)
@@ -136,7 +136,7 @@ func (t *tasks) markEnded(id string) {
 	if t.ended == nil {
 		t.ended = map[string]bool{}
 	}
-	if len(t.ended) >= MaxTasks*4 {
+	if len(t.ended) >= maxTasks*4 {
 		clear(t.ended) // a stream that ends tasks without end: forget the oldest
 	}
 	t.ended[id] = true

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/run"
 )
 
@@ -37,4 +38,19 @@ func hasFlag(args []string, flag string) bool {
 		}
 	}
 	return false
+}
+
+// attemptEnv is claude's environment for attempt n: the run's (env), with
+// the TRACEPARENT of the attempt's span when traces are exported
+// (traceparent, Deps.Traceparent).
+func attemptEnv(env []string, traceparent func(int) (string, string), n int) []string {
+	if traceparent == nil {
+		return env
+	}
+	tp, ts := traceparent(n)
+	if tp == "" {
+		return env
+	}
+	env = environ.Without(env, "TRACESTATE")
+	return environ.With(environ.With(env, "TRACEPARENT", tp), "TRACESTATE", ts)
 }

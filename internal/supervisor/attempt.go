@@ -90,28 +90,28 @@ type attemptDriver struct {
 // process of the tree is alive (short of one stuck in the kernel).
 func (r *runner) runAttempt(spec run.Attempt) (*attemptResult, error) {
 	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: time.Now(),
-		stdoutPath: filepath.Join(r.base.RunDir, fmt.Sprintf("attempt-%d.jsonl", spec.N)),
-		stderrPath: filepath.Join(r.base.RunDir, fmt.Sprintf("attempt-%d.stderr", spec.N))}
+		stdoutPath: filepath.Join(r.rec.base.RunDir, fmt.Sprintf("attempt-%d.jsonl", spec.N)),
+		stderrPath: filepath.Join(r.rec.base.RunDir, fmt.Sprintf("attempt-%d.stderr", spec.N))}
 	if !record.ValidSessionID(spec.SessionID) {
 		// Every id is checked where it enters (the record, malarun's own);
 		// this is the last guard before it becomes an argument.
 		return nil, fmt.Errorf("refusing to pass %q to claude as a session id", spec.SessionID)
 	}
-	if err := r.ensureRunDir(); err != nil {
+	if err := r.folder.ensureRunDir(); err != nil {
 		return nil, err
 	}
 	res.sessionFile = session.Path(r.cfg.Env, spec.SessionID)
 	res.sessionFrom = session.Size(res.sessionFile)
 	child, err := r.deps.Claude.Start(Launch{Path: r.cfg.ClaudeBin, Args: claudeArgs(r.cfg, spec), Dir: r.cfg.Cwd,
-		Env: r.attemptEnv(spec.N), Stdin: r.promptPath(spec), Stdout: res.stdoutPath, Stderr: res.stderrPath,
-		Marker: markerEnv + "=" + r.base.Marker, Cgroup: r.facts.cgroupInUse()})
+		Env: attemptEnv(r.cfg.Env, r.deps.Traceparent, spec.N), Stdin: r.folder.promptPath(spec), Stdout: res.stdoutPath, Stderr: res.stderrPath,
+		Marker: markerEnv + "=" + r.rec.base.Marker, Cgroup: r.rec.facts.cgroupInUse()})
 	if err != nil {
 		return nil, err
 	}
-	r.noteCgroupRefused()
+	r.rec.noteCgroupRefused()
 	defer child.Close()
-	if err := r.recordAttemptStart(spec, child); err != nil {
-		child.Stop(r.cfg.KillGrace, r.hurry)
+	if err := r.rec.attemptStarted(spec, child); err != nil {
+		child.Stop(r.cfg.KillGrace, r.shutdown.hurry)
 		return nil, err
 	}
 	d := r.newAttemptDriver(res, child)
@@ -132,7 +132,7 @@ func (r *runner) newAttemptDriver(res *attemptResult, child Child) *attemptDrive
 	lim := r.attemptLimits(spec.Checkpoint)
 	lim.Context = r.firstRequestTokens(res.sessionFrom)
 	d.m = attempt.New(lim, time.Now())
-	r.taskLabels = nil // the new machine counts its tasks' changes afresh
+	r.lines.taskLabels = nil // the new machine counts its tasks' changes afresh
 	d.timer = time.NewTimer(time.Hour)
 	d.rearm()
 	return d
@@ -144,7 +144,7 @@ func (r *runner) attemptLimits(checkpoint bool) attempt.Limits {
 	return attempt.Limits{
 		Idle: r.cfg.IdleTimeout, Tool: r.cfg.ToolTimeout, Text: r.cfg.TextTimeout, Thinking: r.cfg.ThinkingTimeout,
 		ToolInput: r.cfg.ToolInputTimeout, FirstByte: r.cfg.FirstByteTimeout, Subagent: r.cfg.SubagentTimeout,
-		PartialMessages: r.cfg.PartialMessages, Window: r.windowTokens(),
+		PartialMessages: r.cfg.PartialMessages, Window: r.lines.windowTokens(),
 		Room: r.state.Room, Background: r.cfg.BackgroundTimeout,
 		Linger: r.cfg.ResultExitTimeout, Deadline: r.policy.Deadline, Checkpoint: checkpoint,
 		LimitWaitLeft: r.state.LimitWaitLeft(), Talked: r.state.Talked, UnreachableWindow: r.cfg.UnreachableWindow,
@@ -185,7 +185,7 @@ func (d *attemptDriver) loop() {
 			d.ctxDone = nil
 			d.step(attempt.Input{Kind: attempt.Interrupt})
 		case sig := <-d.r.deps.Signals:
-			if d.r.interrupt(sig, d.r.log, d.r.cfg.ShutdownGrace) {
+			if d.r.shutdown.interrupt(sig, d.r.log, d.r.cfg.ShutdownGrace) {
 				d.res.signal = sig
 				d.step(attempt.Input{Kind: attempt.Interrupt})
 			}
@@ -205,7 +205,7 @@ func (d *attemptDriver) loop() {
 // log, the context's occupancy, then the machine's decision.
 func (d *attemptDriver) onLine(ev stream.Event) {
 	r, res := d.r, d.res
-	r.timelineLine(res.spec.N, &ev, time.Now())
+	r.folder.timelineLine(res.spec.N, &ev, time.Now())
 	other := res.log.OtherSession
 	res.log.Observe(ev)
 	if other == "" && res.log.OtherSession != "" {
@@ -227,17 +227,17 @@ func (d *attemptDriver) onLine(ev stream.Event) {
 		d.stalledAgents[ev.TaskID] = true
 		d.log.Warn().Str("task", ev.TaskID).Str("why", ev.Summary).Msg("claude ended a sub-agent whose stream was silent for subagent_timeout; its main agent goes on without its work")
 	}
-	pressure := r.observeContext(d.log, ev)
+	pressure := r.lines.observeContext(d.log, ev)
 	eff := d.m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, now)
 	// A retry the CLI announces on a line malarun stops it for (refused
 	// credentials, a usage limit it would sleep through) never happens:
 	// it is not one of claude's retries.
 	l := lineNote{evented: !stopping, stopsHere: eff.Stop && !stopping}
-	r.logLine(d.log, ev, l)
+	r.lines.logLine(d.log, ev, l)
 	if !stopping {
 		// What the line did comes before what malarun does about it.
-		r.emitLine(res, d.m, ev, l)
-		r.recordProgress(ev, d.m)
+		r.lines.emitLine(res, d.m, ev, l, r.state.CostUSD)
+		r.rec.progress(ev, d.m)
 	}
 	d.apply(eff)
 }
@@ -301,7 +301,7 @@ func (d *attemptDriver) stopTree(g attempt.Grace) {
 		d.r.emit(event.Event{Kind: event.KillSent, Attempt: d.res.spec.N, Session: d.res.log.SessionID, Pid: pid, Reason: why.String(), Grace: grace})
 	}
 	d.stopDone = make(chan proc.StopReport, 1)
-	go func() { d.stopDone <- d.child.Stop(grace, d.r.hurry) }()
+	go func() { d.stopDone <- d.child.Stop(grace, d.r.shutdown.hurry) }()
 }
 
 // logStop logs the cause of a stop, and for a hang emits hang_detected.
@@ -329,7 +329,7 @@ func (d *attemptDriver) logStop(why attempt.StopReason) {
 		d.log.Warn().Str("api", d.res.apiAt).Str("code", d.m.Unreachable().Code).Str(event.AlsoField, string(event.AttemptEnded)).
 			Msg("the API cannot be reached and never was in this run: stopping")
 	case attempt.StopPressure:
-		d.log.Info().Int64("occupancy", d.r.monitor.Occupancy()).Int64("window", d.r.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
+		d.log.Info().Int64("occupancy", d.r.lines.monitor.Occupancy()).Int64("window", d.r.lines.windowTokens()).Msg("context nearly full; stopping at a safe point to checkpoint")
 	}
 }
 
@@ -374,7 +374,7 @@ func (d *attemptDriver) finish() *attemptResult {
 	}
 	res.machine = d.m
 	if res.stop = d.m.FinalStop(); res.stop == attempt.StopInterrupted && res.signal == nil {
-		res.signal = d.r.interrupted
+		res.signal = d.r.shutdown.interrupted
 	}
 	res.stderrTail = tailFile(res.stderrPath, stderrTailBytes)
 	return res
@@ -387,7 +387,7 @@ func (d *attemptDriver) finish() *attemptResult {
 // (sessionBytes, what the CLI will send again, and more), and the prompt,
 // at 4 bytes a token. The machine caps it at the window.
 func (r *runner) firstRequestTokens(sessionBytes int64) int64 {
-	context := r.monitor.Occupancy()
+	context := r.lines.monitor.Occupancy()
 	if context == 0 {
 		context = sessionBytes / 4
 	}

@@ -48,7 +48,7 @@ type Config struct {
 	// (seen only with PartialMessages).
 	TextTimeout, ThinkingTimeout, ToolInputTimeout time.Duration
 	// FirstByteTimeout replaces it between a request and the first event
-	// of its reply (for a request of up to attempt.FirstByteTokens tokens;
+	// of its reply (for a request of up to attempt.firstByteTokens tokens;
 	// it grows with a larger one), SubagentTimeout while a sub-agent
 	// writes a message the CLI prints only whole (docs/design.md §D33).
 	FirstByteTimeout, SubagentTimeout time.Duration
@@ -114,38 +114,38 @@ type Config struct {
 // file. The tool timeout must exceed the Bash tool's own 10 minute ceiling.
 const (
 	DefaultIdleTimeout      = 3 * time.Minute
-	DefaultToolTimeout      = 15 * time.Minute
-	DefaultTextTimeout      = time.Minute
-	DefaultThinkingTimeout  = 3 * time.Minute
-	DefaultToolInputTimeout = 15 * time.Minute
+	defaultToolTimeout      = 15 * time.Minute
+	defaultTextTimeout      = time.Minute
+	defaultThinkingTimeout  = 3 * time.Minute
+	defaultToolInputTimeout = 15 * time.Minute
 	// A request the API never answers is found within a minute (issue
-	// 46); a large one is allowed more (attempt.FirstByteTokens).
-	DefaultFirstByteTimeout = 45 * time.Second
+	// 46); a large one is allowed more (attempt.firstByteTokens).
+	defaultFirstByteTimeout = 45 * time.Second
 	// The silence of a sub-agent's stream, which the CLI sees and ends
 	// itself (§F35): a stream dead mid-text is found in a minute and a
 	// half, and thinking gaps of 60-120 s (§F32) mostly pass.
 	DefaultSubagentTimeout   = 90 * time.Second
-	DefaultKillGrace         = 10 * time.Second
-	DefaultShutdownGrace     = 5 * time.Second
-	DefaultResultExitTimeout = 5 * time.Second
+	defaultKillGrace         = 10 * time.Second
+	defaultShutdownGrace     = 5 * time.Second
+	defaultResultExitTimeout = 5 * time.Second
 	// Above the CLI's own 10-minute wait for background agents after the
 	// final turn (docs/design.md §F17), so that the CLI ends its wait first.
-	DefaultBackgroundTimeout = 15 * time.Minute
+	defaultBackgroundTimeout = 15 * time.Minute
 	// No stream of lines can keep a run alive for ever (issue 46, §D34): a
 	// model that keeps working, or a CLI that keeps printing what looks
 	// like work, is bounded by a day. Resumable (exit 124).
-	DefaultSessionTimeout   = 24 * time.Hour
-	DefaultMaxAttempts      = 10
-	DefaultMaxIdleRetries   = 2
-	DefaultContextThreshold = 0.90
+	defaultSessionTimeout   = 24 * time.Hour
+	defaultMaxAttempts      = 10
+	defaultMaxIdleRetries   = 2
+	defaultContextThreshold = 0.90
 	// Five fresh sessions is far more than a well-cut issue needs; beyond
 	// that the task is likely too big for one issue, and each restart costs.
-	DefaultMaxContinuations = 5
-	DefaultMaxReclaims      = 3
+	defaultMaxContinuations = 5
+	defaultMaxReclaims      = 3
 	// Long enough for a local gateway, a sidecar or a compose service to
 	// open its port after malarun starts (issue 31), short beside the
 	// minutes the CLI's own retries take to give up (§F25).
-	DefaultUnreachableWindow = 30 * time.Second
+	defaultUnreachableWindow = 30 * time.Second
 )
 
 // DefaultConfig returns a Config with every key's default (Keys) filled in.

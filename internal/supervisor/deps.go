@@ -2,10 +2,14 @@ package supervisor
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 
 	"github.com/malarun/malarun/internal/event"
+	"github.com/malarun/malarun/internal/netprobe"
+	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/record"
+	"github.com/malarun/malarun/internal/run"
 
 	"github.com/rs/zerolog"
 
@@ -68,4 +72,46 @@ type Deps struct {
 	// before the run ever had one (§D17; nil: netprobe.Probe). Tests pass a
 	// fake so that no DNS or network is needed.
 	Probe func(context.Context, reach.Target) reach.Finding
+}
+
+// withDefaults fills in the connections a caller left nil.
+func (d Deps) withDefaults(log zerolog.Logger) Deps {
+	if d.Probe == nil {
+		d.Probe = netprobe.Probe
+	}
+	if d.Rand == nil {
+		d.Rand = rand.Float64
+	}
+	if d.Claude == nil {
+		s := d.Spawner
+		if s == nil && d.Contain == nil {
+			d.Contain = proc.NewCgroup
+		}
+		if s == nil {
+			s = proc.NewSpawner(proc.WithGuard(d.Guard...))
+		}
+		d.Claude = newSpawned(s, log)
+	}
+	return d
+}
+
+// exitCode is the exit code the command line gives a run's error.
+func (d Deps) exitCode(err error) int {
+	if d.ExitCode != nil {
+		return d.ExitCode(err)
+	}
+	if err == nil {
+		return 0
+	}
+	return 1
+}
+
+// ending is how the run ended, for run.Close: the error's outcome and
+// sentence, and the exit code cmd/malarun gives it.
+func (d Deps) ending(err error) run.Ending {
+	e := run.Ending{Outcome: outcome.Of(err), ExitCode: d.exitCode(err)}
+	if err != nil {
+		e.Reason = err.Error()
+	}
+	return e
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/run"
-	"github.com/malarun/malarun/internal/session"
-	"github.com/malarun/malarun/internal/statefile"
 )
 
 // endedOf is what an attempt did, as the run's decisions need it: how it
@@ -19,7 +17,7 @@ func (r *runner) endedOf(res *attemptResult) run.Ended {
 	m := res.machine
 	ending, reason := attempt.Classify(attempt.Ended{Machine: m, Log: res.log,
 		Exit: exitOf(res.exit), StderrTail: res.stderrTail, APIAt: res.apiAt,
-		PromptNotSeen: r.promptNotSeen(res)})
+		PromptNotSeen: r.folder.promptNotSeen(res, r.cfg.Env)})
 	cutCalls, cutTasks := m.CutOff()
 	e := run.Ended{Attempt: res.spec, Ending: ending, Reason: reason, SessionID: res.log.SessionID, Progress: res.log.Assistants > 0,
 		ToolCalls: res.log.ToolCalls, CostUSD: res.log.CostUSD, CutCalls: cutCalls, CutTasks: cutTasks, CutHooks: hookLabels(m.HooksCutOff()),
@@ -29,49 +27,9 @@ func (r *runner) endedOf(res *attemptResult) run.Ended {
 		e.Hung = &d
 	}
 	if ending == attempt.RateLimit {
-		e.Limit = attempt.LimitOf(m, res.log, time.Now(), r.childZone())
+		e.Limit = attempt.LimitOf(m, res.log, time.Now(), childZone(r.cfg.Env))
 	}
 	return e
-}
-
-// promptNotSeen is the session file that shows the attempt's prompt did
-// not reach the conversation although the model answered ("" when it did,
-// or nothing can be told: docs/design.md §D36). Read only after a success:
-// what else ended the attempt decides without it.
-func (r *runner) promptNotSeen(res *attemptResult) string {
-	if !res.log.Succeeded() || !res.machine.ResultStands() {
-		return ""
-	}
-	path, from := res.sessionFile, res.sessionFrom
-	if path == "" { // a new session: the CLI made the file
-		path, from = session.Path(r.cfg.Env, res.spec.SessionID), 0
-	}
-	prompt := r.promptText(res.spec)
-	v := session.Check(path, from, prompt)
-	r.log.Debug().Int("attempt", res.spec.N).Str("session_file", path).Stringer("prompt", v).Msg("the prompt in claude's session file")
-	if v != session.NotSeen {
-		return ""
-	}
-	r.log.Warn().Int("attempt", res.spec.N).Str("session_file", path).
-		Msg("claude said success, but its session holds no user message with the prompt: the model answered without the task")
-	return path
-}
-
-// promptText is what attempt a read on stdin (nil when it cannot be read
-// again: nothing is judged then).
-func (r *runner) promptText(a run.Attempt) []byte {
-	path := r.promptPath(a)
-	if text, ok := r.prompts[path]; ok {
-		return text
-	}
-	if a.Prompt.Template == run.NoTemplate && a.Prompt.Written == 0 {
-		return r.task
-	}
-	text, err := statefile.Read(path, MaxPromptBytes)
-	if err != nil {
-		return nil
-	}
-	return text
 }
 
 func hookLabels(hooks []attempt.Hook) []string {

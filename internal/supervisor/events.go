@@ -15,7 +15,7 @@ func (r *runner) emit(e event.Event) {
 		e.Time = time.Now()
 	}
 	e.Issue = r.cfg.IssueID
-	r.timelineEvent(e)
+	r.folder.timelineEvent(e)
 	if r.deps.Observer != nil {
 		r.deps.Observer(e)
 	}

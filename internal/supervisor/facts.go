@@ -217,3 +217,20 @@ func (f *runFacts) noteOutputs(failed []record.OutputFailure) {
 		}
 	}
 }
+
+// cgroupInUse is the run's cgroup while this malarun starts claude in it
+// (nil: none, or done with it).
+func (f *runFacts) cgroupInUse() *proc.Cgroup {
+	if f.cgroupLeft {
+		return nil
+	}
+	return f.cgroup
+}
+
+// cgroupPath is the cgroup the record names ("": none).
+func (f *runFacts) cgroupPath() string {
+	if f.cgroup == nil {
+		return ""
+	}
+	return f.cgroup.Path
+}

@@ -42,8 +42,8 @@ func TestOpenToolCallsCostBoundedSaves(t *testing.T) {
 	const n = 3000
 	d, done := floodDriver(t)
 	defer done()
-	saves := &savesCounted{RecordWriter: d.r.records}
-	d.r.records = saves
+	saves := &savesCounted{RecordWriter: d.r.rec.records}
+	d.r.rec.records = saves
 	lines := floodLines(t, n, false)
 	for _, ev := range lines {
 		d.onLine(ev)
@@ -70,10 +70,10 @@ func TestOpenToolCallsCostBoundedSaves(t *testing.T) {
 		t.Errorf("the last save during the flood counts %d more calls and %d Bash calls, want within a factor of two of %d and %d",
 			last.RunningMore, last.SideEffects["Bash"], n-record.MaxInFlight, n)
 	}
-	if err := d.r.save(); err != nil {
+	if err := d.r.rec.save(); err != nil {
 		t.Fatal(err)
 	}
-	r, ok, err := d.r.journal.Load()
+	r, ok, err := d.r.rec.journal.Load()
 	if !ok || err != nil || len(r.Running) != record.MaxInFlight || r.RunningMore != n-record.MaxInFlight || r.SideEffects["Bash"] != n ||
 		r.Running[record.MaxInFlight-1].Input != fmt.Sprintf(`{"command":"sleep 600 # call %d"}`, record.MaxInFlight-1) {
 		t.Errorf("the next save reads back as %d calls named, %d more, Bash ×%d (%v %v)", len(r.Running), r.RunningMore, r.SideEffects["Bash"], ok, err)
@@ -117,12 +117,12 @@ func TestResumePromptNamesTheFirstCallsInFlight(t *testing.T) {
 		{"a reclaimed record", run.PromptData{Interrupted: calls(record.MaxInFlight), InterruptedMore: 500, Tasks: tasks[:record.MaxInFlight], TasksMore: 5}, "and about 500 more"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := &runner{cfg: DefaultConfig(), base: record.Record{RunDir: t.TempDir()}}
+			f := &runFolder{issue: DefaultConfig().IssueID, dir: t.TempDir()}
 			a := run.Attempt{N: 2, Prompt: run.Prompt{Template: run.ResumeTemplate, Data: c.data}}
-			if err := r.writePrompt(a); err != nil {
+			if err := f.writePrompt(a); err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(filepath.Join(r.base.RunDir, "attempt-2.prompt.md"))
+			b, err := os.ReadFile(filepath.Join(f.dir, "attempt-2.prompt.md"))
 			if err != nil {
 				t.Fatal(err)
 			}

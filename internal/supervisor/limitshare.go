@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/limitstore"
 	"github.com/malarun/malarun/internal/usagelimit"
@@ -17,8 +19,8 @@ import (
 
 // childZone is the time zone the CLI prints a reset in when it names none:
 // its TZ, else this machine's local zone (the CLI runs on it too).
-func (r *runner) childZone() *time.Location {
-	tz, set := environ.Lookup(r.cfg.Env, "TZ")
+func childZone(env []string) *time.Location {
+	tz, set := environ.Lookup(env, "TZ")
 	if !set {
 		return time.Local
 	}
@@ -32,38 +34,38 @@ func (r *runner) childZone() *time.Location {
 // limitKey names the account the CLI bills, for the machine-wide file: its
 // API key, else its OAuth token, with the API's address (a fake or a proxy
 // API has limits of its own); "default" is the CLI's own stored login.
-func (r *runner) limitKey() string {
-	cred := cmp.Or(environ.Get(r.cfg.Env, "ANTHROPIC_API_KEY"), environ.Get(r.cfg.Env, "CLAUDE_CODE_OAUTH_TOKEN"))
-	if base := environ.Get(r.cfg.Env, "ANTHROPIC_BASE_URL"); base != "" {
+func limitKey(env []string) string {
+	cred := cmp.Or(environ.Get(env, "ANTHROPIC_API_KEY"), environ.Get(env, "CLAUDE_CODE_OAUTH_TOKEN"))
+	if base := environ.Get(env, "ANTHROPIC_BASE_URL"); base != "" {
 		cred += "\x00" + base
 	}
 	return limitstore.Key(cred)
 }
 
 // shareLimit writes a waitable limit with a known reset where the other
-// malaruns of this state directory and account will find it.
-func (r *runner) shareLimit(l usagelimit.Limit) {
+// malaruns of this state directory and account (cfg's) will find it.
+func shareLimit(cfg *Config, log zerolog.Logger, l usagelimit.Limit) {
 	if !l.Waitable || !l.Known() {
 		return
 	}
-	if err := (limitstore.Store{Dir: r.cfg.StateDir}).Write(r.limitKey(), l); err != nil {
-		r.log.Warn().Err(err).Msg("could not share the usage limit with other malaruns")
+	if err := (limitstore.Store{Dir: cfg.StateDir}).Write(limitKey(cfg.Env), l); err != nil {
+		log.Warn().Err(err).Msg("could not share the usage limit with other malaruns")
 	}
 }
 
 // sharedLimit is another malarun's note of a usage limit for this
 // account (zero: none), for run.Begin, which waits for it or for the
-// record's own retry_at, whichever resets later.
-func (r *runner) sharedLimit(now time.Time) usagelimit.Limit {
-	store := limitstore.Store{Dir: r.cfg.StateDir, Refused: func(err error) {
-		r.log.Warn().Err(err).Msg("ignored and removed a file in the usage-limit folder that malarun did not write")
+// record's own retry_at (own), whichever resets later.
+func sharedLimit(cfg *Config, log zerolog.Logger, own time.Time, now time.Time) usagelimit.Limit {
+	store := limitstore.Store{Dir: cfg.StateDir, Refused: func(err error) {
+		log.Warn().Err(err).Msg("ignored and removed a file in the usage-limit folder that malarun did not write")
 	}}
-	shared, ok := store.Read(r.limitKey(), now)
+	shared, ok := store.Read(limitKey(cfg.Env), now)
 	if !ok {
 		return usagelimit.Limit{}
 	}
-	if shared.RetryAt.After(r.state.Limit.RetryAt) { // said when it resets later than the run's own (run.Taken: the record's)
-		r.log.Info().Time("retry_at", shared.RetryAt).Str("limit_type", shared.Type).Msg("another malarun on this state directory met a usage limit for this account")
+	if shared.RetryAt.After(own) { // said when it resets later than the run's own (run.Taken: the record's)
+		log.Info().Time("retry_at", shared.RetryAt).Str("limit_type", shared.Type).Msg("another malarun on this state directory met a usage limit for this account")
 	}
 	return shared
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/event"
 
 	"github.com/rs/zerolog"
@@ -12,6 +13,30 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usd"
 )
+
+// lineProgress is what the run's lines have told so far, for the logs and
+// the observer: the context's occupancy (the monitor), the phase and the
+// background tasks the last progress event named, and what was warned
+// about once per run.
+type lineProgress struct {
+	monitor *ctxpressure.Monitor
+	// emit is the runner's (runner.emit); observed: there is an observer,
+	// the only reader of progress events.
+	emit     func(event.Event)
+	observed bool
+
+	// doing and doingLabel are the phase the last progress event told,
+	// and its words.
+	doing      attempt.Doing
+	doingLabel string
+	// taskLabels are the background tasks the last progress event named,
+	// made at tasksVersion (attempt.State.RunningVersion).
+	taskLabels   []string
+	tasksVersion int
+
+	// warned is what the run's lines were warned about, once each.
+	warned
+}
 
 // warned is what a run's lines are warned about once per run.
 type warned struct {
@@ -28,8 +53,8 @@ type warned struct {
 
 // observeContext feeds the context monitor and reports whether occupancy
 // is over the threshold.
-func (r *runner) observeContext(log zerolog.Logger, ev stream.Event) bool {
-	o := r.monitor.Observe(ev)
+func (p *lineProgress) observeContext(log zerolog.Logger, ev stream.Event) bool {
+	o := p.monitor.Observe(ev)
 	if o.MissingUsage {
 		log.Warn().Msg("an assistant message came without usage: context occupancy is not tracked for it")
 	}
@@ -37,14 +62,16 @@ func (r *runner) observeContext(log zerolog.Logger, ev stream.Event) bool {
 		log.Info().Msg("claude compacted the conversation; occupancy is measured again from the next message")
 	}
 	if o.Crossed {
-		w, src := r.monitor.Window()
-		log.Debug().Int64("occupancy", r.monitor.Occupancy()).Int64("window", w).Str("window_source", src).Msg("context over the threshold")
+		w, src := p.monitor.Window()
+		log.Debug().Int64("occupancy", p.monitor.Occupancy()).Int64("window", w).Str("window_source", src).Msg("context over the threshold")
 	}
 	return o.Crossed
 }
 
-func (r *runner) windowTokens() int64 {
-	w, _ := r.monitor.Window()
+// windowTokens is the context window's size in tokens, as the monitor
+// knows it.
+func (p *lineProgress) windowTokens() int64 {
+	w, _ := p.monitor.Window()
 	return w
 }
 
@@ -58,13 +85,14 @@ type lineNote struct {
 }
 
 // emitLine tells the observer what a line changed: always the live
-// numbers, and tools starting and finishing, and the CLI's own retries.
-func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event, note lineNote) {
+// numbers, and tools starting and finishing, and the CLI's own retries;
+// runCost is the run's cost before the attempt.
+func (p *lineProgress) emitLine(res *attemptResult, m *attempt.State, ev stream.Event, note lineNote, runCost float64) {
 	base := event.Event{Attempt: res.spec.N, Session: res.log.SessionID}
 	for _, tu := range ev.ToolUses {
 		e := base
 		e.Kind, e.Tool, e.ToolInput = event.ToolStarted, tu.Name, tu.Input
-		r.emit(e)
+		p.emit(e)
 		if res.openCalls == nil {
 			res.openCalls = map[string]string{}
 		}
@@ -75,11 +103,11 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event,
 			delete(res.openCalls, id)
 			e := base
 			e.Kind, e.Tool = event.ToolFinished, name
-			r.emit(e)
+			p.emit(e)
 		}
 	}
 	if ev.Type == "system" && ev.HookID != "" {
-		emitHook(r, base, ev)
+		emitHook(p.emit, base, ev)
 	}
 	if ev.Type == "system" && ev.Subtype == "api_retry" && !note.stopsHere {
 		e := base
@@ -89,28 +117,28 @@ func (r *runner) emitLine(res *attemptResult, m *attempt.State, ev stream.Event,
 		if ev.NoResponse {
 			e.NoResponse = &event.NoResponse{Retries: 1, Waited: time.Duration(ev.NoResponseWaitedMS * float64(time.Millisecond))}
 		}
-		r.emit(e)
+		p.emit(e)
 	}
-	if r.deps.Observer == nil {
+	if !p.observed {
 		return // progress is for observers only: the timeline has the line's time
 	}
 	e := base
 	e.Kind, e.Messages, e.ToolsRunning, e.IdleDeadline = event.Progress, res.log.Assistants, m.ToolsRunning(), m.Wake()
 	doing, allowed, since := m.Doing()
-	if doing != r.doing {
+	if doing != p.doing {
 		// Said in words once per phase, not once per line.
-		r.doing, r.doingLabel = doing, doing.Label()
+		p.doing, p.doingLabel = doing, doing.Label()
 	}
-	e.Phase, e.Doing, e.PhaseSince, e.Limit = doing.Phase.String(), r.doingLabel, since, allowed
-	if v := m.RunningVersion(); v != r.tasksVersion || r.taskLabels == nil {
+	e.Phase, e.Doing, e.PhaseSince, e.Limit = doing.Phase.String(), p.doingLabel, since, allowed
+	if v := m.RunningVersion(); v != p.tasksVersion || p.taskLabels == nil {
 		// Made again only when the tasks change: a line comes every few
-		// milliseconds, and there can be MaxTasks of them.
-		r.tasksVersion, r.taskLabels = v, attempt.TaskLabels(m.Running())
+		// milliseconds, and there can be attempt.maxTasks of them.
+		p.tasksVersion, p.taskLabels = v, attempt.TaskLabels(m.Running())
 	}
-	e.Tasks = r.taskLabels
-	e.Occupancy, e.Window = r.monitor.Occupancy(), r.windowTokens()
-	e.CostUSD = r.state.CostUSD + res.log.CostUSD
-	r.emit(e)
+	e.Tasks = p.taskLabels
+	e.Occupancy, e.Window = p.monitor.Occupancy(), p.windowTokens()
+	e.CostUSD = runCost + res.log.CostUSD
+	p.emit(e)
 }
 
 // retryReason is an api_retry in words; a request never answered says so.
@@ -124,7 +152,7 @@ func retryReason(ev stream.Event) string {
 
 // emitHook reports a hook's start and end (§F27); hook_progress lines are
 // the hook's output so far, for the transcript only.
-func emitHook(r *runner, base event.Event, ev stream.Event) {
+func emitHook(emit func(event.Event), base event.Event, ev stream.Event) {
 	e := base
 	e.Hook = ev.HookName
 	switch ev.Subtype {
@@ -139,7 +167,7 @@ func emitHook(r *runner, base event.Event, ev stream.Event) {
 	default:
 		return
 	}
-	r.emit(e)
+	emit(e)
 }
 
 // hookFailed reports whether a hook_response says the hook did not succeed.
@@ -150,16 +178,16 @@ func hookFailed(ev stream.Event) bool {
 // logLine logs the lines that matter at info, the rest at debug; note
 // says whether emitLine reports the line's events, and whether the
 // attempt stops on it.
-func (r *runner) logLine(log zerolog.Logger, ev stream.Event, note lineNote) {
+func (p *lineProgress) logLine(log zerolog.Logger, ev stream.Event, note lineNote) {
 	evented := note.evented
 	if what := stream.Unfamiliar(ev); what != "" {
-		r.warnUnfamiliar(log, what)
+		p.warnUnfamiliar(log, what)
 	}
 	switch {
 	case ev.Kind != stream.KindJSON:
 		log.Warn().Int64("line", ev.Line).Int64("bytes", ev.Bytes).Str("kind", ev.Kind.String()).Msg("undecodable line in the stream")
 	case ev.Type == "system" && ev.Subtype == "init":
-		r.logInit(log, ev)
+		p.logInit(log, ev)
 	case attempt.RefusedCredentials(&ev):
 		// Not a retry: malarun stops claude on it (attempt_ended says why).
 		l := log.Warn().Int("status", ev.ErrorStatus).Str("error", ev.Error).Int("request", ev.Attempt)
@@ -229,20 +257,20 @@ func (r *runner) logLine(log zerolog.Logger, ev stream.Event, note lineNote) {
 
 // logInit logs claude's start, and once per run a version outside the
 // tested range.
-func (r *runner) logInit(log zerolog.Logger, ev stream.Event) {
+func (p *lineProgress) logInit(log zerolog.Logger, ev stream.Event) {
 	log.Info().Str("model", ev.Model).Str("claude_session", ev.SessionID).Str("claude_code_version", ev.ClaudeCodeVersion).Msg("claude started")
 	for _, s := range attempt.MCPDown(ev.MCPServers) {
-		if r.mcpWarned[s] || len(r.mcpWarned) >= stream.MaxListItems {
+		if p.mcpWarned[s] || len(p.mcpWarned) >= stream.MaxListItems {
 			continue // once per server and status in a run: every attempt's init lists them again
 		}
-		r.mcpWarned[s] = true
+		p.mcpWarned[s] = true
 		log.Warn().Str("mcp_server", s.Name).Str("status", s.Status).Msg("an MCP server claude was given is not connected: the agent works without its tools")
 	}
 	if ev.ClaudeCodeVersion != "" {
-		r.cliVersion = ev.ClaudeCodeVersion
+		p.cliVersion = ev.ClaudeCodeVersion
 	}
-	if tooOld(ev.ClaudeCodeVersion) && !r.versionWarned {
-		r.versionWarned = true
+	if tooOld(ev.ClaudeCodeVersion) && !p.versionWarned {
+		p.versionWarned = true
 		// The version is the CLI's text: a field, never in the message
 		// (messages are constant; see cmd/malarun/logging.go).
 		log.Warn().Str("claude_code_version", ev.ClaudeCodeVersion).Str("oldest_supported", OldestSupportedCLI).
@@ -253,11 +281,11 @@ func (r *runner) logInit(log zerolog.Logger, ev stream.Event) {
 // warnUnfamiliar says, once per kind in a run, that claude printed a kind
 // of line malarun does not know: the evidence that a CLI newer than the
 // newest tested brought something new (a version alone is no evidence).
-func (r *runner) warnUnfamiliar(log zerolog.Logger, what string) {
-	if r.unfamiliarWarned[what] || len(r.unfamiliarWarned) >= stream.MaxListItems {
+func (p *lineProgress) warnUnfamiliar(log zerolog.Logger, what string) {
+	if p.unfamiliarWarned[what] || len(p.unfamiliarWarned) >= stream.MaxListItems {
 		return
 	}
-	r.unfamiliarWarned[what] = true
-	log.Warn().Str("line", what).Str("claude_code_version", r.cliVersion).Bool("newer_than_tested", newerThanTested(r.cliVersion)).
+	p.unfamiliarWarned[what] = true
+	log.Warn().Str("line", what).Str("claude_code_version", p.cliVersion).Bool("newer_than_tested", newerThanTested(p.cliVersion)).
 		Msg("claude printed a kind of line malarun does not know: it is ignored")
 }

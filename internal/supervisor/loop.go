@@ -20,16 +20,16 @@ import (
 // each sleep); this only does what it says.
 func (r *runner) loop(pl *plan, started time.Time) (event.Report, error) {
 	// The run's attempts so far: those of the malaruns before this one.
-	rep := event.Report{RunDir: r.base.RunDir, Attempts: pl.rec.Attempts}
+	rep := event.Report{RunDir: r.rec.base.RunDir, Attempts: pl.rec.Attempts}
 	task, err := statefile.Read(pl.prompt, MaxPromptBytes)
 	if err != nil {
 		return rep, fmt.Errorf("read the run's prompt: %w", err)
 	}
-	r.task = task
-	pl.begin.Shared = r.sharedLimit(time.Now())
+	r.folder.task = task
+	pl.begin.Shared = sharedLimit(&r.cfg, r.log, r.state.Limit.RetryAt, time.Now())
 	var act run.Action
 	r.state, act = run.Begin(r.policy, pl.begin, time.Now(), r.draws())
-	r.facts.began = true
+	r.rec.facts.began = true
 	var last *attemptResult
 	for {
 		switch act.Kind {
@@ -60,14 +60,14 @@ func (r *runner) startAttempt(a run.Attempt) (*attemptResult, error) {
 	}
 	switch a.Because.Kind {
 	case run.Checkpoint:
-		r.emit(event.Event{Kind: event.Checkpoint, Attempt: a.N, Session: a.SessionID, Occupancy: r.monitor.Occupancy(), Window: r.windowTokens()})
+		r.emit(event.Event{Kind: event.Checkpoint, Attempt: a.N, Session: a.SessionID, Occupancy: r.lines.monitor.Occupancy(), Window: r.lines.windowTokens()})
 	case run.Continue, run.Fallback:
 		r.logRestart(a.Because, a.Prompt.Data.Checkpoint)
 	}
 	if !a.Resume {
-		r.monitor.NewSession()
+		r.lines.monitor.NewSession()
 	}
-	if err := r.writePrompt(a); err != nil {
+	if err := r.folder.writePrompt(a); err != nil {
 		return nil, err
 	}
 	res, err := r.runAttempt(a)
@@ -113,13 +113,13 @@ func (r *runner) afterAttempt(res *attemptResult, rep *event.Report) (run.Action
 		// A usage limit is decided without one: limit_wait or finished says what came of it.
 		r.emit(event.Event{Kind: event.RetryDecided, Attempt: res.spec.N, Session: dec.SessionID, Action: dec.Kind.String(), Reason: dec.Reason, Backoff: dec.Backoff})
 	}
-	r.recordDecision(res)
+	r.rec.attemptDecided(res)
 	if act.Kind == run.End || r.state.Waiting() {
 		// A run that ends is saved once, by finishRecord; a limit wait saves
 		// the record as waiting.
 		return act, nil
 	}
-	return act, r.save()
+	return act, r.rec.save()
 }
 
 // decisionWord is the log's word for what follows an attempt.
@@ -143,7 +143,7 @@ func (r *runner) end(act run.Action, last *attemptResult, rep *event.Report, sta
 	err := &RunError{Kind: act.Outcome, Detail: act.Reason}
 	switch {
 	case act.Met != nil:
-		r.shareLimit(*act.Met)
+		shareLimit(&r.cfg, r.log, *act.Met)
 		r.log.Info().Err(err).Int("attempts", rep.Attempts).Msg("run stopped on a usage limit")
 	case act.Decision.Kind == run.Fail:
 		err.Signal = last.signal
@@ -161,14 +161,14 @@ func (r *runner) sleep(act run.Action) error {
 		r.log.Info().Stringer("backoff", act.Decision.Backoff).Msg("waiting before the next attempt")
 		return r.pause(act.Until, run.SleepBackoff.What())
 	}
-	r.shareLimit(*act.Met)
-	if err := r.save(); err != nil {
+	shareLimit(&r.cfg, r.log, *act.Met)
+	if err := r.rec.save(); err != nil {
 		return err
 	}
 	l := r.state.Limit
 	r.log.Warn().Time("retry_at", l.RetryAt).Time("until", act.Until).Str("limit_type", l.LimitType).Stringer("limit_wait_left_after", r.state.LimitWaitLeft()).
 		Str(event.AlsoField, string(event.LimitWait)).Msg("usage limit: waiting for the reset, then resuming the session")
-	r.emit(r.limitWaitEvent(act))
+	r.emit(limitWaitEvent(&r.state, act))
 	return r.pause(act.Until, run.SleepLimit.What())
 }
 
@@ -181,17 +181,17 @@ func (r *runner) woke() (run.Action, error) {
 	if !waited || act.Kind != run.Start {
 		return act, nil
 	}
-	return act, r.save()
+	return act, r.rec.save()
 }
 
 // logRestart records a context restart: which continuation, how full the
 // context was, and how much the next session starts with.
 func (r *runner) logRestart(dec run.Decision, checkpoint string) {
 	n := r.state.Continuations
-	w, src := r.monitor.Window()
+	w, src := r.lines.monitor.Window()
 	r.emit(event.Event{Kind: event.Restart, Continuation: n, Action: dec.Kind.String(), Reason: dec.Reason,
-		Occupancy: r.monitor.Occupancy(), Window: w, CheckpointBytes: len(checkpoint)})
-	r.log.Info().Int("continuation", n).Str("kind", dec.Kind.String()).Int64("occupancy", r.monitor.Occupancy()).
+		Occupancy: r.lines.monitor.Occupancy(), Window: w, CheckpointBytes: len(checkpoint)})
+	r.log.Info().Int("continuation", n).Str("kind", dec.Kind.String()).Int64("occupancy", r.lines.monitor.Occupancy()).
 		Int64("window", w).Str("window_source", src).Int("checkpoint_bytes", len(checkpoint)).Str("reason", dec.Reason).
 		Msg("context restart: continuing in a new session")
 }

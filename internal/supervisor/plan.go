@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
@@ -29,18 +31,29 @@ type plan struct {
 	reclaimed bool          // the previous malarun died (not interrupted)
 }
 
+// planner makes the plan: it reads what an earlier malarun left of the
+// issue (the record, the run folder), lets run.Open decide, and carries
+// out what must be done before the run opens (leftovers ended, a prompt
+// restored, a reclaim counted). cfg is the configuration as given.
+type planner struct {
+	cfg      Config
+	log      zerolog.Logger
+	self     proc.Identity
+	exitCode func(error) int // Deps.exitCode
+}
+
 // makePlan reads the issue's record and the run folder, lets run.Open
 // decide, and carries the decision out: it ends what is left of a dead
 // malarun's process tree before anything new starts, and saves a
 // reclaim's count before anything else happens (a malarun that dies while
 // reclaiming is one more death).
-func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) {
+func (p *planner) makePlan(j *journal.Journal, started time.Time) (*plan, error) {
 	old, exists, err := j.Load()
-	in := run.Invocation{Found: exists && err == nil, Damaged: err, Record: old, PromptSource: r.cfg.PromptSource, PromptSHA256: promptHash(r.cfg.Prompt),
-		Reset: r.cfg.Reset, PromptChange: r.cfg.PromptChange, MaxReclaims: r.cfg.MaxReclaims,
-		PoisonedExitCode: r.exitCode(&RunError{Kind: outcome.Poisoned}), Now: started}
+	in := run.Invocation{Found: exists && err == nil, Damaged: err, Record: old, PromptSource: p.cfg.PromptSource, PromptSHA256: promptHash(p.cfg.Prompt),
+		Reset: p.cfg.Reset, PromptChange: p.cfg.PromptChange, MaxReclaims: p.cfg.MaxReclaims,
+		PoisonedExitCode: p.exitCode(&RunError{Kind: outcome.Poisoned}), Now: started}
 	if in.Found {
-		in.OwnerAlive = r.ownerAlive(old.Owner)
+		in.OwnerAlive = p.ownerAlive(old.Owner)
 		if old.PromptSHA256 == "" {
 			// A record older than version 4: its run folder's prompt.md,
 			// hashed once here for the comparison and the record.
@@ -50,23 +63,23 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 	}
 	o := run.Open(in)
 	if in.Found && run.Resumable(old.Status) && !old.Poisoned && !in.Reset && old.PromptSHA256 == "" && in.FolderPromptSHA256 == "" {
-		r.log.Warn().Str("run_dir", old.RunDir).Msg("the recorded run's prompt is gone, so this prompt cannot be compared with it; continuing the recorded run")
+		p.log.Warn().Str("run_dir", old.RunDir).Msg("the recorded run's prompt is gone, so this prompt cannot be compared with it; continuing the recorded run")
 	}
 	if o.Kind == run.OpenRefused && o.Refusal != outcome.Poisoned {
 		return nil, &RunError{Kind: o.Refusal, Headline: o.Headline, Detail: o.Detail}
 	}
-	r.logChange(o.Change, old)
+	p.logChange(o.Change, old)
 	if o.EndLeftovers {
 		// Its malarun died: whatever comes next (a reclaim, --reset, or
 		// poison), what it left running must not go on beside it.
-		r.endLeftovers(old)
+		p.endLeftovers(old)
 	}
 	if o.Reset {
-		r.log.Warn().Str("status", string(old.Status)).Bool("poisoned", old.Poisoned).Msg("--reset: starting the issue over; earlier runs stay on disk")
+		p.log.Warn().Str("status", string(old.Status)).Bool("poisoned", old.Poisoned).Msg("--reset: starting the issue over; earlier runs stay on disk")
 	}
 	switch o.Kind {
 	case run.OpenNew:
-		return r.newPlan(o.Record, started)
+		return p.newPlan(o.Record, started)
 	case run.OpenRefused: // poisoned, now or before
 		if o.Save {
 			if err := j.Save(o.Record); err != nil {
@@ -75,8 +88,8 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 		}
 		return nil, &RunError{Kind: o.Refusal, Detail: o.Detail}
 	}
-	p := &plan{rec: o.Record, prompt: filepath.Join(o.Record.RunDir, "prompt.md"), begin: o.Begin, reclaimed: o.Kind == run.OpenReclaim}
-	if err := r.restorePrompt(o.Record, p.prompt); err != nil {
+	pl := &plan{rec: o.Record, prompt: filepath.Join(o.Record.RunDir, "prompt.md"), begin: o.Begin, reclaimed: o.Kind == run.OpenReclaim}
+	if err := p.restorePrompt(o.Record, pl.prompt); err != nil {
 		return nil, err
 	}
 	if o.Save {
@@ -84,34 +97,34 @@ func (r *runner) makePlan(j *journal.Journal, started time.Time) (*plan, error) 
 			return nil, fmt.Errorf("record the reclaim: %w", err)
 		}
 	}
-	r.log.Info().Bool("reclaimed", p.reclaimed).Int("reclaims", p.rec.Reclaims).Int("attempts", p.rec.Attempts).Str("session", p.rec.SessionID).
-		Str("cwd", p.rec.Cwd).Str("run_dir", p.rec.RunDir).Msg("continuing a recorded run")
-	return p, nil
+	p.log.Info().Bool("reclaimed", pl.reclaimed).Int("reclaims", pl.rec.Reclaims).Int("attempts", pl.rec.Attempts).Str("session", pl.rec.SessionID).
+		Str("cwd", pl.rec.Cwd).Str("run_dir", pl.rec.RunDir).Msg("continuing a recorded run")
+	return pl, nil
 }
 
 // newPlan makes a new run's folder and prompt, and its record on the
 // issue's history (run.NewRun).
-func (r *runner) newPlan(history record.Record, started time.Time) (*plan, error) {
-	home := environ.Get(r.cfg.Env, "HOME")
+func (p *planner) newPlan(history record.Record, started time.Time) (*plan, error) {
+	home := environ.Get(p.cfg.Env, "HOME")
 	if home != "" && !filepath.IsAbs(home) {
 		// The CLI keeps its sessions under HOME: a relative one would name
 		// another folder from another working directory.
 		return nil, &RunError{Kind: outcome.Usage, Detail: fmt.Sprintf("HOME %q is not an absolute path", home)}
 	}
-	cwd, err := r.childCwd()
+	cwd, err := p.childCwd()
 	if err != nil {
 		return nil, err
 	}
-	runDir, err := createRunDir(r.cfg.StateDir, r.cfg.IssueID, started)
+	runDir, err := createRunDir(p.cfg.StateDir, p.cfg.IssueID, started)
 	if err != nil {
-		return nil, stateDirError(r.cfg.StateDir, err)
+		return nil, stateDirError(p.cfg.StateDir, err)
 	}
 	prompt := filepath.Join(runDir, "prompt.md")
-	if err := writePrivate(prompt, r.cfg.Prompt); err != nil {
+	if err := writePrivate(prompt, p.cfg.Prompt); err != nil {
 		return nil, fmt.Errorf("save the prompt: %w", err)
 	}
-	rec := run.NewRun(history, run.Identity{Issue: r.cfg.IssueID, RunDir: runDir, Cwd: cwd, Home: home,
-		PromptSHA256: promptHash(r.cfg.Prompt), Started: started})
+	rec := run.NewRun(history, run.Identity{Issue: p.cfg.IssueID, RunDir: runDir, Cwd: cwd, Home: home,
+		PromptSHA256: promptHash(p.cfg.Prompt), Started: started})
 	return &plan{rec: rec, prompt: prompt, begin: run.Beginning{FirstAttempt: 1}}, nil
 }
 
@@ -121,11 +134,11 @@ func (r *runner) newPlan(history record.Record, started time.Time) (*plan, error
 // that cannot be told (another host or container, an older record), the
 // lock alone decides, as it always has (docs/many-issues.md "The lock needs
 // a file system with real locks").
-func (r *runner) ownerAlive(o record.Owner) bool {
-	if o.Pid <= 0 || o.StartTime == 0 || !r.self.SameView(ownerIdentity(o)) {
+func (p *planner) ownerAlive(o record.Owner) bool {
+	if o.Pid <= 0 || o.StartTime == 0 || !p.self.SameView(ownerIdentity(o)) {
 		return false
 	}
-	if o.Pid == r.self.Pid && o.StartTime == r.self.StartTime {
+	if o.Pid == p.self.Pid && o.StartTime == p.self.StartTime {
 		// This process ran the issue before (a program that calls Run more
 		// than once) and let go of it: the lock it holds now says so.
 		return false
@@ -140,9 +153,9 @@ func ownerIdentity(o record.Owner) proc.Identity {
 // endLeftovers ends what a dead malarun's run left running: everything in
 // the run's cgroup, its recorded processes (checked by start time) and
 // anything carrying the run's marker.
-func (r *runner) endLeftovers(rec record.Record) {
+func (p *planner) endLeftovers(rec record.Record) {
 	var refs []proc.Ref
-	if r.self.SameView(ownerIdentity(rec.Owner)) {
+	if p.self.SameView(ownerIdentity(rec.Owner)) {
 		// Recorded pids mean something only in the boot and the PID
 		// namespace that recorded them; elsewhere they name strangers.
 		// The marker search below only finds processes of this run.
@@ -150,16 +163,16 @@ func (r *runner) endLeftovers(rec record.Record) {
 			refs = append(refs, proc.Ref{Pid: t.Pid, StartTime: t.StartTime})
 		}
 	} else if len(rec.Tree) > 0 {
-		r.log.Warn().Str("owner_host", rec.Owner.Host).Msg("the run's malarun died on another host or in another container: its recorded processes are not signalled (a container's end kills them); those this one can see are found by the run's marker")
+		p.log.Warn().Str("owner_host", rec.Owner.Host).Msg("the run's malarun died on another host or in another container: its recorded processes are not signalled (a container's end kills them); those this one can see are found by the run's marker")
 	}
-	found, err := proc.EndCgroup(rec.Cgroup, proc.CgroupName(rec.Marker), r.cfg.KillGrace)
+	found, err := proc.EndCgroup(rec.Cgroup, proc.CgroupName(rec.Marker), p.cfg.KillGrace)
 	if err != nil {
-		r.log.Warn().Err(err).Msg("the run's recorded cgroup was not used: its processes are looked for by the run's marker only")
+		p.log.Warn().Err(err).Msg("the run's recorded cgroup was not used: its processes are looked for by the run's marker only")
 	}
-	marked, left := proc.EndMarked(markerEnv+"="+rec.Marker, refs, r.cfg.KillGrace)
+	marked, left := proc.EndMarked(markerEnv+"="+rec.Marker, refs, p.cfg.KillGrace)
 	found += marked
 	if found > 0 {
-		r.log.Info().Int("found", found).Int("left", len(left)).Msg("ended the processes a previous malarun left running")
+		p.log.Info().Int("found", found).Int("left", len(left)).Msg("ended the processes a previous malarun left running")
 	}
 }
 
@@ -200,9 +213,9 @@ func startedAttempts(runDir string) int {
 // childCwd is the working directory the CLI runs in, made absolute.
 // Clean: os.Getwd returns $PWD as it is spelled when it names the working
 // directory ("/src/app/"), and the record holds clean paths.
-func (r *runner) childCwd() (string, error) {
-	if r.cfg.Cwd != "" {
-		return filepath.Clean(r.cfg.Cwd), nil
+func (p *planner) childCwd() (string, error) {
+	if p.cfg.Cwd != "" {
+		return filepath.Clean(p.cfg.Cwd), nil
 	}
 	wd, err := os.Getwd()
 	if err != nil {

@@ -39,14 +39,14 @@ func recordedPromptHash(rec record.Record) string {
 }
 
 // logChange says what a rerun with another prompt does (run.Open decided).
-func (r *runner) logChange(c *record.PromptChange, rec record.Record) {
+func (p *planner) logChange(c *record.PromptChange, rec record.Record) {
 	switch {
 	case c == nil:
 	case c.Decision == record.PromptResume:
-		r.log.Warn().Str("recorded_prompt", filepath.Join(rec.RunDir, "prompt.md")).Str("recorded_sha256", c.RecordedSHA256).Str("given_sha256", c.GivenSHA256).
+		p.log.Warn().Str("recorded_prompt", filepath.Join(rec.RunDir, "prompt.md")).Str("recorded_sha256", c.RecordedSHA256).Str("given_sha256", c.GivenSHA256).
 			Msg("prompt_change resume: this prompt differs from the recorded run's; continuing the recorded run with its own prompt")
 	case c.Decision == record.PromptStartOver:
-		r.log.Warn().Str("recorded_run", c.RunID).Str("recorded_sha256", c.RecordedSHA256).Str("given_sha256", c.GivenSHA256).
+		p.log.Warn().Str("recorded_run", c.RunID).Str("recorded_sha256", c.RecordedSHA256).Str("given_sha256", c.GivenSHA256).
 			Msg("prompt_change start_over: this prompt differs from the recorded run's; starting a new run with it (the recorded run stays on disk)")
 	}
 }
@@ -64,8 +64,8 @@ const MaxPromptBytes = 32 << 20
 // hash shows: the run can go on. Such a planted prompt with another prompt
 // given is a usage error, before the record is touched: the run cannot be
 // continued, and waiting on it would hang.
-func (r *runner) restorePrompt(rec record.Record, path string) error {
-	same := rec.PromptSHA256 == promptHash(r.cfg.Prompt)
+func (p *planner) restorePrompt(rec record.Record, path string) error {
+	same := rec.PromptSHA256 == promptHash(p.cfg.Prompt)
 	f, err := statefile.OpenAtMost(path, MaxPromptBytes)
 	if err == nil {
 		f.Close()
@@ -80,18 +80,18 @@ func (r *runner) restorePrompt(rec record.Record, path string) error {
 		if rmErr := os.Remove(path); rmErr != nil {
 			return fmt.Errorf("remove the damaged prompt: %w", rmErr)
 		}
-		r.log.Warn().Err(err).Msg("the run's prompt.md was not a prompt malarun wrote: removed, and saved again from this prompt")
+		p.log.Warn().Err(err).Msg("the run's prompt.md was not a prompt malarun wrote: removed, and saved again from this prompt")
 	case !errors.Is(err, fs.ErrNotExist) || !same:
 		return nil
 	}
 	if err := os.MkdirAll(rec.RunDir, 0o700); err != nil {
 		return fmt.Errorf("make the removed run folder again: %w", err)
 	}
-	if err := writePrivate(path, r.cfg.Prompt); err != nil {
+	if err := writePrivate(path, p.cfg.Prompt); err != nil {
 		return fmt.Errorf("save the run's prompt again: %w", err)
 	}
 	if !planted {
-		r.log.Warn().Str("prompt", path).Msg("the run's prompt.md was removed: saved again from this prompt, which is the same (its SHA-256 is the record's)")
+		p.log.Warn().Str("prompt", path).Msg("the run's prompt.md was removed: saved again from this prompt, which is the same (its SHA-256 is the record's)")
 	}
 	return nil
 }

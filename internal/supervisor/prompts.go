@@ -10,8 +10,6 @@ import (
 	"text/template"
 
 	"github.com/malarun/malarun/configs"
-	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -119,54 +117,6 @@ func parseTemplate(source string, text []byte) (*template.Template, error) {
 		return nil, fmt.Errorf("prompt template %s: %w", source, err)
 	}
 	return t, nil
-}
-
-// promptPath is the file attempt a reads on stdin: the one writePrompt
-// writes for it, or the one it reuses (the run's prompt.md, or the prompt
-// its session started with).
-func (r *runner) promptPath(a run.Attempt) string {
-	n := a.N
-	if a.Prompt.Template == run.NoTemplate {
-		if a.Prompt.Written == 0 {
-			return filepath.Join(r.base.RunDir, "prompt.md")
-		}
-		n = a.Prompt.Written
-	}
-	return filepath.Join(r.base.RunDir, fmt.Sprintf("attempt-%d.prompt.md", n))
-}
-
-// writePrompt renders attempt a's template into the run folder (nothing
-// for a prompt already written).
-func (r *runner) writePrompt(a run.Attempt) error {
-	t, err := r.tmpl.of(a.Prompt.Template)
-	if err != nil {
-		return &RunError{Kind: outcome.Usage, Detail: err.Error()}
-	}
-	if t == nil {
-		return nil
-	}
-	d := a.Prompt.Data
-	// A prompt names as many calls and tasks as a record does (the first
-	// ones), whether they come from this malarun's attempt or a record.
-	calls, callsMore := record.Named(d.Interrupted, d.InterruptedMore)
-	tasks, tasksMore := record.Named(d.Tasks, d.TasksMore)
-	text, err := render(t, promptData{IssueID: r.cfg.IssueID, Task: string(r.task), Interrupted: calls, InterruptedMore: callsMore,
-		Tasks: tasks, TasksMore: tasksMore, Hooks: d.Hooks, CutReply: d.CutReply, Reason: d.Reason, Checkpoint: d.Checkpoint, LimitNote: d.LimitNote})
-	if err != nil {
-		return &RunError{Kind: outcome.Usage, Detail: err.Error()}
-	}
-	if err := r.ensureRunDir(); err != nil {
-		return err
-	}
-	path := r.promptPath(a)
-	if err := writePrivate(path, text); err != nil {
-		return fmt.Errorf("save the prompt of attempt %d: %w", a.N, err)
-	}
-	if r.prompts == nil {
-		r.prompts = map[string][]byte{}
-	}
-	r.prompts[path] = text
-	return nil
 }
 
 func render(t *template.Template, data promptData) ([]byte, error) {

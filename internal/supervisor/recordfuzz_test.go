@@ -13,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/record"
@@ -80,8 +79,8 @@ func FuzzRecordFromStream(f *testing.F) {
 			res := fuzzAttempt(r, data, how, now)
 			var act run.Action
 			r.state, act = run.Next(r.policy, r.state, r.endedOf(res), now, run.Draws{NewSession: newSessionID(), Jitter: 0.5})
-			r.recordDecision(res)
-			if err := r.save(); err != nil {
+			r.rec.attemptDecided(res)
+			if err := r.rec.save(); err != nil {
 				t.Fatal(err)
 			}
 			if act.Kind == run.End {
@@ -106,35 +105,33 @@ func fuzzRunner(t *testing.T, w RecordWriter, now time.Time) *runner {
 	cfg := DefaultConfig()
 	cfg.IssueID, cfg.StateDir, cfg.LimitWait = "issue-1", "/state", time.Hour
 	id := journal.NewRunID(now)
-	r := &runner{
-		cfg: cfg, log: zerolog.Nop(), records: w, policy: cfg.runPolicy(now),
-		monitor: ctxpressure.New(0, cfg.ContextThreshold),
-		deps: Deps{ExitCode: func(err error) int {
-			if errors.Is(err, outcome.Interrupted) {
-				return 130
-			}
-			if err != nil {
-				return 1
-			}
-			return 0
-		}},
-		base: record.Record{Issue: cfg.IssueID, Status: record.Processing, Cwd: "/work", Home: "/home/u",
-			RunID: id, RunDir: filepath.Join("/state/issue-1/runs", id), Runs: []string{id},
-			SessionID: newSessionID(), Marker: cfg.IssueID + "/" + id, StartedAt: now,
-			TotalCostUSD: math.Nextafter(record.MaxUSD/2, 0)}, // an issue with a long, costly past
-	}
-	r.facts = openFacts(r.base, record.Owner{}, record.TraceRef{})
-	r.state, _ = run.Begin(r.policy, run.Beginning{FirstAttempt: 1, Record: run.Recorded{SessionID: r.base.SessionID}}, now, run.Draws{})
-	r.facts.began = true
+	r := newRunner(cfg, Deps{ExitCode: func(err error) int {
+		if errors.Is(err, outcome.Interrupted) {
+			return 130
+		}
+		if err != nil {
+			return 1
+		}
+		return 0
+	}}, zerolog.Nop(), prompts{}, now)
+	r.rec.records = w
+	r.rec.base = record.Record{Issue: cfg.IssueID, Status: record.Processing, Cwd: "/work", Home: "/home/u",
+		RunID: id, RunDir: filepath.Join("/state/issue-1/runs", id), Runs: []string{id},
+		SessionID: newSessionID(), Marker: cfg.IssueID + "/" + id, StartedAt: now,
+		TotalCostUSD: math.Nextafter(record.MaxUSD/2, 0)} // an issue with a long, costly past
+	r.folder.dir = r.rec.base.RunDir
+	r.rec.facts = openFacts(r.rec.base, record.Owner{}, record.TraceRef{})
+	r.state, _ = run.Begin(r.policy, run.Beginning{FirstAttempt: 1, Record: run.Recorded{SessionID: r.rec.base.SessionID}}, now, run.Draws{})
+	r.rec.facts.began = true
 	return r
 }
 
 // fuzzAttempt feeds one attempt's stream as runAttempt does, ending it as
 // how says.
 func fuzzAttempt(r *runner, data []byte, how uint8, now time.Time) *attemptResult {
-	spec := run.Attempt{N: 1, SessionID: r.base.SessionID, Resume: how&1 != 0, Checkpoint: how&2 != 0}
+	spec := run.Attempt{N: 1, SessionID: r.rec.base.SessionID, Resume: how&1 != 0, Checkpoint: how&2 != 0}
 	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: now, ended: now.Add(time.Minute)}
-	r.facts.attemptStarted(spec, 4242, 1, now)
+	r.rec.facts.attemptStarted(spec, 4242, 1, now)
 	m := attempt.New(attempt.Limits{Idle: time.Minute, Tool: time.Hour, Background: time.Hour, Linger: time.Second,
 		LimitWaitLeft: time.Hour}, now)
 	d := stream.NewDecoder(bytes.NewReader(data))
@@ -145,9 +142,9 @@ func fuzzAttempt(r *runner, data []byte, how uint8, now time.Time) *attemptResul
 		}
 		res.log.Observe(ev)
 		res.log.NewRejects(ev)
-		pressure := r.observeContext(r.log, ev)
+		pressure := r.lines.observeContext(r.log, ev)
 		m.Step(attempt.Input{Kind: attempt.Line, Event: ev, Pressure: pressure}, now)
-		r.recordProgress(ev, m)
+		r.rec.progress(ev, m)
 	}
 	endings := []attempt.Input{{Kind: attempt.StreamEnd}, {Kind: attempt.Wake}, {Kind: attempt.Interrupt}}
 	m.Step(endings[int(how>>2)%len(endings)], now.Add(2*time.Hour))

@@ -1,10 +1,7 @@
 package supervisor
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,31 +28,6 @@ func createRunDir(stateDir, issue string, now time.Time) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("create run directory under %s: ten names in a row were taken", runs)
-}
-
-// ensureRunDir makes the run folder again if it was removed while the run
-// went on (a tidied state directory), with the run's prompt and the
-// attempt prompts this invocation wrote (a fresh session starts again from
-// the one its session began with), which malarun holds: the session lives
-// on in claude's own files, so the run can go on; only the earlier
-// transcripts are lost.
-func (r *runner) ensureRunDir() error {
-	if _, err := os.Stat(r.base.RunDir); !errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err := os.MkdirAll(r.base.RunDir, 0o700); err != nil {
-		return fmt.Errorf("make the removed run folder again: %w", err)
-	}
-	r.timeline.Reopen() // its file went with the folder
-	files := map[string][]byte{filepath.Join(r.base.RunDir, "prompt.md"): r.task}
-	maps.Copy(files, r.prompts)
-	for path, text := range files {
-		if err := writePrivate(path, text); err != nil {
-			return fmt.Errorf("save a prompt in the run folder made again: %w", err)
-		}
-	}
-	r.log.Warn().Str("run_dir", r.base.RunDir).Msg("the run folder was removed while the run went on: made again with the run's prompt; the transcripts of earlier attempts are gone")
-	return nil
 }
 
 // writePrivate writes a new file readable by the owner only.

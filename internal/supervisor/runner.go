@@ -2,26 +2,25 @@ package supervisor
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/malarun/malarun/internal/attempt"
 	"github.com/malarun/malarun/internal/ctxpressure"
-	"github.com/malarun/malarun/internal/journal"
-	"github.com/malarun/malarun/internal/netprobe"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
 	"github.com/malarun/malarun/internal/reach"
-	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/run"
-	"github.com/malarun/malarun/internal/timelinefile"
+	"github.com/malarun/malarun/internal/stream"
 )
 
-// runner is the state of one Run: what it is connected to, the run's
-// decision state (run.State, changed only by internal/run), the record and
-// what the driver needs to carry the decisions out.
+// runner drives one Run: it carries out the run's decisions (run.State,
+// changed only by internal/run) with the processes, timers and signals
+// they need. What it keeps beside them is split by role, each a type of
+// its own with its own file: the record (recordKeeper, record.go), the run
+// folder's files (runFolder, rundir.go), what the lines told (lineProgress,
+// lines.go), how malarun was asked to stop (shutdown, signals.go); the
+// plan it starts from is made by a planner (plan.go).
 type runner struct {
 	cfg  Config
 	deps Deps // as given, with every nil connection filled in (withDefaults)
@@ -32,32 +31,14 @@ type runner struct {
 	state  run.State
 
 	ctxDone <-chan struct{}
-	monitor *ctxpressure.Monitor
-	tmpl    prompts
 
 	// self is this malarun's process identity, recorded as the run's
 	// owner and compared with a recorded owner's.
-	self    proc.Identity
-	journal *journal.Journal
-	records RecordWriter // where the record is saved: the journal, or a test's wrapper
-	// base is the run as the plan opened it (its identity and history);
-	// facts what this malarun knows of it that the run's decisions cannot
-	// (runFacts). record() projects them, with state, into the record
-	// saved at every transition.
-	base  record.Record
-	facts runFacts
-	task  []byte // the run's prompt (prompt.md), kept to make a removed run folder again
-	// prompts are the attempt prompts this invocation wrote, by path: a
-	// fresh session reuses the one it started with (ensureRunDir).
-	prompts map[string][]byte
+	self proc.Identity
 
-	// warned is what the run's lines were warned about, once each (lines.go).
-	warned
-
-	// timeline is the run folder's record of decisions and receive times,
-	// for malarun show (timeline.go); timelineWarned: its failure was logged.
-	timeline       *timelinefile.Writer
-	timelineWarned bool
+	rec    recordKeeper
+	folder runFolder
+	lines  lineProgress
 
 	// target is the API address of the CLI's environment (§D17).
 	target reach.Target
@@ -66,38 +47,18 @@ type runner struct {
 	// lock file was removed; journal.Journal.Lost): this run stops at once.
 	lockLost <-chan struct{}
 
-	// doing and doingLabel are the phase the last progress event told,
-	// and its words.
-	doing      attempt.Doing
-	doingLabel string
-	// taskLabels are the background tasks the last progress event named,
-	// made at tasksVersion (attempt.State.RunningVersion).
-	taskLabels   []string
-	tasksVersion int
-
-	// shutdown is how malarun was asked to stop (signals.go).
-	shutdown
+	shutdown shutdown
 }
 
-// withDefaults fills in the connections a caller left nil.
-func (d Deps) withDefaults(log zerolog.Logger) Deps {
-	if d.Probe == nil {
-		d.Probe = netprobe.Probe
-	}
-	if d.Rand == nil {
-		d.Rand = rand.Float64
-	}
-	if d.Claude == nil {
-		s := d.Spawner
-		if s == nil && d.Contain == nil {
-			d.Contain = proc.NewCgroup
-		}
-		if s == nil {
-			s = proc.NewSpawner(proc.WithGuard(d.Guard...))
-		}
-		d.Claude = newSpawned(s, log)
-	}
-	return d
+// newRunner is a runner for cfg, its roles wired to it, before the run's
+// lock is taken (acquire) and its record opened (open).
+func newRunner(cfg Config, deps Deps, log zerolog.Logger, tmpl prompts, started time.Time) *runner {
+	r := &runner{cfg: cfg, deps: deps, log: log, policy: cfg.runPolicy(started), shutdown: shutdown{hurry: make(chan struct{})}}
+	r.rec = recordKeeper{log: log, issue: cfg.IssueID, state: &r.state, sideEffectFree: r.policy.SideEffectFree, outputFailures: deps.OutputFailures}
+	r.folder = runFolder{log: log, issue: cfg.IssueID, tmpl: tmpl}
+	r.lines = lineProgress{monitor: ctxpressure.New(int64(cfg.ContextLimit), cfg.ContextThreshold), emit: r.emit, observed: deps.Observer != nil,
+		warned: warned{mcpWarned: map[stream.MCPServer]bool{}, unfamiliarWarned: map[string]bool{}}}
+	return r
 }
 
 // draws are the random values the run's next step may use.
@@ -111,11 +72,11 @@ func (r *runner) draws() run.Draws {
 func (r *runner) mayStart() error {
 	select {
 	case sig := <-r.deps.Signals:
-		r.interrupt(sig, r.log, r.cfg.ShutdownGrace)
+		r.shutdown.interrupt(sig, r.log, r.cfg.ShutdownGrace)
 	default:
 	}
-	if r.interrupted != nil {
-		return &RunError{Kind: outcome.Interrupted, Signal: r.interrupted, Detail: "stopped before the next attempt; the run can be resumed"}
+	if r.shutdown.interrupted != nil {
+		return &RunError{Kind: outcome.Interrupted, Signal: r.shutdown.interrupted, Detail: "stopped before the next attempt; the run can be resumed"}
 	}
 	select {
 	case <-r.lockLost:
@@ -139,7 +100,7 @@ func (r *runner) pause(until time.Time, what string) error {
 	case <-r.ctxDone:
 		return &RunError{Kind: outcome.Interrupted, Detail: stopped}
 	case sig := <-r.deps.Signals:
-		r.interrupt(sig, r.log, r.cfg.ShutdownGrace)
+		r.shutdown.interrupt(sig, r.log, r.cfg.ShutdownGrace)
 		return &RunError{Kind: outcome.Interrupted, Signal: sig, Detail: stopped}
 	case <-r.lockLost:
 		return r.lostError()

@@ -13,40 +13,40 @@ import (
 
 // timelineEvent appends a decision to the run folder's timeline: every
 // event but progress (the status line's feed, a copy of the lines' times).
-func (r *runner) timelineEvent(e event.Event) {
-	if e.Kind == event.Progress || r.base.RunDir == "" {
+func (f *runFolder) timelineEvent(e event.Event) {
+	if e.Kind == event.Progress || f.dir == "" {
 		return
 	}
-	r.openTimeline()
-	r.timeline.Append(e.Entry())
-	r.warnTimeline()
+	f.openTimeline()
+	f.timeline.Append(e.Entry())
+	f.warnTimeline()
 }
 
 // timelineLine records when a whole message of attempt n was read. The
 // CLI's partial-message lines (stream_event, many a second) get none: a
 // replay shows whole messages, and a silence ends at the next line of any kind,
 // which hang_detected's limit already measures.
-func (r *runner) timelineLine(n int, ev *stream.Event, at time.Time) {
-	if ev.Type == "stream_event" || r.base.RunDir == "" {
+func (f *runFolder) timelineLine(n int, ev *stream.Event, at time.Time) {
+	if ev.Type == "stream_event" || f.dir == "" {
 		return
 	}
-	r.openTimeline()
+	f.openTimeline()
 	off := ev.Offset
-	r.timeline.Append(timeline.Entry{Time: at.UTC(), Event: timeline.EventLine, Issue: r.cfg.IssueID, Attempt: n, Offset: &off})
-	r.warnTimeline()
+	f.timeline.Append(timeline.Entry{Time: at.UTC(), Event: timeline.EventLine, Issue: f.issue, Attempt: n, Offset: &off})
+	f.warnTimeline()
 }
 
-func (r *runner) openTimeline() {
-	if r.timeline == nil {
-		r.timeline = timelinefile.NewWriter(filepath.Join(r.base.RunDir, timeline.FileName))
+func (f *runFolder) openTimeline() {
+	if f.timeline == nil {
+		f.timeline = timelinefile.NewWriter(filepath.Join(f.dir, timeline.FileName))
 	}
 }
 
 // warnTimeline says once that the timeline stopped: the run goes on, and
 // malarun show lacks the times from then on.
-func (r *runner) warnTimeline() {
-	if err := r.timeline.Err(); err != nil && !r.timelineWarned {
-		r.timelineWarned = true
-		r.log.Warn().Err(err).Msg("cannot write the run folder's timeline; the run goes on, and malarun show lacks times from here on")
+func (f *runFolder) warnTimeline() {
+	if err := f.timeline.Err(); err != nil && !f.timelineWarned {
+		f.timelineWarned = true
+		f.log.Warn().Err(err).Msg("cannot write the run folder's timeline; the run goes on, and malarun show lacks times from here on")
 	}
 }

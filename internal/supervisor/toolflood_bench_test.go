@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/attempt"
-	"github.com/malarun/malarun/internal/ctxpressure"
 	"github.com/malarun/malarun/internal/event"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/record"
@@ -78,28 +77,26 @@ func floodDriver(tb testing.TB) (*attemptDriver, func()) {
 		tb.Fatal(err)
 	}
 	status, events := ui.NewStatus(cfg.IssueID, cfg.MaxAttempts), ui.NewEventLog(io.Discard)
-	r := &runner{
-		cfg: cfg, log: zerolog.New(io.Discard).Level(zerolog.InfoLevel), journal: j, records: j, policy: cfg.runPolicy(now),
-		monitor: ctxpressure.New(0, cfg.ContextThreshold),
-		deps:    Deps{Observer: func(e event.Event) { status.Apply(e); events.Event(e) }},
-		base: record.Record{Issue: cfg.IssueID, Status: record.Processing, Cwd: "/work", Home: "/home/u",
-			RunID: id, RunDir: runDir, Runs: []string{id}, Marker: cfg.IssueID + "/" + id, StartedAt: now},
-		warned: warned{unfamiliarWarned: map[string]bool{}, mcpWarned: map[stream.MCPServer]bool{}},
-	}
-	r.facts = openFacts(r.base, record.Owner{Pid: os.Getpid(), Host: "bench", StartedAt: now}, record.TraceRef{})
+	r := newRunner(cfg, Deps{Observer: func(e event.Event) { status.Apply(e); events.Event(e) }},
+		zerolog.New(io.Discard).Level(zerolog.InfoLevel), prompts{}, now)
+	r.rec.journal, r.rec.records = j, j
+	r.rec.base = record.Record{Issue: cfg.IssueID, Status: record.Processing, Cwd: "/work", Home: "/home/u",
+		RunID: id, RunDir: runDir, Runs: []string{id}, Marker: cfg.IssueID + "/" + id, StartedAt: now}
+	r.folder.dir = runDir
+	r.rec.facts = openFacts(r.rec.base, record.Owner{Pid: os.Getpid(), Host: "bench", StartedAt: now}, record.TraceRef{})
 	r.state, _ = run.Begin(r.policy, run.Beginning{FirstAttempt: 1}, now, run.Draws{NewSession: floodSession})
-	r.facts.began = true
+	r.rec.facts.began = true
 	spec := run.Attempt{N: 1, SessionID: floodSession}
-	r.facts.attemptStarted(spec, 4242, 1, now)
-	if err := r.save(); err != nil {
+	r.rec.facts.attemptStarted(spec, 4242, 1, now)
+	if err := r.rec.save(); err != nil {
 		tb.Fatal(err)
 	}
 	res := &attemptResult{spec: spec, log: attempt.NewLog(spec.SessionID), started: now}
 	d := &attemptDriver{r: r, res: res, log: r.log, m: attempt.New(r.attemptLimits(false), now), timer: time.NewTimer(time.Hour)}
 	return d, func() {
 		d.timer.Stop()
-		if r.timeline != nil {
-			r.timeline.Close()
+		if r.folder.timeline != nil {
+			r.folder.timeline.Close()
 		}
 		j.Release()
 	}

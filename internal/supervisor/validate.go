@@ -9,11 +9,8 @@ import (
 	"github.com/malarun/malarun/internal/record"
 )
 
-// MaxIssueIDLen bounds an issue id: it names a folder.
-const MaxIssueIDLen = record.MaxIssueIDLen
-
 // ValidateIssueID accepts letters, digits, '.', '_' and '-', at most
-// MaxIssueIDLen long, and not "." or "..": the id becomes a path component,
+// record.MaxIssueIDLen long, and not "." or "..": the id becomes a path component,
 // so anything else could escape the state directory (record.CheckIssueName,
 // which a record's issue is held to too). It must not start with
 // '-' (a command line reads it as a flag, so the issue could be run only by
