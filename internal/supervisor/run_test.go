@@ -60,7 +60,11 @@ type harness struct {
 	fake *fakeclaude.Claude
 	// waits, when set, sees the run's usage-limit waits.
 	waits *waits
-	// probe, when set, looks at the API's address instead of netprobe.Probe.
+	// probe, when set, looks at the API's address; unset, the address is
+	// reached (fakeProbe). Never netprobe.Probe: it resolves names, and
+	// net's resolver state is process-wide: first touched inside a
+	// synctest bubble it belongs to that bubble, and a later test's
+	// lookup is a fatal "send on synctest channel from outside bubble".
 	probe func(context.Context, reach.Target) reach.Finding
 	// traceparent, when set, names each attempt's span (Deps.Traceparent).
 	traceparent func(int) (string, string)
@@ -141,7 +145,11 @@ func (h *harness) attempts() []string {
 func (h *harness) run() (event.Report, error, time.Duration) {
 	start := time.Now()
 	log := zerolog.New(&h.logs)
-	deps := supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, Probe: h.probe,
+	probe := h.probe
+	if probe == nil {
+		probe = (&fakeProbe{}).probe
+	}
+	deps := supervisor.Deps{Log: log, Signals: h.signals, Spawner: spawner, Observer: h.observer, Records: h.records, Rand: h.rand, Probe: probe,
 		Traceparent: h.traceparent}
 	if h.waits != nil {
 		deps.Observer = func(e event.Event) {
