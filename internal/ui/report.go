@@ -11,17 +11,17 @@ import (
 	"github.com/malarun/malarun/internal/usd"
 )
 
-// ReportVersion is the version of the --json report (docs/report.schema.json).
+// reportVersion is the version of the --json report (docs/report.schema.json).
 // It changes only when a field is renamed, removed or changes meaning;
 // added fields keep it.
-const ReportVersion = 1
+const reportVersion = 1
 
 // Report is the --json report: how a run ended, in one JSON object.
 type Report struct {
 	Version int    `json:"version"`
 	Issue   string `json:"issue"`
 	Outcome string `json:"outcome"`
-	// Status is the record's status word for the run's end, as `malarun
+	// status is the record's status word for the run's end, as `malarun
 	// status` shows it (record.StatusFor): succeeded, stopped, waiting,
 	// interrupted or failed.
 	Status   string `json:"status"`
@@ -173,7 +173,7 @@ type Ending struct {
 // NewReport builds the report of a run from the supervisor's Report.
 func NewReport(rep event.Report, end Ending) Report {
 	r := Report{
-		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(record.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
+		Version: reportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(record.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{}, Reclaims: rep.Reclaims, Reclaimed: rep.Reclaimed,
 		Tokens: rep.Usage, ClaudeCodeVersion: rep.ClaudeCodeVersion,
