@@ -16,7 +16,7 @@ type actOnItem struct {
 	Kind string `json:"kind"`
 	// What says what happened and what to do, in a sentence.
 	What string `json:"what"`
-	// count is how many issues and prompt files it is; Issues and Files
+	// Count is how many issues and prompt files it is; Issues and Files
 	// name them (a prompt file a fleet recipe could not run, as the recipe
 	// named it: outside text), at most jsonRows in all, NotListed the rest.
 	Count     int      `json:"count"`

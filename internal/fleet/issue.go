@@ -19,7 +19,7 @@ type issue struct {
 	// succeeded, failed, stopped, interrupted, waiting, processing,
 	// orphaned, poisoned, damaged.
 	Status string
-	// damaged is why the record could not be read ("" when it could).
+	// Damaged is why the record could not be read ("" when it could).
 	Damaged string
 	RunID   string
 	// RunDir is the record's run folder, Described its status in words

@@ -24,7 +24,7 @@ type Summary struct {
 	// ActOn are what a person must act on, first: credentials, credit, a
 	// configuration error, prompt files a fleet could not run, ...
 	ActOn []actOnItem `json:"act_on"`
-	// changes is what changed since an earlier summary (--since-summary).
+	// Changes is what changed since an earlier summary (--since-summary).
 	Changes *changes `json:"since_summary,omitempty"`
 	// ByStatus counts the issues by status word, in statusOrder.
 	ByStatus []count `json:"by_status"`
@@ -41,7 +41,7 @@ type Summary struct {
 	Skipped []string `json:"skipped_folders"`
 	Linked  []string `json:"linked_folders"`
 	NotRun  []notRun `json:"not_run"`
-	// omitted counts what the lists above leave out past their bounds.
+	// Omitted counts what the lists above leave out past their bounds.
 	Omitted  omitted      `json:"not_listed"`
 	Rescues  rescueTotals `json:"rescues"`
 	Totals   totals       `json:"totals"`
@@ -105,7 +105,7 @@ type omitted struct {
 	Damaged int `json:"damaged,omitempty"`
 	Skipped int `json:"skipped_folders,omitempty"`
 	Linked  int `json:"linked_folders,omitempty"`
-	// notRun counts the notes not read (past notrun.MaxNotes, or unfit).
+	// NotRun counts the notes not read (past notrun.MaxNotes, or unfit).
 	NotRun int `json:"not_run,omitempty"`
 }
 

@@ -8,5 +8,5 @@ import "syscall"
 // redirecting an open: no blocking on a FIFO, no final symbolic link.
 const safe = syscall.O_NONBLOCK | syscall.O_NOFOLLOW
 
-// noBlock is Safe without O_NOFOLLOW, for the files the user names.
+// noBlock is safe without O_NOFOLLOW, for the files the user names.
 const noBlock = syscall.O_NONBLOCK

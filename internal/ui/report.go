@@ -21,7 +21,7 @@ type Report struct {
 	Version int    `json:"version"`
 	Issue   string `json:"issue"`
 	Outcome string `json:"outcome"`
-	// status is the record's status word for the run's end, as `malarun
+	// Status is the record's status word for the run's end, as `malarun
 	// status` shows it (record.StatusFor): succeeded, stopped, waiting,
 	// interrupted or failed.
 	Status   string `json:"status"`

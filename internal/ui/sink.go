@@ -179,7 +179,7 @@ func (s *Sink) Close(limit time.Duration) {
 	poke(s.wake)
 }
 
-// failure is the first failure of the output, if any.
+// Failure is the first failure of the output, if any.
 func (s *Sink) Failure() (failure, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
