@@ -29,23 +29,23 @@ const resultScanBytes = 4 << 10
 func knownCodes() map[string]Finding {
 	selfSigned, expired, notYetValid, nameMismatch := certFindings()
 	return map[string]Finding{
-		"ENOTFOUND":         {Cause: notFound, Code: "ENOTFOUND", What: "name not found"},
-		"ECONNREFUSED":      {Cause: refused, Code: "ECONNREFUSED", What: "connection refused"},
-		"ConnectionRefused": {Cause: refused, Code: "ECONNREFUSED", What: "connection refused"},
-		"ENETUNREACH":       {Cause: noRoute, Code: "ENETUNREACH", What: "network unreachable"},
-		"ENETDOWN":          {Cause: noRoute, Code: "ENETDOWN", What: "network down"},
-		"EHOSTUNREACH":      {Cause: noRoute, Code: "EHOSTUNREACH", What: "no route to host"},
-		"EHOSTDOWN":         {Cause: noRoute, Code: "EHOSTDOWN", What: "host down"},
+		"ENOTFOUND":         {Cause: NotFound, Code: "ENOTFOUND", What: "name not found"},
+		"ECONNREFUSED":      {Cause: Refused, Code: "ECONNREFUSED", What: "connection refused"},
+		"ConnectionRefused": {Cause: Refused, Code: "ECONNREFUSED", What: "connection refused"},
+		"ENETUNREACH":       {Cause: NoRoute, Code: "ENETUNREACH", What: "network unreachable"},
+		"ENETDOWN":          {Cause: NoRoute, Code: "ENETDOWN", What: "network down"},
+		"EHOSTUNREACH":      {Cause: NoRoute, Code: "EHOSTUNREACH", What: "no route to host"},
+		"EHOSTDOWN":         {Cause: NoRoute, Code: "EHOSTDOWN", What: "host down"},
 
 		"DEPTH_ZERO_SELF_SIGNED_CERT":       selfSigned,
-		"SELF_SIGNED_CERT_IN_CHAIN":         {Cause: certificate, Code: "SELF_SIGNED_CERT_IN_CHAIN", What: "self-signed certificate in the chain"},
-		"UNABLE_TO_VERIFY_LEAF_SIGNATURE":   {Cause: certificate, Code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", What: "certificate not trusted"},
-		"UNABLE_TO_GET_ISSUER_CERT_LOCALLY": {Cause: certificate, Code: "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", What: "certificate not trusted"},
-		"UNABLE_TO_GET_ISSUER_CERT":         {Cause: certificate, Code: "UNABLE_TO_GET_ISSUER_CERT", What: "certificate not trusted"},
+		"SELF_SIGNED_CERT_IN_CHAIN":         {Cause: Certificate, Code: "SELF_SIGNED_CERT_IN_CHAIN", What: "self-signed certificate in the chain"},
+		"UNABLE_TO_VERIFY_LEAF_SIGNATURE":   {Cause: Certificate, Code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", What: "certificate not trusted"},
+		"UNABLE_TO_GET_ISSUER_CERT_LOCALLY": {Cause: Certificate, Code: "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", What: "certificate not trusted"},
+		"UNABLE_TO_GET_ISSUER_CERT":         {Cause: Certificate, Code: "UNABLE_TO_GET_ISSUER_CERT", What: "certificate not trusted"},
 		"CERT_HAS_EXPIRED":                  expired,
 		"CERT_NOT_YET_VALID":                notYetValid,
-		"CERT_REVOKED":                      {Cause: certificate, Code: "CERT_REVOKED", What: "certificate revoked"},
-		"CERT_SIGNATURE_FAILURE":            {Cause: certificate, Code: "CERT_SIGNATURE_FAILURE", What: "certificate signature invalid"},
+		"CERT_REVOKED":                      {Cause: Certificate, Code: "CERT_REVOKED", What: "certificate revoked"},
+		"CERT_SIGNATURE_FAILURE":            {Cause: Certificate, Code: "CERT_SIGNATURE_FAILURE", What: "certificate signature invalid"},
 		"ERR_TLS_CERT_ALTNAME_INVALID":      nameMismatch,
 		"HOSTNAME_MISMATCH":                 nameMismatch,
 	}
@@ -53,10 +53,10 @@ func knownCodes() map[string]Finding {
 
 // certFindings are the certificate findings that both a code and a phrase name.
 func certFindings() (selfSigned, expired, notYetValid, nameMismatch Finding) {
-	return Finding{Cause: certificate, Code: "DEPTH_ZERO_SELF_SIGNED_CERT", What: "self-signed certificate"},
-		Finding{Cause: certificate, Code: "CERT_HAS_EXPIRED", What: "certificate expired"},
-		Finding{Cause: certificate, Code: "CERT_NOT_YET_VALID", What: "certificate not yet valid"},
-		Finding{Cause: certificate, Code: "ERR_TLS_CERT_ALTNAME_INVALID", What: "certificate does not name the host"}
+	return Finding{Cause: Certificate, Code: "DEPTH_ZERO_SELF_SIGNED_CERT", What: "self-signed certificate"},
+		Finding{Cause: Certificate, Code: "CERT_HAS_EXPIRED", What: "certificate expired"},
+		Finding{Cause: Certificate, Code: "CERT_NOT_YET_VALID", What: "certificate not yet valid"},
+		Finding{Cause: Certificate, Code: "ERR_TLS_CERT_ALTNAME_INVALID", What: "certificate does not name the host"}
 }
 
 // certPhrase is a certificate text 2.1.197 prints without a code.

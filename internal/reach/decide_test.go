@@ -107,7 +107,7 @@ func TestFindingWords(t *testing.T) {
 }
 
 func TestKnown(t *testing.T) {
-	if f, ok := Known("ENOTFOUND"); !ok || f.Cause != notFound || f.FromCLI {
+	if f, ok := Known("ENOTFOUND"); !ok || f.Cause != NotFound || f.FromCLI {
 		t.Errorf("Known(ENOTFOUND) = %+v, %v", f, ok)
 	}
 	for _, code := range []string{"ECONNRESET", "ETIMEDOUT", "EAI_AGAIN", ""} {

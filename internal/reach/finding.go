@@ -15,22 +15,22 @@
 // the CLI and malarun retry it as before.
 package reach
 
-// cause is why the API cannot be reached, as far as malarun can tell.
-type cause int
+// Cause is why the API cannot be reached, as far as malarun can tell.
+type Cause int
 
 const (
 	// Unknown: nothing retrying cannot fix was found (the host answered, a
 	// timeout, a reset, a temporary DNS failure, or malarun did not look).
-	unknown cause = iota
-	// notFound: the host name does not exist (NXDOMAIN).
-	notFound
-	// refused: the host exists and nothing listens on the port.
-	refused
-	// noRoute: this machine has no route to the host's network (no network
+	Unknown Cause = iota
+	// NotFound: the host name does not exist (NXDOMAIN).
+	NotFound
+	// Refused: the host exists and nothing listens on the port.
+	Refused
+	// NoRoute: this machine has no route to the host's network (no network
 	// at all, a VPN that is down).
-	noRoute
-	// certificate: the server's TLS certificate is one the CLI refuses.
-	certificate
+	NoRoute
+	// Certificate: the server's TLS certificate is one the CLI refuses.
+	Certificate
 	// Scheme: the base URL's scheme is not what the port speaks (https://
 	// on a port that answers plain HTTP).
 	Scheme
@@ -40,7 +40,7 @@ const (
 // are malarun's own words from a fixed set (never text from the CLI or
 // the network), so they are safe in any message.
 type Finding struct {
-	Cause cause
+	Cause Cause
 	// Code is the error code as Node and the CLI name it: ENOTFOUND,
 	// ECONNREFUSED, DEPTH_ZERO_SELF_SIGNED_CERT, ...
 	Code string
@@ -51,11 +51,11 @@ type Finding struct {
 }
 
 // Config reports whether the finding is one retrying cannot fix.
-func (f Finding) Config() bool { return f.Cause != unknown }
+func (f Finding) Config() bool { return f.Cause != Unknown }
 
 // String is the finding for a message: "name not found (ENOTFOUND)".
 func (f Finding) String() string {
-	if f.Cause == unknown {
+	if f.Cause == Unknown {
 		return "no cause found"
 	}
 	return f.What + " (" + f.Code + ")"
@@ -66,9 +66,9 @@ func (f Finding) Hint() string {
 	switch f.Cause {
 	case Scheme:
 		return "check the scheme of ANTHROPIC_BASE_URL: for a port that speaks plain HTTP the URL starts with http://"
-	case certificate:
+	case Certificate:
 		return "check ANTHROPIC_BASE_URL, and NODE_EXTRA_CA_CERTS for a private CA"
-	case noRoute:
+	case NoRoute:
 		return "check the network (or VPN) and ANTHROPIC_BASE_URL"
 	}
 	return "check ANTHROPIC_BASE_URL and the network"
