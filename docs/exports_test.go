@@ -62,46 +62,17 @@ var keptExports = map[string]string{
 	// Its lower-case name is taken: render_*.go import internal/attempt.
 	"internal/replay.Attempt": "the element type of Summary.Attempts (show's JSON); attempt is the import of internal/attempt",
 
-	// internal/supervisor and internal/attempt: the branch i48-runner
-	// reduces these at the same time; the lead reconciles the list when
-	// both are merged.
-	"internal/attempt.APIError":                    "i48-runner",
-	"internal/attempt.CLIVar":                      "i48-runner",
-	"internal/attempt.FirstByteTokens":             "i48-runner",
-	"internal/attempt.FirstLineWait":               "i48-runner",
-	"internal/attempt.InputKind":                   "i48-runner",
-	"internal/attempt.KillGrace":                   "i48-runner",
-	"internal/attempt.MaxCatchUp":                  "i48-runner",
-	"internal/attempt.MaxFirstByteTokens":          "i48-runner",
-	"internal/attempt.MaxRetryWait":                "i48-runner",
-	"internal/attempt.MaxSubagents":                "i48-runner",
-	"internal/attempt.MaxTasks":                    "i48-runner",
-	"internal/attempt.PhaseCompacting":             "i48-runner",
-	"internal/attempt.PhaseSubagent":               "i48-runner",
-	"internal/attempt.ReadCatchUp":                 "i48-runner",
-	"internal/attempt.StartupCauses":               "i48-runner",
-	"internal/attempt.StartupVar":                  "i48-runner",
-	"internal/attempt.StopSessionTimeout":          "i48-runner",
-	"internal/attempt.UnreachableReason":           "i48-runner",
-	"internal/supervisor.Claude":                   "i48-runner",
-	"internal/supervisor.DefaultBackgroundTimeout": "i48-runner",
-	"internal/supervisor.DefaultContextThreshold":  "i48-runner",
-	"internal/supervisor.DefaultFirstByteTimeout":  "i48-runner",
-	"internal/supervisor.DefaultKillGrace":         "i48-runner",
-	"internal/supervisor.DefaultMaxAttempts":       "i48-runner",
-	"internal/supervisor.DefaultMaxContinuations":  "i48-runner",
-	"internal/supervisor.DefaultMaxIdleRetries":    "i48-runner",
-	"internal/supervisor.DefaultMaxReclaims":       "i48-runner",
-	"internal/supervisor.DefaultResultExitTimeout": "i48-runner",
-	"internal/supervisor.DefaultSessionTimeout":    "i48-runner",
-	"internal/supervisor.DefaultShutdownGrace":     "i48-runner",
-	"internal/supervisor.DefaultTextTimeout":       "i48-runner",
-	"internal/supervisor.DefaultThinkingTimeout":   "i48-runner",
-	"internal/supervisor.DefaultToolInputTimeout":  "i48-runner",
-	"internal/supervisor.DefaultToolTimeout":       "i48-runner",
-	"internal/supervisor.DefaultUnreachableWindow": "i48-runner",
-	"internal/supervisor.MaxIssueIDLen":            "i48-runner",
-	"internal/supervisor.Value":                    "i48-runner",
+	// Kept by the branch i48-runner (issue 48), which unexported the rest
+	// of internal/supervisor's and internal/attempt's.
+	"internal/attempt.APIError":           "an Ending; attempt.Ending's other values are used outside",
+	"internal/attempt.StopSessionTimeout": "a StopReason; attempt.StopNone, StopHang, StopAuth... are used outside",
+	"internal/attempt.KillGrace":          "a Grace; attempt.ShutdownGrace is used outside",
+	"internal/attempt.PhaseCompacting":    "a Phase; attempt.PhaseStarting, PhaseTool, PhaseWaiting... are used outside",
+	"internal/attempt.PhaseSubagent":      "a Phase; attempt.PhaseStarting, PhaseTool, PhaseWaiting... are used outside",
+	"internal/attempt.InputKind":          "the type of attempt.Line (Input.Kind), used outside",
+	"internal/attempt.CLIVar":             "the element type of attempt.CLIVars's result, used outside",
+	"internal/supervisor.Claude":          "the type of the field Deps.Claude, which supervisor's external tests set to fakeclaude",
+	"internal/supervisor.Value":           "the type of the field Key.Value, which cmd/malarun reads (config_keys.go)",
 }
 
 func TestInternalExportsAreUsedOutside(t *testing.T) {
