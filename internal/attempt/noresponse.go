@@ -33,7 +33,7 @@ func (n *NoResponses) Observe(ev *stream.Event, now time.Time) {
 	if ev.Type == "system" && ev.Subtype == "api_retry" && ev.NoResponse {
 		n.settle(now)
 		n.Retries++
-		// waited_ms is at most stream.MaxRetryDelayMS (a year): it fits.
+		// waited_ms is at most stream.maxRetryDelayMS (a year): it fits.
 		w := time.Duration(ev.NoResponseWaitedMS * float64(time.Millisecond))
 		n.Waited = addDuration(n.Waited, w)
 		n.Cost = addDuration(n.Cost, w)

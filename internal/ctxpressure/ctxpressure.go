@@ -12,15 +12,15 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// DefaultWindow is the context window assumed when nothing tells otherwise.
-const DefaultWindow = 200_000
+// defaultWindow is the context window assumed when nothing tells otherwise.
+const defaultWindow = 200_000
 
 // Window sources, for the log.
 const (
-	SourceConfig = "config context_limit"
-	SourceResult = "result modelUsage.contextWindow"
-	SourceModel  = "init model name"
-	SourceAssume = "default"
+	sourceConfig = "config context_limit"
+	sourceResult = "result modelUsage.contextWindow"
+	sourceModel  = "init model name"
+	sourceAssume = "default"
 )
 
 // Monitor follows one session's stream.
@@ -42,8 +42,8 @@ func New(configLimit int64, threshold float64) *Monitor {
 	return &Monitor{configLimit: configLimit, threshold: threshold}
 }
 
-// Observation is what one line changed.
-type Observation struct {
+// observation is what one line changed.
+type observation struct {
 	// Crossed: occupancy is at or above the threshold.
 	Crossed bool
 	// MissingUsage: the first top-level assistant message without usage.
@@ -54,8 +54,8 @@ type Observation struct {
 }
 
 // Observe folds one event in.
-func (m *Monitor) Observe(ev stream.Event) Observation {
-	var o Observation
+func (m *Monitor) Observe(ev stream.Event) observation {
+	var o observation
 	switch {
 	case ev.Type == "system" && ev.Subtype == "init":
 		m.initModel = ev.Model
@@ -63,7 +63,7 @@ func (m *Monitor) Observe(ev stream.Event) Observation {
 		m.measured = false
 		o.Compacted = true
 	case ev.Type == "result" && ev.ContextWindow > 0:
-		// Within [1, stream.MaxContextWindow]: Over multiplies it by the
+		// Within [1, stream.maxContextWindow]: Over multiplies it by the
 		// threshold as a float64, far from any overflow.
 		m.resultWindow = ev.ContextWindow
 	case ev.Type == "assistant" && ev.ParentToolUseID == "" && ev.Model != "<synthetic>":
@@ -77,7 +77,7 @@ func (m *Monitor) Observe(ev stream.Event) Observation {
 		}
 		// A count the decoder rejected (negative, absurd) reads as 0, so
 		// the sum would understate the context: the last good measurement
-		// stands. Each kept count is within [0, stream.MaxTokens], so the
+		// stands. Each kept count is within [0, stream.maxTokens], so the
 		// sum of four cannot overflow.
 		if !ev.UsageRejected() {
 			m.occupancy = ev.Usage.Occupancy()
@@ -115,13 +115,13 @@ func (m *Monitor) Occupancy() int64 {
 func (m *Monitor) Window() (int64, string) {
 	switch {
 	case m.configLimit > 0:
-		return m.configLimit, SourceConfig
+		return m.configLimit, sourceConfig
 	case m.resultWindow > 0:
-		return m.resultWindow, SourceResult
+		return m.resultWindow, sourceResult
 	case strings.HasSuffix(m.initModel, "[1m]"):
-		return 1_000_000, SourceModel
+		return 1_000_000, sourceModel
 	}
-	return DefaultWindow, SourceAssume
+	return defaultWindow, sourceAssume
 }
 
 // ExtractCheckpoint returns the checkpoint in an agent's reply: code fence

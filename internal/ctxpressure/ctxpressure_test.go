@@ -70,15 +70,15 @@ func TestSubAgentAndSyntheticMessagesDoNotCount(t *testing.T) {
 
 func TestWindowSources(t *testing.T) {
 	m := New(0, 0.9)
-	if w, src := m.Window(); w != 200000 || src != SourceAssume {
+	if w, src := m.Window(); w != 200000 || src != sourceAssume {
 		t.Errorf("no information: %d from %s", w, src)
 	}
 	m.Observe(stream.Event{Type: "system", Subtype: "init", Model: "claude-opus-4-8[1m]"})
-	if w, src := m.Window(); w != 1000000 || src != SourceModel {
+	if w, src := m.Window(); w != 1000000 || src != sourceModel {
 		t.Errorf("[1m] model: %d from %s", w, src)
 	}
 	m.Observe(stream.Event{Type: "result", ContextWindow: 400000})
-	if w, src := m.Window(); w != 400000 || src != SourceResult {
+	if w, src := m.Window(); w != 400000 || src != sourceResult {
 		t.Errorf("after a result: %d from %s", w, src)
 	}
 	m.NewSession()
@@ -87,7 +87,7 @@ func TestWindowSources(t *testing.T) {
 	}
 	c := New(150000, 0.9)
 	c.Observe(stream.Event{Type: "result", ContextWindow: 400000})
-	if w, src := c.Window(); w != 150000 || src != SourceConfig {
+	if w, src := c.Window(); w != 150000 || src != sourceConfig {
 		t.Errorf("config limit: %d from %s", w, src)
 	}
 }

@@ -12,9 +12,9 @@ import (
 // every form fits its documented size (TestWorstCaseFitsItsBound works
 // the ceilings out from these) in bounded memory.
 const (
-	// MaxIssues is how many issue folders a summary reads, by name; the
+	// maxIssues is how many issue folders a summary reads, by name; the
 	// others are counted (Summary.NotRead), never opened.
-	MaxIssues = 100_000
+	maxIssues = 100_000
 	// reasonMax bounds a record's reason or a damaged record's error, in
 	// bytes (the whole is in `malarun status ISSUE`).
 	reasonMax = 500
@@ -38,8 +38,8 @@ const (
 	// jsonRows bounds the JSON form's other lists: waiting, running,
 	// damaged, skipped and linked folders, the changes since a summary.
 	jsonRows = 1000
-	// PageRows is how many rows of issues_list one JSON page holds.
-	PageRows = 5000
+	// pageRows is how many rows of issues_list one JSON page holds.
+	pageRows = 5000
 	// htmlRows is how many issues the HTML index lists; the others are on
 	// list pages beside it, htmlRows each.
 	htmlRows = 1000

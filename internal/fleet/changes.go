@@ -6,28 +6,28 @@ import (
 	"time"
 )
 
-// Changes is what changed since an earlier summary (--since-summary
+// changes is what changed since an earlier summary (--since-summary
 // PREVIOUS.json, the JSON form of last night's): the runs that newly
 // ended without success, those that succeed again, and last night's
 // failure totals beside tonight's.
-type Changes struct {
+type changes struct {
 	PreviousMadeAt time.Time `json:"previous_made_at"`
 	PreviousIssues int       `json:"previous_issues"`
 	// NewlyFailed ended without success now and did not then (they
 	// succeeded, waited, ran, or were not there); PassesAgain succeed now
 	// and ended without success then. Each at most jsonRows, by issue id,
 	// with the count of all.
-	NewlyFailed      []Change `json:"newly_failed"`
+	NewlyFailed      []change `json:"newly_failed"`
 	NewlyFailedCount int      `json:"newly_failed_count"`
-	PassesAgain      []Change `json:"passes_again"`
+	PassesAgain      []change `json:"passes_again"`
 	PassesAgainCount int      `json:"passes_again_count"`
 	// StillFailing ended without success both times.
 	StillFailing     int      `json:"still_failing"`
-	PreviousFailures Failures `json:"previous_failures"`
+	PreviousFailures failures `json:"previous_failures"`
 }
 
-// Change is an issue whose run changed side: its status then and now.
-type Change struct {
+// change is an issue whose run changed side: its status then and now.
+type change struct {
 	Issue string `json:"issue"`
 	// Was is the status word in the earlier summary; "" when the issue
 	// was not in it.
@@ -45,12 +45,12 @@ type Previous struct {
 	MadeAt   time.Time
 	Issues   int
 	Statuses map[string]string
-	Failures Failures
+	Failures failures
 }
 
 // ParsePrevious reads an earlier summary's JSON form as outside input:
 // only version 1; statuses by issue (or, from a malarun that wrote none,
-// its issues_list) whose ids validID accepts, at most MaxIssues, each
+// its issues_list) whose ids validID accepts, at most maxIssues, each
 // word cut; numbers that cannot be are refused. The time requests never
 // answered took is nil (unknown, never 0) when it does not say it: a
 // summary made before it was counted.
@@ -64,8 +64,8 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 			Issue  string `json:"issue"`
 			Status string `json:"status"`
 		} `json:"issues_list"`
-		Page     *Page    `json:"issues_list_page"`
-		Failures Failures `json:"failures"`
+		Page     *page    `json:"issues_list_page"`
+		Failures failures `json:"failures"`
 		Rescues  struct {
 			NoResponseMS *int64 `json:"no_response_ms"`
 		} `json:"rescues"`
@@ -76,12 +76,12 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 	switch {
 	case in.Version == nil:
 		return Previous{}, fmt.Errorf("not a summary's JSON form (malarun summary --format json): it has no version")
-	case *in.Version != Version:
-		return Previous{}, fmt.Errorf("a summary of version %d; this malarun reads version %d", *in.Version, Version)
+	case *in.Version != version:
+		return Previous{}, fmt.Errorf("a summary of version %d; this malarun reads version %d", *in.Version, version)
 	case in.MadeAt.Year() < 2000 || in.MadeAt.Year() >= 2100:
 		return Previous{}, fmt.Errorf("its made_at (%s) is not a time a summary was made", in.MadeAt.Format(time.RFC3339))
-	case in.Issues < 0 || in.Issues > MaxIssues || len(in.Statuses) > MaxIssues || len(in.Rows) > MaxIssues:
-		return Previous{}, fmt.Errorf("it counts more issues than a summary reads (%d)", MaxIssues)
+	case in.Issues < 0 || in.Issues > maxIssues || len(in.Statuses) > maxIssues || len(in.Rows) > maxIssues:
+		return Previous{}, fmt.Errorf("it counts more issues than a summary reads (%d)", maxIssues)
 	}
 	p := Previous{MadeAt: in.MadeAt, Issues: in.Issues, Statuses: map[string]string{}, Failures: in.Failures}
 	statuses := in.Statuses
@@ -104,7 +104,7 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 	// holds) are read as nothing.
 	f := &p.Failures
 	f.Runs, f.HangLostMS = max(f.Runs, 0), max(f.HangLostMS, 0)
-	f.NoResponseUncounted = min(max(f.NoResponseUncounted, 0), MaxIssues)
+	f.NoResponseUncounted = min(max(f.NoResponseUncounted, 0), maxIssues)
 	if f.NoResponseLostMS == nil && in.Rescues.NoResponseMS != nil {
 		// A summary made before failures said it, after the runs counted
 		// requests never answered (issue 47), wrote their time here, and
@@ -127,12 +127,12 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 
 // Compare adds to s what changed since p.
 func (s *Summary) Compare(p Previous) {
-	c := &Changes{PreviousMadeAt: p.MadeAt.UTC(), PreviousIssues: p.Issues, PreviousFailures: p.Failures,
-		NewlyFailed: []Change{}, PassesAgain: []Change{}}
+	c := &changes{PreviousMadeAt: p.MadeAt.UTC(), PreviousIssues: p.Issues, PreviousFailures: p.Failures,
+		NewlyFailed: []change{}, PassesAgain: []change{}}
 	for _, r := range s.Rows { // every issue, by id
 		was, seen := p.Statuses[r.Issue]
 		now, then := failed(r.Status), seen && failed(was)
-		var list *[]Change
+		var list *[]change
 		switch {
 		case now && then:
 			c.StillFailing++
@@ -144,7 +144,7 @@ func (s *Summary) Compare(p Previous) {
 			list = &c.PassesAgain
 		}
 		if list != nil && len(*list) < jsonRows {
-			*list = append(*list, Change{Issue: r.Issue, Was: was, Status: r.Status, Outcome: r.Outcome, ExitCode: r.ExitCode,
+			*list = append(*list, change{Issue: r.Issue, Was: was, Status: r.Status, Outcome: r.Outcome, ExitCode: r.ExitCode,
 				Reason: r.Reason, WallMS: r.WallMS, CostUSD: r.CostUSD})
 		}
 	}

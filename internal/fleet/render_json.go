@@ -9,7 +9,7 @@ import (
 )
 
 // WriteJSON writes the summary as JSON (docs/summary.schema.json): the
-// given page of issues_list (1-based; PageRows rows), every list at most
+// given page of issues_list (1-based; pageRows rows), every list at most
 // its bound with a count of the rest (not_listed, issues_not_listed), so
 // that the JSON of any state directory fits its bound
 // (TestWorstCaseFitsItsBound). Costs are rounded to the millionth of a
@@ -26,7 +26,7 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 	out := *s
 	page = min(max(page, 1), out.Page.Pages)
 	out.Page.Number = page
-	out.Rows = out.Rows[min(len(out.Rows), (page-1)*PageRows):min(len(out.Rows), page*PageRows)]
+	out.Rows = out.Rows[min(len(out.Rows), (page-1)*pageRows):min(len(out.Rows), page*pageRows)]
 	out.Ended, out.Omitted.Groups = capped(out.Ended, jsonGroups)
 	out.Ended = slices.Clone(out.Ended)
 	for i := range out.Ended {
@@ -51,17 +51,17 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 		}
 	}
 	if out.Ended == nil {
-		out.Ended = []Group{}
+		out.Ended = []group{}
 	}
 	if out.Damaged == nil {
-		out.Damaged = []Damaged{}
+		out.Damaged = []damaged{}
 	}
 	if out.ByStatus == nil {
-		out.ByStatus = []Count{}
+		out.ByStatus = []count{}
 	}
 	out.ActOn = slices.Clone(out.ActOn)
 	if out.ActOn == nil {
-		out.ActOn = []ActOn{}
+		out.ActOn = []actOnItem{}
 	}
 	for i := range out.ActOn {
 		for _, l := range []*[]string{&out.ActOn[i].Issues, &out.ActOn[i].Files} {
@@ -71,14 +71,14 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 		}
 	}
 	if c := out.Changes; c != nil {
-		for _, l := range []*[]Change{&c.NewlyFailed, &c.PassesAgain} {
+		for _, l := range []*[]change{&c.NewlyFailed, &c.PassesAgain} {
 			if *l == nil {
-				*l = []Change{}
+				*l = []change{}
 			}
 		}
 	}
 	if out.NotRun == nil {
-		out.NotRun = []NotRun{}
+		out.NotRun = []notRun{}
 	}
 	if out.Statuses == nil {
 		out.Statuses = map[string]string{}
@@ -105,7 +105,7 @@ func roundCosts(out *Summary) {
 	if c := out.Changes; c != nil {
 		cc := *c
 		cc.PreviousFailures.CostUSD = r(cc.PreviousFailures.CostUSD)
-		for _, l := range []*[]Change{&cc.NewlyFailed, &cc.PassesAgain} {
+		for _, l := range []*[]change{&cc.NewlyFailed, &cc.PassesAgain} {
 			*l = slices.Clone(*l)
 			for i := range *l {
 				(*l)[i].CostUSD = r((*l)[i].CostUSD)

@@ -27,13 +27,13 @@ type Options struct {
 	Now time.Time
 }
 
-// Scan is every issue of stateDir (the first MaxIssues by name), sorted
+// Scan is every issue of stateDir (the first maxIssues by name), sorted
 // by id; the folders that are not issues and the links, named (cut and
 // inert: nameMax); and the prompt files a fleet could not run. Records
 // are read without locking, each once, by as many readers as there are
 // CPUs.
-func Scan(stateDir string, o Options) (Scanned, error) {
-	var sc Scanned
+func Scan(stateDir string, o Options) (scanned, error) {
+	var sc scanned
 	dirs, err := os.ReadDir(stateDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sc, nil
@@ -53,7 +53,7 @@ func Scan(stateDir string, o Options) (Scanned, error) {
 		case !d.IsDir() || name == limitstore.DirName || name == notrun.DirName:
 		case o.ValidID != nil && o.ValidID(name) != nil:
 			addNamed(&sc.Skipped, &sc.SkippedMore, name)
-		case len(names) >= MaxIssues:
+		case len(names) >= maxIssues:
 			sc.NotRead++
 		default:
 			names = append(names, name)
@@ -64,11 +64,11 @@ func Scan(stateDir string, o Options) (Scanned, error) {
 		sc.NotRunError = cut(err.Error(), reasonMax)
 	}
 	for _, n := range notes {
-		sc.NotRun = append(sc.NotRun, NotRun{File: cut(n.File, nameMax), Issue: cut(n.Issue, nameMax), Reason: cut(n.Reason, reasonMax),
+		sc.NotRun = append(sc.NotRun, notRun{File: cut(n.File, nameMax), Issue: cut(n.Issue, nameMax), Reason: cut(n.Reason, reasonMax),
 			ExitCode: n.ExitCode, At: n.At.UTC()})
 	}
 	sc.NotRunUnread = unread
-	out := make([]*Issue, len(names))
+	out := make([]*issue, len(names))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range max(1, min(runtime.GOMAXPROCS(0), len(names))) {
@@ -110,12 +110,12 @@ func addNamed(list *[]string, more *int, name string) {
 const noResponseRecordVersion = 9
 
 // readIssue reads one issue folder (nil: it holds no record).
-func readIssue(stateDir, name string, now time.Time) *Issue {
+func readIssue(stateDir, name string, now time.Time) *issue {
 	e, ok := journal.Read(stateDir, name)
 	if !ok {
 		return nil
 	}
-	is := &Issue{ID: name, Status: cut(e.Word(), wordMax)}
+	is := &issue{ID: name, Status: cut(e.Word(), wordMax)}
 	if e.Err != nil {
 		is.Damaged = cut(e.Err.Error(), reasonMax)
 		return is

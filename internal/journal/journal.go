@@ -62,7 +62,7 @@ func Acquire(stateDir, issue, holder string) (*Journal, error) {
 }
 
 // OnBentSave has warn told of each save that another process bent (a
-// *BentError: a name in the folder changed under the save). Such a save
+// *bentError: a name in the folder changed under the save). Such a save
 // still succeeds, as a file of its own; warn says it happened.
 func (j *Journal) OnBentSave(warn func(error)) {
 	j.writer.mu.Lock()
@@ -106,7 +106,7 @@ func readPlaced(dir string) (record.Record, error) {
 		return record.Record{}, err
 	}
 	if err := record.CheckPlace(&r, dir); err != nil {
-		return record.Record{}, &DecodeError{Path: path, Err: err}
+		return record.Record{}, &decodeError{Path: path, Err: err}
 	}
 	return r, nil
 }

@@ -101,7 +101,7 @@ func TestDamagedRecordsAreClearErrors(t *testing.T) {
 		path := filepath.Join(dir, "issue-1", RecordFile)
 		os.WriteFile(path, []byte(data), 0o600)
 		_, err := ReadRecord(path)
-		var de *DecodeError
+		var de *decodeError
 		if !errors.As(err, &de) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "--reset") {
 			t.Errorf("%s: err = %v", name, err)
 		}

@@ -52,7 +52,7 @@ func TestRecordIsCheckedAgainstItsFolder(t *testing.T) {
 		edit(&r)
 		write(r)
 		e, ok := Read(state, "issue-1")
-		var de *DecodeError
+		var de *decodeError
 		if !ok || !errors.As(e.Err, &de) || !strings.Contains(e.Err.Error(), "--reset") {
 			t.Errorf("%s: read as %+v, %v", name, e.Record, e.Err)
 		}
@@ -62,10 +62,10 @@ func TestRecordIsCheckedAgainstItsFolder(t *testing.T) {
 func TestHugeRecordIsDamagedWithoutReadingIt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), RecordFile)
 	f, _ := os.Create(path)
-	f.Truncate(MaxRecordBytes + 1) // sparse: costs no disk
+	f.Truncate(maxRecordBytes + 1) // sparse: costs no disk
 	f.Close()
 	_, err := ReadRecord(path)
-	var de *DecodeError
+	var de *decodeError
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "larger than any record") {
 		t.Fatalf("err = %v", err)
 	}

@@ -42,7 +42,7 @@ func TestPlantedRecordAndLockNeverHang(t *testing.T) {
 	start := time.Now()
 	for _, issue := range []string{"fifo-record", "huge-record"} {
 		e, ok := Read(state, issue)
-		var de *DecodeError
+		var de *decodeError
 		if !ok || !errors.As(e.Err, &de) {
 			t.Errorf("%s: ok %v, err %v, want a damaged record", issue, ok, e.Err)
 		}

@@ -11,26 +11,26 @@ import (
 	"github.com/malarun/malarun/internal/statefile"
 )
 
-// MaxRecordBytes bounds what is read of a record: malarun's own records
+// maxRecordBytes bounds what is read of a record: malarun's own records
 // are a few kilobytes (a checkpoint of at most 64 KiB is the largest
 // part), so anything near this was not written by malarun.
-const MaxRecordBytes = 16 << 20
+const maxRecordBytes = 16 << 20
 
-// DecodeError says a record cannot be read, naming the file.
-type DecodeError struct {
+// decodeError says a record cannot be read, naming the file.
+type decodeError struct {
 	Path string
 	Err  error
 }
 
-func (e *DecodeError) Error() string {
+func (e *decodeError) Error() string {
 	return fmt.Sprintf("issue record %s is damaged (%v); move it away or run with --reset to start the issue over", e.Path, e.Err)
 }
 
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *decodeError) Unwrap() error { return e.Err }
 
 // ReadRecord reads and decodes the record at path.
 func ReadRecord(path string) (record.Record, error) {
-	return readRecord(path, func() ([]byte, bool, error) { return readOnce(path, MaxRecordBytes) })
+	return readRecord(path, func() ([]byte, bool, error) { return readOnce(path, maxRecordBytes) })
 }
 
 // maxReads bounds the reads of one record: saves are a millisecond and
@@ -53,7 +53,7 @@ func readRecord(path string, read func() (b []byte, stable bool, err error)) (re
 		r, err := record.Decode(b)
 		if try == maxReads || stable && (err == nil || bytes.Equal(b, before)) {
 			if err != nil {
-				return record.Record{}, &DecodeError{Path: path, Err: err}
+				return record.Record{}, &decodeError{Path: path, Err: err}
 			}
 			return r, nil
 		}
@@ -69,9 +69,9 @@ func refusal(path string, err error) error {
 	var notRegular *statefile.NotRegularError
 	switch {
 	case errors.As(err, &tooLarge):
-		return &DecodeError{Path: path, Err: fmt.Errorf("it is over %d MiB, far larger than any record malarun writes", MaxRecordBytes>>20)}
+		return &decodeError{Path: path, Err: fmt.Errorf("it is over %d MiB, far larger than any record malarun writes", maxRecordBytes>>20)}
 	case errors.As(err, &notRegular):
-		return &DecodeError{Path: path, Err: notRegular}
+		return &decodeError{Path: path, Err: notRegular}
 	}
 	return err
 }

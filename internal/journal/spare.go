@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SpareFile is where the next record is written before it is swapped in.
-const SpareFile = ".record.json.spare"
+// spareFile is where the next record is written before it is swapped in.
+const spareFile = ".record.json.spare"
 
 // recordWriter saves record.json without making a new file for every save
 // (docs/design.md §D32). Two files of this malarun's own take turns: the
@@ -61,16 +61,16 @@ type recordWriter struct {
 	racer func(step string)
 }
 
-// BentError says that another process changed the folder in the
+// bentError says that another process changed the folder in the
 // middle of a save (a link renamed onto the spare's name, say): the save
 // did not swap that in as the record, and was written as a file of its
 // own instead.
-type BentError struct {
+type bentError struct {
 	Path  string // the record's
 	Found string // what the check found
 }
 
-func (e *BentError) Error() string {
+func (e *bentError) Error() string {
 	return fmt.Sprintf("saving %s, found %s; that save was written as a file of its own", e.Path, e.Found)
 }
 
@@ -90,7 +90,7 @@ func (w *recordWriter) save(data []byte, durable bool) error {
 		w.drop(&w.spare)
 		return fmt.Errorf("save %s: %w", filepath.Join(w.dir, RecordFile), err)
 	}
-	sparePath, recordPath := filepath.Join(w.dir, SpareFile), filepath.Join(w.dir, RecordFile)
+	sparePath, recordPath := filepath.Join(w.dir, spareFile), filepath.Join(w.dir, RecordFile)
 	w.race("filled")
 	ours := w.record != nil && holds(recordPath, w.record)
 	if !holds(sparePath, spare) {
@@ -159,7 +159,7 @@ func (w *recordWriter) race(step string) {
 // this save wrote is dropped, unless the caller kept another: whatever it
 // became is not the writer's any more.
 func (w *recordWriter) bent(data []byte, durable bool, found string) error {
-	if w.spare != nil && !holds(filepath.Join(w.dir, SpareFile), w.spare) {
+	if w.spare != nil && !holds(filepath.Join(w.dir, spareFile), w.spare) {
 		w.drop(&w.spare)
 	}
 	return w.ownFile(data, durable, found)
@@ -174,7 +174,7 @@ func (w *recordWriter) ownFile(data []byte, durable bool, found string) error {
 		found = "another file renamed in over the save's temporary file"
 	}
 	if err == nil && found != "" && w.warn != nil {
-		w.warn(&BentError{Path: filepath.Join(w.dir, RecordFile), Found: found})
+		w.warn(&bentError{Path: filepath.Join(w.dir, RecordFile), Found: found})
 	}
 	return err
 }
@@ -188,7 +188,7 @@ func (w *recordWriter) ownFile(data []byte, durable bool, found string) error {
 // tools make) shares it, and would change with it; removing the spare's
 // name leaves the snapshot's whole.
 func (w *recordWriter) takeSpare() (*owned, error) {
-	path := filepath.Join(w.dir, SpareFile)
+	path := filepath.Join(w.dir, spareFile)
 	if w.spare != nil && sole(path, w.spare) {
 		return w.spare, nil
 	}
@@ -288,8 +288,8 @@ func (w *recordWriter) close() {
 }
 
 func (w *recordWriter) closeLocked() {
-	if w.spare != nil && holds(filepath.Join(w.dir, SpareFile), w.spare) {
-		os.Remove(filepath.Join(w.dir, SpareFile))
+	if w.spare != nil && holds(filepath.Join(w.dir, spareFile), w.spare) {
+		os.Remove(filepath.Join(w.dir, spareFile))
 	}
 	w.drop(&w.spare)
 	w.drop(&w.record)

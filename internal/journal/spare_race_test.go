@@ -92,7 +92,7 @@ func TestAHardLinkSnapshotKeepsItsContent(t *testing.T) {
 		saveN(t, j, n)
 	}
 	kept := snapshot(t, j.Dir())
-	if _, ok := kept[filepath.Join(filepath.Dir(firstKey(kept)), SpareFile)]; !ok {
+	if _, ok := kept[filepath.Join(filepath.Dir(firstKey(kept)), spareFile)]; !ok {
 		t.Fatalf("the snapshot has no spare: %v", kept)
 	}
 	for n := 4; n <= 10; n++ {
@@ -216,7 +216,7 @@ func TestALinkRenamedOntoTheSpareIsNeverSwappedIn(t *testing.T) {
 						err = os.Link(target, link)
 					}
 					if err == nil {
-						err = os.Rename(link, filepath.Join(j.Dir(), SpareFile))
+						err = os.Rename(link, filepath.Join(j.Dir(), spareFile))
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -226,7 +226,7 @@ func TestALinkRenamedOntoTheSpareIsNeverSwappedIn(t *testing.T) {
 				if raced != 1 {
 					t.Fatalf("the save passed the step %q %d times", step, raced)
 				}
-				var bent *BentError
+				var bent *bentError
 				if len(warned) != 1 || !errors.As(warned[0], &bent) || bent.Path != filepath.Join(j.Dir(), RecordFile) {
 					t.Errorf("warnings %v, want one *BentError naming record.json", warned)
 				}
@@ -239,7 +239,7 @@ func TestALinkRenamedOntoTheSpareIsNeverSwappedIn(t *testing.T) {
 				if len(warned) != 1 {
 					t.Errorf("%d warnings after saves the racer left alone", len(warned))
 				}
-				if j.writer.spare == nil || !sole(filepath.Join(j.Dir(), SpareFile), j.writer.spare) {
+				if j.writer.spare == nil || !sole(filepath.Join(j.Dir(), spareFile), j.writer.spare) {
 					t.Error("the saves after it keep no spare of their own")
 				}
 			})
@@ -274,7 +274,7 @@ func TestLinksRenamedOntoTheSpareDuringSaves(t *testing.T) {
 						return
 					default:
 					}
-					onto := []string{SpareFile}
+					onto := []string{spareFile}
 					if !swap {
 						entries, _ := os.ReadDir(dir)
 						onto = onto[:0]

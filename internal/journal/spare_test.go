@@ -28,7 +28,7 @@ func TestSavesTakeTurnsWithASpare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record, spare := filepath.Join(j.Dir(), RecordFile), filepath.Join(j.Dir(), SpareFile)
+	record, spare := filepath.Join(j.Dir(), RecordFile), filepath.Join(j.Dir(), spareFile)
 	seen := map[uint64]bool{}
 	for i := 1; i <= 8; i++ {
 		r := recordtest.Sample()
@@ -88,7 +88,7 @@ func TestSavesNeverWriteIntoAFileTheyDidNotMake(t *testing.T) {
 	if err := os.Link(plant("linked-record"), filepath.Join(dir, RecordFile)); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(plant("symlinked-spare"), filepath.Join(dir, SpareFile)); err != nil {
+	if err := os.Symlink(plant("symlinked-spare"), filepath.Join(dir, spareFile)); err != nil {
 		t.Fatal(err)
 	}
 	j, err := Acquire(state, "issue-1", "pid 1")
@@ -112,7 +112,7 @@ func TestSavesNeverWriteIntoAFileTheyDidNotMake(t *testing.T) {
 	}
 	// Between two saves the spare is replaced by a hard link to a file
 	// elsewhere.
-	spare := filepath.Join(dir, SpareFile)
+	spare := filepath.Join(dir, spareFile)
 	if err := os.Remove(spare); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestSavesFallBackToRenameWithoutExchange(t *testing.T) {
 			t.Fatalf("save %d read back: %v, attempts %d", n, err, got.Attempts)
 		}
 	}
-	if _, err := os.Lstat(filepath.Join(j.Dir(), SpareFile)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(j.Dir(), spareFile)); !os.IsNotExist(err) {
 		t.Errorf("a spare without exchange: %v", err)
 	}
 }
@@ -198,7 +198,7 @@ func TestReadRecordReadsAgainWhileASaveTearsIt(t *testing.T) {
 				n++
 				return rd.b, rd.stable, nil
 			})
-			if _, isDamaged := err.(*DecodeError); isDamaged != c.damaged || (!c.damaged && (err != nil || r.Issue != "issue-1")) {
+			if _, isDamaged := err.(*decodeError); isDamaged != c.damaged || (!c.damaged && (err != nil || r.Issue != "issue-1")) {
 				t.Errorf("err %v (damaged: want %v), issue %q", err, c.damaged, r.Issue)
 			}
 			if n != c.want {

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Escape makes s literal text inside a roff line. What roff would read
+// escape makes s literal text inside a roff line. What roff would read
 // otherwise:
 //   - a backslash starts an escape: \e prints one;
 //   - '-' is a hyphen, which may print as U+2010 and cannot be pasted into a
@@ -19,7 +19,7 @@ import (
 //     is ASCII and reads the same whatever encoding the formatter assumes.
 //
 // A line beginning with '.' is handled where lines are written (line).
-func Escape(s string) string {
+func escape(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {

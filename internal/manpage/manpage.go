@@ -12,31 +12,31 @@ import (
 	"strings"
 )
 
-// Font is the typeface of a Span.
-type Font int
+// font is the typeface of a Span.
+type font int
 
 // The man macros' three faces: bold for what is typed as shown, italic for
 // what the reader replaces, roman for the rest (man-pages(7)).
 const (
-	Roman Font = iota
-	Bold
-	Italic
+	roman font = iota
+	bold
+	italic
 )
 
 // Span is a run of text in one font.
 type Span struct {
 	Text string
-	Font Font
+	Font font
 }
 
 // R, B and I make a Span in roman, bold and italic.
-func R(s string) Span { return Span{s, Roman} }
+func R(s string) Span { return Span{s, roman} }
 
 // B makes a bold Span.
-func B(s string) Span { return Span{s, Bold} }
+func B(s string) Span { return Span{s, bold} }
 
 // I makes an italic Span.
-func I(s string) Span { return Span{s, Italic} }
+func I(s string) Span { return Span{s, italic} }
 
 // Page is one manual page.
 type Page struct {
@@ -170,7 +170,7 @@ func writeBlock(w *bufio.Writer, b Block, first bool) {
 func writeFilled(w *bufio.Writer, text string) {
 	for l := range strings.SplitSeq(text, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			w.WriteString(line(Escape(l)) + "\n")
+			w.WriteString(line(escape(l)) + "\n")
 		}
 	}
 }
@@ -194,7 +194,7 @@ func dedent(text string) []string {
 		if common > 0 && len(l) >= common {
 			l = l[common:]
 		}
-		out[i] = Escape(l)
+		out[i] = escape(l)
 	}
 	return out
 }
@@ -204,12 +204,12 @@ func spans(ss []Span) string {
 	var b strings.Builder
 	for _, s := range ss {
 		switch s.Font {
-		case Bold:
-			b.WriteString(`\fB` + Escape(s.Text) + `\fR`)
-		case Italic:
-			b.WriteString(`\fI` + Escape(s.Text) + `\fR`)
+		case bold:
+			b.WriteString(`\fB` + escape(s.Text) + `\fR`)
+		case italic:
+			b.WriteString(`\fI` + escape(s.Text) + `\fR`)
 		default:
-			b.WriteString(Escape(s.Text))
+			b.WriteString(escape(s.Text))
 		}
 	}
 	return b.String()
@@ -228,7 +228,7 @@ func line(escaped string) string {
 
 // arg is s as one quoted macro argument.
 func arg(s string) string {
-	return `"` + strings.ReplaceAll(Escape(s), `"`, `\(dq`) + `"`
+	return `"` + strings.ReplaceAll(escape(s), `"`, `\(dq`) + `"`
 }
 
 // commentSafe keeps a name on its comment line.

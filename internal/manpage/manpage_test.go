@@ -20,7 +20,7 @@ func TestEscape(t *testing.T) {
 		{"bad \xff utf8", `bad \[uFFFD] utf8`},
 		{`"quoted"`, `"quoted"`},
 	} {
-		if got := Escape(tt.in); got != tt.want {
+		if got := escape(tt.in); got != tt.want {
 			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

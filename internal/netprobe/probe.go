@@ -21,9 +21,9 @@ import (
 	"github.com/malarun/malarun/internal/statefile"
 )
 
-// ProbeTimeout bounds one probe: a look that takes longer found nothing
+// probeTimeout bounds one probe: a look that takes longer found nothing
 // retrying cannot fix (a slow network is the transient kind).
-const ProbeTimeout = 5 * time.Second
+const probeTimeout = 5 * time.Second
 
 // Probe looks at the API's address as the CLI would reach it: the host
 // name, a TCP connection to its port and, for https, the server's
@@ -34,7 +34,7 @@ func Probe(ctx context.Context, t reach.Target) reach.Finding {
 	if t.URL == nil || t.Proxy != "" {
 		return reach.Finding{}
 	}
-	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	host := t.URL.Hostname()
 	port := t.URL.Port()

@@ -9,7 +9,7 @@
 // one JSON file per prompt file, named by a hash of its path, so a file
 // refused again replaces its note and the folder holds at most one note
 // per prompt. Everything read there is outside input: notes are opened
-// the statefile way (no link, FIFO or device), each at most MaxNoteBytes,
+// the statefile way (no link, FIFO or device), each at most maxNoteBytes,
 // at most MaxNotes of them, every field checked and cut.
 package notrun
 
@@ -37,8 +37,8 @@ const DirName = "not-run"
 
 // Bounds of what is written and read.
 const (
-	// MaxNoteBytes is the most a note file may hold.
-	MaxNoteBytes = 8 << 10
+	// maxNoteBytes is the most a note file may hold.
+	maxNoteBytes = 8 << 10
 	// MaxNotes is how many notes a read takes; the rest are counted.
 	MaxNotes = 1000
 	// fileMax and reasonMax cut a note's file name and reason (bytes).
@@ -181,7 +181,7 @@ func Read(stateDir string) (notes []Note, notRead int, err error) {
 }
 
 func readNote(p string) (Note, error) {
-	data, err := statefile.Read(p, MaxNoteBytes)
+	data, err := statefile.Read(p, maxNoteBytes)
 	if err != nil {
 		return Note{}, err
 	}

@@ -63,7 +63,7 @@ func TestPlantedNotes(t *testing.T) {
 		}
 	}
 	plant("0000.json", string(good)) // a copy under a name not its own
-	plant(filepath.Base(path(state, "p/big.md")), `{"file":"p/big.md","reason":"`+strings.Repeat("x", MaxNoteBytes)+`","at":"2026-11-27T01:02:03Z"}`)
+	plant(filepath.Base(path(state, "p/big.md")), `{"file":"p/big.md","reason":"`+strings.Repeat("x", maxNoteBytes)+`","at":"2026-11-27T01:02:03Z"}`)
 	plant(filepath.Base(path(state, "p/code.md")), `{"file":"p/code.md","reason":"x","exit_code":300,"at":"2026-11-27T01:02:03Z"}`)
 	plant(filepath.Base(path(state, "p/old.md")), `{"file":"p/old.md","reason":"x","at":"1970-01-01T00:00:00Z"}`)
 	plant("notes.txt", "not a note")

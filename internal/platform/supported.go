@@ -4,9 +4,9 @@
 // with one clear error: the packages that call the kernel directly import
 // it, so the go command compiles none of them for such a kernel and shows
 // only unsupported.go's message, instead of a screen of undefined names.
-// Supported: Linux (everything tested) and darwin (built and
+// supported: Linux (everything tested) and darwin (built and
 // vetted; docs/platforms.md).
 package platform
 
-// Supported is true wherever this package builds.
-const Supported = true
+// supported is true wherever this package builds.
+const supported = true

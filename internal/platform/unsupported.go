@@ -5,4 +5,4 @@ package platform
 // The one error a build for another kernel shows. malarun needs process
 // groups, a process table it can read and kill(2): build it with GOOS=linux
 // or GOOS=darwin.
-const Supported = malarun_builds_only_for_GOOS_linux_or_darwin
+const supported = malarun_builds_only_for_GOOS_linux_or_darwin

@@ -445,6 +445,6 @@ func EndCgroup(path, name string, grace time.Duration) (found int, err error) {
 			refs = append(refs, Ref{Pid: pid, StartTime: st})
 		}
 	}
-	EndRefs(refs, grace)
+	endRefs(refs, grace)
 	return len(refs), c.Remove()
 }

@@ -74,18 +74,18 @@ func EndMarked(env string, refs []Ref, grace time.Duration) (found int, left []R
 		if len(batch) == 0 {
 			return found, nil
 		}
-		left = EndRefs(batch, grace)
+		left = endRefs(batch, grace)
 		if time.Now().After(until) {
 			return found, left
 		}
 	}
 }
 
-// EndRefs ends processes that are not malarun's children (left by a
+// endRefs ends processes that are not malarun's children (left by a
 // malarun that died): SIGTERM and SIGCONT to each one still alive under its
 // recorded start time, up to grace for them to exit, then SIGKILL. It
 // returns the refs still alive at the end (stuck in the kernel).
-func EndRefs(refs []Ref, grace time.Duration) []Ref {
+func endRefs(refs []Ref, grace time.Duration) []Ref {
 	alive := func() []Ref {
 		var out []Ref
 		for _, r := range refs {

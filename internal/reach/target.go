@@ -9,8 +9,8 @@ import (
 	"github.com/malarun/malarun/internal/environ"
 )
 
-// DefaultBaseURL is where the CLI sends requests without ANTHROPIC_BASE_URL.
-const DefaultBaseURL = "https://api.anthropic.com"
+// defaultBaseURL is where the CLI sends requests without ANTHROPIC_BASE_URL.
+const defaultBaseURL = "https://api.anthropic.com"
 
 // maxShownBytes caps the address in a message: it comes from the
 // environment, which a user (or a script) can fill with anything.
@@ -69,7 +69,7 @@ func TargetOf(env []string, cwd, settings string) Target {
 	get := func(name string) string { return environ.Get(env, name) }
 	raw := get("ANTHROPIC_BASE_URL")
 	if raw == "" {
-		raw = DefaultBaseURL
+		raw = defaultBaseURL
 	}
 	t := Target{ExtraCAs: get("NODE_EXTRA_CA_CERTS"), NoVerify: get("NODE_TLS_REJECT_UNAUTHORIZED") == "0"}
 	if t.ExtraCAs != "" && !filepath.IsAbs(t.ExtraCAs) {

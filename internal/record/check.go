@@ -164,7 +164,7 @@ func RecordWord(s string) string {
 
 // checkPrompts: the hashes are SHA-256 in hex, the decisions malarun's.
 func checkPrompts(r Record, bad func(string, ...any)) {
-	if r.PromptSHA256 != "" && !ValidSHA256(r.PromptSHA256) {
+	if r.PromptSHA256 != "" && !validSHA256(r.PromptSHA256) {
 		bad("prompt_sha256 %q is not a SHA-256 in hex", r.PromptSHA256)
 	}
 	if len(r.PromptChanges) > MaxPromptChanges {
@@ -177,7 +177,7 @@ func checkPrompts(r Record, bad func(string, ...any)) {
 		if !ValidRunID(c.RunID) {
 			bad("prompt_changes names the run %q, not a run id malarun makes", c.RunID)
 		}
-		if !ValidSHA256(c.RecordedSHA256) || !ValidSHA256(c.GivenSHA256) {
+		if !validSHA256(c.RecordedSHA256) || !validSHA256(c.GivenSHA256) {
 			bad("prompt_changes holds hashes %q and %q, not SHA-256s in hex", c.RecordedSHA256, c.GivenSHA256)
 		}
 	}

@@ -128,11 +128,11 @@ func checkOutputFailures(failures []OutputFailure, bad func(string, ...any)) {
 	}
 }
 
-// MaxIssueIDLen bounds an issue id: it names a folder.
-const MaxIssueIDLen = 128
+// maxIssueIDLen bounds an issue id: it names a folder.
+const maxIssueIDLen = 128
 
 // CheckIssueName accepts what can name an issue's folder: letters,
-// digits, '.', '_' and '-', at most MaxIssueIDLen long, and not "." or
+// digits, '.', '_' and '-', at most maxIssueIDLen long, and not "." or
 // "..": the id becomes a path component, so anything else could escape
 // the state directory. A record's issue is held to it too. (A new issue
 // is held to more: supervisor.ValidateIssueID.)
@@ -140,8 +140,8 @@ func CheckIssueName(id string) error {
 	if id == "" {
 		return fmt.Errorf("the issue id is empty")
 	}
-	if len(id) > MaxIssueIDLen {
-		return fmt.Errorf("issue id %.20q... is %d characters long; at most %d are allowed", id, len(id), MaxIssueIDLen)
+	if len(id) > maxIssueIDLen {
+		return fmt.Errorf("issue id %.20q... is %d characters long; at most %d are allowed", id, len(id), maxIssueIDLen)
 	}
 	if id == "." || id == ".." {
 		return fmt.Errorf("issue id %q is not allowed: it names a directory", id)

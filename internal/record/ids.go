@@ -58,5 +58,5 @@ func isLowerHex(s string) bool {
 	return s != ""
 }
 
-// ValidSHA256 reports whether s is a SHA-256 in lower-case hex.
-func ValidSHA256(s string) bool { return len(s) == 64 && isLowerHex(s) }
+// validSHA256 reports whether s is a SHA-256 in lower-case hex.
+func validSHA256(s string) bool { return len(s) == 64 && isLowerHex(s) }

@@ -15,10 +15,10 @@ import (
 	"github.com/malarun/malarun/internal/event"
 )
 
-// Version is the version of the JSON form (docs/show.schema.json). Version
+// version is the version of the JSON form (docs/show.schema.json). Version
 // 2 names malarun's decisions as --events does: hang_detected, kill_sent,
 // retry_decided (1 said hang, kill, retry).
-const Version = 2
+const version = 2
 
 // An Item's Kind says what it is. malarun's own decisions come from the
 // timeline and are named as their events are (event.HangDetected, ...:
@@ -160,8 +160,8 @@ type Attempt struct {
 	ResultsLost int                  `json:"results_lost,omitempty"`
 }
 
-// Header is what is known before the story.
-type Header struct {
+// header is what is known before the story.
+type header struct {
 	Version int    `json:"-"` // the JSON form has it once, at its top
 	Issue   string `json:"issue"`
 	RunID   string `json:"run_id"`
@@ -202,7 +202,7 @@ type Summary struct {
 // order, End once. It may keep a bounded summary of the items (the HTML
 // timeline does) but never the story itself.
 type Renderer interface {
-	Begin(Header) error
+	Begin(header) error
 	Item(*Item) error
 	End(Summary) error
 }

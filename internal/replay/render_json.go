@@ -23,14 +23,14 @@ type jsonRenderer struct {
 // written as \u escapes (ui.InertJSON): the same values to a program.
 func NewJSON(w io.Writer) Renderer { return &jsonRenderer{w: bufio.NewWriter(w)} }
 
-func (j *jsonRenderer) Begin(h Header) error {
+func (j *jsonRenderer) Begin(h header) error {
 	j.follow = h.Following
 	b, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
 	j.w.WriteString(`{"version":`)
-	j.w.Write(json.RawMessage(itoa(Version)))
+	j.w.Write(json.RawMessage(itoa(version)))
 	j.w.WriteString(`,"header":`)
 	j.w.Write(ui.InertJSON(b))
 	j.w.WriteString(",\n\"items\":[")

@@ -36,14 +36,14 @@ func TestJSONMatchesItsSchema(t *testing.T) {
 	}
 	var story struct {
 		Version int
-		Header  Header
+		Header  header
 		Items   []Item
 		Summary Summary
 	}
 	if err := json.Unmarshal(out.Bytes(), &story); err != nil {
 		t.Fatal(err)
 	}
-	if story.Version != Version || len(story.Items) != len(r.items) || len(story.Summary.Attempts) != 2 || story.Header.RunID != r.header.RunID {
+	if story.Version != version || len(story.Items) != len(r.items) || len(story.Summary.Attempts) != 2 || story.Header.RunID != r.header.RunID {
 		t.Errorf("decoded: version %d, %d items (told %d), %+v", story.Version, len(story.Items), len(r.items), story.Summary)
 	}
 	if strings.ContainsAny(out.String(), "\x1b\x07\u202e") || !strings.Contains(out.String(), `\u202e`) {
@@ -64,7 +64,7 @@ func TestJSONRoundsCosts(t *testing.T) {
 	info := &Attempt{N: 1, CostUSD: sum}
 	it := &Item{Seq: 1, Kind: KindResult, CostUSD: sum, RunCostUSD: sum}
 	ended := &Item{Seq: 2, Kind: event.AttemptEnded, Info: info}
-	if r.Begin(Header{Issue: "i"}) != nil || r.Item(it) != nil || r.Item(ended) != nil ||
+	if r.Begin(header{Issue: "i"}) != nil || r.Item(it) != nil || r.Item(ended) != nil ||
 		r.End(Summary{CostUSD: sum, Attempts: []Attempt{*info}}) != nil {
 		t.Fatal("render failed")
 	}

@@ -465,12 +465,12 @@ func TestRunPaths(t *testing.T) {
 func TestRecordedOfKeepsTheCountsInFlight(t *testing.T) {
 	rec := record.Record{InFlight: record.InFlight{Running: []stream.ToolUse{{Name: "Bash", Input: "make"}}, RunningMore: 12,
 		Tasks: []stream.Task{{ID: "b1", Command: "make test"}}, TasksMore: 3}, PhaseRoom: map[string]int{"thinking": 2}}
-	r := RecordedOf(rec).InFlight
+	r := recordedOf(rec).InFlight
 	if len(r.Running) != 1 || r.Running[0] != (stream.ToolUse{Name: "Bash", Input: "make"}) || r.RunningMore != 12 ||
-		len(r.Tasks) != 1 || r.Tasks[0].Command != "make test" || r.TasksMore != 3 || RecordedOf(rec).Room[attempt.PhaseThinking] != 2 {
-		t.Errorf("RecordedOf = %+v", RecordedOf(rec))
+		len(r.Tasks) != 1 || r.Tasks[0].Command != "make test" || r.TasksMore != 3 || recordedOf(rec).Room[attempt.PhaseThinking] != 2 {
+		t.Errorf("RecordedOf = %+v", recordedOf(rec))
 	}
-	s, a := Begin(Policy{MaxAttempts: 1}, Beginning{Continued: true, FirstAttempt: 2, Record: RecordedOf(rec)}, t0, Draws{NewSession: "n"})
+	s, a := Begin(Policy{MaxAttempts: 1}, Beginning{Continued: true, FirstAttempt: 2, Record: recordedOf(rec)}, t0, Draws{NewSession: "n"})
 	if d := a.Attempt.Prompt.Data; len(d.Interrupted) != 1 || d.Interrupted[0] != (stream.ToolUse{Name: "Bash", Input: "make"}) || d.InterruptedMore != 12 ||
 		len(d.Tasks) != 1 || d.Tasks[0].Command != "make test" || d.TasksMore != 3 {
 		t.Errorf("the resume prompt's data %+v", d)

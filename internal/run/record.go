@@ -9,19 +9,19 @@ import (
 	"github.com/malarun/malarun/internal/record"
 )
 
-// RecordedOf is what a record says of the run, for Begin.
-func RecordedOf(rec record.Record) Recorded {
+// recordedOf is what a record says of the run, for Begin.
+func recordedOf(rec record.Record) Recorded {
 	return Recorded{Attempts: rec.Attempts, NotCounted: rec.KilledAttempts, SessionID: rec.SessionID, SessionTalked: rec.SessionTalked,
 		SideEffects: rec.SideEffects, CostUSD: rec.CostUSD, Continuations: rec.Continuations, Checkpoint: rec.Checkpoint,
-		InFlight: rec.InFlight, Talked: TalkedInRecord(rec), Room: RoomOfRecord(rec.PhaseRoom),
+		InFlight: rec.InFlight, Talked: talkedInRecord(rec), Room: roomOfRecord(rec.PhaseRoom),
 		Reclaims: rec.Reclaims, Limit: rec.UsageLimit}
 }
 
-// TalkedInRecord reports whether a recorded run already had an answer from
+// talkedInRecord reports whether a recorded run already had an answer from
 // the API (docs/design.md §D17): its session talked, it restarted on a full
 // context, it wrote a checkpoint, or it cost something. A run resumed from
 // such a record treats a connection failure as the network going away.
-func TalkedInRecord(rec record.Record) bool {
+func talkedInRecord(rec record.Record) bool {
 	return rec.APIAnswered || rec.SessionTalked || rec.Continuations > 0 || rec.Checkpoint != "" || rec.CostUSD > 0
 }
 
@@ -40,11 +40,11 @@ func RoomToRecord(room attempt.Room) map[string]int {
 	return out
 }
 
-// RoomOfRecord reads the record's room back. The record was checked
+// roomOfRecord reads the record's room back. The record was checked
 // (record: a phase that grows, 1 to attempt.MaxRoom times; anything else
 // is a damaged record, docs/design.md §D37); the bounds here only keep a
 // Room built otherwise within them.
-func RoomOfRecord(m map[string]int) attempt.Room {
+func roomOfRecord(m map[string]int) attempt.Room {
 	var room attempt.Room
 	for _, p := range attempt.Phases() {
 		room[p] = min(max(m[p.String()], 0), attempt.MaxRoom)

@@ -110,17 +110,17 @@ func Check(path string, from int64, prompt []byte) Verdict {
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return Unknown
 	}
-	return Told(io.LimitReader(f, maxNewBytes), prompt)
+	return told(io.LimitReader(f, maxNewBytes), prompt)
 }
 
-// Told says whether the session lines r holds show prompt in one of
+// told says whether the session lines r holds show prompt in one of
 // their user messages. A user message whose content is a string is a
 // prompt (tool results are arrays); the CLI writes the prompt so,
 // exactly as given (measured on 2.1.197 and 2.1.332).
-func Told(r io.Reader, prompt []byte) Verdict { return told(r, prompt, maxLineBytes) }
+func told(r io.Reader, prompt []byte) Verdict { return toldWithin(r, prompt, maxLineBytes) }
 
-// told is Told with the longest line it looks at.
-func told(r io.Reader, prompt []byte, maxLine int) Verdict {
+// toldWithin is told with the longest line it looks at.
+func toldWithin(r io.Reader, prompt []byte, maxLine int) Verdict {
 	head := headOf(prompt)
 	if head == nil {
 		return Unknown

@@ -54,7 +54,7 @@ func TestTold(t *testing.T) {
 		{"a prompt that starts with bytes that are not UTF-8 is not judged", "\xff\xfeFix it", lines(userLine("x"), answer), Unknown},
 		{"a prompt of white space only is not judged", " \n\t", lines(userLine("x"), answer), Unknown},
 	} {
-		if got := Told(c.in, []byte(c.prompt)); got != c.want {
+		if got := told(c.in, []byte(c.prompt)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -63,10 +63,10 @@ func TestTold(t *testing.T) {
 // A line too long to look at might be the prompt's: nothing is judged.
 func TestAnOverlongLineIsUnknown(t *testing.T) {
 	long := userLine(strings.Repeat("x", 200<<10))
-	if got := told(lines(userLine("other"), long, answer), []byte("the prompt"), 100<<10); got != Unknown {
+	if got := toldWithin(lines(userLine("other"), long, answer), []byte("the prompt"), 100<<10); got != Unknown {
 		t.Errorf("%v, want unknown", got)
 	}
-	if got := told(lines(userLine("other"), long, answer), []byte("the prompt"), 300<<10); got != NotSeen {
+	if got := toldWithin(lines(userLine("other"), long, answer), []byte("the prompt"), 300<<10); got != NotSeen {
 		t.Errorf("%v, want unknown", got)
 	}
 }
@@ -140,7 +140,7 @@ func BenchmarkTold(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
 			for b.Loop() {
-				if Told(strings.NewReader(c.data), prompt) != Seen {
+				if told(strings.NewReader(c.data), prompt) != Seen {
 					b.Fatal("not seen")
 				}
 			}

@@ -2,9 +2,9 @@
 
 package statefile
 
-// Safe is 0 where the kernel has no such flags: malarun builds only for
+// safe is 0 where the kernel has no such flags: malarun builds only for
 // Linux and macOS (internal/platform says so, in one error).
-const Safe = 0
+const safe = 0
 
-// NoBlock is 0 here, as Safe is.
-const NoBlock = 0
+// noBlock is 0 here, as safe is.
+const noBlock = 0

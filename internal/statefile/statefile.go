@@ -57,28 +57,28 @@ func (e *TooLargeError) Error() string {
 // the end of the path (ELOOP is reported as a NotRegularError), and only a
 // regular file. A missing file is an error satisfying errors.Is(err,
 // fs.ErrNotExist), as os.Open's.
-func Open(path string) (*os.File, error) { return open(path, Safe) }
+func Open(path string) (*os.File, error) { return open(path, safe) }
 
 // Read reads a whole file opened as Open does, refusing one over limit
 // bytes before reading any of it (a TooLargeError).
-func Read(path string, limit int64) ([]byte, error) { return read(path, limit, Safe) }
+func Read(path string, limit int64) ([]byte, error) { return read(path, limit, safe) }
 
 // OpenAtMost is Open that also refuses a file over limit bytes (a
 // TooLargeError), for a caller that only needs to know the file is fit to
 // read, or reads it its own way.
-func OpenAtMost(path string, limit int64) (*os.File, error) { return openAtMost(path, limit, Safe) }
+func OpenAtMost(path string, limit int64) (*os.File, error) { return openAtMost(path, limit, safe) }
 
 // ReadFollowing is Read for a file the user names (a CA bundle, claude's
 // settings): a symbolic link there is the user's own choice and is
 // followed; the rest holds (no blocking open, a regular file, the cap).
-func ReadFollowing(path string, limit int64) ([]byte, error) { return read(path, limit, NoBlock) }
+func ReadFollowing(path string, limit int64) ([]byte, error) { return read(path, limit, noBlock) }
 
 // OpenFile opens path as Open does (never blocking, no final symbolic
 // link, only a regular file) for a writer: flag adds the access mode and
 // O_CREATE, O_APPEND, ...; perm is for a file it creates. The lock and the
 // timeline, which malarun writes, are opened so.
 func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
-	return openFile(path, flag|Safe, perm)
+	return openFile(path, flag|safe, perm)
 }
 
 func open(path string, flags int) (*os.File, error) { return openFile(path, os.O_RDONLY|flags, 0) }

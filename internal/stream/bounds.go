@@ -16,49 +16,49 @@ import (
 // The ranges are inclusive. Integer fields are truncated toward zero first
 // (1e3 and 2.0 are integers, 2.5 reads as 2, as it always has).
 const (
-	// MaxCostUSD bounds total_cost_usd, the cumulative cost of one CLI
+	// maxCostUSD bounds total_cost_usd, the cumulative cost of one CLI
 	// process. Nothing real comes close: at the priciest model's output
 	// rate a process would have to produce billions of tokens. Summed over
 	// any number of attempts a run could reach it stays finite.
-	MaxCostUSD = 1e6
+	maxCostUSD = 1e6
 
-	// MaxTokens bounds each token count of a usage (one API call, or a
-	// result's turns). A call holds at most one context window (MaxContextWindow);
+	// maxTokens bounds each token count of a usage (one API call, or a
+	// result's turns). A call holds at most one context window (maxContextWindow);
 	// 1e12 is a million calls at today's largest window of 1e6. Four of
 	// them (Tokens.Occupancy) are far inside int64, and a sum of counts
-	// stops at MaxTokenSum (Tokens.Add), 9007 results at the bound.
-	MaxTokens = 1e12
+	// stops at maxTokenSum (Tokens.Add), 9007 results at the bound.
+	maxTokens = 1e12
 
-	// MaxContextWindow bounds modelUsage.<model>.contextWindow, which must
+	// maxContextWindow bounds modelUsage.<model>.contextWindow, which must
 	// also be above 0: a window of no tokens is no window. Today's windows
 	// are 2e5 and 1e6 tokens; 1e9 leaves room for a thousandfold growth.
-	MaxContextWindow = 1e9
+	maxContextWindow = 1e9
 
-	// MinResetsAt and MaxResetsAt bound rate_limit_info.resetsAt, unix
+	// minResetsAt and maxResetsAt bound rate_limit_info.resetsAt, unix
 	// seconds: 2000-01-01 and the last second before 2100-01-01 (UTC). A
 	// CLI that switched to milliseconds (1.7e12 today, a year past 50,000)
 	// is rejected rather than misread as a time that encoding/json refuses
 	// to encode (years beyond 9999); 0 and negative values are no time.
-	MinResetsAt = 946_684_800
-	MaxResetsAt = 4_102_444_800 - 1
+	minResetsAt = 946_684_800
+	maxResetsAt = 4_102_444_800 - 1
 
-	// MaxRetryDelayMS bounds api_retry's retry_delay_ms: one year. The CLI
+	// maxRetryDelayMS bounds api_retry's retry_delay_ms: one year. The CLI
 	// waits at most for a usage limit's reset, a week away for a seven_day
 	// window; a year of nanoseconds (3.2e16) fits a time.Duration.
-	MaxRetryDelayMS = 365 * 24 * 3600 * 1000
+	maxRetryDelayMS = 365 * 24 * 3600 * 1000
 
-	// MaxHTTPStatus bounds api_error_status and error_status: HTTP status
+	// maxHTTPStatus bounds api_error_status and error_status: HTTP status
 	// codes have three digits (RFC 9110, section 15); 0 is "none".
-	MaxHTTPStatus = 999
+	maxHTTPStatus = 999
 
-	// MaxRetryCount bounds api_retry's attempt and max_retries. The CLI
+	// maxRetryCount bounds api_retry's attempt and max_retries. The CLI
 	// retries 10 times by default; a million fits an int anywhere and keeps
 	// the messages that quote them short.
-	MaxRetryCount = 1e6
-	// MaxExitCode bounds a hook's exit_code either way: a process's status
+	maxRetryCount = 1e6
+	// maxExitCode bounds a hook's exit_code either way: a process's status
 	// is a byte, a signal's negative number smaller; this keeps messages
 	// short and fits an int anywhere.
-	MaxExitCode = 1 << 16
+	maxExitCode = 1 << 16
 	// MaxCount bounds the counts a result carries: num_turns (model
 	// round-trips in one turn), result_index (results a process wrote
 	// before this one) and queued_turn_count (sends still queued). A
@@ -107,25 +107,25 @@ func isNumberField(f field) bool {
 func (d *Decoder) numSpec(f field) numSpec {
 	switch f {
 	case fTotalCost:
-		return numSpec{FieldTotalCostUSD, 0, MaxCostUSD, false}
+		return numSpec{FieldTotalCostUSD, 0, maxCostUSD, false}
 	case fInputTokens, fOutputTokens, fCacheCreation, fCacheRead:
-		return numSpec{d.usagePath(f), 0, MaxTokens, true}
+		return numSpec{d.usagePath(f), 0, maxTokens, true}
 	case fContextWindow:
-		return numSpec{"modelUsage.*.contextWindow", 1, MaxContextWindow, true}
+		return numSpec{"modelUsage.*.contextWindow", 1, maxContextWindow, true}
 	case fAPIErrorStatus:
-		return numSpec{"api_error_status", 0, MaxHTTPStatus, true}
+		return numSpec{"api_error_status", 0, maxHTTPStatus, true}
 	case fErrorStatus:
-		return numSpec{"error_status", 0, MaxHTTPStatus, true}
+		return numSpec{"error_status", 0, maxHTTPStatus, true}
 	case fAttempt:
-		return numSpec{"attempt", 0, MaxRetryCount, true}
+		return numSpec{"attempt", 0, maxRetryCount, true}
 	case fMaxRetries:
-		return numSpec{"max_retries", 0, MaxRetryCount, true}
+		return numSpec{"max_retries", 0, maxRetryCount, true}
 	case fRetryDelay:
-		return numSpec{"retry_delay_ms", 0, MaxRetryDelayMS, false}
+		return numSpec{"retry_delay_ms", 0, maxRetryDelayMS, false}
 	case fRLResetsAt:
-		return numSpec{"rate_limit_info.resetsAt", MinResetsAt, MaxResetsAt, true}
+		return numSpec{"rate_limit_info.resetsAt", minResetsAt, maxResetsAt, true}
 	case fHookExitCode:
-		return numSpec{"exit_code", -MaxExitCode, MaxExitCode, true}
+		return numSpec{"exit_code", -maxExitCode, maxExitCode, true}
 	case fNumTurns:
 		return numSpec{"num_turns", 0, MaxCount, true}
 	case fResultIndex:
@@ -133,9 +133,9 @@ func (d *Decoder) numSpec(f field) numSpec {
 	case fQueuedTurns:
 		return numSpec{"queued_turn_count", 0, MaxCount, true}
 	case fNoResponseWaited:
-		return numSpec{"no_response.waited_ms", 0, MaxRetryDelayMS, false}
+		return numSpec{"no_response.waited_ms", 0, maxRetryDelayMS, false}
 	case fNoResponseRetryWait:
-		return numSpec{"no_response.retry_wait_ms", 0, MaxRetryDelayMS, false}
+		return numSpec{"no_response.retry_wait_ms", 0, maxRetryDelayMS, false}
 	}
 	return numSpec{}
 }

@@ -29,27 +29,27 @@ func numFields() []numField {
 	noResponse := Event{Type: "system", Subtype: "api_retry", NoResponse: true}
 	tokens := func(key string, set func(*Event, float64)) []numField {
 		return []numField{
-			{"usage." + key, `{"type":"result","usage":{"` + key + `":%s}}`, usage, set, 0, MaxTokens, true, "150000"},
-			{"message.usage." + key, `{"type":"assistant","message":{"usage":{"` + key + `":%s}}}`, message, set, 0, MaxTokens, true, "1"},
+			{"usage." + key, `{"type":"result","usage":{"` + key + `":%s}}`, usage, set, 0, maxTokens, true, "150000"},
+			{"message.usage." + key, `{"type":"assistant","message":{"usage":{"` + key + `":%s}}}`, message, set, 0, maxTokens, true, "1"},
 		}
 	}
 	fields := []numField{
-		{"total_cost_usd", `{"type":"result","total_cost_usd":%s}`, result, func(e *Event, v float64) { e.TotalCostUSD = v }, 0, MaxCostUSD, false, "0.750625"},
+		{"total_cost_usd", `{"type":"result","total_cost_usd":%s}`, result, func(e *Event, v float64) { e.TotalCostUSD = v }, 0, maxCostUSD, false, "0.750625"},
 		{"modelUsage.*.contextWindow", `{"type":"result","modelUsage":{"claude-opus-4-8[1m]":{"contextWindow":%s}}}`, result,
-			func(e *Event, v float64) { e.ContextWindow = int64(v) }, 1, MaxContextWindow, true, "1000000"},
-		{"api_error_status", `{"type":"result","api_error_status":%s}`, result, func(e *Event, v float64) { e.APIErrorStatus = int(v) }, 0, MaxHTTPStatus, true, "429"},
-		{"error_status", `{"type":"system","subtype":"api_retry","error_status":%s}`, retry, func(e *Event, v float64) { e.ErrorStatus = int(v) }, 0, MaxHTTPStatus, true, "529"},
-		{"attempt", `{"type":"system","subtype":"api_retry","attempt":%s}`, retry, func(e *Event, v float64) { e.Attempt = int(v) }, 0, MaxRetryCount, true, "2"},
-		{"max_retries", `{"type":"system","subtype":"api_retry","max_retries":%s}`, retry, func(e *Event, v float64) { e.MaxRetries = int(v) }, 0, MaxRetryCount, true, "10"},
-		{"retry_delay_ms", `{"type":"system","subtype":"api_retry","retry_delay_ms":%s}`, retry, func(e *Event, v float64) { e.RetryDelayMS = v }, 0, MaxRetryDelayMS, false, "534.7949237943786"},
-		{"rate_limit_info.resetsAt", `{"type":"rate_limit_event","rate_limit_info":{"resetsAt":%s}}`, rl, func(e *Event, v float64) { e.ResetsAt = int64(v) }, MinResetsAt, MaxResetsAt, true, "1795363511"},
+			func(e *Event, v float64) { e.ContextWindow = int64(v) }, 1, maxContextWindow, true, "1000000"},
+		{"api_error_status", `{"type":"result","api_error_status":%s}`, result, func(e *Event, v float64) { e.APIErrorStatus = int(v) }, 0, maxHTTPStatus, true, "429"},
+		{"error_status", `{"type":"system","subtype":"api_retry","error_status":%s}`, retry, func(e *Event, v float64) { e.ErrorStatus = int(v) }, 0, maxHTTPStatus, true, "529"},
+		{"attempt", `{"type":"system","subtype":"api_retry","attempt":%s}`, retry, func(e *Event, v float64) { e.Attempt = int(v) }, 0, maxRetryCount, true, "2"},
+		{"max_retries", `{"type":"system","subtype":"api_retry","max_retries":%s}`, retry, func(e *Event, v float64) { e.MaxRetries = int(v) }, 0, maxRetryCount, true, "10"},
+		{"retry_delay_ms", `{"type":"system","subtype":"api_retry","retry_delay_ms":%s}`, retry, func(e *Event, v float64) { e.RetryDelayMS = v }, 0, maxRetryDelayMS, false, "534.7949237943786"},
+		{"rate_limit_info.resetsAt", `{"type":"rate_limit_event","rate_limit_info":{"resetsAt":%s}}`, rl, func(e *Event, v float64) { e.ResetsAt = int64(v) }, minResetsAt, maxResetsAt, true, "1795363511"},
 		{"num_turns", `{"type":"result","num_turns":%s}`, result, func(e *Event, v float64) { e.NumTurns, e.HasNumTurns = int(v), true }, 0, MaxCount, true, "1"},
 		{"result_index", `{"type":"result","result_index":%s}`, result, func(e *Event, v float64) { e.ResultIndex, e.HasResultIndex = int(v), true }, 0, MaxCount, true, "1"},
 		{"queued_turn_count", `{"type":"result","queued_turn_count":%s}`, result, func(e *Event, v float64) { e.QueuedTurnCount = int(v) }, 0, MaxCount, true, "2"},
 		{"no_response.waited_ms", `{"type":"system","subtype":"api_retry","no_response":{"waited_ms":%s}}`, noResponse,
-			func(e *Event, v float64) { e.NoResponseWaitedMS = v }, 0, MaxRetryDelayMS, false, "180000"},
+			func(e *Event, v float64) { e.NoResponseWaitedMS = v }, 0, maxRetryDelayMS, false, "180000"},
 		{"no_response.retry_wait_ms", `{"type":"system","subtype":"api_retry","no_response":{"retry_wait_ms":%s}}`, noResponse,
-			func(e *Event, v float64) { e.NoResponseRetryWaitMS = v }, 0, MaxRetryDelayMS, false, "180000"},
+			func(e *Event, v float64) { e.NoResponseRetryWaitMS = v }, 0, maxRetryDelayMS, false, "180000"},
 	}
 	fields = append(fields, tokens("input_tokens", func(e *Event, v float64) { e.Usage.InputTokens = int64(v) })...)
 	fields = append(fields, tokens("output_tokens", func(e *Event, v float64) { e.Usage.OutputTokens = int64(v) })...)

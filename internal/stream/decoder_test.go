@@ -309,7 +309,7 @@ func render(evs []Event) string {
 }
 
 func TestDecoderCaps(t *testing.T) {
-	longText := strings.Repeat("é", MaxTextBytes) // two bytes each: the cap falls inside a rune
+	longText := strings.Repeat("é", maxTextBytes) // two bytes each: the cap falls inside a rune
 	longResult := strings.Repeat(`ab\n`, MaxResultBytes)
 	longInput := strings.Repeat("x", 3*bufSize)
 	in := `{"type":"assistant","message":{"content":[` +
@@ -323,8 +323,8 @@ func TestDecoderCaps(t *testing.T) {
 		t.Fatalf("got %d events, want 3", len(evs))
 	}
 	a := evs[0]
-	if len(a.Texts) != 1 || len(a.Texts[0]) != MaxTextBytes || !utf8.ValidString(a.Texts[0]) || !strings.HasPrefix(longText, a.Texts[0]) {
-		t.Errorf("text: got %d bytes (valid UTF-8: %v), want the first %d bytes", len(a.Texts[0]), utf8.ValidString(a.Texts[0]), MaxTextBytes)
+	if len(a.Texts) != 1 || len(a.Texts[0]) != maxTextBytes || !utf8.ValidString(a.Texts[0]) || !strings.HasPrefix(longText, a.Texts[0]) {
+		t.Errorf("text: got %d bytes (valid UTF-8: %v), want the first %d bytes", len(a.Texts[0]), utf8.ValidString(a.Texts[0]), maxTextBytes)
 	}
 	if len(a.ToolUses) != 1 {
 		t.Fatalf("tool uses: %+v", a.ToolUses)

@@ -125,8 +125,8 @@ type Event struct {
 	// ToolResultDetails are those blocks' ids, is_error and content text
 	// (toolresult.go), one for each of ToolResults, so at most MaxListItems;
 	// nil unless Decoder.KeepToolResults was called.
-	ToolResultDetails []ToolResult
-	// Texts are the text blocks of an assistant message, each cut to MaxTextBytes.
+	ToolResultDetails []toolResult
+	// Texts are the text blocks of an assistant message, each cut to maxTextBytes.
 	Texts []string
 
 	// Result line fields. Result is cut to MaxResultBytes; ResultTruncated
@@ -296,7 +296,7 @@ func (ev *Event) UsageRejected() bool {
 // Caps on the strings kept from a line; anything longer is cut and flagged.
 const (
 	MaxResultBytes = 1 << 20  // the final result text is printed to the user: keep a lot
-	MaxTextBytes   = 64 << 10 // assistant text (checkpoints are read from it)
+	maxTextBytes   = 64 << 10 // assistant text (checkpoints are read from it)
 	MaxInputBytes  = 512      // tool input, for naming interrupted calls in a resume prompt
 	MaxShortBytes  = 4 << 10  // ids, types, error strings
 	MaxListItems   = 256      // tool uses, texts, results, errors per line

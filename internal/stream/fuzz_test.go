@@ -122,8 +122,8 @@ func checkToolResults(t *testing.T, line []byte, ev Event) {
 		return
 	}
 	for _, tr := range ev.ToolResultDetails {
-		if !utf8.ValidString(tr.Head) || !utf8.ValidString(tr.Tail) || len(tr.Head) > MaxToolResultHeadBytes ||
-			len(tr.Tail) > MaxToolResultTailBytes || int64(len(tr.Head)+len(tr.Tail)) > tr.Bytes ||
+		if !utf8.ValidString(tr.Head) || !utf8.ValidString(tr.Tail) || len(tr.Head) > maxToolResultHeadBytes ||
+			len(tr.Tail) > maxToolResultTailBytes || int64(len(tr.Head)+len(tr.Tail)) > tr.Bytes ||
 			tr.Tail != "" && int64(len(tr.Head)) == tr.Bytes || tr.Images < 0 {
 			t.Fatalf("line %q: a detail breaks its rules: %+v", line, tr)
 		}
@@ -151,7 +151,7 @@ func FuzzToolResult(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value, body string, rep uint16) {
 		n := 1
 		if len(body) > 0 {
-			n += int(rep) % (3 * MaxToolResultHeadBytes) / len(body)
+			n += int(rep) % (3 * maxToolResultHeadBytes) / len(body)
 		}
 		line := []byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":` + value +
 			`,"is_error":true},{"content":"` + strings.Repeat(body, n) + `","type":"tool_result","tool_use_id":"b"}]},` +
@@ -281,28 +281,28 @@ func checkNumbers(t *testing.T, line []byte, ev Event) {
 			t.Fatalf("line %q: %s = %v, outside [%v, %v]", line, name, v, lo, hi)
 		}
 	}
-	in("total_cost_usd", ev.TotalCostUSD, 0, MaxCostUSD)
-	in("input_tokens", float64(ev.Usage.InputTokens), 0, MaxTokens)
-	in("output_tokens", float64(ev.Usage.OutputTokens), 0, MaxTokens)
-	in("cache_creation_input_tokens", float64(ev.Usage.CacheCreationInputTokens), 0, MaxTokens)
-	in("cache_read_input_tokens", float64(ev.Usage.CacheReadInputTokens), 0, MaxTokens)
-	in("occupancy", float64(ev.Usage.Occupancy()), 0, 4*MaxTokens)
+	in("total_cost_usd", ev.TotalCostUSD, 0, maxCostUSD)
+	in("input_tokens", float64(ev.Usage.InputTokens), 0, maxTokens)
+	in("output_tokens", float64(ev.Usage.OutputTokens), 0, maxTokens)
+	in("cache_creation_input_tokens", float64(ev.Usage.CacheCreationInputTokens), 0, maxTokens)
+	in("cache_read_input_tokens", float64(ev.Usage.CacheReadInputTokens), 0, maxTokens)
+	in("occupancy", float64(ev.Usage.Occupancy()), 0, 4*maxTokens)
 	if ev.ContextWindow != 0 {
-		in("contextWindow", float64(ev.ContextWindow), 1, MaxContextWindow)
+		in("contextWindow", float64(ev.ContextWindow), 1, maxContextWindow)
 	}
-	in("api_error_status", float64(ev.APIErrorStatus), 0, MaxHTTPStatus)
-	in("error_status", float64(ev.ErrorStatus), 0, MaxHTTPStatus)
-	in("attempt", float64(ev.Attempt), 0, MaxRetryCount)
-	in("max_retries", float64(ev.MaxRetries), 0, MaxRetryCount)
-	in("retry_delay_ms", ev.RetryDelayMS, 0, MaxRetryDelayMS)
+	in("api_error_status", float64(ev.APIErrorStatus), 0, maxHTTPStatus)
+	in("error_status", float64(ev.ErrorStatus), 0, maxHTTPStatus)
+	in("attempt", float64(ev.Attempt), 0, maxRetryCount)
+	in("max_retries", float64(ev.MaxRetries), 0, maxRetryCount)
+	in("retry_delay_ms", ev.RetryDelayMS, 0, maxRetryDelayMS)
 	if ev.ResetsAt != 0 {
-		in("resetsAt", float64(ev.ResetsAt), MinResetsAt, MaxResetsAt)
+		in("resetsAt", float64(ev.ResetsAt), minResetsAt, maxResetsAt)
 	}
 	in("num_turns", float64(ev.NumTurns), 0, MaxCount)
 	in("result_index", float64(ev.ResultIndex), 0, MaxCount)
 	in("queued_turn_count", float64(ev.QueuedTurnCount), 0, MaxCount)
-	in("no_response.waited_ms", ev.NoResponseWaitedMS, 0, MaxRetryDelayMS)
-	in("no_response.retry_wait_ms", ev.NoResponseRetryWaitMS, 0, MaxRetryDelayMS)
+	in("no_response.waited_ms", ev.NoResponseWaitedMS, 0, maxRetryDelayMS)
+	in("no_response.retry_wait_ms", ev.NoResponseRetryWaitMS, 0, maxRetryDelayMS)
 	if len(ev.Rejected) == 0 {
 		return
 	}

@@ -14,15 +14,15 @@ type Tokens struct {
 	CacheReadInputTokens     int64 `json:"cache_read_input"`
 }
 
-// MaxTokenSum caps every count Add makes: 2^53-1, the largest integer a
+// maxTokenSum caps every count Add makes: 2^53-1, the largest integer a
 // JSON reader that holds numbers as float64 (JavaScript, jq) reads back
 // exactly, so a count malarun prints is never rounded by its reader. No
-// run comes near it (9007 results at the decoder's bound of MaxTokens per
+// run comes near it (9007 results at the decoder's bound of maxTokens per
 // count), and the four counts of a sum added together stay far inside
 // int64.
-const MaxTokenSum = 1<<53 - 1
+const maxTokenSum = 1<<53 - 1
 
-// Add is t + u, count by count, each kept within [0, MaxTokenSum]: the
+// Add is t + u, count by count, each kept within [0, maxTokenSum]: the
 // one sum of token counts (a run's, an attempt's, a state dir's). A
 // count below 0 (read from a planted file; the decoder never gives one)
 // counts as 0, one above the cap as the cap, and a sum saturates there
@@ -37,13 +37,13 @@ func (t Tokens) Add(u Tokens) Tokens {
 }
 
 func addCount(a, b int64) int64 {
-	a, b = min(max(a, 0), MaxTokenSum), min(max(b, 0), MaxTokenSum)
-	return min(a+b, MaxTokenSum) // each within 2^53: the sum cannot overflow
+	a, b = min(max(a, 0), maxTokenSum), min(max(b, 0), maxTokenSum)
+	return min(a+b, maxTokenSum) // each within 2^53: the sum cannot overflow
 }
 
 // Occupancy is the context the conversation takes up after this call:
 // everything sent (fresh, cache-created, cache-read) plus what was produced.
-// The decoder keeps each count within [0, MaxTokens], so the sum cannot
+// The decoder keeps each count within [0, maxTokens], so the sum cannot
 // overflow.
 func (t Tokens) Occupancy() int64 {
 	return t.InputTokens + t.CacheCreationInputTokens + t.CacheReadInputTokens + t.OutputTokens

@@ -6,7 +6,7 @@ import (
 )
 
 func TestTokensAdd(t *testing.T) {
-	const top = MaxTokenSum
+	const top = maxTokenSum
 	for _, c := range []struct {
 		name    string
 		a, b    int64
@@ -15,7 +15,7 @@ func TestTokensAdd(t *testing.T) {
 	}{
 		{"zero", 0, 0, 0, ""},
 		{"plain", 1200, 34, 1234, ""},
-		{"at the decoder's bound", MaxTokens, MaxTokens, 2 * MaxTokens, "far inside the cap"},
+		{"at the decoder's bound", maxTokens, maxTokens, 2 * maxTokens, "far inside the cap"},
 		{"reaches the cap", top - 1, 1, top, ""},
 		{"past the cap", top - 1, 2, top, "saturates, never wraps"},
 		{"cap plus cap", top, top, top, ""},
@@ -42,7 +42,7 @@ func TestTokensAdd(t *testing.T) {
 // The cap is a number a float64 reader holds exactly: what malarun prints
 // at the cap reads back as itself.
 func TestMaxTokenSumIsExactInFloat64(t *testing.T) {
-	raw, err := json.Marshal(Tokens{InputTokens: MaxTokenSum})
+	raw, err := json.Marshal(Tokens{InputTokens: maxTokenSum})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestMaxTokenSumIsExactInFloat64(t *testing.T) {
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Input != MaxTokenSum || int64(back.Input) != MaxTokenSum {
-		t.Errorf("%s read as float64 is %v, not %d", raw, back.Input, MaxTokenSum)
+	if back.Input != maxTokenSum || int64(back.Input) != maxTokenSum {
+		t.Errorf("%s read as float64 is %v, not %d", raw, back.Input, maxTokenSum)
 	}
 	if string(raw) != `{"input":9007199254740991,"output":0,"cache_creation_input":0,"cache_read_input":0}` {
 		t.Errorf("the tokens' one JSON form changed: %s", raw)

@@ -12,18 +12,18 @@ import "unicode/utf8"
 // decoder's own string scanner into a writer that counts it and keeps its
 // first and last few KiB, never the whole.
 
-// ToolResult is one tool_result block of a user line, kept only when the
+// toolResult is one tool_result block of a user line, kept only when the
 // decoder was asked to (Decoder.KeepToolResults).
-type ToolResult struct {
+type toolResult struct {
 	ToolUseID string
 	IsError   bool // the block's is_error
 	// Bytes is the length of the content's text, decoded: the text parts
 	// joined with "\n" (a string content is one part).
 	Bytes int64
-	// Head is the first MaxToolResultHeadBytes bytes of that text, cut on a
+	// Head is the first maxToolResultHeadBytes bytes of that text, cut on a
 	// UTF-8 boundary.
 	Head string
-	// Tail is the last MaxToolResultTailBytes bytes, only when the text is
+	// Tail is the last maxToolResultTailBytes bytes, only when the text is
 	// longer than Head; it never overlaps Head and starts on a UTF-8
 	// boundary.
 	Tail string
@@ -32,11 +32,11 @@ type ToolResult struct {
 	Images int
 }
 
-// Caps on what a ToolResult keeps of its text: enough to show a result,
+// Caps on what a toolResult keeps of its text: enough to show a result,
 // and a size that does not depend on the result's.
 const (
-	MaxToolResultHeadBytes = 4 << 10
-	MaxToolResultTailBytes = 4 << 10
+	maxToolResultHeadBytes = 4 << 10
+	maxToolResultTailBytes = 4 << 10
 )
 
 // KeepToolResults makes the decoder fill Event.ToolResultDetails from the
@@ -135,10 +135,10 @@ func (tr *toolResults) endPart() {
 	tr.partType = ""
 }
 
-// detail is the ToolResult of the block that just ended.
-func (tr *toolResults) detail(id string) ToolResult {
+// detail is the toolResult of the block that just ended.
+func (tr *toolResults) detail(id string) toolResult {
 	t := &tr.text
-	return ToolResult{
+	return toolResult{
 		ToolUseID: id, IsError: tr.isError, Images: tr.images,
 		Bytes: t.n, Head: string(t.head), Tail: t.tailText(),
 	}
@@ -146,7 +146,7 @@ func (tr *toolResults) detail(id string) ToolResult {
 
 // resultText takes a text in pieces that are valid UTF-8 and split between
 // runes (what capBuf.spill writes), and keeps its length, its head and its
-// last MaxToolResultTailBytes bytes, whatever its length.
+// last maxToolResultTailBytes bytes, whatever its length.
 type resultText struct {
 	n        int64
 	parts    int // text parts joined so far
@@ -156,8 +156,8 @@ type resultText struct {
 }
 
 func (t *resultText) init() {
-	t.head = make([]byte, 0, MaxToolResultHeadBytes)
-	t.last = make([]byte, 0, 2*MaxToolResultTailBytes)
+	t.head = make([]byte, 0, maxToolResultHeadBytes)
+	t.last = make([]byte, 0, 2*maxToolResultTailBytes)
 }
 
 func (t *resultText) reset() {
@@ -178,7 +178,7 @@ func (t *resultText) addHead(p []byte) {
 	if t.headFull {
 		return
 	}
-	room := MaxToolResultHeadBytes - len(t.head)
+	room := maxToolResultHeadBytes - len(t.head)
 	if len(p) <= room {
 		t.head = append(t.head, p...)
 		return
@@ -190,7 +190,7 @@ func (t *resultText) addHead(p []byte) {
 }
 
 func (t *resultText) addLast(p []byte) {
-	const tail = MaxToolResultTailBytes
+	const tail = maxToolResultTailBytes
 	if len(p) >= tail {
 		t.last = append(t.last[:0], p[len(p)-tail:]...)
 		return
@@ -224,7 +224,7 @@ func (t *resultText) join(p *resultText) {
 // tailText is the tail of the text: its last bytes after the head, from a
 // rune's first byte on.
 func (t *resultText) tailText() string {
-	start := max(int64(len(t.head)), t.n-MaxToolResultTailBytes)
+	start := max(int64(len(t.head)), t.n-maxToolResultTailBytes)
 	if start >= t.n {
 		return ""
 	}

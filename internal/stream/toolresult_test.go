@@ -23,31 +23,31 @@ func userLine(blocks ...string) string {
 		`]},"session_id":"s","tool_use_result":{"stdout":"not counted","content":"not counted either"}}` + "\n"
 }
 
-// headTail is what ToolResult keeps of text, by its definition.
+// headTail is what toolResult keeps of text, by its definition.
 func headTail(text string) (head, tail string) {
-	h := min(len(text), MaxToolResultHeadBytes)
+	h := min(len(text), maxToolResultHeadBytes)
 	for h < len(text) && h > 0 && !utf8.RuneStart(text[h]) {
 		h--
 	}
 	if h == len(text) {
 		return text, ""
 	}
-	s := max(h, len(text)-MaxToolResultTailBytes)
+	s := max(h, len(text)-maxToolResultTailBytes)
 	for s < len(text) && !utf8.RuneStart(text[s]) {
 		s++
 	}
 	return text[:h], text[s:]
 }
 
-func textResult(id string, isError bool, text string, images int) ToolResult {
+func textResult(id string, isError bool, text string, images int) toolResult {
 	head, tail := headTail(text)
-	return ToolResult{ToolUseID: id, IsError: isError, Bytes: int64(len(text)), Head: head, Tail: tail, Images: images}
+	return toolResult{ToolUseID: id, IsError: isError, Bytes: int64(len(text)), Head: head, Tail: tail, Images: images}
 }
 
 // jsonToolResults is encoding/json's reading of the tool_result blocks of
-// line (a repeated key: the last one), as ToolResult says to read them; ok
+// line (a repeated key: the last one), as toolResult says to read them; ok
 // is false if line is not a JSON object.
-func jsonToolResults(line []byte) (trs []ToolResult, ok bool) {
+func jsonToolResults(line []byte) (trs []toolResult, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber() // a valid number may not fit a float64
 	var top map[string]any
@@ -136,16 +136,16 @@ func checkSameEvents(t *testing.T, keep, off []Event) {
 }
 
 func TestToolResultCases(t *testing.T) {
-	long := strings.Repeat("x", MaxToolResultHeadBytes+MaxToolResultTailBytes+100)
+	long := strings.Repeat("x", maxToolResultHeadBytes+maxToolResultTailBytes+100)
 	// é is two bytes: the head's cut falls in the middle of one, and so
 	// does the tail's start.
-	cutRunes := strings.Repeat("a", MaxToolResultHeadBytes-1) + "é" + strings.Repeat("b", 3000) + "€" + strings.Repeat("c", MaxToolResultTailBytes-2)
+	cutRunes := strings.Repeat("a", maxToolResultHeadBytes-1) + "é" + strings.Repeat("b", 3000) + "€" + strings.Repeat("c", maxToolResultTailBytes-2)
 	// The same for a four-byte rune written as an escaped surrogate pair.
-	emoji := strings.Repeat("a", MaxToolResultHeadBytes-2) + `\ud83d\ude00` + strings.Repeat("b", 5000) + `\ud83d\ude00` + strings.Repeat("c", MaxToolResultTailBytes-1)
-	emojiText := strings.Repeat("a", MaxToolResultHeadBytes-2) + "😀" + strings.Repeat("b", 5000) + "😀" + strings.Repeat("c", MaxToolResultTailBytes-1)
+	emoji := strings.Repeat("a", maxToolResultHeadBytes-2) + `\ud83d\ude00` + strings.Repeat("b", 5000) + `\ud83d\ude00` + strings.Repeat("c", maxToolResultTailBytes-1)
+	emojiText := strings.Repeat("a", maxToolResultHeadBytes-2) + "😀" + strings.Repeat("b", 5000) + "😀" + strings.Repeat("c", maxToolResultTailBytes-1)
 	image := `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`
 	blocks := make([]string, MaxListItems+3)
-	var many []ToolResult
+	var many []toolResult
 	for i := range blocks {
 		blocks[i] = `{"type":"tool_result","tool_use_id":"t","content":"r"}`
 		if i < MaxListItems {
@@ -155,47 +155,47 @@ func TestToolResultCases(t *testing.T) {
 	tests := []struct {
 		name   string
 		blocks []string
-		want   []ToolResult
+		want   []toolResult
 	}{
 		{"string content", []string{`{"tool_use_id":"toolu_1","type":"tool_result","content":"hello-from-tool","is_error":false}`},
-			[]ToolResult{{ToolUseID: "toolu_1", Bytes: 15, Head: "hello-from-tool"}}},
+			[]toolResult{{ToolUseID: "toolu_1", Bytes: 15, Head: "hello-from-tool"}}},
 		{"text and image parts", []string{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"one"},` + image + `,{"type":"text","text":"two"}]}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: 7, Head: "one\ntwo", Images: 1}}},
+			[]toolResult{{ToolUseID: "t", Bytes: 7, Head: "one\ntwo", Images: 1}}},
 		{"is_error before content", []string{`{"is_error":true,"type":"tool_result","tool_use_id":"t","content":"Exit code 1"}`},
-			[]ToolResult{{ToolUseID: "t", IsError: true, Bytes: 11, Head: "Exit code 1"}}},
+			[]toolResult{{ToolUseID: "t", IsError: true, Bytes: 11, Head: "Exit code 1"}}},
 		{"is_error after content", []string{`{"type":"tool_result","content":"Exit code 137","is_error":true,"tool_use_id":"toolu_3"}`},
-			[]ToolResult{{ToolUseID: "toolu_3", IsError: true, Bytes: 13, Head: "Exit code 137"}}},
+			[]toolResult{{ToolUseID: "toolu_3", IsError: true, Bytes: 13, Head: "Exit code 137"}}},
 		{"part type after text", []string{`{"content":[{"text":"a","type":"text"},{"source":{"data":"AAAA"},"type":"image"},{"text":"not text","type":"tool_reference"}],"type":"tool_result","tool_use_id":"t"}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: 1, Head: "a", Images: 1}}},
+			[]toolResult{{ToolUseID: "t", Bytes: 1, Head: "a", Images: 1}}},
 		{"escapes decoded", []string{`{"type":"tool_result","tool_use_id":"t","content":"a\"b\\c\/\n\t\u00e9\ud83d\ude00|\ud800x|` + "\xff" + `"}`},
-			[]ToolResult{textResult("t", false, "a\"b\\c/\n\té😀|\uFFFDx|\uFFFD", 0)}},
+			[]toolResult{textResult("t", false, "a\"b\\c/\n\té😀|\uFFFDx|\uFFFD", 0)}},
 		{"long text: head and tail", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + long + `"}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: int64(len(long)), Head: long[:MaxToolResultHeadBytes], Tail: long[:MaxToolResultTailBytes]}}},
-		{"a little over the head", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + long[:MaxToolResultHeadBytes+10] + `"}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: MaxToolResultHeadBytes + 10, Head: long[:MaxToolResultHeadBytes], Tail: long[:10]}}},
+			[]toolResult{{ToolUseID: "t", Bytes: int64(len(long)), Head: long[:maxToolResultHeadBytes], Tail: long[:maxToolResultTailBytes]}}},
+		{"a little over the head", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + long[:maxToolResultHeadBytes+10] + `"}`},
+			[]toolResult{{ToolUseID: "t", Bytes: maxToolResultHeadBytes + 10, Head: long[:maxToolResultHeadBytes], Tail: long[:10]}}},
 		{"multibyte runes at both cuts", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + cutRunes + `"}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: int64(len(cutRunes)), Head: strings.Repeat("a", MaxToolResultHeadBytes-1), Tail: strings.Repeat("c", MaxToolResultTailBytes-2)}}},
+			[]toolResult{{ToolUseID: "t", Bytes: int64(len(cutRunes)), Head: strings.Repeat("a", maxToolResultHeadBytes-1), Tail: strings.Repeat("c", maxToolResultTailBytes-2)}}},
 		{"surrogate pairs at both cuts", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + emoji + `"}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: int64(len(emojiText)), Head: strings.Repeat("a", MaxToolResultHeadBytes-2), Tail: strings.Repeat("c", MaxToolResultTailBytes-1)}}},
-		{"parts joined across the cuts", []string{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"` + long[:MaxToolResultHeadBytes] + `"},{"type":"text","text":"` + cutRunes + `"},{"type":"text","text":""},{"type":"text","text":"end"}]}`},
-			[]ToolResult{textResult("t", false, long[:MaxToolResultHeadBytes]+"\n"+cutRunes+"\n\nend", 0)}},
+			[]toolResult{{ToolUseID: "t", Bytes: int64(len(emojiText)), Head: strings.Repeat("a", maxToolResultHeadBytes-2), Tail: strings.Repeat("c", maxToolResultTailBytes-1)}}},
+		{"parts joined across the cuts", []string{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"` + long[:maxToolResultHeadBytes] + `"},{"type":"text","text":"` + cutRunes + `"},{"type":"text","text":""},{"type":"text","text":"end"}]}`},
+			[]toolResult{textResult("t", false, long[:maxToolResultHeadBytes]+"\n"+cutRunes+"\n\nend", 0)}},
 		{"a first part whose head ends before a rune", []string{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"` + cutRunes + `"},{"type":"text","text":"end"}]}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: int64(len(cutRunes)) + 4, Head: strings.Repeat("a", MaxToolResultHeadBytes-1), Tail: strings.Repeat("c", MaxToolResultTailBytes-4) + "\nend"}}},
+			[]toolResult{{ToolUseID: "t", Bytes: int64(len(cutRunes)) + 4, Head: strings.Repeat("a", maxToolResultHeadBytes-1), Tail: strings.Repeat("c", maxToolResultTailBytes-4) + "\nend"}}},
 		{"many short parts", []string{`{"type":"tool_result","tool_use_id":"t","content":[` + strings.Repeat(`{"type":"text","text":"ab\u00e9"},`, 3000) + `{"type":"text","text":"z"}]}`},
-			[]ToolResult{textResult("t", false, strings.Repeat("abé\n", 3000)+"z", 0)}},
+			[]toolResult{textResult("t", false, strings.Repeat("abé\n", 3000)+"z", 0)}},
 		{"content absent, null, a number, an object, true", []string{
 			`{"type":"tool_result","tool_use_id":"a"}`, `{"type":"tool_result","tool_use_id":"b","content":null,"is_error":null}`,
 			`{"type":"tool_result","tool_use_id":"c","content":12.5e3}`, `{"type":"tool_result","tool_use_id":"d","content":{"text":"x"}}`,
 			`{"type":"tool_result","tool_use_id":"e","content":true,"is_error":"true"}`},
-			[]ToolResult{{ToolUseID: "a"}, {ToolUseID: "b"}, {ToolUseID: "c"}, {ToolUseID: "d"}, {ToolUseID: "e"}}},
+			[]toolResult{{ToolUseID: "a"}, {ToolUseID: "b"}, {ToolUseID: "c"}, {ToolUseID: "d"}, {ToolUseID: "e"}}},
 		{"nested arrays and odd parts", []string{`{"type":"tool_result","tool_use_id":"t","content":[[{"type":"text","text":"deep"}],"plain",7,null,{"type":"text"},{"type":"text","text":["x"]},{"type":["text"],"text":"y"},{"type":"text","text":"z","content":"w"}]}`},
-			[]ToolResult{textResult("t", false, "\n\nz", 0)}},
+			[]toolResult{textResult("t", false, "\n\nz", 0)}},
 		{"repeated keys: the last one", []string{`{"type":"tool_result","tool_use_id":"t","is_error":true,"content":"old","is_error":false,"content":[{"type":"text","text":"a","text":"b"},{"type":"image","type":"text","text":"c"},{"type":"text","type":"image"}]}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: 3, Head: "b\nc", Images: 1}}},
+			[]toolResult{{ToolUseID: "t", Bytes: 3, Head: "b\nc", Images: 1}}},
 		{"content then null", []string{`{"type":"tool_result","tool_use_id":"t","content":"old","is_error":true,"content":null,"is_error":null}`},
-			[]ToolResult{{ToolUseID: "t"}}},
+			[]toolResult{{ToolUseID: "t"}}},
 		{"other blocks around", []string{`{"type":"text","text":"hi","content":"not a tool result"}`, `{"type":"tool_result","tool_use_id":"t","content":"r"}`, `{"type":"tool_use","id":"u","input":{"content":"x"}}`},
-			[]ToolResult{{ToolUseID: "t", Bytes: 1, Head: "r"}}},
+			[]toolResult{{ToolUseID: "t", Bytes: 1, Head: "r"}}},
 		{"more than MaxListItems blocks", blocks, many},
 	}
 	for _, tt := range tests {
@@ -232,7 +232,7 @@ func TestToolResultStateDoesNotLeak(t *testing.T) {
 	if len(evs) != 2 || evs[0].Kind != KindMalformed {
 		t.Fatalf("got %s", render(evs))
 	}
-	want := []ToolResult{{ToolUseID: "t"}, {ToolUseID: "u"}}
+	want := []toolResult{{ToolUseID: "t"}, {ToolUseID: "u"}}
 	if got := evs[1].ToolResultDetails; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -262,7 +262,7 @@ func TestToolResultHugeContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			periods := (size + len(tc.period) - 1) / len(tc.period)
-			want := []ToolResult{textResult("toolu_big", false, strings.Repeat(one, periods), 0)}
+			want := []toolResult{textResult("toolu_big", false, strings.Repeat(one, periods), 0)}
 			d := NewDecoder(bytes.NewReader(data))
 			d.KeepToolResults()
 			var before, after runtime.MemStats
@@ -287,7 +287,7 @@ func TestToolResultHugeContent(t *testing.T) {
 
 // summary shows tool results with long texts shortened, where they differ
 // most often: around the cuts.
-func summary(trs []ToolResult) string {
+func summary(trs []toolResult) string {
 	var b strings.Builder
 	short := func(s string) string {
 		if len(s) <= 80 {
@@ -345,7 +345,7 @@ func TestResultTextPieces(t *testing.T) {
 		for range 1 + rng.IntN(4) {
 			var part strings.Builder
 			tr.part.reset()
-			size := rng.IntN(3 * (MaxToolResultHeadBytes + MaxToolResultTailBytes))
+			size := rng.IntN(3 * (maxToolResultHeadBytes + maxToolResultTailBytes))
 			for part.Len() < size {
 				// A piece of whole runes: what capBuf.spill writes.
 				var piece strings.Builder
@@ -358,7 +358,7 @@ func TestResultTextPieces(t *testing.T) {
 				// slides the last bytes may be followed by others that hide
 				// a mistake.
 				if got, want := tr.part.tailText(), textResult("", false, part.String(), 0).Tail; got != want {
-					t.Fatalf("after %d bytes in pieces: tail %s, want %s", part.Len(), summary([]ToolResult{{Tail: got}}), summary([]ToolResult{{Tail: want}}))
+					t.Fatalf("after %d bytes in pieces: tail %s, want %s", part.Len(), summary([]toolResult{{Tail: got}}), summary([]toolResult{{Tail: want}}))
 				}
 			}
 			want = append(want, part.String())
@@ -366,7 +366,7 @@ func TestResultTextPieces(t *testing.T) {
 		}
 		text := strings.Join(want, "\n")
 		if got, want := tr.detail("t"), textResult("t", false, text, 0); !reflect.DeepEqual(got, want) {
-			t.Fatalf("parts of %v bytes:\n got %s\nwant %s", len(text), summary([]ToolResult{got}), summary([]ToolResult{want}))
+			t.Fatalf("parts of %v bytes:\n got %s\nwant %s", len(text), summary([]toolResult{got}), summary([]toolResult{want}))
 		}
 	}
 }

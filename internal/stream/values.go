@@ -6,7 +6,7 @@ func (d *Decoder) stringCap(f field) int {
 	case fResult:
 		return MaxResultBytes
 	case fBlockText:
-		return MaxTextBytes
+		return maxTextBytes
 	case fErrorItem:
 		if len(d.ev.Errors) >= MaxListItems {
 			return 0

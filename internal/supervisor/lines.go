@@ -112,7 +112,7 @@ func (p *lineProgress) emitLine(res *attemptResult, m *attempt.State, ev stream.
 	if ev.Type == "system" && ev.Subtype == "api_retry" && !note.stopsHere {
 		e := base
 		e.Kind, e.Reason = event.APIRetry, retryReason(ev)
-		// At most stream.MaxRetryDelayMS (a year): the product fits a Duration.
+		// At most stream.maxRetryDelayMS (a year): the product fits a Duration.
 		e.Backoff = time.Duration(ev.RetryDelayMS * float64(time.Millisecond))
 		if ev.NoResponse {
 			e.NoResponse = &event.NoResponse{Retries: 1, Waited: time.Duration(ev.NoResponseWaitedMS * float64(time.Millisecond))}

@@ -102,7 +102,7 @@ func (r *runner) afterAttempt(res *attemptResult, rep *event.Report) (run.Action
 			Msg("claude numbered results that never came (result_index): a result line was lost; the last result read still decides")
 	}
 	for _, rr := range res.log.Results {
-		rep.Usage = rep.Usage.Add(rr.Usage) // saturating (stream.MaxTokenSum)
+		rep.Usage = rep.Usage.Add(rr.Usage) // saturating (stream.maxTokenSum)
 	}
 	if res.log.CLIVersion != "" {
 		rep.ClaudeCodeVersion = res.log.CLIVersion

@@ -65,7 +65,7 @@ func (k *recordKeeper) record(now time.Time) record.Record {
 		rec.SideEffects = maps.Clone(s.SideEffects)
 		rec.Continuations, rec.Checkpoint, rec.PhaseRoom = s.Continuations, s.Checkpoint, run.RoomToRecord(s.Room)
 		// Finite whatever the CLI printed, so the record can always be
-		// encoded: an attempt's cost is within [0, stream.MaxCostUSD] (the
+		// encoded: an attempt's cost is within [0, stream.maxCostUSD] (the
 		// decoder's bound), so the run's cost and the total grow by
 		// at most that per attempt, which a float64 absorbs for 1e302
 		// attempts. A record written before holds a finite value too.

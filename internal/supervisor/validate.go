@@ -10,7 +10,7 @@ import (
 )
 
 // ValidateIssueID accepts letters, digits, '.', '_' and '-', at most
-// record.MaxIssueIDLen long, and not "." or "..": the id becomes a path component,
+// record.maxIssueIDLen long, and not "." or "..": the id becomes a path component,
 // so anything else could escape the state directory (record.CheckIssueName,
 // which a record's issue is held to too). It must not start with
 // '-' (a command line reads it as a flag, so the issue could be run only by

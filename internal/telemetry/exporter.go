@@ -27,13 +27,13 @@ const maxResponseBytes = 64 << 10
 // once (a batch that fails is dropped): the exit's flush is bounded, and a
 // collector that is down costs a run one warning, never a wait.
 type poster struct {
-	dest   Destination
+	dest   destination
 	client *http.Client
 	// failed is called with each export that fails (the run warns once).
 	failed func(error)
 }
 
-func newPoster(dest Destination, failed func(error)) (*poster, error) {
+func newPoster(dest destination, failed func(error)) (*poster, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	tlsConfig, err := caTLSConfig(dest)
 	if err != nil {
@@ -52,7 +52,7 @@ func newPoster(dest Destination, failed func(error)) (*poster, error) {
 // caTLSConfig is the TLS configuration that verifies dest's collector
 // with OTEL_EXPORTER_OTLP_CERTIFICATE's certificates; nil when none is set
 // (the machine's roots). The gRPC exporters (grpc_on.go) use it too.
-func caTLSConfig(dest Destination) (*tls.Config, error) {
+func caTLSConfig(dest destination) (*tls.Config, error) {
 	if dest.CAFile == "" {
 		return nil, nil
 	}
@@ -171,8 +171,8 @@ type metricExporter struct {
 // histograms; lowmemory for synchronous counters and histograms only.
 func (e *metricExporter) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
 	switch {
-	case e.temporality == TemporalityDelta && k == sdkmetric.InstrumentKindObservableCounter,
-		e.temporality != TemporalityCumulative && (k == sdkmetric.InstrumentKindCounter || k == sdkmetric.InstrumentKindHistogram):
+	case e.temporality == temporalityDelta && k == sdkmetric.InstrumentKindObservableCounter,
+		e.temporality != temporalityCumulative && (k == sdkmetric.InstrumentKindCounter || k == sdkmetric.InstrumentKindHistogram):
 		return metricdata.DeltaTemporality
 	}
 	return metricdata.CumulativeTemporality

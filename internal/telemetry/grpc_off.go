@@ -19,14 +19,14 @@ import (
 // grpcBuiltIn reports whether this build exports OTLP over gRPC.
 func grpcBuiltIn() bool { return false }
 
-// errNoGRPC is never seen: FromEnv gives no grpc Destination here. The
+// errNoGRPC is never seen: FromEnv gives no grpc destination here. The
 // two functions below only mirror grpc_on.go's, for Start to compile.
 func errNoGRPC() error { return errors.New("grpc is not built in (go build -tags otlpgrpc)") }
 
-func grpcSpanExporter(Destination, func(error)) (sdktrace.SpanExporter, error) {
+func grpcSpanExporter(destination, func(error)) (sdktrace.SpanExporter, error) {
 	return nil, errNoGRPC()
 }
 
-func grpcMetricExporter(Destination, string, func(error)) (sdkmetric.Exporter, error) {
+func grpcMetricExporter(destination, string, func(error)) (sdkmetric.Exporter, error) {
 	return nil, errNoGRPC()
 }

@@ -132,14 +132,14 @@ func (c *grpcCollector) received() ([]*tracepb.ResourceSpans, []*metricspb.Resou
 
 // grpcSettings reads env, with grpc as the protocol and endpoint as the
 // general endpoint, as malarun does.
-func grpcSettings(t *testing.T, endpoint string, env map[string]string) Settings {
+func grpcSettings(t *testing.T, endpoint string, env map[string]string) settings {
 	t.Helper()
 	all := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
 	for k, v := range env {
 		all[k] = v
 	}
 	s, problems := FromEnv(envOf(all))
-	if len(problems) > 0 || s.Traces.Protocol != ProtocolGRPC || s.Metrics.Protocol != ProtocolGRPC {
+	if len(problems) > 0 || s.Traces.Protocol != protocolGRPC || s.Metrics.Protocol != protocolGRPC {
 		t.Fatalf("settings %+v problems %v", s, problems)
 	}
 	return s

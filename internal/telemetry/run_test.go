@@ -26,7 +26,7 @@ import (
 	"github.com/malarun/malarun/internal/testing/otlptest"
 )
 
-func settingsFor(base string) Settings {
+func settingsFor(base string) settings {
 	s, _ := FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": base}))
 	return s
 }
@@ -220,7 +220,7 @@ func TestAnUnusableTraceparentStartsATraceOfItsOwn(t *testing.T) {
 }
 
 func TestTelemetryOffIsANilRun(t *testing.T) {
-	tel := Start(Settings{}, Info{Issue: "i"}, zerolog.Nop())
+	tel := Start(settings{}, Info{Issue: "i"}, zerolog.Nop())
 	if tel != nil {
 		t.Fatal("Start with no endpoint is not nil")
 	}
@@ -503,9 +503,9 @@ func TestTemporalityFollowsThePreference(t *testing.T) {
 		sdkmetric.InstrumentKindObservableCounter, sdkmetric.InstrumentKindUpDownCounter}
 	d, c := metricdata.DeltaTemporality, metricdata.CumulativeTemporality
 	for pref, want := range map[string][]metricdata.Temporality{
-		TemporalityCumulative: {c, c, c, c},
-		TemporalityDelta:      {d, d, d, c},
-		TemporalityLowMemory:  {d, d, c, c},
+		temporalityCumulative: {c, c, c, c},
+		temporalityDelta:      {d, d, d, c},
+		temporalityLowMemory:  {d, d, c, c},
 	} {
 		e := &metricExporter{temporality: pref}
 		for i, k := range kinds {

@@ -63,7 +63,7 @@ func TestFromEnvEndpoints(t *testing.T) {
 	for _, c := range cases {
 		// A case that asks for grpc expects the default build's refusal;
 		// TestFromEnvGRPC has the build with gRPC's.
-		if grpcBuiltIn() && slices.Contains(slices.Collect(maps.Values(c.env)), ProtocolGRPC) {
+		if grpcBuiltIn() && slices.Contains(slices.Collect(maps.Values(c.env)), protocolGRPC) {
 			continue
 		}
 		s, problems := FromEnv(envOf(c.env))
@@ -117,20 +117,20 @@ func TestFromEnvTheRest(t *testing.T) {
 	if len(problems) != 1 || problems[0].Variable != "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT" {
 		t.Errorf("problems %v, want only the metrics timeout", problems)
 	}
-	if !s.Traces.Gzip || !s.Metrics.Gzip || s.Temporality != TemporalityDelta {
+	if !s.Traces.Gzip || !s.Metrics.Gzip || s.Temporality != temporalityDelta {
 		t.Errorf("gzip %v/%v temporality %q, want gzip and delta", s.Traces.Gzip, s.Metrics.Gzip, s.Temporality)
 	}
-	want := []KeyValue{{"deployment.environment.name", "ci"}, {"service.name", "from-attrs"}, {"k8s.job.name", "fix it"}, {"service.name", "from-attrs"}}
+	want := []keyValue{{"deployment.environment.name", "ci"}, {"service.name", "from-attrs"}, {"k8s.job.name", "fix it"}, {"service.name", "from-attrs"}}
 	if !reflect.DeepEqual(s.Resource, want) {
 		t.Errorf("resource %v, want %v", s.Resource, want)
 	}
 	s, _ = FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SERVICE_NAME": "fleet",
 		"OTEL_RESOURCE_ATTRIBUTES": "service.name=other"}))
-	if last := s.Resource[len(s.Resource)-1]; last != (KeyValue{"service.name", "fleet"}) {
+	if last := s.Resource[len(s.Resource)-1]; last != (keyValue{"service.name", "fleet"}) {
 		t.Errorf("OTEL_SERVICE_NAME must win over OTEL_RESOURCE_ATTRIBUTES: %v", s.Resource)
 	}
 	s, _ = FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}))
-	if !reflect.DeepEqual(s.Resource, []KeyValue{{"service.name", DefaultServiceName}}) || s.Temporality != TemporalityCumulative || s.Traces.Gzip {
+	if !reflect.DeepEqual(s.Resource, []keyValue{{"service.name", defaultServiceName}}) || s.Temporality != temporalityCumulative || s.Traces.Gzip {
 		t.Errorf("defaults: %+v", s)
 	}
 }
@@ -160,7 +160,7 @@ func TestFromEnvGRPC(t *testing.T) {
 	if len(problems) != 0 {
 		t.Fatalf("problems: %v", problems)
 	}
-	want := Destination{URL: "https://c.example:4317/", Protocol: ProtocolGRPC, Headers: map[string]string{"authorization": "Bearer k"},
+	want := destination{URL: "https://c.example:4317/", Protocol: protocolGRPC, Headers: map[string]string{"authorization": "Bearer k"},
 		Gzip: true, Timeout: 700 * time.Millisecond, CAFile: "/etc/ca.pem"}
 	if !reflect.DeepEqual(s.Traces, want) {
 		t.Errorf("traces %+v, want %+v", s.Traces, want)
@@ -171,7 +171,7 @@ func TestFromEnvGRPC(t *testing.T) {
 	}
 	// A signal's own protocol still wins over the general one.
 	env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = "http/protobuf"
-	if s, _ := FromEnv(envOf(env)); s.Traces.URL != "https://c.example:4317/v1/traces" || s.Traces.Protocol != ProtocolHTTPProtobuf {
+	if s, _ := FromEnv(envOf(env)); s.Traces.URL != "https://c.example:4317/v1/traces" || s.Traces.Protocol != protocolHTTPProtobuf {
 		t.Errorf("traces %q over %s, want the base with its path over http/protobuf", s.Traces.URL, s.Traces.Protocol)
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"io"
 )
 
-// MaxEntryBytes bounds one timeline line: malarun writes far less (a tool
+// maxEntryBytes bounds one timeline line: malarun writes far less (a tool
 // input is cut to 512 bytes); a longer line is skipped as damaged.
-const MaxEntryBytes = 1 << 20
+const maxEntryBytes = 1 << 20
 
 // Reader reads entries from a timeline that may still be growing: a last
 // line without its newline is kept and completed by a later Next, once the
@@ -26,7 +26,7 @@ type Reader struct {
 	buf      []byte // read, not yet returned; starts at a line's beginning
 	store    []byte // the array buf lies in
 	scanned  int    // how much of buf is known to hold no newline
-	skipping bool   // inside a line over MaxEntryBytes: drop up to its newline
+	skipping bool   // inside a line over maxEntryBytes: drop up to its newline
 	// Damaged counts the lines skipped: not JSON, not an entry, too long.
 	Damaged int
 }
@@ -55,7 +55,7 @@ func (t *Reader) Next() (Entry, error) {
 				t.skipping = false
 				continue
 			}
-			if len(line) > MaxEntryBytes { // whole in one read, past the bound
+			if len(line) > maxEntryBytes { // whole in one read, past the bound
 				t.Damaged++
 				continue
 			}
@@ -69,7 +69,7 @@ func (t *Reader) Next() (Entry, error) {
 			continue
 		}
 		t.scanned = len(t.buf)
-		if len(t.buf) > MaxEntryBytes {
+		if len(t.buf) > maxEntryBytes {
 			if !t.skipping {
 				t.Damaged++
 			}

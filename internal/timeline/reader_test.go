@@ -28,7 +28,7 @@ func TestReaderWaitsForAWholeLineAndSkipsDamage(t *testing.T) {
 	line := `{"time":"2026-01-02T12:00:01Z","event":"line","issue":"i","attempt":2,"offset":0}`
 	g := &growing{data: "not json\n" + ok + "\n" + `{"event":"x"}` + "\n" +
 		`{"time":"2026-01-02T12:00:01Z","event":"line","issue":"i","attempt":1}` + "\n" + // no offset
-		strings.Repeat("x", MaxEntryBytes+10) + "\n\n" + line[:20]}
+		strings.Repeat("x", maxEntryBytes+10) + "\n\n" + line[:20]}
 	r := NewReader(g)
 	e, err := r.Next()
 	if err != nil || e.Event != "hang_detected" || e.LimitMS != 5 || !e.Time.Equal(time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)) {

@@ -4,6 +4,6 @@
 //
 // Everything here is fed by supervisor events and the supervisor's Report.
 // The supervisor calls its observer on its own goroutine, so the sinks that
-// do I/O (the terminal, the events file) take events through a Queue, which
+// do I/O (the terminal, the events file) take events through a queue, which
 // never blocks the producer and coalesces the frequent progress events.
 package ui

@@ -12,12 +12,12 @@ import (
 // maxInput bounds how much of a tool's input an event line quotes.
 const maxInput = 160
 
-// EventLine is the permanent line a terminal shows for an event that
+// eventLine is the permanent line a terminal shows for an event that
 // matters, and false for the others (progress, a tool finishing, an attempt
 // that ended well). st gives the context (the run's start for the final
 // line); the line is cleaned (see Clean), quoted text cut. Lines start
 // with the local time: "12:04:05 attempt 1: Bash: go test ./...".
-func EventLine(e event.Event, st *Status) (string, bool) {
+func eventLine(e event.Event, st *status) (string, bool) {
 	var s string
 	at := ""
 	if e.Attempt > 0 { // limit_wait names none: a wait comes between attempts, or before the first
@@ -125,7 +125,7 @@ func endedLine(ending string) bool {
 	return true
 }
 
-func retryLine(e event.Event, st *Status) string {
+func retryLine(e event.Event, st *status) string {
 	in := ""
 	if e.Backoff > 0 {
 		in = " in " + Duration(e.Backoff)
@@ -150,7 +150,7 @@ func retryLine(e event.Event, st *Status) string {
 	return ""
 }
 
-func finishedLine(e event.Event, st *Status) string {
+func finishedLine(e event.Event, st *status) string {
 	s := fmt.Sprintf("%s %s (exit %d)", e.Issue, EndWord(e.Outcome), e.ExitCode)
 	if !e.RetryAt.IsZero() {
 		s += ", retry at " + e.RetryAt.Local().Format(time.DateTime)

@@ -59,10 +59,10 @@ func Duration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// Fit cuts s to at most width terminal columns, with an ellipsis when cut.
+// fit cuts s to at most width terminal columns, with an ellipsis when cut.
 // s must be clean (see Clean): every rune counts as one column, or two for
 // the East Asian wide ranges.
-func Fit(s string, width int) string {
+func fit(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}

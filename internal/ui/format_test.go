@@ -22,9 +22,9 @@ func TestFormats(t *testing.T) {
 		{ShortSession("5fcbbccf-06da-4fd6-8405-d704e7fbd2c7"), "5fcbbccf"},
 		{Clean("echo \x1b[2J hi\r\n\tthere  ", 0), "echo [2J hi there"},
 		{Clean("abcdef", 3), "abc…"},
-		{Fit("abcdef", 4), "abc…"},
-		{Fit("abcd", 4), "abcd"},
-		{Fit("日本語です", 5), "日本…"},
+		{fit("abcdef", 4), "abc…"},
+		{fit("abcd", 4), "abcd"},
+		{fit("日本語です", 5), "日本…"},
 	}
 	for i, tt := range tests {
 		if tt.got != tt.want {

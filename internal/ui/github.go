@@ -27,31 +27,31 @@ import (
 //     concurrently, and a stop section on one stream could close while
 //     the other's lines are being read.
 
-// EscapeData escapes a workflow command's message.
-func EscapeData(s string) string {
+// escapeData escapes a workflow command's message.
+func escapeData(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
 }
 
-// EscapeProperty escapes a workflow command's property value (title=...).
-func EscapeProperty(s string) string {
+// escapeProperty escapes a workflow command's property value (title=...).
+func escapeProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
 
 // ErrorCommand is an ::error:: annotation with a title.
 func ErrorCommand(title, message string) string {
-	return "::error title=" + EscapeProperty(title) + "::" + EscapeData(message)
+	return "::error title=" + escapeProperty(title) + "::" + escapeData(message)
 }
 
-// StopToken is a fresh random token for ::stop-commands::.
-func StopToken() string {
+// stopToken is a fresh random token for ::stop-commands::.
+func stopToken() string {
 	b := make([]byte, 16)
 	rand.Read(b) // never fails (crypto/rand since Go 1.24)
 	return hex.EncodeToString(b)
 }
 
-// WriteInert writes text so that the runner runs no command in it: between
+// writeInert writes text so that the runner runs no command in it: between
 // ::stop-commands::TOKEN and ::TOKEN::, with a fresh token.
-func WriteInert(w io.Writer, text string) error {
+func writeInert(w io.Writer, text string) error {
 	if text == "" {
 		return nil
 	}
@@ -65,25 +65,25 @@ func WriteInert(w io.Writer, text string) error {
 	return s.Close()
 }
 
-// StopSection is WriteInert for a text that streams (a result copied from
+// stopSection is writeInert for a text that streams (a result copied from
 // its transcript): StartStopSection writes "::stop-commands::TOKEN", the
 // text goes through Write as it comes, and Close ends its last line if it
 // did not and writes "::TOKEN::".
-type StopSection struct {
+type stopSection struct {
 	w     io.Writer
 	token string
 	last  byte // the text's last byte so far
 }
 
 // StartStopSection opens a section on w with a fresh token.
-func StartStopSection(w io.Writer) (*StopSection, error) {
-	s := &StopSection{w: w, token: StopToken(), last: '\n'}
+func StartStopSection(w io.Writer) (*stopSection, error) {
+	s := &stopSection{w: w, token: stopToken(), last: '\n'}
 	_, err := io.WriteString(w, "::stop-commands::"+s.token+"\n")
 	return s, err
 }
 
 // Write passes p on as it is: inside the section no command runs.
-func (s *StopSection) Write(p []byte) (int, error) {
+func (s *stopSection) Write(p []byte) (int, error) {
 	if len(p) > 0 {
 		s.last = p[len(p)-1]
 	}
@@ -91,7 +91,7 @@ func (s *StopSection) Write(p []byte) (int, error) {
 }
 
 // Close ends the section: the footer must start a line of its own.
-func (s *StopSection) Close() error {
+func (s *stopSection) Close() error {
 	end := "::" + s.token + "::\n"
 	if s.last != '\n' {
 		end = "\n" + end
@@ -124,7 +124,7 @@ func (a *ActionsLog) Write(p []byte) (int, error) {
 	if i < 0 {
 		return len(p), nil
 	}
-	out := Defuse(string(a.partial[:i+1]))
+	out := defuse(string(a.partial[:i+1]))
 	a.partial = append([]byte(nil), a.partial[i+1:]...)
 	if _, err := io.WriteString(a.w, out); err != nil {
 		return 0, err
@@ -140,12 +140,12 @@ func (a *ActionsLog) Command(line string) {
 	io.WriteString(a.w, line+"\n")
 }
 
-// Inert writes text wrapped in a stop-commands section (see WriteInert).
+// Inert writes text wrapped in a stop-commands section (see writeInert).
 func (a *ActionsLog) Inert(text string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.flush()
-	return WriteInert(a.w, text)
+	return writeInert(a.w, text)
 }
 
 // Flush ends an unfinished line.
@@ -157,14 +157,14 @@ func (a *ActionsLog) Flush() {
 
 func (a *ActionsLog) flush() {
 	if len(a.partial) > 0 {
-		io.WriteString(a.w, Defuse(string(a.partial)+"\n"))
+		io.WriteString(a.w, defuse(string(a.partial)+"\n"))
 		a.partial = nil
 	}
 }
 
-// Defuse makes every line of s inert for the runner, changing as little
+// defuse makes every line of s inert for the runner, changing as little
 // as possible (see ActionsLog).
-func Defuse(s string) string {
+func defuse(s string) string {
 	s = strings.ReplaceAll(s, "##[", `##\u005b`)
 	lines := strings.SplitAfter(s, "\n")
 	for i, l := range lines {
@@ -200,7 +200,7 @@ func (g *Groups) Observe(e event.Event) {
 		default:
 			title += ", session " + ShortSession(e.Session)
 		}
-		g.log.Command("::group::" + EscapeData(title))
+		g.log.Command("::group::" + escapeData(title))
 		g.open = true
 	case event.AttemptEnded:
 		g.Close()

@@ -11,10 +11,10 @@ import (
 )
 
 func TestEscaping(t *testing.T) {
-	if got, want := EscapeData("100% done\r\nnext: a,b"), "100%25 done%0D%0Anext: a,b"; got != want {
+	if got, want := escapeData("100% done\r\nnext: a,b"), "100%25 done%0D%0Anext: a,b"; got != want {
 		t.Errorf("EscapeData = %q, want %q", got, want)
 	}
-	if got, want := EscapeProperty("a: b, 5%\n"), "a%3A b%2C 5%25%0A"; got != want {
+	if got, want := escapeProperty("a: b, 5%\n"), "a%3A b%2C 5%25%0A"; got != want {
 		t.Errorf("EscapeProperty = %q, want %q", got, want)
 	}
 	if got, want := ErrorCommand("malarun: x failed", "boom\n::set-output name=x::y"), "::error title=malarun%3A x failed::boom%0A::set-output name=x::y"; got != want {
@@ -24,12 +24,12 @@ func TestEscaping(t *testing.T) {
 
 func TestWriteInert(t *testing.T) {
 	var b bytes.Buffer
-	WriteInert(&b, "::error::boom\nok")
+	writeInert(&b, "::error::boom\nok")
 	m := regexp.MustCompile(`^::stop-commands::([0-9a-f]{32})\n::error::boom\nok\n::([0-9a-f]{32})::\n$`).FindStringSubmatch(b.String())
 	if m == nil || m[1] != m[2] {
 		t.Fatalf("got %q", b.String())
 	}
-	if StopToken() == StopToken() {
+	if stopToken() == stopToken() {
 		t.Errorf("tokens repeat")
 	}
 }

@@ -16,7 +16,7 @@ import (
 //
 //   - Clean: one line (status line, event lines, a table cell). Everything
 //     classify does not call text becomes a space, runs of spaces one.
-//   - Inert (and InertWriter for a stream): many lines (the result, the
+//   - Inert (and inertWriter for a stream): many lines (the result, the
 //     final error lines). Text, white space, '\n' and '\t' are kept as they
 //     are; every other C0 control and DEL is shown in caret notation (ESC is
 //     "^[", BEL "^G", DEL "^?"), so a reader sees something was there; C1

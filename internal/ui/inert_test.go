@@ -182,7 +182,7 @@ func TestEventAndStatusLinesAreClean(t *testing.T) {
 				e.Action = action
 			}
 			st.Apply(e)
-			if line, ok := EventLine(e, st); ok {
+			if line, ok := eventLine(e, st); ok {
 				checkInert(t, string(k), line, false)
 			}
 			checkInert(t, string(k), st.Line(now), false)

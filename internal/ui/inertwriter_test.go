@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// writeChunks writes s to a new InertWriter in pieces cut at cuts (offsets
+// writeChunks writes s to a new inertWriter in pieces cut at cuts (offsets
 // in any order, out of range ones ignored), then closes it.
 func writeChunks(t *testing.T, s []byte, cuts []int) string {
 	t.Helper()

@@ -17,17 +17,17 @@ const (
 // Live is the terminal display of a run: a status line and, above it, one
 // line per event that matters. It runs on its own goroutine.
 type Live struct {
-	term   *Terminal
-	status *Status
-	q      *Queue
+	term   *terminal
+	status *status
+	q      *queue
 	done   chan struct{}
 	syncs  chan chan struct{} // Sync's requests
 	now    func() time.Time
 }
 
 // StartLive starts drawing status on term.
-func StartLive(term *Terminal, status *Status) *Live {
-	l := &Live{term: term, status: status, q: NewQueue(), done: make(chan struct{}), syncs: make(chan chan struct{}), now: time.Now}
+func StartLive(term *terminal, status *status) *Live {
+	l := &Live{term: term, status: status, q: newQueue(), done: make(chan struct{}), syncs: make(chan chan struct{}), now: time.Now}
 	go l.loop()
 	return l
 }
@@ -87,7 +87,7 @@ func (l *Live) show() (int, bool) {
 	items, closed := l.q.Take()
 	for _, e := range items {
 		l.status.Apply(e)
-		if line, ok := EventLine(e, l.status); ok {
+		if line, ok := eventLine(e, l.status); ok {
 			// Println redraws the status line as it was; the redraw after
 			// the batch brings it up to date.
 			l.term.Println(line)

@@ -7,22 +7,22 @@ import (
 	"github.com/malarun/malarun/internal/event"
 )
 
-// Queue hands events from the supervisor's goroutine to one consumer
+// queue hands events from the supervisor's goroutine to one consumer
 // goroutine. Put never blocks (a short mutex section and a non-blocking
 // wake-up), and loses nothing but stale progress: a progress event that
 // follows another replaces it, since each carries the whole live state.
-type Queue struct {
+type queue struct {
 	mu     sync.Mutex
 	items  []event.Event
 	closed bool
 	wake   chan struct{}
 }
 
-// NewQueue returns an empty, open queue.
-func NewQueue() *Queue { return &Queue{wake: make(chan struct{}, 1)} }
+// newQueue returns an empty, open queue.
+func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
 
 // Put adds e; after Close it is dropped.
-func (q *Queue) Put(e event.Event) {
+func (q *queue) Put(e event.Event) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -38,14 +38,14 @@ func (q *Queue) Put(e event.Event) {
 }
 
 // Close tells the consumer that no more events come.
-func (q *Queue) Close() {
+func (q *queue) Close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
 	q.signal()
 }
 
-func (q *Queue) signal() {
+func (q *queue) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
@@ -53,11 +53,11 @@ func (q *Queue) signal() {
 }
 
 // Wake is ready when Take may have something new.
-func (q *Queue) Wake() <-chan struct{} { return q.wake }
+func (q *queue) Wake() <-chan struct{} { return q.wake }
 
 // Take returns the pending events, in order, and whether the queue is
 // closed (then nothing more will come after these).
-func (q *Queue) Take() ([]event.Event, bool) {
+func (q *queue) Take() ([]event.Event, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.items
@@ -65,16 +65,16 @@ func (q *Queue) Take() ([]event.Event, bool) {
 	return items, q.closed
 }
 
-// Async runs a handler on its own goroutine, fed through a Queue.
+// Async runs a handler on its own goroutine, fed through a queue.
 type Async struct {
-	q     *Queue
+	q     *queue
 	done  chan struct{}
 	syncs chan chan struct{} // Sync's requests: answered once what was queued before is handled
 }
 
 // Go starts handle's goroutine.
 func Go(handle func(event.Event)) *Async {
-	a := &Async{q: NewQueue(), done: make(chan struct{}), syncs: make(chan chan struct{})}
+	a := &Async{q: newQueue(), done: make(chan struct{}), syncs: make(chan chan struct{})}
 	go func() {
 		defer close(a.done)
 		drain := func() bool {

@@ -10,7 +10,7 @@ import (
 )
 
 func TestQueueCoalescesProgressOnly(t *testing.T) {
-	q := NewQueue()
+	q := newQueue()
 	q.Put(event.Event{Kind: event.Progress, Messages: 1})
 	q.Put(event.Event{Kind: event.Progress, Messages: 2})
 	q.Put(event.Event{Kind: event.ToolStarted, Tool: "Bash"})

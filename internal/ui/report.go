@@ -11,10 +11,10 @@ import (
 	"github.com/malarun/malarun/internal/usd"
 )
 
-// ReportVersion is the version of the --json report (docs/report.schema.json).
+// reportVersion is the version of the --json report (docs/report.schema.json).
 // It changes only when a field is renamed, removed or changes meaning;
 // added fields keep it.
-const ReportVersion = 1
+const reportVersion = 1
 
 // Report is the --json report: how a run ended, in one JSON object.
 type Report struct {
@@ -173,7 +173,7 @@ type Ending struct {
 // NewReport builds the report of a run from the supervisor's Report.
 func NewReport(rep event.Report, end Ending) Report {
 	r := Report{
-		Version: ReportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(record.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
+		Version: reportVersion, Issue: firstNonEmpty(rep.Issue, end.Issue), Outcome: end.Outcome, Status: string(record.StatusFor(outcome.Outcome(end.Outcome))), ExitCode: end.ExitCode,
 		Reason: end.Reason, Result: rep.Result, SessionID: rep.SessionID, Sessions: rep.Sessions,
 		Continuations: rep.Continuations, AttemptsTotal: rep.Attempts, Attempts: []Attempt{}, Reclaims: rep.Reclaims, Reclaimed: rep.Reclaimed,
 		Tokens: rep.Usage, ClaudeCodeVersion: rep.ClaudeCodeVersion,

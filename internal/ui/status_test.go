@@ -100,7 +100,7 @@ func TestEventLines(t *testing.T) {
 		if tt.e.Time.IsZero() {
 			tt.e.Time = t0
 		}
-		got, ok := EventLine(tt.e, st)
+		got, ok := eventLine(tt.e, st)
 		if tt.want == "" {
 			if ok {
 				t.Errorf("%s: a line %q, want none", tt.e.Kind, got)
@@ -143,7 +143,7 @@ func TestGivingUpSaysTheReasonOnce(t *testing.T) {
 		} {
 			e.Time = t0
 			st.Apply(e) // as Live does: the status first, then the line
-			if l, ok := EventLine(e, st); ok {
+			if l, ok := eventLine(e, st); ok {
 				lines = append(lines, strings.TrimPrefix(l, "12:00:00 "))
 			}
 		}
@@ -155,7 +155,7 @@ func TestGivingUpSaysTheReasonOnce(t *testing.T) {
 		}
 	}
 	// Without a status (no context), the reason is always given.
-	if got, _ := EventLine(event.Event{Kind: event.RetryDecided, Time: t0, Attempt: 1, Action: "fail", Reason: why}, nil); got != "12:00:00 attempt 1: giving up: "+why {
+	if got, _ := eventLine(event.Event{Kind: event.RetryDecided, Time: t0, Attempt: 1, Action: "fail", Reason: why}, nil); got != "12:00:00 attempt 1: giving up: "+why {
 		t.Errorf("without a status: %q", got)
 	}
 }
@@ -180,17 +180,17 @@ func TestStatusLineDuringALimitWait(t *testing.T) {
 
 func TestLimitEventLines(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
-	got, ok := EventLine(event.Event{Kind: event.LimitWait, Time: t0, Attempt: 1, Until: t0.Add(5 * time.Minute), UsageLimit: record.UsageLimit{LimitType: "five_hour"}}, nil)
+	got, ok := eventLine(event.Event{Kind: event.LimitWait, Time: t0, Attempt: 1, Until: t0.Add(5 * time.Minute), UsageLimit: record.UsageLimit{LimitType: "five_hour"}}, nil)
 	if want := "12:00:00 attempt 1: usage limit (five_hour): waiting until 12:05:00, then resuming the session"; !ok || got != want {
 		t.Errorf("limit_wait:\n got %q\nwant %q", got, want)
 	}
 	// A wait between attempts, or for a limit the record names before any
 	// attempt: no "attempt 0".
-	got, _ = EventLine(event.Event{Kind: event.LimitWait, Time: t0, Until: t0.Add(5 * time.Minute), UsageLimit: record.UsageLimit{LimitType: "five_hour"}}, nil)
+	got, _ = eventLine(event.Event{Kind: event.LimitWait, Time: t0, Until: t0.Add(5 * time.Minute), UsageLimit: record.UsageLimit{LimitType: "five_hour"}}, nil)
 	if want := "12:00:00 usage limit (five_hour): waiting until 12:05:00, then resuming the session"; got != want {
 		t.Errorf("limit_wait without an attempt:\n got %q\nwant %q", got, want)
 	}
-	got, _ = EventLine(event.Event{Kind: event.RunFinished, Time: t0, Issue: "i", Outcome: "rate or usage limit reached", ExitCode: 75,
+	got, _ = eventLine(event.Event{Kind: event.RunFinished, Time: t0, Issue: "i", Outcome: "rate or usage limit reached", ExitCode: 75,
 		UsageLimit: record.UsageLimit{RetryAt: t0.Add(5 * time.Hour)}}, nil)
 	if want := "12:00:00 i failed: rate or usage limit reached (exit 75), retry at 2026-01-02 17:00:00, $0.0000"; got != want {
 		t.Errorf("finished:\n got %q\nwant %q", got, want)

@@ -5,18 +5,18 @@ import (
 	"time"
 )
 
-// MaxJitter caps the random delay added after a reset.
-const MaxJitter = 60 * time.Second
+// maxJitter caps the random delay added after a reset.
+const maxJitter = 60 * time.Second
 
-// Jitter is a random delay, uniform in [0, min(MaxJitter, 5% of wait)],
+// jitter is a random delay, uniform in [0, min(maxJitter, 5% of wait)],
 // added after a reset so that the malaruns of one account, all stopped by
 // the same limit, do not all send their first request in the same second.
 // rnd returns values in [0, 1), like math/rand/v2's Float64.
-func Jitter(wait time.Duration, rnd func() float64) time.Duration {
+func jitter(wait time.Duration, rnd func() float64) time.Duration {
 	if wait <= 0 {
 		return 0
 	}
-	limit := min(MaxJitter, wait/20)
+	limit := min(maxJitter, wait/20)
 	f := rnd()
 	if !(f >= 0) { // also NaN
 		f = 0
@@ -94,7 +94,7 @@ func Decide(now time.Time, l Limit, budgetLeft time.Duration, rnd func() float64
 			"the %s resets at %s, in %s, beyond what is left of limit_wait (%s)",
 			name, l.RetryAt.UTC().Format(time.RFC3339), roundDuration(base), roundDuration(budgetLeft))}
 	}
-	wait := base + min(Jitter(base, rnd), budgetLeft-base)
+	wait := base + min(jitter(base, rnd), budgetLeft-base)
 	return Decision{Action: Wait, Until: now.Add(wait), RetryAt: l.RetryAt, Reason: fmt.Sprintf(
 		"the %s resets at %s; waiting %s", name, l.RetryAt.UTC().Format(time.RFC3339), roundDuration(wait))}
 }

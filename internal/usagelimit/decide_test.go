@@ -29,7 +29,7 @@ func TestJitter(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Jitter(c.wait, fixed(c.rnd)); got != c.want {
+			if got := jitter(c.wait, fixed(c.rnd)); got != c.want {
 				t.Errorf("Jitter(%v, %v) = %v, want %v", c.wait, c.rnd, got, c.want)
 			}
 		})
@@ -43,11 +43,11 @@ func TestJitterIsUniform(t *testing.T) {
 	var buckets [10]int
 	for i := range n {
 		draw := (float64(i) + 0.5) / n // an even sweep of [0, 1)
-		j := Jitter(time.Hour, fixed(draw))
-		if j < 0 || j > MaxJitter {
-			t.Fatalf("jitter %v outside [0, %v]", j, MaxJitter)
+		j := jitter(time.Hour, fixed(draw))
+		if j < 0 || j > maxJitter {
+			t.Fatalf("jitter %v outside [0, %v]", j, maxJitter)
 		}
-		buckets[int(j*10/MaxJitter)]++
+		buckets[int(j*10/maxJitter)]++
 	}
 	for i, b := range buckets {
 		if b != n/10 {
@@ -158,7 +158,7 @@ func TestRepeatedLimitsShareOneBudget(t *testing.T) {
 	if len(actions) != len(want) || actions[0] != want[0] || actions[1] != want[1] || actions[2] != want[2] {
 		t.Errorf("actions %v, want %v", actions, want)
 	}
-	if b.Used != 2*(150*time.Minute+MaxJitter) {
+	if b.Used != 2*(150*time.Minute+maxJitter) {
 		t.Errorf("used %v", b.Used)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 // FuzzFromText: whatever the text and the moment, the parser never panics,
 // and a reset it finds lies between now and now+MaxAhead (the stated
-// contract is at least now-PastSlack; the parser promises more: a reset
+// contract is at least now-pastSlack; the parser promises more: a reset
 // just past is "now"). An unknown reset always comes with a reason.
 func FuzzFromText(f *testing.F) {
 	zones := []*time.Location{nil, time.UTC, mustZone(f, "Europe/Paris"), mustZone(f, "America/New_York"),

@@ -34,7 +34,7 @@ func (l Limit) Known() bool { return !l.RetryAt.IsZero() }
 type Event struct {
 	Status string // allowed, allowed_warning, rejected
 	// ResetsAt is in unix seconds; 0 when absent. The stream decoder keeps
-	// only [stream.MinResetsAt, stream.MaxResetsAt] (years 2000 to 2099):
+	// only [stream.minResetsAt, stream.maxResetsAt] (years 2000 to 2099):
 	// a millisecond value would make a RetryAt that record.json could not
 	// encode (years past 9999).
 	ResetsAt      int64

@@ -9,10 +9,10 @@ import (
 // only when it is less than 24 hours away, and the longest window it
 // knows is a week; anything outside these bounds is a misreading.
 const (
-	// PastSlack: a reset up to this long ago is taken as "now" (the limit
+	// pastSlack: a reset up to this long ago is taken as "now" (the limit
 	// has just reset, or the text was printed a moment before we read it),
 	// not as the same time tomorrow.
-	PastSlack = 5 * time.Minute
+	pastSlack = 5 * time.Minute
 	// MaxAhead: a reset further away than this is not trusted.
 	MaxAhead = 8 * 24 * time.Hour
 )
@@ -28,7 +28,7 @@ const (
 //
 // A time without seconds is rounded up to the next minute, since the CLI
 // cuts the seconds off. A time without a date is its next occurrence from
-// now (up to PastSlack ago counts as now). Anything else gives a limit with
+// now (up to pastSlack ago counts as now). Anything else gives a limit with
 // an unknown reset. The result's RetryAt is zero or within [now, now+MaxAhead].
 // local is the zone the CLI runs in (its TZ); nil leaves a time printed
 // without a zone unknown.
@@ -99,7 +99,7 @@ func resetFromEpoch(s string, now time.Time) (time.Time, string) {
 		return time.Time{}, "claude's usage-limit text has no readable reset time"
 	}
 	at := time.Unix(secs, 0)
-	if at.Before(now.Add(-PastSlack)) || at.After(now.Add(MaxAhead)) {
+	if at.Before(now.Add(-pastSlack)) || at.After(now.Add(MaxAhead)) {
 		return time.Time{}, "claude's usage-limit text names a reset (" + at.UTC().Format(time.RFC3339) + ") that is not within the next 8 days"
 	}
 	if at.Before(now) {

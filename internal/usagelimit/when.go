@@ -72,11 +72,11 @@ func parseWhen(s string) (when, bool) {
 }
 
 // resolve turns the wall-clock reading into an instant in loc: the
-// earliest occurrence at or after now-PastSlack, plus a minute for the
+// earliest occurrence at or after now-pastSlack, plus a minute for the
 // seconds the CLI cut off, and never before now. It fails when no
 // occurrence lies within MaxAhead.
 func (w when) resolve(now time.Time, loc *time.Location) (time.Time, bool) {
-	earliest := now.Add(-PastSlack)
+	earliest := now.Add(-pastSlack)
 	var best time.Time
 	consider := func(y int, m time.Month, d int) {
 		for _, t := range wallInstants(y, m, d, w.hour, w.minute, loc) {

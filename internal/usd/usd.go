@@ -11,10 +11,10 @@ package usd
 
 import "math"
 
-// Decimals is how many decimals a printed cost keeps at most.
-const Decimals = 6
+// decimals is how many decimals a printed cost keeps at most.
+const decimals = 6
 
-// Round is usd rounded to Decimals decimals (half away from zero), so that
+// Round is usd rounded to six decimals (decimals; half away from zero), so that
 // encoding/json and strconv print it with at most that many: the nearest
 // float64 to a number of millionths prints as that number. A value too
 // large to round this way (over 2^53 millionths, about 9 billion dollars),

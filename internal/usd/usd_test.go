@@ -42,7 +42,7 @@ func TestRoundOfSumsOfMillionths(t *testing.T) {
 	for i := 1; i <= 5000; i++ {
 		sum += float64(i%997) / 1e6
 		s := strconv.FormatFloat(Round(sum), 'f', -1, 64)
-		if dot := strings.IndexByte(s, '.'); dot >= 0 && len(s)-1-dot > Decimals {
+		if dot := strings.IndexByte(s, '.'); dot >= 0 && len(s)-1-dot > decimals {
 			t.Fatalf("after %d additions the sum %v prints as %s", i, sum, s)
 		}
 	}

@@ -1,0 +1,141 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The rule CONTRIBUTING.md states under "Exported names": a name of a
+// package under internal/ is exported because another package uses it.
+// The few exported for another reason are kept here, each with its reason
+// on one line; the test fails when a name is exported that no other folder
+// names (pkg.Name in any Go file of any module of the repository, tests
+// included), and when an entry below is no longer true.
+
+// keptExports are the exported names of internal/ no other package names,
+// and why each stays exported.
+var keptExports = map[string]string{
+	// Members of a typed set whose siblings other packages use: one set,
+	// one spelling, whichever of its values a caller happens to need.
+	"internal/replay.BeganNew":                  "a value of Attempt.Began; replay.BeganResume is used outside",
+	"internal/replay.BeganFresh":                "a value of Attempt.Began; replay.BeganResume is used outside",
+	"internal/replay.BeganCheckpoint":           "a value of Attempt.Began; replay.BeganResume is used outside",
+	"internal/replay.BeganContinuation":         "a value of Attempt.Began; replay.BeganResume is used outside",
+	"internal/replay.BeganFallback":             "a value of Attempt.Began; replay.BeganResume is used outside",
+	"internal/replay.BeganReclaim":              "a value of Attempt.Began; replay.BeganResume is used outside",
+	"internal/replay.BeganUnknown":              "a value of Attempt.Began; replay.BeganResume is used outside",
+	"internal/replay.KindText":                  "an item kind of the replay; KindNote, KindPrompt, KindToolCall... are used outside",
+	"internal/replay.KindToolRunning":           "an item kind of the replay; KindNote, KindPrompt, KindToolCall... are used outside",
+	"internal/replay.KindHook":                  "an item kind of the replay; KindNote, KindPrompt, KindToolCall... are used outside",
+	"internal/run.ActionKind":                   "the type of run.Start, run.Sleep, run.End (Action.Kind), used outside",
+	"internal/run.DecisionKind":                 "the type of run.DecidedNone, run.Fail, run.Checkpoint... (Decision.Kind), used outside",
+	"internal/run.Done":                         "a DecisionKind; run.DecidedNone, run.Fail, run.Checkpoint... are used outside",
+	"internal/run.Resume":                       "a DecisionKind; run.DecidedNone, run.Fail, run.Checkpoint... are used outside",
+	"internal/run.Fresh":                        "a DecisionKind; run.DecidedNone, run.Fail, run.Checkpoint... are used outside",
+	"internal/run.OpenKind":                     "the type of run.OpenNew, run.OpenReclaim, run.OpenRefused (the Kind of what run.Open returns), used outside",
+	"internal/run.OpenContinue":                 "an OpenKind; run.OpenNew, run.OpenReclaim, run.OpenRefused are used outside",
+	"internal/run.SleepKind":                    "the type of run.SleepBackoff, run.SleepLimit (State.Sleeping), used outside",
+	"internal/run.SleepNone":                    "a SleepKind; run.SleepBackoff and run.SleepLimit are used outside",
+	"internal/session.Verdict":                  "the type of session.NotSeen and of session.Check's result, used outside",
+	"internal/session.Seen":                     "a Verdict; session.NotSeen is used outside",
+	"internal/session.Unknown":                  "a Verdict; session.NotSeen is used outside",
+	"internal/usagelimit.Action":                "the type of Decision.Action and of usagelimit.Wait and usagelimit.Stop, used outside",
+	"internal/usagelimit.Continue":              "an Action; usagelimit.Wait and usagelimit.Stop are used outside",
+	"internal/telemetry.MetricReclaims":         "a metric name; the other telemetry.Metric* are used outside",
+	"internal/telemetry.MetricLimitWaits":       "a metric name; the other telemetry.Metric* are used outside",
+	"internal/telemetry.MetricRunSeconds":       "a metric name; the other telemetry.Metric* are used outside",
+	"internal/telemetry.MetricLimitWaitSeconds": "a metric name; the other telemetry.Metric* are used outside",
+	"internal/reach.Cause":                      "the type of Finding.Cause and of reach.Scheme, used outside (netprobe)",
+	"internal/reach.Unknown":                    "a Cause; reach.Scheme is used outside",
+	"internal/reach.NotFound":                   "a Cause; reach.Scheme is used outside",
+	"internal/reach.Refused":                    "a Cause; reach.Scheme is used outside",
+	"internal/reach.NoRoute":                    "a Cause; reach.Scheme is used outside",
+	"internal/reach.Certificate":                "a Cause; reach.Scheme is used outside",
+	"internal/manpage.Pre":                      "a Block constructor beside Para, Item, Lines and Sub, which cmd/malarun uses",
+
+	// Used outside, but not as pkg.Name.
+	"internal/run.Standing":    "embedded in run.State: it names the field State.Standing that internal/supervisor reads",
+	"internal/proc.FindMarked": "used by proc's external tests (package proc_test: they import testchild, which imports proc)",
+
+	// Its lower-case name is taken: render_*.go import internal/attempt.
+	"internal/replay.Attempt": "the element type of Summary.Attempts (show's JSON); attempt is the import of internal/attempt",
+
+	// Kept by the branch i48-runner (issue 48), which unexported the rest
+	// of internal/supervisor's and internal/attempt's.
+	"internal/attempt.APIError":           "an Ending; attempt.Ending's other values are used outside",
+	"internal/attempt.StopSessionTimeout": "a StopReason; attempt.StopNone, StopHang, StopAuth... are used outside",
+	"internal/attempt.KillGrace":          "a Grace; attempt.ShutdownGrace is used outside",
+	"internal/attempt.PhaseCompacting":    "a Phase; attempt.PhaseStarting, PhaseTool, PhaseWaiting... are used outside",
+	"internal/attempt.PhaseSubagent":      "a Phase; attempt.PhaseStarting, PhaseTool, PhaseWaiting... are used outside",
+	"internal/attempt.InputKind":          "the type of attempt.Line (Input.Kind), used outside",
+	"internal/attempt.CLIVar":             "the element type of attempt.CLIVars's result, used outside",
+	"internal/supervisor.Claude":          "the type of the field Deps.Claude, which supervisor's external tests set to fakeclaude",
+	"internal/supervisor.Value":           "the type of the field Key.Value, which cmd/malarun reads (config_keys.go)",
+}
+
+func TestInternalExportsAreUsedOutside(t *testing.T) {
+	s, err := scanExports(moduleRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.declared) == 0 || len(s.usedOutside) == 0 {
+		t.Fatalf("found %d exported names and %d uses: the scan read nothing", len(s.declared), len(s.usedOutside))
+	}
+	checkExports(t, s, keptExports)
+}
+
+// TestExportCheckCatchesUnusedNames runs the check on a small repository
+// of its own, so the test above cannot pass by checking nothing: an unused
+// name, a stale kept entry, a dot import, a use through an alias, from a
+// test, from another module, and a local that only looks like a package.
+func TestExportCheckCatchesUnusedNames(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n")
+	write("internal/a/a.go", "package a\n\nconst (\n\tUsed = 1\n\tByAlias = 2\n\tByTest = 3\n\tByModule = 4\n"+
+		"\tUnused = 5\n\tKept = 6\n\tKeptButUsed = 7\n\tShadowed = 8\n)\n\nfunc (T) Method() {}\n\ntype T int\n")
+	write("internal/a/a_test.go", "package a_test\n\nimport \"example.com/m/internal/a\"\n\nvar _ = a.Unused\n")
+	write("internal/a/exported_test.go", "package a\n\nconst InTestOnly = 9\n")
+	write("cmd/c/c.go", "package main\n\nimport (\n\t\"example.com/m/internal/a\"\n\tb \"example.com/m/internal/a\"\n)\n\n"+
+		"func main() {\n\t_ = a.Used + b.ByAlias + a.KeptButUsed\n\tvar x struct{ Shadowed int }\n\t{\n\t\ta := x\n\t\t_ = a.Shadowed\n\t}\n}\n")
+	write("cmd/c/c_test.go", "package main\n\nimport \"example.com/m/internal/a\"\n\nvar _ = a.ByTest\n")
+	write("tools/x/go.mod", "module example.com/m/tools/x\n")
+	write("tools/x/x.go", "package x\n\nimport (\n\t\"example.com/m/internal/a\"\n\t. \"example.com/m/internal/a\"\n)\n\nvar _ = a.ByModule + Used\n")
+
+	s, err := scanExports(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]string{"internal/a.Kept": "a reason", "internal/a.KeptButUsed": "a reason", "internal/a.Gone": "a reason"}
+	problems, unused := exportProblems(s, kept)
+	want := []string{
+		"internal/a.Gone is in the kept list but is no longer",
+		"internal/a.KeptButUsed is in the kept list but another package uses it now",
+		"internal/a.Shadowed is exported and no other package uses it",
+		"internal/a.T is exported and no other package uses it",
+		"internal/a.Unused is exported and no other package uses it",
+		"tools/x/x.go: a dot import of example.com/m/internal/a",
+	}
+	if len(problems) != len(want) {
+		t.Fatalf("problems:\n%s\nwant %d", strings.Join(problems, "\n"), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(problems[i], w) {
+			t.Errorf("problem %d = %q, want it to begin %q", i, problems[i], w)
+		}
+	}
+	if unused != 4 || len(s.declared) != 9 || s.declared["internal/a.InTestOnly"] {
+		t.Errorf("unused = %d, declared = %d (%v): want 4 (Kept, Shadowed, T, Unused) of 9, none from a _test.go file",
+			unused, len(s.declared), s.declared)
+	}
+}
