@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// changes is what changed since an earlier summary (--since-summary
+// Changes is what changed since an earlier summary (--since-summary
 // PREVIOUS.json, the JSON form of last night's): the runs that newly
 // ended without success, those that succeed again, and last night's
 // failure totals beside tonight's.
-type changes struct {
+type Changes struct {
 	PreviousMadeAt time.Time `json:"previous_made_at"`
 	PreviousIssues int       `json:"previous_issues"`
 	// NewlyFailed ended without success now and did not then (they
@@ -23,7 +23,7 @@ type changes struct {
 	PassesAgainCount int      `json:"passes_again_count"`
 	// StillFailing ended without success both times.
 	StillFailing     int      `json:"still_failing"`
-	PreviousFailures failures `json:"previous_failures"`
+	PreviousFailures Failures `json:"previous_failures"`
 }
 
 // change is an issue whose run changed side: its status then and now.
@@ -45,7 +45,7 @@ type Previous struct {
 	MadeAt   time.Time
 	Issues   int
 	Statuses map[string]string
-	Failures failures
+	Failures Failures
 }
 
 // ParsePrevious reads an earlier summary's JSON form as outside input:
@@ -64,8 +64,8 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 			Issue  string `json:"issue"`
 			Status string `json:"status"`
 		} `json:"issues_list"`
-		Page     *page    `json:"issues_list_page"`
-		Failures failures `json:"failures"`
+		Page     *Page    `json:"issues_list_page"`
+		Failures Failures `json:"failures"`
 		Rescues  struct {
 			NoResponseMS *int64 `json:"no_response_ms"`
 		} `json:"rescues"`
@@ -127,7 +127,7 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 
 // Compare adds to s what changed since p.
 func (s *Summary) Compare(p Previous) {
-	c := &changes{PreviousMadeAt: p.MadeAt.UTC(), PreviousIssues: p.Issues, PreviousFailures: p.Failures,
+	c := &Changes{PreviousMadeAt: p.MadeAt.UTC(), PreviousIssues: p.Issues, PreviousFailures: p.Failures,
 		NewlyFailed: []change{}, PassesAgain: []change{}}
 	for _, r := range s.Rows { // every issue, by id
 		was, seen := p.Statuses[r.Issue]

@@ -51,17 +51,17 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 		}
 	}
 	if out.Ended == nil {
-		out.Ended = []group{}
+		out.Ended = []Group{}
 	}
 	if out.Damaged == nil {
-		out.Damaged = []damaged{}
+		out.Damaged = []Damaged{}
 	}
 	if out.ByStatus == nil {
-		out.ByStatus = []count{}
+		out.ByStatus = []Count{}
 	}
 	out.ActOn = slices.Clone(out.ActOn)
 	if out.ActOn == nil {
-		out.ActOn = []actOnItem{}
+		out.ActOn = []ActOn{}
 	}
 	for i := range out.ActOn {
 		for _, l := range []*[]string{&out.ActOn[i].Issues, &out.ActOn[i].Files} {
@@ -78,7 +78,7 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 		}
 	}
 	if out.NotRun == nil {
-		out.NotRun = []notRun{}
+		out.NotRun = []NotRun{}
 	}
 	if out.Statuses == nil {
 		out.Statuses = map[string]string{}

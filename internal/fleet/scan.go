@@ -32,8 +32,8 @@ type Options struct {
 // inert: nameMax); and the prompt files a fleet could not run. Records
 // are read without locking, each once, by as many readers as there are
 // CPUs.
-func Scan(stateDir string, o Options) (scanned, error) {
-	var sc scanned
+func Scan(stateDir string, o Options) (Scanned, error) {
+	var sc Scanned
 	dirs, err := os.ReadDir(stateDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sc, nil
@@ -64,7 +64,7 @@ func Scan(stateDir string, o Options) (scanned, error) {
 		sc.NotRunError = cut(err.Error(), reasonMax)
 	}
 	for _, n := range notes {
-		sc.NotRun = append(sc.NotRun, notRun{File: cut(n.File, nameMax), Issue: cut(n.Issue, nameMax), Reason: cut(n.Reason, reasonMax),
+		sc.NotRun = append(sc.NotRun, NotRun{File: cut(n.File, nameMax), Issue: cut(n.Issue, nameMax), Reason: cut(n.Reason, reasonMax),
 			ExitCode: n.ExitCode, At: n.At.UTC()})
 	}
 	sc.NotRunUnread = unread

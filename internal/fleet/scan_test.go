@@ -69,7 +69,7 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 	}
 
 	done := make(chan struct{})
-	var sc scanned
+	var sc Scanned
 	go func() {
 		defer close(done)
 		sc, err = Scan(dir, Options{ValidID: validID, Now: nightNow})

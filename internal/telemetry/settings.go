@@ -48,8 +48,8 @@ type destination struct {
 // On reports whether the signal is exported.
 func (d destination) On() bool { return d.URL != "" }
 
-// settings are what the OTEL_* variables ask of malarun's telemetry.
-type settings struct {
+// Settings are what the OTEL_* variables ask of malarun's telemetry.
+type Settings struct {
 	Traces  destination
 	Metrics destination
 	// Temporality is OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE:
@@ -63,24 +63,24 @@ type settings struct {
 type keyValue struct{ Key, Value string }
 
 // On reports whether anything is exported.
-func (s settings) On() bool { return s.Traces.On() || s.Metrics.On() }
+func (s Settings) On() bool { return s.Traces.On() || s.Metrics.On() }
 
-// problem is a variable malarun cannot use as set; the message names the
+// Problem is a variable malarun cannot use as set; the message names the
 // variable and never its value when that may be a secret (headers).
-type problem struct {
+type Problem struct {
 	Variable string
 	Message  string
 }
 
-func (p problem) Error() string { return p.Variable + ": " + p.Message }
+func (p Problem) Error() string { return p.Variable + ": " + p.Message }
 
 // FromEnv reads the OpenTelemetry SDK's variables. Telemetry is off unless
 // an OTLP endpoint is set. A variable that cannot be used turns off what
 // it applies to and is returned as a problem, for one warning each:
 // telemetry never stops a run.
-func FromEnv(getenv func(string) string) (settings, []problem) {
-	var s settings
-	var problems []problem
+func FromEnv(getenv func(string) string) (Settings, []Problem) {
+	var s Settings
+	var problems []Problem
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return s, nil
 	}
@@ -96,7 +96,7 @@ func FromEnv(getenv func(string) string) (settings, []problem) {
 	case temporalityDelta, temporalityLowMemory:
 		s.Temporality = v
 	default:
-		problems = append(problems, problem{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+		problems = append(problems, Problem{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
 			fmt.Sprintf("%q is none of cumulative, delta, lowmemory: cumulative is used", v)})
 	}
 	// The SDK also reads OTEL_RESOURCE_ATTRIBUTES (from the process's
@@ -121,7 +121,7 @@ const useHTTPProtobuf = "point the endpoint at the collector's OTLP/HTTP port (4
 
 // readDestination reads one signal's variables: the signal's own, else the
 // general OTEL_EXPORTER_OTLP_* ones, as the spec orders them.
-func readDestination(getenv func(string) string, signal, path string, problems []problem) (destination, []problem) {
+func readDestination(getenv func(string) string, signal, path string, problems []Problem) (destination, []Problem) {
 	lookup := func(suffix string) (string, string) {
 		specific := "OTEL_EXPORTER_OTLP_" + signal + "_" + suffix
 		if v := strings.TrimSpace(getenv(specific)); v != "" {
@@ -136,7 +136,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 	case "none":
 		return destination{}, problems
 	default:
-		return destination{}, append(problems, problem{exporterVar, fmt.Sprintf("%q is not an exporter malarun has (otlp, none): %s are not exported", v, path)})
+		return destination{}, append(problems, Problem{exporterVar, fmt.Sprintf("%q is not an exporter malarun has (otlp, none): %s are not exported", v, path)})
 	}
 	var d destination
 	protocol, protocolVar := lookup("PROTOCOL")
@@ -159,7 +159,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		}
 	}
 	if err := checkEndpoint(raw); err != nil {
-		return destination{}, append(problems, problem{endpointVar, err.Error() + ": " + path + " are not exported"})
+		return destination{}, append(problems, Problem{endpointVar, err.Error() + ": " + path + " are not exported"})
 	}
 	d.URL = raw
 	switch protocol {
@@ -167,7 +167,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		d.Protocol = protocolHTTPProtobuf
 	case protocolGRPC:
 		if !grpcBuiltIn() {
-			return destination{}, append(problems, problem{protocolVar, fmt.Sprintf(
+			return destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
 				"grpc is not built into this malarun, which exports OTLP as http/protobuf (go build -tags otlpgrpc makes one with gRPC): %s; %s are not exported",
 				useHTTPProtobuf, path)})
 		}
@@ -175,22 +175,22 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		// http is plaintext, https is TLS (grpc_on.go).
 		d.Protocol = protocolGRPC
 	case protocolHTTPJSON:
-		return destination{}, append(problems, problem{protocolVar, fmt.Sprintf(
+		return destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
 			"%s is not built into malarun, which exports OTLP as http/protobuf: %s; %s are not exported",
 			protocol, useHTTPProtobuf, path)})
 	default:
-		return destination{}, append(problems, problem{protocolVar, fmt.Sprintf("%q is not an OTLP protocol (http/protobuf, grpc, http/json): %s are not exported", protocol, path)})
+		return destination{}, append(problems, Problem{protocolVar, fmt.Sprintf("%q is not an OTLP protocol (http/protobuf, grpc, http/json): %s are not exported", protocol, path)})
 	}
 	headers, headersVar := lookup("HEADERS")
 	h, err := parseKeyValues(headers)
 	if err != nil {
 		// The value may hold a key: the message names the variable only.
-		return destination{}, append(problems, problem{headersVar, err.Error() + ": " + path + " are not exported"})
+		return destination{}, append(problems, Problem{headersVar, err.Error() + ": " + path + " are not exported"})
 	}
 	d.Headers = map[string]string{}
 	for _, kv := range h {
 		if !validHeaderName(kv.Key) || strings.ContainsAny(kv.Value, "\r\n\x00") {
-			return destination{}, append(problems, problem{headersVar, "holds a header name or value HTTP cannot carry: " + path + " are not exported"})
+			return destination{}, append(problems, Problem{headersVar, "holds a header name or value HTTP cannot carry: " + path + " are not exported"})
 		}
 		d.Headers[kv.Key] = kv.Value
 	}
@@ -199,28 +199,28 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 	case "gzip":
 		d.Gzip = true
 	default:
-		problems = append(problems, problem{compressionVar, fmt.Sprintf("%q is neither gzip nor none: not compressed", c)})
+		problems = append(problems, Problem{compressionVar, fmt.Sprintf("%q is neither gzip nor none: not compressed", c)})
 	}
 	d.Timeout = defaultExportTimeout
 	if t, timeoutVar := lookup("TIMEOUT"); t != "" {
 		ms, err := strconv.ParseInt(t, 10, 64)
 		if err != nil || ms <= 0 || ms > int64(time.Hour/time.Millisecond) {
-			problems = append(problems, problem{timeoutVar, fmt.Sprintf("%q is not a number of milliseconds between 1 and 3600000: %s is used", t, defaultExportTimeout)})
+			problems = append(problems, Problem{timeoutVar, fmt.Sprintf("%q is not a number of milliseconds between 1 and 3600000: %s is used", t, defaultExportTimeout)})
 		} else {
 			d.Timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
 	d.CAFile, _ = lookup("CERTIFICATE")
 	if key, keyVar := lookup("CLIENT_KEY"); key != "" {
-		problems = append(problems, problem{keyVar, "client certificates are not supported by malarun: " + path + " are sent without one"})
+		problems = append(problems, Problem{keyVar, "client certificates are not supported by malarun: " + path + " are sent without one"})
 	}
 	return d, problems
 }
 
 // mergeSignals makes one problem of a general variable that both signals
 // could not use: the same words, "traces" for "metrics".
-func mergeSignals(problems []problem) []problem {
-	var out []problem
+func mergeSignals(problems []Problem) []Problem {
+	var out []Problem
 	for _, p := range problems {
 		if n := len(out); n > 0 && out[n-1].Variable == p.Variable &&
 			strings.ReplaceAll(p.Message, "metrics", "traces") == out[n-1].Message && p.Message != out[n-1].Message {

@@ -75,7 +75,7 @@ type Run struct {
 // Start turns telemetry on as s says, or returns nil when s exports
 // nothing. What cannot be used is reported through log, once; the run
 // goes on either way.
-func Start(s settings, info Info, log zerolog.Logger) *Run {
+func Start(s Settings, info Info, log zerolog.Logger) *Run {
 	if !s.On() {
 		return nil
 	}
@@ -213,7 +213,7 @@ func (t *Run) notExported(signal string, err error) {
 // service.name (later ones win). Each invocation is its own
 // service.instance.id, so that a backend keeps the cumulative series of
 // hundreds of short-lived malaruns apart (docs/telemetry.md).
-func resourceAttrs(s settings, info Info) []attribute.KeyValue {
+func resourceAttrs(s Settings, info Info) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		attribute.String("service.instance.id", journal.NewUUID()),
 		attribute.String("service.version", info.Version),
