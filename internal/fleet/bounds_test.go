@@ -81,13 +81,13 @@ func worst(n int) Summary {
 	c := &Changes{PreviousMadeAt: t, PreviousIssues: maxIssues, NewlyFailedCount: maxIssues, PassesAgainCount: maxIssues}
 	for i := range jsonRows {
 		r := row(i)
-		ch := change{Issue: r.Issue, Was: "interrupted", Status: r.Status, Outcome: word, ExitCode: &code, Reason: reason, WallMS: r.WallMS, CostUSD: r.CostUSD}
+		ch := Change{Issue: r.Issue, Was: "interrupted", Status: r.Status, Outcome: word, ExitCode: &code, Reason: reason, WallMS: r.WallMS, CostUSD: r.CostUSD}
 		c.NewlyFailed, c.PassesAgain = append(c.NewlyFailed, ch), append(c.PassesAgain, ch)
 	}
 	// The longest failures line: every time the most a summary adds up to
 	// (or an earlier one could say), and runs of an older malarun.
 	long := float64(1 << 50)
-	s.Failures = Failures{Runs: maxIssues, CostUSD: 1e12, ToFailure: spread{N: maxIssues, P50: long, P90: long, P99: long, Max: long},
+	s.Failures = Failures{Runs: maxIssues, CostUSD: 1e12, ToFailure: Spread{N: maxIssues, P50: long, P90: long, P99: long, Max: long},
 		HangLostMS: 1<<63 - 1, NoResponseLostMS: ptr(int64(1<<63 - 1)), NoResponseUncounted: maxIssues}
 	c.PreviousFailures = s.Failures
 	s.Changes = c

@@ -17,17 +17,17 @@ type Changes struct {
 	// succeeded, waited, ran, or were not there); PassesAgain succeed now
 	// and ended without success then. Each at most jsonRows, by issue id,
 	// with the count of all.
-	NewlyFailed      []change `json:"newly_failed"`
+	NewlyFailed      []Change `json:"newly_failed"`
 	NewlyFailedCount int      `json:"newly_failed_count"`
-	PassesAgain      []change `json:"passes_again"`
+	PassesAgain      []Change `json:"passes_again"`
 	PassesAgainCount int      `json:"passes_again_count"`
 	// StillFailing ended without success both times.
 	StillFailing     int      `json:"still_failing"`
 	PreviousFailures Failures `json:"previous_failures"`
 }
 
-// change is an issue whose run changed side: its status then and now.
-type change struct {
+// Change is an issue whose run changed side: its status then and now.
+type Change struct {
 	Issue string `json:"issue"`
 	// Was is the status word in the earlier summary; "" when the issue
 	// was not in it.
@@ -128,11 +128,11 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 // Compare adds to s what changed since p.
 func (s *Summary) Compare(p Previous) {
 	c := &Changes{PreviousMadeAt: p.MadeAt.UTC(), PreviousIssues: p.Issues, PreviousFailures: p.Failures,
-		NewlyFailed: []change{}, PassesAgain: []change{}}
+		NewlyFailed: []Change{}, PassesAgain: []Change{}}
 	for _, r := range s.Rows { // every issue, by id
 		was, seen := p.Statuses[r.Issue]
 		now, then := failed(r.Status), seen && failed(was)
-		var list *[]change
+		var list *[]Change
 		switch {
 		case now && then:
 			c.StillFailing++
@@ -144,7 +144,7 @@ func (s *Summary) Compare(p Previous) {
 			list = &c.PassesAgain
 		}
 		if list != nil && len(*list) < jsonRows {
-			*list = append(*list, change{Issue: r.Issue, Was: was, Status: r.Status, Outcome: r.Outcome, ExitCode: r.ExitCode,
+			*list = append(*list, Change{Issue: r.Issue, Was: was, Status: r.Status, Outcome: r.Outcome, ExitCode: r.ExitCode,
 				Reason: r.Reason, WallMS: r.WallMS, CostUSD: r.CostUSD})
 		}
 	}

@@ -71,9 +71,9 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 		}
 	}
 	if c := out.Changes; c != nil {
-		for _, l := range []*[]change{&c.NewlyFailed, &c.PassesAgain} {
+		for _, l := range []*[]Change{&c.NewlyFailed, &c.PassesAgain} {
 			if *l == nil {
-				*l = []change{}
+				*l = []Change{}
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func roundCosts(out *Summary) {
 	if c := out.Changes; c != nil {
 		cc := *c
 		cc.PreviousFailures.CostUSD = r(cc.PreviousFailures.CostUSD)
-		for _, l := range []*[]change{&cc.NewlyFailed, &cc.PassesAgain} {
+		for _, l := range []*[]Change{&cc.NewlyFailed, &cc.PassesAgain} {
 			*l = slices.Clone(*l)
 			for i := range *l {
 				(*l)[i].CostUSD = r((*l)[i].CostUSD)

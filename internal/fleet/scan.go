@@ -68,7 +68,7 @@ func Scan(stateDir string, o Options) (Scanned, error) {
 			ExitCode: n.ExitCode, At: n.At.UTC()})
 	}
 	sc.NotRunUnread = unread
-	out := make([]*issue, len(names))
+	out := make([]*Issue, len(names))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range max(1, min(runtime.GOMAXPROCS(0), len(names))) {
@@ -110,12 +110,12 @@ func addNamed(list *[]string, more *int, name string) {
 const noResponseRecordVersion = 9
 
 // readIssue reads one issue folder (nil: it holds no record).
-func readIssue(stateDir, name string, now time.Time) *issue {
+func readIssue(stateDir, name string, now time.Time) *Issue {
 	e, ok := journal.Read(stateDir, name)
 	if !ok {
 		return nil
 	}
-	is := &issue{ID: name, Status: cut(e.Word(), wordMax)}
+	is := &Issue{ID: name, Status: cut(e.Word(), wordMax)}
 	if e.Err != nil {
 		is.Damaged = cut(e.Err.Error(), reasonMax)
 		return is

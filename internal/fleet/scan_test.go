@@ -82,7 +82,7 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]issue{}
+	got := map[string]Issue{}
 	for _, is := range sc.Issues {
 		got[is.ID] = is
 	}

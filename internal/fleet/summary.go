@@ -30,7 +30,7 @@ func failed(status string) bool { return ended(status) && status != "succeeded" 
 
 // Scanned is what Scan read of a state directory.
 type Scanned struct {
-	Issues []issue
+	Issues []Issue
 	// Skipped are folders whose names are not issue ids, Linked symbolic
 	// links (never followed); each at most jsonRows, with the count of the
 	// rest. NotRead counts the issue folders past maxIssues.
@@ -124,7 +124,7 @@ func Summarize(stateDir string, sc Scanned, since, now time.Time) Summary {
 	return s
 }
 
-func rowOf(is *issue, now time.Time) Row {
+func rowOf(is *Issue, now time.Time) Row {
 	r := Row{Issue: is.ID, Status: is.Status, Outcome: is.Outcome, Reason: is.Reason, Started: is.Started.UTC(), Ended: is.Ended.UTC(),
 		WallMS: is.Wall(now).Milliseconds(), CostUSD: is.CostUSD, Attempts: is.Attempts, Hangs: is.Rescues.HangCount(),
 		RetryAt: is.RetryAt.UTC(), LimitType: is.LimitType, Attempt: is.Running, RunningSince: is.RunningSince.UTC(),
@@ -141,7 +141,7 @@ func rowOf(is *issue, now time.Time) Row {
 	return r
 }
 
-func (t *RescueTotals) add(is *issue) {
+func (t *RescueTotals) add(is *Issue) {
 	r := is.Rescues
 	// In order, so that which names are kept does not depend on a map's.
 	for _, phase := range slices.Sorted(maps.Keys(r.Hangs)) {
@@ -172,7 +172,7 @@ func (t *RescueTotals) add(is *issue) {
 // addToGroup files a run that ended without success under its outcome
 // and reason (numbers in the reason left out of the key: "no output for
 // 4s" and "... for 5s" are one group).
-func addToGroup(groups map[[2]string]*Group, is *issue) {
+func addToGroup(groups map[[2]string]*Group, is *Issue) {
 	outcome := is.Outcome
 	if outcome == "" {
 		outcome = is.Status
@@ -205,9 +205,9 @@ func reasonKey(reason string) string {
 }
 
 // spreadOf is the percentiles of xs (nearest rank).
-func spreadOf(xs []float64) spread {
+func spreadOf(xs []float64) Spread {
 	if len(xs) == 0 {
-		return spread{}
+		return Spread{}
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -215,7 +215,7 @@ func spreadOf(xs []float64) spread {
 		i := int(p*float64(len(s))+0.999999) - 1
 		return s[min(max(i, 0), len(s)-1)]
 	}
-	return spread{N: len(s), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: s[len(s)-1]}
+	return Spread{N: len(s), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: s[len(s)-1]}
 }
 
 // topRows is the ten rows with the largest key (over zero), largest first.

@@ -173,8 +173,8 @@ type Totals struct {
 	Tokens  stream.Tokens `json:"tokens"`
 	WallMS  int64         `json:"wall_ms"`
 	// Wall and Cost are percentiles over the runs that ended.
-	Wall spread `json:"wall_ms_ended"`
-	Cost spread `json:"cost_usd_ended"`
+	Wall Spread `json:"wall_ms_ended"`
+	Cost Spread `json:"cost_usd_ended"`
 }
 
 // Failures are what the runs that did not succeed cost, and the time
@@ -184,7 +184,7 @@ type Failures struct {
 	Runs    int     `json:"runs"`
 	CostUSD float64 `json:"cost_usd"`
 	// ToFailure is how long those runs took to end (wall time).
-	ToFailure spread `json:"time_to_failure_ms"`
+	ToFailure Spread `json:"time_to_failure_ms"`
 	// HangLostMS is the time hangs took from every run: from claude's
 	// last line (the limit it was given) to the next attempt's start, or
 	// to the run's end.
@@ -202,8 +202,8 @@ type Failures struct {
 	NoResponseUncounted int `json:"no_response_uncounted_runs,omitempty"`
 }
 
-// spread is a distribution: how many, and its percentiles.
-type spread struct {
+// Spread is a distribution: how many, and its percentiles.
+type Spread struct {
 	N   int     `json:"n"`
 	P50 float64 `json:"p50"`
 	P90 float64 `json:"p90"`

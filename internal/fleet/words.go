@@ -221,7 +221,7 @@ func (c *Changes) sinceText() string {
 
 // changeText is a change: "fail-3 (retries_exhausted, exit 3; was
 // succeeded)".
-func (c *change) text() string {
+func (c *Change) text() string {
 	var what []string
 	if c.Outcome != "" {
 		o := ui.Clean(c.Outcome, wordMax)
@@ -239,7 +239,7 @@ func (c *change) text() string {
 }
 
 // changesText names changes, at most max, and how many there are.
-func changesText(cs []change, count, max int) string {
+func changesText(cs []Change, count, max int) string {
 	shown, _ := capped(cs, max)
 	var parts []string
 	for i := range shown {

@@ -29,8 +29,8 @@ const defaultServiceName = "malarun"
 // defaultExportTimeout is OTEL_EXPORTER_OTLP_TIMEOUT's default (the spec's).
 const defaultExportTimeout = 10 * time.Second
 
-// destination is where one signal (traces or metrics) goes.
-type destination struct {
+// Destination is where one signal (traces or metrics) goes.
+type Destination struct {
 	// URL is the full URL of the signal's endpoint ("" = not exported);
 	// for grpc, the collector's as given (scheme, host and port).
 	URL string
@@ -46,21 +46,21 @@ type destination struct {
 }
 
 // On reports whether the signal is exported.
-func (d destination) On() bool { return d.URL != "" }
+func (d Destination) On() bool { return d.URL != "" }
 
 // Settings are what the OTEL_* variables ask of malarun's telemetry.
 type Settings struct {
-	Traces  destination
-	Metrics destination
+	Traces  Destination
+	Metrics Destination
 	// Temporality is OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE:
 	// temporalityCumulative, temporalityDelta or temporalityLowMemory.
 	Temporality string
 	// Resource holds OTEL_RESOURCE_ATTRIBUTES, then service.name.
-	Resource []keyValue
+	Resource []KeyValue
 }
 
-// keyValue is one resource attribute, as the variables give it.
-type keyValue struct{ Key, Value string }
+// KeyValue is one resource attribute, as the variables give it.
+type KeyValue struct{ Key, Value string }
 
 // On reports whether anything is exported.
 func (s Settings) On() bool { return s.Traces.On() || s.Metrics.On() }
@@ -112,7 +112,7 @@ func FromEnv(getenv func(string) string) (Settings, []Problem) {
 			}
 		}
 	}
-	s.Resource = append(attrs, keyValue{"service.name", name})
+	s.Resource = append(attrs, KeyValue{"service.name", name})
 	return s, problems
 }
 
@@ -121,7 +121,7 @@ const useHTTPProtobuf = "point the endpoint at the collector's OTLP/HTTP port (4
 
 // readDestination reads one signal's variables: the signal's own, else the
 // general OTEL_EXPORTER_OTLP_* ones, as the spec orders them.
-func readDestination(getenv func(string) string, signal, path string, problems []Problem) (destination, []Problem) {
+func readDestination(getenv func(string) string, signal, path string, problems []Problem) (Destination, []Problem) {
 	lookup := func(suffix string) (string, string) {
 		specific := "OTEL_EXPORTER_OTLP_" + signal + "_" + suffix
 		if v := strings.TrimSpace(getenv(specific)); v != "" {
@@ -134,11 +134,11 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 	switch v := strings.ToLower(strings.TrimSpace(getenv(exporterVar))); v {
 	case "", "otlp":
 	case "none":
-		return destination{}, problems
+		return Destination{}, problems
 	default:
-		return destination{}, append(problems, Problem{exporterVar, fmt.Sprintf("%q is not an exporter malarun has (otlp, none): %s are not exported", v, path)})
+		return Destination{}, append(problems, Problem{exporterVar, fmt.Sprintf("%q is not an exporter malarun has (otlp, none): %s are not exported", v, path)})
 	}
-	var d destination
+	var d Destination
 	protocol, protocolVar := lookup("PROTOCOL")
 	endpointVar := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
 	raw := strings.TrimSpace(getenv(endpointVar))
@@ -146,7 +146,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		endpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
 		base := strings.TrimSpace(getenv(endpointVar))
 		if base == "" {
-			return destination{}, problems
+			return Destination{}, problems
 		}
 		// For OTLP/HTTP the general endpoint is a base: the signal's path
 		// is appended to its path (before a query, if it has one). A gRPC
@@ -159,7 +159,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		}
 	}
 	if err := checkEndpoint(raw); err != nil {
-		return destination{}, append(problems, Problem{endpointVar, err.Error() + ": " + path + " are not exported"})
+		return Destination{}, append(problems, Problem{endpointVar, err.Error() + ": " + path + " are not exported"})
 	}
 	d.URL = raw
 	switch protocol {
@@ -167,7 +167,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		d.Protocol = protocolHTTPProtobuf
 	case protocolGRPC:
 		if !grpcBuiltIn() {
-			return destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
+			return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
 				"grpc is not built into this malarun, which exports OTLP as http/protobuf (go build -tags otlpgrpc makes one with gRPC): %s; %s are not exported",
 				useHTTPProtobuf, path)})
 		}
@@ -175,22 +175,22 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		// http is plaintext, https is TLS (grpc_on.go).
 		d.Protocol = protocolGRPC
 	case protocolHTTPJSON:
-		return destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
+		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
 			"%s is not built into malarun, which exports OTLP as http/protobuf: %s; %s are not exported",
 			protocol, useHTTPProtobuf, path)})
 	default:
-		return destination{}, append(problems, Problem{protocolVar, fmt.Sprintf("%q is not an OTLP protocol (http/protobuf, grpc, http/json): %s are not exported", protocol, path)})
+		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf("%q is not an OTLP protocol (http/protobuf, grpc, http/json): %s are not exported", protocol, path)})
 	}
 	headers, headersVar := lookup("HEADERS")
 	h, err := parseKeyValues(headers)
 	if err != nil {
 		// The value may hold a key: the message names the variable only.
-		return destination{}, append(problems, Problem{headersVar, err.Error() + ": " + path + " are not exported"})
+		return Destination{}, append(problems, Problem{headersVar, err.Error() + ": " + path + " are not exported"})
 	}
 	d.Headers = map[string]string{}
 	for _, kv := range h {
 		if !validHeaderName(kv.Key) || strings.ContainsAny(kv.Value, "\r\n\x00") {
-			return destination{}, append(problems, Problem{headersVar, "holds a header name or value HTTP cannot carry: " + path + " are not exported"})
+			return Destination{}, append(problems, Problem{headersVar, "holds a header name or value HTTP cannot carry: " + path + " are not exported"})
 		}
 		d.Headers[kv.Key] = kv.Value
 	}
@@ -251,8 +251,8 @@ func checkEndpoint(raw string) error {
 // parseKeyValues reads the W3C-Baggage-like lists of the OTEL_* variables
 // (key1=value1,key2=value2, values percent-encoded). An empty list is nil;
 // on an error the entries before the bad one are returned with it.
-func parseKeyValues(s string) ([]keyValue, error) {
-	var out []keyValue
+func parseKeyValues(s string) ([]KeyValue, error) {
+	var out []KeyValue
 	for i, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -267,7 +267,7 @@ func parseKeyValues(s string) ([]keyValue, error) {
 		if err != nil {
 			return out, fmt.Errorf("entry %d (%q) has a bad percent-encoding", i+1, k)
 		}
-		out = append(out, keyValue{k, dv})
+		out = append(out, KeyValue{k, dv})
 	}
 	return out, nil
 }

@@ -157,7 +157,7 @@ func spanLimits() sdktrace.SpanLimits {
 // one, or the official gRPC one (grpc_on.go) when d says grpc. nil when
 // it cannot be made (a certificate it cannot read): traces are off, with
 // one warning.
-func (t *Run) spanExporterFor(d destination) sdktrace.SpanExporter {
+func (t *Run) spanExporterFor(d Destination) sdktrace.SpanExporter {
 	failed := t.failedFor(d, "traces")
 	if d.Protocol == protocolGRPC {
 		exp, err := grpcSpanExporter(d, failed)
@@ -176,7 +176,7 @@ func (t *Run) spanExporterFor(d destination) sdktrace.SpanExporter {
 }
 
 // metricExporterFor is spanExporterFor's counterpart for the metrics.
-func (t *Run) metricExporterFor(d destination, temporality string) sdkmetric.Exporter {
+func (t *Run) metricExporterFor(d Destination, temporality string) sdkmetric.Exporter {
 	failed := t.failedFor(d, "metrics")
 	if d.Protocol == protocolGRPC {
 		exp, err := grpcMetricExporter(d, temporality, failed)
@@ -196,7 +196,7 @@ func (t *Run) metricExporterFor(d destination, temporality string) sdkmetric.Exp
 
 // failedFor is what the signal's exporter, HTTP or gRPC, calls with each
 // export that fails: the run warns once.
-func (t *Run) failedFor(d destination, signal string) func(error) {
+func (t *Run) failedFor(d Destination, signal string) func(error) {
 	return func(err error) {
 		t.exportOnce.Do(func() {
 			t.log.Warn().Str("signal", signal).Str("endpoint", shownURL(d.URL)).Str("error", err.Error()).
