@@ -30,6 +30,11 @@ type exportScan struct {
 	// usedOutside holds "internal/x.Name" for every pkg.Name that a Go file
 	// of another folder writes (tests included).
 	usedOutside map[string]bool
+	// api holds, for each name of declared, the places of its exported
+	// API (exports_api_test.go); types every type internal/'s packages
+	// declare at top level, exported or not ("internal/x.name").
+	api   map[string][]apiPart
+	types map[string]bool
 	// problems are what the scanner refuses: a dot import of an internal
 	// package (its names would be used unqualified, invisible here), and
 	// files that do not parse.
@@ -45,7 +50,7 @@ type parsedFile struct {
 // scanExports parses every Go file under root and sorts out the exported
 // names of internal/ and their uses from other folders.
 func scanExports(root string) (exportScan, error) {
-	s := exportScan{declared: map[string]bool{}, usedOutside: map[string]bool{}}
+	s := exportScan{declared: map[string]bool{}, usedOutside: map[string]bool{}, api: map[string][]apiPart{}, types: map[string]bool{}}
 	paths, err := goFiles(root)
 	if err != nil {
 		return s, err
@@ -89,6 +94,7 @@ func scanExports(root string) (exportScan, error) {
 			for _, name := range exportedNames(pf.file) {
 				s.declared[pf.dir+"."+name] = true
 			}
+			addAPI(pf.dir, pf.file, s.api, s.types)
 		}
 		s.problems = append(s.problems, usesFrom(pf, modules, pkgName, s.usedOutside)...)
 	}
@@ -208,13 +214,18 @@ func usesFrom(pf parsedFile, modules, pkgName map[string]string, used map[string
 }
 
 // exportProblems compares a scan with the kept list: a name no other
-// folder uses must be kept with a reason, and every kept entry must still
-// be declared and still be unused outside, so the list stays true. unused
-// counts the exported names used by no other folder.
-func exportProblems(s exportScan, kept map[string]string) (problems []string, unused int) {
+// folder uses, by name or through the API of a name it uses, must be kept
+// with a reason, and every kept entry must still be declared and still be
+// unused outside, so the list stays true. An exported name must not name
+// an unexported type of its package in its API. unused counts the exported
+// names used by no other folder, throughAPI those used only through an API.
+func exportProblems(s exportScan, kept map[string]string) (problems []string, unused, throughAPI int) {
 	problems = slices.Clone(s.problems)
+	reached := usedThroughAPI(s)
+	used := func(name string) bool { return s.usedOutside[name] || reached[name] != "" }
+	throughAPI = len(reached)
 	for name := range s.declared {
-		if s.usedOutside[name] {
+		if used(name) {
 			continue
 		}
 		unused++
@@ -230,18 +241,22 @@ func exportProblems(s exportScan, kept map[string]string) (problems []string, un
 			problems = append(problems, fmt.Sprintf("%s is in the kept list but is no longer an exported name of internal/: drop it from the list", name))
 		case s.usedOutside[name]:
 			problems = append(problems, fmt.Sprintf("%s is in the kept list but another package uses it now: drop it from the list", name))
+		case reached[name] != "":
+			problems = append(problems, fmt.Sprintf("%s is in the kept list but %s names it, which another package uses: drop it from the list", name, reached[name]))
 		}
 	}
+	problems = append(problems, unexportedInAPI(s)...)
 	slices.Sort(problems)
-	return problems, unused
+	return problems, unused, throughAPI
 }
 
 // checkExports fails t with every problem exportProblems finds.
 func checkExports(t *testing.T, s exportScan, kept map[string]string) {
 	t.Helper()
-	problems, unused := exportProblems(s, kept)
+	problems, unused, throughAPI := exportProblems(s, kept)
 	for _, p := range problems {
 		t.Error(p)
 	}
-	t.Logf("internal/ exports %d names; %d are used by no other package, %d of them kept for a reason", len(s.declared), unused, len(kept))
+	t.Logf("internal/ exports %d names; %d of them are used outside only through the API of a name used outside; %d are used by no other package, %d of them kept for a reason",
+		len(s.declared), throughAPI, unused, len(kept))
 }

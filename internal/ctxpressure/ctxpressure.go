@@ -42,8 +42,8 @@ func New(configLimit int64, threshold float64) *Monitor {
 	return &Monitor{configLimit: configLimit, threshold: threshold}
 }
 
-// observation is what one line changed.
-type observation struct {
+// Observation is what one line changed.
+type Observation struct {
 	// Crossed: occupancy is at or above the threshold.
 	Crossed bool
 	// MissingUsage: the first top-level assistant message without usage.
@@ -54,8 +54,8 @@ type observation struct {
 }
 
 // Observe folds one event in.
-func (m *Monitor) Observe(ev stream.Event) observation {
-	var o observation
+func (m *Monitor) Observe(ev stream.Event) Observation {
+	var o Observation
 	switch {
 	case ev.Type == "system" && ev.Subtype == "init":
 		m.initModel = ev.Model

@@ -8,9 +8,9 @@ import (
 	"github.com/malarun/malarun/internal/usagelimit"
 )
 
-// actOnItem is one kind of thing a person must do before the next night can
+// ActOn is one kind of thing a person must do before the next night can
 // go better: no retry fixes it. Every form puts these first.
-type actOnItem struct {
+type ActOn struct {
 	// Kind is credentials, credit, configuration, not_run, budget,
 	// poisoned or damaged (actKinds).
 	Kind string `json:"kind"`
@@ -43,12 +43,12 @@ func actKinds() []struct{ kind, what string } {
 
 // actOn sorts out what a person must act on: from the issues (their
 // outcome or status) and the prompt files a fleet could not run.
-func actOn(sc *scanned, now time.Time) []actOnItem {
-	by := map[string]*actOnItem{}
+func actOn(sc *Scanned, now time.Time) []ActOn {
+	by := map[string]*ActOn{}
 	add := func(kind, issue, file, reason string) {
 		a := by[kind]
 		if a == nil {
-			a = &actOnItem{Kind: kind, Reason: reason, Issues: []string{}, Files: []string{}}
+			a = &ActOn{Kind: kind, Reason: reason, Issues: []string{}, Files: []string{}}
 			by[kind] = a
 		}
 		a.Count++
@@ -89,7 +89,7 @@ func actOn(sc *scanned, now time.Time) []actOnItem {
 	if sc.NotRunError != "" { // the notes' folder is not fit to read
 		add("not_run", "", notrun.DirName, sc.NotRunError)
 	}
-	var out []actOnItem
+	var out []ActOn
 	for _, k := range actKinds() {
 		if a := by[k.kind]; a != nil {
 			a.What = k.what

@@ -38,7 +38,7 @@ func worst(n int) Summary {
 			Attempt: 1 << 30, RunningSince: t, Phase: word, Doing: doing, LastLine: t}
 	}
 	s := Summary{Version: version, StateDir: hostile(4096), MadeAt: t, Since: t, Issues: maxIssues, NotRead: 1 << 40,
-		Statuses: map[string]string{}, Rescues: rescueTotals{HangsByPhase: map[string]int{}}}
+		Statuses: map[string]string{}, Rescues: RescueTotals{HangsByPhase: map[string]int{}}}
 	for i := range maxIssues {
 		s.Rows = append(s.Rows, row(i))
 		if i < n {
@@ -53,22 +53,22 @@ func worst(n int) Summary {
 		issues = append(issues, id(i))
 	}
 	for range jsonGroups + 1 {
-		s.Ended = append(s.Ended, group{Outcome: word, ExitCodes: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Reason: reason, Issues: issues, CostUSD: 1e12})
+		s.Ended = append(s.Ended, Group{Outcome: word, ExitCodes: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Reason: reason, Issues: issues, CostUSD: 1e12})
 	}
 	for i := range jsonRows + 1 {
 		s.Waiting = append(s.Waiting, row(i))
 		s.Running = append(s.Running, row(i))
-		s.Damaged = append(s.Damaged, damaged{Issue: id(i), Error: reason})
+		s.Damaged = append(s.Damaged, Damaged{Issue: id(i), Error: reason})
 	}
 	for range jsonRows {
 		s.Skipped = append(s.Skipped, name)
 		s.Linked = append(s.Linked, name)
 	}
 	for range notrun.MaxNotes {
-		s.NotRun = append(s.NotRun, notRun{File: name, Issue: id(0), Reason: reason, ExitCode: &code, At: t})
+		s.NotRun = append(s.NotRun, NotRun{File: name, Issue: id(0), Reason: reason, ExitCode: &code, At: t})
 	}
 	for _, k := range actKinds() {
-		a := actOnItem{Kind: k.kind, What: k.what, Count: 1 << 40, Reason: reason}
+		a := ActOn{Kind: k.kind, What: k.what, Count: 1 << 40, Reason: reason}
 		for i := range jsonRows {
 			if k.kind == "not_run" || k.kind == "configuration" {
 				a.Files = append(a.Files, name)
@@ -78,21 +78,21 @@ func worst(n int) Summary {
 		}
 		s.ActOn = append(s.ActOn, a)
 	}
-	c := &changes{PreviousMadeAt: t, PreviousIssues: maxIssues, NewlyFailedCount: maxIssues, PassesAgainCount: maxIssues}
+	c := &Changes{PreviousMadeAt: t, PreviousIssues: maxIssues, NewlyFailedCount: maxIssues, PassesAgainCount: maxIssues}
 	for i := range jsonRows {
 		r := row(i)
-		ch := change{Issue: r.Issue, Was: "interrupted", Status: r.Status, Outcome: word, ExitCode: &code, Reason: reason, WallMS: r.WallMS, CostUSD: r.CostUSD}
+		ch := Change{Issue: r.Issue, Was: "interrupted", Status: r.Status, Outcome: word, ExitCode: &code, Reason: reason, WallMS: r.WallMS, CostUSD: r.CostUSD}
 		c.NewlyFailed, c.PassesAgain = append(c.NewlyFailed, ch), append(c.PassesAgain, ch)
 	}
 	// The longest failures line: every time the most a summary adds up to
 	// (or an earlier one could say), and runs of an older malarun.
 	long := float64(1 << 50)
-	s.Failures = failures{Runs: maxIssues, CostUSD: 1e12, ToFailure: spread{N: maxIssues, P50: long, P90: long, P99: long, Max: long},
+	s.Failures = Failures{Runs: maxIssues, CostUSD: 1e12, ToFailure: Spread{N: maxIssues, P50: long, P90: long, P99: long, Max: long},
 		HangLostMS: 1<<63 - 1, NoResponseLostMS: ptr(int64(1<<63 - 1)), NoResponseUncounted: maxIssues}
 	c.PreviousFailures = s.Failures
 	s.Changes = c
 	s.Slowest, s.Costliest = s.Rows[:10], s.Rows[:10]
-	s.Page = page{Number: 1, Pages: maxIssues / pageRows, Size: pageRows, Rows: maxIssues}
+	s.Page = Page{Number: 1, Pages: maxIssues / pageRows, Size: pageRows, Rows: maxIssues}
 	return s
 }
 
@@ -112,7 +112,7 @@ func TestWorstCaseFitsItsBound(t *testing.T) {
 	// measured on a summary of one and of two.
 	var one, two countingWriter
 	small := func(n int) *Summary {
-		w := Summary{Statuses: map[string]string{}, Page: page{Pages: 1}}
+		w := Summary{Statuses: map[string]string{}, Page: Page{Pages: 1}}
 		for i := range n {
 			w.Statuses[fmt.Sprintf("%s-%06d", strings.Repeat("x", 120), i)] = "interrupted"
 		}

@@ -6,28 +6,28 @@ import (
 	"time"
 )
 
-// changes is what changed since an earlier summary (--since-summary
+// Changes is what changed since an earlier summary (--since-summary
 // PREVIOUS.json, the JSON form of last night's): the runs that newly
 // ended without success, those that succeed again, and last night's
 // failure totals beside tonight's.
-type changes struct {
+type Changes struct {
 	PreviousMadeAt time.Time `json:"previous_made_at"`
 	PreviousIssues int       `json:"previous_issues"`
 	// NewlyFailed ended without success now and did not then (they
 	// succeeded, waited, ran, or were not there); PassesAgain succeed now
 	// and ended without success then. Each at most jsonRows, by issue id,
 	// with the count of all.
-	NewlyFailed      []change `json:"newly_failed"`
+	NewlyFailed      []Change `json:"newly_failed"`
 	NewlyFailedCount int      `json:"newly_failed_count"`
-	PassesAgain      []change `json:"passes_again"`
+	PassesAgain      []Change `json:"passes_again"`
 	PassesAgainCount int      `json:"passes_again_count"`
 	// StillFailing ended without success both times.
 	StillFailing     int      `json:"still_failing"`
-	PreviousFailures failures `json:"previous_failures"`
+	PreviousFailures Failures `json:"previous_failures"`
 }
 
-// change is an issue whose run changed side: its status then and now.
-type change struct {
+// Change is an issue whose run changed side: its status then and now.
+type Change struct {
 	Issue string `json:"issue"`
 	// Was is the status word in the earlier summary; "" when the issue
 	// was not in it.
@@ -45,7 +45,7 @@ type Previous struct {
 	MadeAt   time.Time
 	Issues   int
 	Statuses map[string]string
-	Failures failures
+	Failures Failures
 }
 
 // ParsePrevious reads an earlier summary's JSON form as outside input:
@@ -64,8 +64,8 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 			Issue  string `json:"issue"`
 			Status string `json:"status"`
 		} `json:"issues_list"`
-		Page     *page    `json:"issues_list_page"`
-		Failures failures `json:"failures"`
+		Page     *Page    `json:"issues_list_page"`
+		Failures Failures `json:"failures"`
 		Rescues  struct {
 			NoResponseMS *int64 `json:"no_response_ms"`
 		} `json:"rescues"`
@@ -127,12 +127,12 @@ func ParsePrevious(data []byte, validID func(string) error) (Previous, error) {
 
 // Compare adds to s what changed since p.
 func (s *Summary) Compare(p Previous) {
-	c := &changes{PreviousMadeAt: p.MadeAt.UTC(), PreviousIssues: p.Issues, PreviousFailures: p.Failures,
-		NewlyFailed: []change{}, PassesAgain: []change{}}
+	c := &Changes{PreviousMadeAt: p.MadeAt.UTC(), PreviousIssues: p.Issues, PreviousFailures: p.Failures,
+		NewlyFailed: []Change{}, PassesAgain: []Change{}}
 	for _, r := range s.Rows { // every issue, by id
 		was, seen := p.Statuses[r.Issue]
 		now, then := failed(r.Status), seen && failed(was)
-		var list *[]change
+		var list *[]Change
 		switch {
 		case now && then:
 			c.StillFailing++
@@ -144,7 +144,7 @@ func (s *Summary) Compare(p Previous) {
 			list = &c.PassesAgain
 		}
 		if list != nil && len(*list) < jsonRows {
-			*list = append(*list, change{Issue: r.Issue, Was: was, Status: r.Status, Outcome: r.Outcome, ExitCode: r.ExitCode,
+			*list = append(*list, Change{Issue: r.Issue, Was: was, Status: r.Status, Outcome: r.Outcome, ExitCode: r.ExitCode,
 				Reason: r.Reason, WallMS: r.WallMS, CostUSD: r.CostUSD})
 		}
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/malarun/malarun/internal/stream"
 )
 
-// issue is what the summary knows of one issue: its record, and the
+// Issue is what the summary knows of one issue: its record, and the
 // decisions its latest run's timeline holds.
-type issue struct {
+type Issue struct {
 	ID string
 	// Status is the word `malarun status` shows (journal.Entry.Word):
 	// succeeded, failed, stopped, interrupted, waiting, processing,
@@ -50,7 +50,7 @@ type issue struct {
 	Phase        string
 	Doing        string
 	LastLine     time.Time
-	Rescues      rescues
+	Rescues      Rescues
 	// HangLost is the time the run's hangs took: from claude's last line
 	// to the next attempt's start, or to the run's end.
 	HangLost time.Duration
@@ -60,8 +60,8 @@ type issue struct {
 	NoResponseUncounted bool
 }
 
-// rescues count what malarun did for the run beyond starting claude.
-type rescues struct {
+// Rescues count what malarun did for the run beyond starting claude.
+type Rescues struct {
 	// Hangs by the phase claude was silent in (text, tool, ...): at most
 	// phasesMax names, the rest counted as "other".
 	Hangs map[string]int
@@ -87,7 +87,7 @@ type rescues struct {
 }
 
 // HangCount is every hang, whatever its phase.
-func (r rescues) HangCount() int {
+func (r Rescues) HangCount() int {
 	n := 0
 	for _, c := range r.Hangs {
 		n += c
@@ -98,7 +98,7 @@ func (r rescues) HangCount() int {
 // Wall is how long the run has taken: from its start to its last
 // malarun's end; to now while an attempt runs; else (waiting, orphaned,
 // damaged timeline) to its record's last save.
-func (i *issue) Wall(now time.Time) time.Duration {
+func (i *Issue) Wall(now time.Time) time.Duration {
 	end := i.Ended
 	if end.IsZero() {
 		end = i.Updated

@@ -332,7 +332,7 @@ func changesOf(s *Summary, link func(string) string) *changesView {
 	if c == nil {
 		return nil
 	}
-	list := func(cs []change, count int) []ref {
+	list := func(cs []Change, count int) []ref {
 		shown, _ := capped(cs, htmlItems)
 		var refs []ref
 		for i := range shown {

@@ -51,17 +51,17 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 		}
 	}
 	if out.Ended == nil {
-		out.Ended = []group{}
+		out.Ended = []Group{}
 	}
 	if out.Damaged == nil {
-		out.Damaged = []damaged{}
+		out.Damaged = []Damaged{}
 	}
 	if out.ByStatus == nil {
-		out.ByStatus = []count{}
+		out.ByStatus = []Count{}
 	}
 	out.ActOn = slices.Clone(out.ActOn)
 	if out.ActOn == nil {
-		out.ActOn = []actOnItem{}
+		out.ActOn = []ActOn{}
 	}
 	for i := range out.ActOn {
 		for _, l := range []*[]string{&out.ActOn[i].Issues, &out.ActOn[i].Files} {
@@ -71,14 +71,14 @@ func WriteJSON(w io.Writer, s *Summary, page int) error {
 		}
 	}
 	if c := out.Changes; c != nil {
-		for _, l := range []*[]change{&c.NewlyFailed, &c.PassesAgain} {
+		for _, l := range []*[]Change{&c.NewlyFailed, &c.PassesAgain} {
 			if *l == nil {
-				*l = []change{}
+				*l = []Change{}
 			}
 		}
 	}
 	if out.NotRun == nil {
-		out.NotRun = []notRun{}
+		out.NotRun = []NotRun{}
 	}
 	if out.Statuses == nil {
 		out.Statuses = map[string]string{}
@@ -105,7 +105,7 @@ func roundCosts(out *Summary) {
 	if c := out.Changes; c != nil {
 		cc := *c
 		cc.PreviousFailures.CostUSD = r(cc.PreviousFailures.CostUSD)
-		for _, l := range []*[]change{&cc.NewlyFailed, &cc.PassesAgain} {
+		for _, l := range []*[]Change{&cc.NewlyFailed, &cc.PassesAgain} {
 			*l = slices.Clone(*l)
 			for i := range *l {
 				(*l)[i].CostUSD = r((*l)[i].CostUSD)

@@ -35,7 +35,7 @@ func latestAttempt(runDir string) int {
 // readRunning tells what the running attempt of is is doing: the attempt
 // machine (the code that watches it live) fed the transcript's last lines,
 // and when claude last wrote (the transcript's modification time).
-func readRunning(runDir string, is *issue, now time.Time) {
+func readRunning(runDir string, is *Issue, now time.Time) {
 	f, err := statefile.Open(filepath.Join(runDir, fmt.Sprintf("attempt-%d.jsonl", is.Running)))
 	if err != nil {
 		if isNotExist(err) || errors.Is(err, io.EOF) {
@@ -85,7 +85,7 @@ func readRunning(runDir string, is *issue, now time.Time) {
 }
 
 // starting says claude has printed nothing yet (its start takes seconds).
-func starting(is *issue) {
+func starting(is *Issue) {
 	d := attempt.Doing{Phase: attempt.PhaseStarting}
 	is.Phase, is.Doing = d.Phase.String(), d.Label()
 }

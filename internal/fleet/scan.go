@@ -32,8 +32,8 @@ type Options struct {
 // inert: nameMax); and the prompt files a fleet could not run. Records
 // are read without locking, each once, by as many readers as there are
 // CPUs.
-func Scan(stateDir string, o Options) (scanned, error) {
-	var sc scanned
+func Scan(stateDir string, o Options) (Scanned, error) {
+	var sc Scanned
 	dirs, err := os.ReadDir(stateDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sc, nil
@@ -64,11 +64,11 @@ func Scan(stateDir string, o Options) (scanned, error) {
 		sc.NotRunError = cut(err.Error(), reasonMax)
 	}
 	for _, n := range notes {
-		sc.NotRun = append(sc.NotRun, notRun{File: cut(n.File, nameMax), Issue: cut(n.Issue, nameMax), Reason: cut(n.Reason, reasonMax),
+		sc.NotRun = append(sc.NotRun, NotRun{File: cut(n.File, nameMax), Issue: cut(n.Issue, nameMax), Reason: cut(n.Reason, reasonMax),
 			ExitCode: n.ExitCode, At: n.At.UTC()})
 	}
 	sc.NotRunUnread = unread
-	out := make([]*issue, len(names))
+	out := make([]*Issue, len(names))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range max(1, min(runtime.GOMAXPROCS(0), len(names))) {
@@ -110,12 +110,12 @@ func addNamed(list *[]string, more *int, name string) {
 const noResponseRecordVersion = 9
 
 // readIssue reads one issue folder (nil: it holds no record).
-func readIssue(stateDir, name string, now time.Time) *issue {
+func readIssue(stateDir, name string, now time.Time) *Issue {
 	e, ok := journal.Read(stateDir, name)
 	if !ok {
 		return nil
 	}
-	is := &issue{ID: name, Status: cut(e.Word(), wordMax)}
+	is := &Issue{ID: name, Status: cut(e.Word(), wordMax)}
 	if e.Err != nil {
 		is.Damaged = cut(e.Err.Error(), reasonMax)
 		return is

@@ -69,7 +69,7 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 	}
 
 	done := make(chan struct{})
-	var sc scanned
+	var sc Scanned
 	go func() {
 		defer close(done)
 		sc, err = Scan(dir, Options{ValidID: validID, Now: nightNow})
@@ -82,7 +82,7 @@ func TestHostileStateIsNamedNeverFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]issue{}
+	got := map[string]Issue{}
 	for _, is := range sc.Issues {
 		got[is.ID] = is
 	}

@@ -28,32 +28,32 @@ func ended(status string) bool {
 // success: what --since-summary compares night over night.
 func failed(status string) bool { return ended(status) && status != "succeeded" }
 
-// scanned is what Scan read of a state directory.
-type scanned struct {
-	Issues []issue
+// Scanned is what Scan read of a state directory.
+type Scanned struct {
+	Issues []Issue
 	// Skipped are folders whose names are not issue ids, Linked symbolic
 	// links (never followed); each at most jsonRows, with the count of the
 	// rest. NotRead counts the issue folders past maxIssues.
 	Skipped, Linked         []string
 	SkippedMore, LinkedMore int
 	NotRead                 int
-	NotRun                  []notRun
+	NotRun                  []NotRun
 	NotRunUnread            int
 	NotRunError             string
 }
 
 // Summarize sums a scanned state directory up at now.
-func Summarize(stateDir string, sc scanned, since, now time.Time) Summary {
+func Summarize(stateDir string, sc Scanned, since, now time.Time) Summary {
 	issues := sc.Issues
 	s := Summary{Version: version, StateDir: cut(stateDir, 4096), MadeAt: now.UTC(), Issues: len(issues), NotRead: sc.NotRead,
-		Skipped: sc.Skipped, Linked: sc.Linked, NotRun: sc.NotRun, Rescues: rescueTotals{HangsByPhase: map[string]int{}},
+		Skipped: sc.Skipped, Linked: sc.Linked, NotRun: sc.NotRun, Rescues: RescueTotals{HangsByPhase: map[string]int{}},
 		Statuses: make(map[string]string, len(issues))}
 	s.Omitted.Skipped, s.Omitted.Linked, s.Omitted.NotRun = sc.SkippedMore, sc.LinkedMore, sc.NotRunUnread
 	if !since.IsZero() {
 		s.Since = since.UTC()
 	}
 	counts := map[string]int{}
-	groups := map[[2]string]*group{}
+	groups := map[[2]string]*Group{}
 	var walls, costs, toFailure []float64
 	for i := range issues {
 		is := &issues[i]
@@ -70,7 +70,7 @@ func Summarize(stateDir string, sc scanned, since, now time.Time) Summary {
 			s.Failures.NoResponseUncounted++
 		}
 		if is.Damaged != "" { // its record, or only its timeline
-			s.Damaged = append(s.Damaged, damaged{Issue: is.ID, Error: is.Damaged})
+			s.Damaged = append(s.Damaged, Damaged{Issue: is.ID, Error: is.Damaged})
 		}
 		switch {
 		case is.Status == "damaged":
@@ -92,15 +92,15 @@ func Summarize(stateDir string, sc scanned, since, now time.Time) Summary {
 	}
 	for _, st := range statusOrder() {
 		if counts[st] > 0 {
-			s.ByStatus = append(s.ByStatus, count{Status: st, Count: counts[st]})
+			s.ByStatus = append(s.ByStatus, Count{Status: st, Count: counts[st]})
 			delete(counts, st)
 		}
 	}
-	var newer []count
+	var newer []Count
 	for st, n := range counts { // a word of a newer malarun (or a planted one)
-		newer = append(newer, count{Status: st, Count: n})
+		newer = append(newer, Count{Status: st, Count: n})
 	}
-	slices.SortFunc(newer, func(a, b count) int { return cmp.Compare(a.Status, b.Status) })
+	slices.SortFunc(newer, func(a, b Count) int { return cmp.Compare(a.Status, b.Status) })
 	s.ByStatus = append(s.ByStatus, newer...)
 	for _, g := range groups {
 		if g.ExitCodes == nil {
@@ -109,7 +109,7 @@ func Summarize(stateDir string, sc scanned, since, now time.Time) Summary {
 		slices.Sort(g.ExitCodes)
 		s.Ended = append(s.Ended, *g)
 	}
-	slices.SortFunc(s.Ended, func(a, b group) int {
+	slices.SortFunc(s.Ended, func(a, b Group) int {
 		return cmp.Or(cmp.Compare(len(b.Issues), len(a.Issues)), cmp.Compare(a.Outcome, b.Outcome), cmp.Compare(a.Reason, b.Reason))
 	})
 	slices.SortFunc(s.Waiting, func(a, b Row) int { return cmp.Or(a.RetryAt.Compare(b.RetryAt), cmp.Compare(a.Issue, b.Issue)) })
@@ -120,11 +120,11 @@ func Summarize(stateDir string, sc scanned, since, now time.Time) Summary {
 	s.Slowest = topRows(s.Rows, func(r Row) float64 { return float64(r.WallMS) })
 	s.Costliest = topRows(s.Rows, func(r Row) float64 { return r.CostUSD })
 	s.ActOn = actOn(&sc, now)
-	s.Page = page{Number: 1, Pages: max(1, (len(s.Rows)+pageRows-1)/pageRows), Size: pageRows, Rows: len(s.Rows)}
+	s.Page = Page{Number: 1, Pages: max(1, (len(s.Rows)+pageRows-1)/pageRows), Size: pageRows, Rows: len(s.Rows)}
 	return s
 }
 
-func rowOf(is *issue, now time.Time) Row {
+func rowOf(is *Issue, now time.Time) Row {
 	r := Row{Issue: is.ID, Status: is.Status, Outcome: is.Outcome, Reason: is.Reason, Started: is.Started.UTC(), Ended: is.Ended.UTC(),
 		WallMS: is.Wall(now).Milliseconds(), CostUSD: is.CostUSD, Attempts: is.Attempts, Hangs: is.Rescues.HangCount(),
 		RetryAt: is.RetryAt.UTC(), LimitType: is.LimitType, Attempt: is.Running, RunningSince: is.RunningSince.UTC(),
@@ -141,7 +141,7 @@ func rowOf(is *issue, now time.Time) Row {
 	return r
 }
 
-func (t *rescueTotals) add(is *issue) {
+func (t *RescueTotals) add(is *Issue) {
 	r := is.Rescues
 	// In order, so that which names are kept does not depend on a map's.
 	for _, phase := range slices.Sorted(maps.Keys(r.Hangs)) {
@@ -172,7 +172,7 @@ func (t *rescueTotals) add(is *issue) {
 // addToGroup files a run that ended without success under its outcome
 // and reason (numbers in the reason left out of the key: "no output for
 // 4s" and "... for 5s" are one group).
-func addToGroup(groups map[[2]string]*group, is *issue) {
+func addToGroup(groups map[[2]string]*Group, is *Issue) {
 	outcome := is.Outcome
 	if outcome == "" {
 		outcome = is.Status
@@ -180,7 +180,7 @@ func addToGroup(groups map[[2]string]*group, is *issue) {
 	key := [2]string{outcome, reasonKey(is.Reason)}
 	g := groups[key]
 	if g == nil {
-		g = &group{Outcome: outcome, Reason: is.Reason}
+		g = &Group{Outcome: outcome, Reason: is.Reason}
 		groups[key] = g
 	}
 	g.Issues = append(g.Issues, is.ID)
@@ -205,9 +205,9 @@ func reasonKey(reason string) string {
 }
 
 // spreadOf is the percentiles of xs (nearest rank).
-func spreadOf(xs []float64) spread {
+func spreadOf(xs []float64) Spread {
 	if len(xs) == 0 {
-		return spread{}
+		return Spread{}
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -215,7 +215,7 @@ func spreadOf(xs []float64) spread {
 		i := int(p*float64(len(s))+0.999999) - 1
 		return s[min(max(i, 0), len(s)-1)]
 	}
-	return spread{N: len(s), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: s[len(s)-1]}
+	return Spread{N: len(s), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: s[len(s)-1]}
 }
 
 // topRows is the ten rows with the largest key (over zero), largest first.

@@ -31,7 +31,7 @@ func TestNightIsCounted(t *testing.T) {
 		}
 	}
 	check("issues", s.Issues, 11)
-	check("by status", s.ByStatus, []count{{"succeeded", 3}, {"failed", 2}, {"stopped", 2}, {"damaged", 1}, {"waiting", 1}, {"processing", 1}, {"orphaned", 1}})
+	check("by status", s.ByStatus, []Count{{"succeeded", 3}, {"failed", 2}, {"stopped", 2}, {"damaged", 1}, {"waiting", 1}, {"processing", 1}, {"orphaned", 1}})
 	check("skipped (inert)", s.Skipped, []string{"not an issue^[[31m"})
 	var groups [][]string
 	for _, g := range s.Ended {

@@ -23,7 +23,7 @@ const maxTimelineBytes = 64 << 20
 // background tasks, claude's API retries, and how its last malarun ended.
 // A missing timeline (a run recorded before malarun kept one) adds
 // nothing; damaged lines are skipped (timeline.Reader).
-func readTimeline(runDir string, is *issue) error {
+func readTimeline(runDir string, is *Issue) error {
 	f, err := statefile.Open(filepath.Join(runDir, timeline.FileName))
 	if err != nil {
 		if errors.Is(err, io.EOF) || isNotExist(err) {
@@ -63,7 +63,7 @@ type reading struct {
 const maxHangLost = 24 * time.Hour
 
 // endHang counts the time from the pending hang's finding to at.
-func (rd *reading) endHang(is *issue, at time.Time) {
+func (rd *reading) endHang(is *Issue, at time.Time) {
 	if rd.hangAt.IsZero() {
 		return
 	}
@@ -77,7 +77,7 @@ func (rd *reading) endHang(is *issue, at time.Time) {
 // once per reset it waited for: a malarun that waits says limit_wait, one
 // that exits 75 says so on its finished line, and the next malarun that
 // meets the same limit before its reset says it again.
-func (rd *reading) note(is *issue, e *timeline.Entry) {
+func (rd *reading) note(is *Issue, e *timeline.Entry) {
 	r := &is.Rescues
 	lastLimit := &rd.lastLimit
 	if event.Kind(e.Event) == event.KillSent && rd.retryOf == e.Attempt && (e.Reason == attempt.StopAuth.String() || e.Reason == attempt.StopUsageLimit.String()) {
@@ -145,7 +145,7 @@ func (rd *reading) note(is *issue, e *timeline.Entry) {
 	}
 }
 
-func countLimit(r *rescues, retryAt time.Time, last *time.Time) {
+func countLimit(r *Rescues, retryAt time.Time, last *time.Time) {
 	if retryAt.IsZero() || !retryAt.Equal(*last) {
 		r.LimitWaits++
 	}

@@ -23,29 +23,29 @@ type Summary struct {
 	NotRead int `json:"issues_not_read,omitempty"`
 	// ActOn are what a person must act on, first: credentials, credit, a
 	// configuration error, prompt files a fleet could not run, ...
-	ActOn []actOnItem `json:"act_on"`
+	ActOn []ActOn `json:"act_on"`
 	// Changes is what changed since an earlier summary (--since-summary).
-	Changes *changes `json:"since_summary,omitempty"`
+	Changes *Changes `json:"since_summary,omitempty"`
 	// ByStatus counts the issues by status word, in statusOrder.
-	ByStatus []count `json:"by_status"`
+	ByStatus []Count `json:"by_status"`
 	// Ended are the runs that ended without success, grouped by outcome
 	// and reason; Waiting wait for a usage limit; Running run now (or
 	// their malarun is gone: orphaned); Damaged could not be read.
-	Ended   []group   `json:"ended_unsuccessfully"`
+	Ended   []Group   `json:"ended_unsuccessfully"`
 	Waiting []Row     `json:"waiting"`
 	Running []Row     `json:"running"`
-	Damaged []damaged `json:"damaged"`
+	Damaged []Damaged `json:"damaged"`
 	// Skipped are folders of the state directory that are not issues;
 	// Linked are symbolic links there, never followed (an issue's folder
 	// is a folder); NotRun are prompt files a fleet recipe could not run.
 	Skipped []string `json:"skipped_folders"`
 	Linked  []string `json:"linked_folders"`
-	NotRun  []notRun `json:"not_run"`
+	NotRun  []NotRun `json:"not_run"`
 	// Omitted counts what the lists above leave out past their bounds.
-	Omitted  omitted      `json:"not_listed"`
-	Rescues  rescueTotals `json:"rescues"`
-	Totals   totals       `json:"totals"`
-	Failures failures     `json:"failures"`
+	Omitted  Omitted      `json:"not_listed"`
+	Rescues  RescueTotals `json:"rescues"`
+	Totals   Totals       `json:"totals"`
+	Failures Failures     `json:"failures"`
 	// Slowest and Costliest are the ten runs that took longest and cost
 	// most.
 	Slowest   []Row `json:"slowest"`
@@ -56,17 +56,17 @@ type Summary struct {
 	// Rows is every issue, sorted by id; the JSON form writes one page of
 	// them (Page).
 	Rows []Row `json:"issues_list"`
-	Page page  `json:"issues_list_page"`
+	Page Page  `json:"issues_list_page"`
 }
 
-// count is how many issues have a status word.
-type count struct {
+// Count is how many issues have a status word.
+type Count struct {
 	Status string `json:"status"`
 	Count  int    `json:"count"`
 }
 
-// group is the runs that ended with one outcome and reason.
-type group struct {
+// Group is the runs that ended with one outcome and reason.
+type Group struct {
 	Outcome string `json:"outcome"`
 	// ExitCodes are the codes their malaruns exited with (an orchestrator
 	// saw them), ascending.
@@ -81,15 +81,15 @@ type group struct {
 	CostUSD float64 `json:"cost_usd"`
 }
 
-// damaged is an issue whose record or timeline could not be read.
-type damaged struct {
+// Damaged is an issue whose record or timeline could not be read.
+type Damaged struct {
 	Issue string `json:"issue"`
 	Error string `json:"error"`
 }
 
-// notRun is a prompt file a fleet recipe could not run (notrun.Note, cut
+// NotRun is a prompt file a fleet recipe could not run (notrun.Note, cut
 // to the summary's bounds).
-type notRun struct {
+type NotRun struct {
 	File     string    `json:"file"`
 	Issue    string    `json:"issue,omitempty"`
 	Reason   string    `json:"reason"`
@@ -97,8 +97,8 @@ type notRun struct {
 	At       time.Time `json:"at"`
 }
 
-// omitted counts, for each bounded list, what it leaves out.
-type omitted struct {
+// Omitted counts, for each bounded list, what it leaves out.
+type Omitted struct {
 	Groups  int `json:"groups,omitempty"`
 	Waiting int `json:"waiting,omitempty"`
 	Running int `json:"running,omitempty"`
@@ -109,9 +109,9 @@ type omitted struct {
 	NotRun int `json:"not_run,omitempty"`
 }
 
-// page says which rows of issues_list a JSON form holds: page Number of
+// Page says which rows of issues_list a JSON form holds: page Number of
 // Pages, pageRows rows each (the last may hold fewer), Rows in all.
-type page struct {
+type Page struct {
 	Number int `json:"page"`
 	Pages  int `json:"pages"`
 	Size   int `json:"rows_per_page"`
@@ -146,9 +146,9 @@ type Row struct {
 	Described string `json:"-"`
 }
 
-// rescueTotals sum what malarun did beyond starting claude, and how many
+// RescueTotals sum what malarun did beyond starting claude, and how many
 // runs needed it.
-type rescueTotals struct {
+type RescueTotals struct {
 	Hangs        int            `json:"hangs"`
 	HangsByPhase map[string]int `json:"hangs_by_phase"`
 	Crashes      int            `json:"crashes"`
@@ -166,25 +166,25 @@ type rescueTotals struct {
 	Rescued int `json:"rescued"`
 }
 
-// totals are the cost, tokens and time of every run, with the spread of
+// Totals are the cost, tokens and time of every run, with the spread of
 // the runs that ended.
-type totals struct {
+type Totals struct {
 	CostUSD float64       `json:"cost_usd"`
 	Tokens  stream.Tokens `json:"tokens"`
 	WallMS  int64         `json:"wall_ms"`
 	// Wall and Cost are percentiles over the runs that ended.
-	Wall spread `json:"wall_ms_ended"`
-	Cost spread `json:"cost_usd_ended"`
+	Wall Spread `json:"wall_ms_ended"`
+	Cost Spread `json:"cost_usd_ended"`
 }
 
-// failures are what the runs that did not succeed cost, and the time
+// Failures are what the runs that did not succeed cost, and the time
 // malarun saw lost in every run.
-type failures struct {
+type Failures struct {
 	// Runs is how many runs ended without success; CostUSD what they cost.
 	Runs    int     `json:"runs"`
 	CostUSD float64 `json:"cost_usd"`
 	// ToFailure is how long those runs took to end (wall time).
-	ToFailure spread `json:"time_to_failure_ms"`
+	ToFailure Spread `json:"time_to_failure_ms"`
 	// HangLostMS is the time hangs took from every run: from claude's
 	// last line (the limit it was given) to the next attempt's start, or
 	// to the run's end.
@@ -202,8 +202,8 @@ type failures struct {
 	NoResponseUncounted int `json:"no_response_uncounted_runs,omitempty"`
 }
 
-// spread is a distribution: how many, and its percentiles.
-type spread struct {
+// Spread is a distribution: how many, and its percentiles.
+type Spread struct {
 	N   int     `json:"n"`
 	P50 float64 `json:"p50"`
 	P90 float64 `json:"p90"`

@@ -137,7 +137,7 @@ func (s *Summary) failureLine() string {
 	return line
 }
 
-func failuresText(f failures, spread bool) string {
+func failuresText(f Failures, spread bool) string {
 	var t string
 	if f.Runs == 0 {
 		t = "no run ended without success"
@@ -157,7 +157,7 @@ func failuresText(f failures, spread bool) string {
 // hangs' (both every run's; never added, as a hang after such a request
 // counts the same silence): nothing when none was lost in runs that all
 // counted them, and "unknown" where they were not counted, never 0.
-func noResponseText(f failures) string {
+func noResponseText(f Failures) string {
 	const what = "requests never answered"
 	switch n := f.NoResponseUncounted; {
 	case f.NoResponseLostMS == nil:
@@ -183,7 +183,7 @@ func msText(ms float64) string { return ui.Duration(time.Duration(ms) * time.Mil
 
 // actTitle names a kind of thing to act on and how many: "Credentials
 // (2 issues)".
-func (a *actOnItem) title() string {
+func (a *ActOn) title() string {
 	names := map[string]string{"credentials": "Credentials", "credit": "Usage credit", "configuration": "Configuration",
 		"not_run": "Prompt files not run", "budget": "Budget", "poisoned": "Poisoned", "damaged": "Damaged records"}
 	name, ok := names[a.Kind]
@@ -200,7 +200,7 @@ func (a *actOnItem) title() string {
 // itemsText names a thing to act on's issues and files, at most max in
 // all: issue ids as they are, prompt files (outside names) quoted and
 // cleaned.
-func (a *actOnItem) itemsText(max int) string {
+func (a *ActOn) itemsText(max int) string {
 	issues, _ := capped(a.Issues, max)
 	files, _ := capped(a.Files, max-len(issues))
 	parts := slices.Clone(issues)
@@ -215,13 +215,13 @@ func (a *actOnItem) itemsText(max int) string {
 }
 
 // sinceText is the earlier summary a comparison is with.
-func (c *changes) sinceText() string {
+func (c *Changes) sinceText() string {
 	return fmt.Sprintf("Since the summary made %s (%s)", timeText(c.PreviousMadeAt), ui.Plural(c.PreviousIssues, "issue"))
 }
 
 // changeText is a change: "fail-3 (retries_exhausted, exit 3; was
 // succeeded)".
-func (c *change) text() string {
+func (c *Change) text() string {
 	var what []string
 	if c.Outcome != "" {
 		o := ui.Clean(c.Outcome, wordMax)
@@ -239,7 +239,7 @@ func (c *change) text() string {
 }
 
 // changesText names changes, at most max, and how many there are.
-func changesText(cs []change, count, max int) string {
+func changesText(cs []Change, count, max int) string {
 	shown, _ := capped(cs, max)
 	var parts []string
 	for i := range shown {
@@ -254,7 +254,7 @@ func changesText(cs []change, count, max int) string {
 
 // groupTitle is a group of runs that ended without success:
 // "retries_exhausted, exit 3 (8 issues)".
-func (g *group) title() string {
+func (g *Group) title() string {
 	t := ui.Clean(g.Outcome, 60)
 	if len(g.ExitCodes) > 0 {
 		var codes []string

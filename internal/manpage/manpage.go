@@ -12,13 +12,13 @@ import (
 	"strings"
 )
 
-// font is the typeface of a Span.
-type font int
+// Font is the typeface of a Span.
+type Font int
 
 // The man macros' three faces: bold for what is typed as shown, italic for
 // what the reader replaces, roman for the rest (man-pages(7)).
 const (
-	roman font = iota
+	roman Font = iota
 	bold
 	italic
 )
@@ -26,7 +26,7 @@ const (
 // Span is a run of text in one font.
 type Span struct {
 	Text string
-	Font font
+	Font Font
 }
 
 // R, B and I make a Span in roman, bold and italic.

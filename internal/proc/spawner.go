@@ -45,14 +45,14 @@ func (s *Spawner) walk() ([]procStat, error) {
 	return snapshot()
 }
 
-// option changes what NewSpawner makes.
-type option func(*Spawner)
+// Option changes what NewSpawner makes.
+type Option func(*Spawner)
 
 // WithGuard names the command that runs RunGuard (malarun and
 // GuardCommand), for kernels with no parent-death signal: there a guard
 // process ends the CLI's tree if malarun dies. Where the kernel kills the
 // CLI itself (Linux's Pdeathsig) it is not started.
-func WithGuard(argv ...string) option {
+func WithGuard(argv ...string) Option {
 	return func(s *Spawner) {
 		if !hasParentDeathSignal && len(argv) > 0 {
 			s.guardArgv = argv
@@ -67,7 +67,7 @@ func WithGuard(argv ...string) option {
 // is process-wide, and so is the set of children: create one Spawner per
 // process, as a second one would take the first one's children for
 // orphans and reap them.
-func NewSpawner(opts ...option) *Spawner {
+func NewSpawner(opts ...Option) *Spawner {
 	s := &Spawner{self: os.Getpid(), pgid: unix.Getpgrp(), subreaper: becomeSubreaper(),
 		attr: childAttr, live: map[int]*Process{}}
 	s.readsFamily = (s.subreaper || s.self == 1) && hasChildLists()

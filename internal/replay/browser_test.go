@@ -65,7 +65,7 @@ func TestHTMLInABrowser(t *testing.T) {
 // (one failed), a background task, a hang's silence and the kill, a
 // backoff, a checkpoint, claude's API retry, results, the context filling
 // and the cost growing.
-func richRun() (header, []Item, Summary) {
+func richRun() (Header, []Item, Summary) {
 	t0 := time.Date(2026, 11, 27, 22, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	var items []Item
@@ -103,7 +103,7 @@ func richRun() (header, []Item, Summary) {
 	add(Item{Kind: event.AttemptEnded, Attempt: 2, Time: at(541), Info: &Attempt{N: 2, Outcome: "success", CostUSD: 0.52}})
 	add(Item{Kind: event.RunFinished, Time: at(541), Outcome: "success", RunCostUSD: 0.83})
 	zero := 0
-	return header{Issue: "issue-49", RunID: "20261127T220000Z-abcdef", Timed: true},
+	return Header{Issue: "issue-49", RunID: "20261127T220000Z-abcdef", Timed: true},
 		items, Summary{Outcome: "success", ExitCode: &zero, Started: at(0), Ended: at(541), CostUSD: 0.83,
 			Attempts: []Attempt{{N: 1}, {N: 2}}, ToolCalls: 4, Results: 2, Items: len(items)}
 }

@@ -160,8 +160,8 @@ type Attempt struct {
 	ResultsLost int                  `json:"results_lost,omitempty"`
 }
 
-// header is what is known before the story.
-type header struct {
+// Header is what is known before the story.
+type Header struct {
 	Version int    `json:"-"` // the JSON form has it once, at its top
 	Issue   string `json:"issue"`
 	RunID   string `json:"run_id"`
@@ -202,7 +202,7 @@ type Summary struct {
 // order, End once. It may keep a bounded summary of the items (the HTML
 // timeline does) but never the story itself.
 type Renderer interface {
-	Begin(header) error
+	Begin(Header) error
 	Item(*Item) error
 	End(Summary) error
 }

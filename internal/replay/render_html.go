@@ -55,11 +55,11 @@ func NewHTML(w io.Writer) Renderer { return NewHTMLPages().Renderer(w) }
 type htmlRenderer struct {
 	w       *bufio.Writer
 	t       *template.Template
-	header  header
+	header  Header
 	picture picture
 }
 
-func (h *htmlRenderer) Begin(hd header) error {
+func (h *htmlRenderer) Begin(hd Header) error {
 	h.header = hd
 	h.picture.timed = hd.Timed
 	return h.t.ExecuteTemplate(h.w, "begin", ui.Head{CSP: contentSecurityPolicy(),

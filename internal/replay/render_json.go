@@ -23,7 +23,7 @@ type jsonRenderer struct {
 // written as \u escapes (ui.InertJSON): the same values to a program.
 func NewJSON(w io.Writer) Renderer { return &jsonRenderer{w: bufio.NewWriter(w)} }
 
-func (j *jsonRenderer) Begin(h header) error {
+func (j *jsonRenderer) Begin(h Header) error {
 	j.follow = h.Following
 	b, err := json.Marshal(h)
 	if err != nil {

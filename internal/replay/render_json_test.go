@@ -36,7 +36,7 @@ func TestJSONMatchesItsSchema(t *testing.T) {
 	}
 	var story struct {
 		Version int
-		Header  header
+		Header  Header
 		Items   []Item
 		Summary Summary
 	}
@@ -64,7 +64,7 @@ func TestJSONRoundsCosts(t *testing.T) {
 	info := &Attempt{N: 1, CostUSD: sum}
 	it := &Item{Seq: 1, Kind: KindResult, CostUSD: sum, RunCostUSD: sum}
 	ended := &Item{Seq: 2, Kind: event.AttemptEnded, Info: info}
-	if r.Begin(header{Issue: "i"}) != nil || r.Item(it) != nil || r.Item(ended) != nil ||
+	if r.Begin(Header{Issue: "i"}) != nil || r.Item(it) != nil || r.Item(ended) != nil ||
 		r.End(Summary{CostUSD: sum, Attempts: []Attempt{*info}}) != nil {
 		t.Fatal("render failed")
 	}

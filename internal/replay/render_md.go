@@ -30,7 +30,7 @@ type mdRenderer struct {
 // NewMarkdown writes the story as Markdown to w.
 func NewMarkdown(w io.Writer) Renderer { return &mdRenderer{w: bufio.NewWriter(w)} }
 
-func (m *mdRenderer) Begin(h header) error {
+func (m *mdRenderer) Begin(h Header) error {
 	m.following = h.Following
 	fmt.Fprintf(m.w, "### malarun show %s, run %s\n\n", ui.MarkdownCode(h.Issue), ui.MarkdownCode(h.RunID))
 	if h.Status != "" {

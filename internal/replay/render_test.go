@@ -17,7 +17,7 @@ const hostile = "a\x1b]0;pwned\x07b \x1b[2J\x1b[31mred \x1b]8;;http://x\x1b\\lin
 
 // hostileItems is the hang-then-resume story with hostile text in every
 // text field.
-func hostileItems(t *testing.T) (header, []Item, Summary) {
+func hostileItems(t *testing.T) (Header, []Item, Summary) {
 	rf := hangThenResume(t)
 	var r recorder
 	sum, err := Tell(Source{Issue: "issue-1", RunDir: rf.dir, Status: "succeeded"}, &r)
@@ -37,7 +37,7 @@ func hostileItems(t *testing.T) (header, []Item, Summary) {
 	return r.header, r.items, sum
 }
 
-func render(t *testing.T, r Renderer, h header, items []Item, s Summary) string {
+func render(t *testing.T, r Renderer, h Header, items []Item, s Summary) string {
 	t.Helper()
 	if err := r.Begin(h); err != nil {
 		t.Fatal(err)

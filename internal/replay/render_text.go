@@ -69,7 +69,7 @@ func (t *textRenderer) paint(sgr, s string) string {
 	return sgr + s + sgrReset
 }
 
-func (t *textRenderer) Begin(h header) error {
+func (t *textRenderer) Begin(h Header) error {
 	t.timed, t.following = h.Timed, h.Following
 	head := fmt.Sprintf("malarun show · %s · run %s", ui.Clean(h.Issue, 0), ui.Clean(h.RunID, 0))
 	if h.Status != "" {

@@ -128,7 +128,7 @@ func TestFollowedItemsAreWrittenAtOnce(t *testing.T) {
 	} {
 		var out strings.Builder
 		r := make(&out)
-		if err := r.Begin(header{Issue: "i", RunID: "r", Following: true, Timed: true}); err != nil {
+		if err := r.Begin(Header{Issue: "i", RunID: "r", Following: true, Timed: true}); err != nil {
 			t.Fatal(err)
 		}
 		r.Item(call)

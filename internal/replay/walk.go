@@ -60,7 +60,7 @@ func Tell(src Source, r Renderer) (Summary, error) {
 			return Summary{}, fmt.Errorf("run %s has no attempt %d (its attempts: %v)", filepath.Base(src.RunDir), src.Attempt, ns)
 		}
 	}
-	h := header{Version: version, Issue: src.Issue, RunID: filepath.Base(src.RunDir), RunDir: src.RunDir, Status: src.Status,
+	h := Header{Version: version, Issue: src.Issue, RunID: filepath.Base(src.RunDir), RunDir: src.RunDir, Status: src.Status,
 		Timed: w.tl != nil, Following: src.Follow != nil, Attempt: src.Attempt}
 	if err := r.Begin(h); err != nil {
 		return Summary{}, err

@@ -19,7 +19,7 @@ const transcripts = "../../testdata/transcripts/"
 
 // recorder is a Renderer that keeps what it is told.
 type recorder struct {
-	header header
+	header Header
 	items  []Item
 	sum    Summary
 	ended  bool
@@ -27,7 +27,7 @@ type recorder struct {
 	onItem func(Item)
 }
 
-func (r *recorder) Begin(h header) error { r.header = h; return nil }
+func (r *recorder) Begin(h Header) error { r.header = h; return nil }
 func (r *recorder) Item(it *Item) error {
 	r.items = append(r.items, *it)
 	if r.onItem != nil {

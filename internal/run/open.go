@@ -73,8 +73,8 @@ const (
 	OpenRefused
 )
 
-// opened is Open's decision.
-type opened struct {
+// Opened is Open's decision.
+type Opened struct {
 	Kind OpenKind
 	// Refusal and Detail (OpenRefused): the outcome and its sentence;
 	// Headline replaces the outcome's words when set.
@@ -98,25 +98,25 @@ type opened struct {
 }
 
 // Open decides how an invocation opens.
-func Open(in Invocation) opened {
+func Open(in Invocation) Opened {
 	old := in.Record
 	switch {
 	case in.Damaged != nil && !in.Reset:
-		return opened{Kind: OpenRefused, Refusal: outcome.Usage, Detail: in.Damaged.Error()}
+		return Opened{Kind: OpenRefused, Refusal: outcome.Usage, Detail: in.Damaged.Error()}
 	case in.Damaged != nil:
-		return opened{Kind: OpenNew, Reset: true}
+		return Opened{Kind: OpenNew, Reset: true}
 	case in.Found && (old.Status == record.Processing || old.Status == record.Waiting) && in.OwnerAlive:
 		// The lock was free only because its file was removed: the
 		// malarun that holds the run is alive. Taking it over would kill
 		// its work; even --reset must not.
 		o := old.Owner
-		return opened{Kind: OpenRefused, Refusal: outcome.Busy, Detail: fmt.Sprintf(
+		return Opened{Kind: OpenRefused, Refusal: outcome.Busy, Detail: fmt.Sprintf(
 			"issue %s is being run by another malarun (pid %d on %s since %s); its lock file was missing, so the record's owner was checked: it is alive",
 			old.Issue, o.Pid, o.Host, o.StartedAt.UTC().Format(time.RFC3339))}
 	case !in.Found:
-		return opened{Kind: OpenNew}
+		return Opened{Kind: OpenNew}
 	}
-	o := opened{EndLeftovers: old.Status == record.Processing, Reset: in.Reset}
+	o := Opened{EndLeftovers: old.Status == record.Processing, Reset: in.Reset}
 	if Resumable(old.Status) && !old.Poisoned && !in.Reset {
 		if old.PromptSHA256 == "" {
 			old.PromptSHA256 = in.FolderPromptSHA256
@@ -155,7 +155,7 @@ func Resumable(s record.Status) bool {
 
 // continued is the recorded run going on: a reclaim when its malarun died
 // (one more death, poisoned past max_reclaims), else a continuation.
-func continued(in Invocation, rec record.Record, o opened) opened {
+func continued(in Invocation, rec record.Record, o Opened) Opened {
 	o.Kind = OpenContinue
 	if rec.Status == record.Processing {
 		o.Kind, o.Save = OpenReclaim, true
@@ -196,7 +196,7 @@ func continued(in Invocation, rec record.Record, o opened) opened {
 // nil when they are the same or the recorded one is unknown; a change to
 // keep when the policy says what to do; a refusal (exit 2, nothing
 // changed) when it does not.
-func promptChange(in Invocation, rec record.Record) (*record.PromptChange, *opened) {
+func promptChange(in Invocation, rec record.Record) (*record.PromptChange, *Opened) {
 	recorded, given := rec.PromptSHA256, in.PromptSHA256
 	if recorded == "" || recorded == given {
 		return nil, nil
@@ -208,7 +208,7 @@ func promptChange(in Invocation, rec record.Record) (*record.PromptChange, *open
 		return change, nil
 	}
 	saved := rec.RunDir + "/prompt.md"
-	return nil, &opened{Kind: OpenRefused, Refusal: outcome.Usage, Headline: "refused: the prompt changed", Detail: fmt.Sprintf(
+	return nil, &Opened{Kind: OpenRefused, Refusal: outcome.Usage, Headline: "refused: the prompt changed", Detail: fmt.Sprintf(
 		"issue %s: this prompt (%s, sha256 %.12s) is not the one its %s run %s began with (sha256 %.12s, saved as %s), which would be continued. "+
 			"To continue that run, run again with its prompt (--prompt %s) or with --prompt-change=resume; "+
 			"to start this task instead, use --prompt-change=start_over (the recorded run stays on disk) or --reset",

@@ -30,27 +30,27 @@ func TestOpen(t *testing.T) {
 		name  string
 		in    Invocation
 		kind  OpenKind
-		check func(t *testing.T, o opened)
+		check func(t *testing.T, o Opened)
 	}{
-		{"no record: a new run", Invocation{}, OpenNew, func(t *testing.T, o opened) {
+		{"no record: a new run", Invocation{}, OpenNew, func(t *testing.T, o Opened) {
 			if o.EndLeftovers || o.Save || o.Change != nil {
 				t.Errorf("%+v", o)
 			}
 		}},
-		{"a damaged record is refused", Invocation{Damaged: errors.New("record version 99")}, OpenRefused, func(t *testing.T, o opened) {
+		{"a damaged record is refused", Invocation{Damaged: errors.New("record version 99")}, OpenRefused, func(t *testing.T, o Opened) {
 			if o.Refusal != outcome.Usage || !strings.Contains(o.Detail, "version 99") {
 				t.Errorf("%+v", o)
 			}
 		}},
 		{"a damaged record with --reset starts over", Invocation{Damaged: errors.New("x"), Reset: true}, OpenNew, nil},
 		{"an owner alive behind a removed lock: busy, even with --reset",
-			Invocation{Found: true, Record: recordOf(record.Processing), OwnerAlive: true, Reset: true}, OpenRefused, func(t *testing.T, o opened) {
+			Invocation{Found: true, Record: recordOf(record.Processing), OwnerAlive: true, Reset: true}, OpenRefused, func(t *testing.T, o Opened) {
 				if o.Refusal != outcome.Busy || o.EndLeftovers || !strings.Contains(o.Detail, "pid 42 on h") {
 					t.Errorf("%+v", o)
 				}
 			}},
 		{"a dead malarun's run is reclaimed: one more death, its cut attempt counted",
-			Invocation{Found: true, Record: recordOf(record.Processing), MaxReclaims: 3, StartedAttempts: 3, NextAttempt: 4}, OpenReclaim, func(t *testing.T, o opened) {
+			Invocation{Found: true, Record: recordOf(record.Processing), MaxReclaims: 3, StartedAttempts: 3, NextAttempt: 4}, OpenReclaim, func(t *testing.T, o Opened) {
 				r := o.Record
 				if !o.EndLeftovers || !o.Save || r.Reclaims != 2 || r.RunReclaims != 2 || r.Attempts != 3 || r.KilledAttempts != 1 {
 					t.Errorf("%+v / record reclaims %d/%d attempts %d killed %d", o, r.Reclaims, r.RunReclaims, r.Attempts, r.KilledAttempts)
@@ -61,7 +61,7 @@ func TestOpen(t *testing.T) {
 			}},
 		{"one death too many: poisoned, saved with the poison's exit code",
 			Invocation{Found: true, Record: recordOf(record.Processing, func(r *record.Record) { r.Reclaims = 3 }), MaxReclaims: 3, PoisonedExitCode: 6},
-			OpenRefused, func(t *testing.T, o opened) {
+			OpenRefused, func(t *testing.T, o Opened) {
 				r := o.Record
 				if o.Refusal != outcome.Poisoned || !o.Save || !o.EndLeftovers || !r.Poisoned || r.Status != record.Failed || r.ExitCode != 6 ||
 					!strings.Contains(o.Detail, "4 times in a row (max_reclaims 3); run with --reset") {
@@ -69,38 +69,38 @@ func TestOpen(t *testing.T) {
 				}
 			}},
 		{"a poisoned issue is refused until --reset", Invocation{Found: true, Record: recordOf(record.Failed, func(r *record.Record) { r.Poisoned = true })},
-			OpenRefused, func(t *testing.T, o opened) {
+			OpenRefused, func(t *testing.T, o Opened) {
 				if o.Refusal != outcome.Poisoned || o.Save {
 					t.Errorf("%+v", o)
 				}
 			}},
 		{"a poisoned issue with --reset starts over", Invocation{Found: true, Reset: true, Record: recordOf(record.Failed, func(r *record.Record) { r.Poisoned = true })},
-			OpenNew, func(t *testing.T, o opened) {
+			OpenNew, func(t *testing.T, o Opened) {
 				if !o.Reset || o.Record.Runs[0] != "20261127T000000Z-aaaaaa" || o.Record.TotalCostUSD != 3 {
 					t.Errorf("the new run must keep the issue's history: %+v", o.Record)
 				}
 			}},
 		{"--reset of an orphaned run ends its leftovers and starts over", Invocation{Found: true, Reset: true, Record: recordOf(record.Processing)},
-			OpenNew, func(t *testing.T, o opened) {
+			OpenNew, func(t *testing.T, o Opened) {
 				if !o.EndLeftovers || o.Save {
 					t.Errorf("%+v", o)
 				}
 			}},
 		{"an interrupted run is continued, no reclaim", Invocation{Found: true, Record: recordOf(record.Interrupted), NextAttempt: 3}, OpenContinue,
-			func(t *testing.T, o opened) {
+			func(t *testing.T, o Opened) {
 				if o.Save || o.EndLeftovers || o.Record.Reclaims != 1 || o.Begin.Record.NotCounted != 0 {
 					t.Errorf("%+v", o)
 				}
 			}},
 		{"a stopped run is continued with fresh limits", Invocation{Found: true, Record: recordOf(record.Stopped), NextAttempt: 3}, OpenContinue,
-			func(t *testing.T, o opened) {
+			func(t *testing.T, o Opened) {
 				if o.Begin.Record.NotCounted != 2 {
 					t.Errorf("begin %+v", o.Begin)
 				}
 			}},
 		{"a waiting run is continued, its limit pending", Invocation{Found: true, NextAttempt: 3,
 			Record: recordOf(record.Waiting, func(r *record.Record) { r.RetryAt, r.LimitType = t0.Add(time.Hour), "five_hour" })}, OpenContinue,
-			func(t *testing.T, o opened) {
+			func(t *testing.T, o Opened) {
 				r := o.Begin.Record
 				if !r.Limited || !r.Limit.RetryAt.Equal(t0.Add(time.Hour)) || r.Limit.LimitType != "five_hour" || !o.Begin.Continued || r.NotCounted != 2 {
 					t.Errorf("begin %+v", o.Begin)
@@ -108,7 +108,7 @@ func TestOpen(t *testing.T) {
 			}},
 		{"a run stopped by another malarun's limit before its first attempt begins as new", Invocation{Found: true,
 			Record: recordOf(record.Waiting, func(r *record.Record) { r.SessionID, r.Attempts, r.RetryAt = "", 0, t0.Add(time.Hour) })}, OpenContinue,
-			func(t *testing.T, o opened) {
+			func(t *testing.T, o Opened) {
 				// The record's limit stands until Begin decides (it waits
 				// for it); no prompt says the run stopped on it.
 				if o.Begin.Continued || o.Begin.Record.Limited || !o.Begin.Record.Limit.RetryAt.Equal(t0.Add(time.Hour)) {
@@ -116,27 +116,27 @@ func TestOpen(t *testing.T) {
 				}
 			}},
 		{"a finished run: a new one on the issue's history", Invocation{Found: true, Record: recordOf(record.Succeeded)}, OpenNew, nil},
-		{"the same prompt: no change", Invocation{Found: true, Record: recordOf(record.Interrupted)}, OpenContinue, func(t *testing.T, o opened) {
+		{"the same prompt: no change", Invocation{Found: true, Record: recordOf(record.Interrupted)}, OpenContinue, func(t *testing.T, o Opened) {
 			if o.Change != nil {
 				t.Errorf("change %+v", o.Change)
 			}
 		}},
 		{"another prompt is refused, naming both and what to do", Invocation{Found: true, Record: recordOf(record.Processing), PromptSHA256: "bbb", PromptSource: "task.md"},
-			OpenRefused, func(t *testing.T, o opened) {
+			OpenRefused, func(t *testing.T, o Opened) {
 				if o.Refusal != outcome.Usage || o.Headline != "refused: the prompt changed" || o.EndLeftovers ||
 					!strings.Contains(o.Detail, "this prompt (task.md, sha256 bbb)") || !strings.Contains(o.Detail, "--prompt-change=start_over") {
 					t.Errorf("%+v", o)
 				}
 			}},
 		{"another prompt with resume continues the recorded task, keeping the change", Invocation{Found: true, Record: recordOf(record.Interrupted),
-			PromptSHA256: "bbb", PromptChange: PromptChangeResume, Now: t0}, OpenContinue, func(t *testing.T, o opened) {
+			PromptSHA256: "bbb", PromptChange: PromptChangeResume, Now: t0}, OpenContinue, func(t *testing.T, o Opened) {
 			c := o.Change
 			if c == nil || c.Decision != record.PromptResume || c.GivenSHA256 != "bbb" || len(o.Record.PromptChanges) != 1 || !c.At.Equal(t0) {
 				t.Errorf("%+v, changes %+v", c, o.Record.PromptChanges)
 			}
 		}},
 		{"another prompt with start_over closes the recorded run and starts a new one", Invocation{Found: true, Record: recordOf(record.Processing),
-			PromptSHA256: "bbb", PromptChange: PromptChangeStartOver}, OpenNew, func(t *testing.T, o opened) {
+			PromptSHA256: "bbb", PromptChange: PromptChangeStartOver}, OpenNew, func(t *testing.T, o Opened) {
 			if o.Change == nil || o.Change.Decision != record.PromptStartOver || !o.EndLeftovers || len(o.Record.PromptChanges) != 1 {
 				t.Errorf("%+v", o)
 			}

@@ -125,7 +125,7 @@ type Event struct {
 	// ToolResultDetails are those blocks' ids, is_error and content text
 	// (toolresult.go), one for each of ToolResults, so at most MaxListItems;
 	// nil unless Decoder.KeepToolResults was called.
-	ToolResultDetails []toolResult
+	ToolResultDetails []ToolResult
 	// Texts are the text blocks of an assistant message, each cut to maxTextBytes.
 	Texts []string
 

@@ -12,9 +12,9 @@ import "unicode/utf8"
 // decoder's own string scanner into a writer that counts it and keeps its
 // first and last few KiB, never the whole.
 
-// toolResult is one tool_result block of a user line, kept only when the
+// ToolResult is one tool_result block of a user line, kept only when the
 // decoder was asked to (Decoder.KeepToolResults).
-type toolResult struct {
+type ToolResult struct {
 	ToolUseID string
 	IsError   bool // the block's is_error
 	// Bytes is the length of the content's text, decoded: the text parts
@@ -136,9 +136,9 @@ func (tr *toolResults) endPart() {
 }
 
 // detail is the toolResult of the block that just ended.
-func (tr *toolResults) detail(id string) toolResult {
+func (tr *toolResults) detail(id string) ToolResult {
 	t := &tr.text
-	return toolResult{
+	return ToolResult{
 		ToolUseID: id, IsError: tr.isError, Images: tr.images,
 		Bytes: t.n, Head: string(t.head), Tail: t.tailText(),
 	}

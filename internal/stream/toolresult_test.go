@@ -39,15 +39,15 @@ func headTail(text string) (head, tail string) {
 	return text[:h], text[s:]
 }
 
-func textResult(id string, isError bool, text string, images int) toolResult {
+func textResult(id string, isError bool, text string, images int) ToolResult {
 	head, tail := headTail(text)
-	return toolResult{ToolUseID: id, IsError: isError, Bytes: int64(len(text)), Head: head, Tail: tail, Images: images}
+	return ToolResult{ToolUseID: id, IsError: isError, Bytes: int64(len(text)), Head: head, Tail: tail, Images: images}
 }
 
 // jsonToolResults is encoding/json's reading of the tool_result blocks of
 // line (a repeated key: the last one), as toolResult says to read them; ok
 // is false if line is not a JSON object.
-func jsonToolResults(line []byte) (trs []toolResult, ok bool) {
+func jsonToolResults(line []byte) (trs []ToolResult, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber() // a valid number may not fit a float64
 	var top map[string]any
@@ -145,7 +145,7 @@ func TestToolResultCases(t *testing.T) {
 	emojiText := strings.Repeat("a", maxToolResultHeadBytes-2) + "😀" + strings.Repeat("b", 5000) + "😀" + strings.Repeat("c", maxToolResultTailBytes-1)
 	image := `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`
 	blocks := make([]string, MaxListItems+3)
-	var many []toolResult
+	var many []ToolResult
 	for i := range blocks {
 		blocks[i] = `{"type":"tool_result","tool_use_id":"t","content":"r"}`
 		if i < MaxListItems {
@@ -155,47 +155,47 @@ func TestToolResultCases(t *testing.T) {
 	tests := []struct {
 		name   string
 		blocks []string
-		want   []toolResult
+		want   []ToolResult
 	}{
 		{"string content", []string{`{"tool_use_id":"toolu_1","type":"tool_result","content":"hello-from-tool","is_error":false}`},
-			[]toolResult{{ToolUseID: "toolu_1", Bytes: 15, Head: "hello-from-tool"}}},
+			[]ToolResult{{ToolUseID: "toolu_1", Bytes: 15, Head: "hello-from-tool"}}},
 		{"text and image parts", []string{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"one"},` + image + `,{"type":"text","text":"two"}]}`},
-			[]toolResult{{ToolUseID: "t", Bytes: 7, Head: "one\ntwo", Images: 1}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: 7, Head: "one\ntwo", Images: 1}}},
 		{"is_error before content", []string{`{"is_error":true,"type":"tool_result","tool_use_id":"t","content":"Exit code 1"}`},
-			[]toolResult{{ToolUseID: "t", IsError: true, Bytes: 11, Head: "Exit code 1"}}},
+			[]ToolResult{{ToolUseID: "t", IsError: true, Bytes: 11, Head: "Exit code 1"}}},
 		{"is_error after content", []string{`{"type":"tool_result","content":"Exit code 137","is_error":true,"tool_use_id":"toolu_3"}`},
-			[]toolResult{{ToolUseID: "toolu_3", IsError: true, Bytes: 13, Head: "Exit code 137"}}},
+			[]ToolResult{{ToolUseID: "toolu_3", IsError: true, Bytes: 13, Head: "Exit code 137"}}},
 		{"part type after text", []string{`{"content":[{"text":"a","type":"text"},{"source":{"data":"AAAA"},"type":"image"},{"text":"not text","type":"tool_reference"}],"type":"tool_result","tool_use_id":"t"}`},
-			[]toolResult{{ToolUseID: "t", Bytes: 1, Head: "a", Images: 1}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: 1, Head: "a", Images: 1}}},
 		{"escapes decoded", []string{`{"type":"tool_result","tool_use_id":"t","content":"a\"b\\c\/\n\t\u00e9\ud83d\ude00|\ud800x|` + "\xff" + `"}`},
-			[]toolResult{textResult("t", false, "a\"b\\c/\n\té😀|\uFFFDx|\uFFFD", 0)}},
+			[]ToolResult{textResult("t", false, "a\"b\\c/\n\té😀|\uFFFDx|\uFFFD", 0)}},
 		{"long text: head and tail", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + long + `"}`},
-			[]toolResult{{ToolUseID: "t", Bytes: int64(len(long)), Head: long[:maxToolResultHeadBytes], Tail: long[:maxToolResultTailBytes]}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: int64(len(long)), Head: long[:maxToolResultHeadBytes], Tail: long[:maxToolResultTailBytes]}}},
 		{"a little over the head", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + long[:maxToolResultHeadBytes+10] + `"}`},
-			[]toolResult{{ToolUseID: "t", Bytes: maxToolResultHeadBytes + 10, Head: long[:maxToolResultHeadBytes], Tail: long[:10]}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: maxToolResultHeadBytes + 10, Head: long[:maxToolResultHeadBytes], Tail: long[:10]}}},
 		{"multibyte runes at both cuts", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + cutRunes + `"}`},
-			[]toolResult{{ToolUseID: "t", Bytes: int64(len(cutRunes)), Head: strings.Repeat("a", maxToolResultHeadBytes-1), Tail: strings.Repeat("c", maxToolResultTailBytes-2)}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: int64(len(cutRunes)), Head: strings.Repeat("a", maxToolResultHeadBytes-1), Tail: strings.Repeat("c", maxToolResultTailBytes-2)}}},
 		{"surrogate pairs at both cuts", []string{`{"type":"tool_result","tool_use_id":"t","content":"` + emoji + `"}`},
-			[]toolResult{{ToolUseID: "t", Bytes: int64(len(emojiText)), Head: strings.Repeat("a", maxToolResultHeadBytes-2), Tail: strings.Repeat("c", maxToolResultTailBytes-1)}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: int64(len(emojiText)), Head: strings.Repeat("a", maxToolResultHeadBytes-2), Tail: strings.Repeat("c", maxToolResultTailBytes-1)}}},
 		{"parts joined across the cuts", []string{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"` + long[:maxToolResultHeadBytes] + `"},{"type":"text","text":"` + cutRunes + `"},{"type":"text","text":""},{"type":"text","text":"end"}]}`},
-			[]toolResult{textResult("t", false, long[:maxToolResultHeadBytes]+"\n"+cutRunes+"\n\nend", 0)}},
+			[]ToolResult{textResult("t", false, long[:maxToolResultHeadBytes]+"\n"+cutRunes+"\n\nend", 0)}},
 		{"a first part whose head ends before a rune", []string{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"` + cutRunes + `"},{"type":"text","text":"end"}]}`},
-			[]toolResult{{ToolUseID: "t", Bytes: int64(len(cutRunes)) + 4, Head: strings.Repeat("a", maxToolResultHeadBytes-1), Tail: strings.Repeat("c", maxToolResultTailBytes-4) + "\nend"}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: int64(len(cutRunes)) + 4, Head: strings.Repeat("a", maxToolResultHeadBytes-1), Tail: strings.Repeat("c", maxToolResultTailBytes-4) + "\nend"}}},
 		{"many short parts", []string{`{"type":"tool_result","tool_use_id":"t","content":[` + strings.Repeat(`{"type":"text","text":"ab\u00e9"},`, 3000) + `{"type":"text","text":"z"}]}`},
-			[]toolResult{textResult("t", false, strings.Repeat("abé\n", 3000)+"z", 0)}},
+			[]ToolResult{textResult("t", false, strings.Repeat("abé\n", 3000)+"z", 0)}},
 		{"content absent, null, a number, an object, true", []string{
 			`{"type":"tool_result","tool_use_id":"a"}`, `{"type":"tool_result","tool_use_id":"b","content":null,"is_error":null}`,
 			`{"type":"tool_result","tool_use_id":"c","content":12.5e3}`, `{"type":"tool_result","tool_use_id":"d","content":{"text":"x"}}`,
 			`{"type":"tool_result","tool_use_id":"e","content":true,"is_error":"true"}`},
-			[]toolResult{{ToolUseID: "a"}, {ToolUseID: "b"}, {ToolUseID: "c"}, {ToolUseID: "d"}, {ToolUseID: "e"}}},
+			[]ToolResult{{ToolUseID: "a"}, {ToolUseID: "b"}, {ToolUseID: "c"}, {ToolUseID: "d"}, {ToolUseID: "e"}}},
 		{"nested arrays and odd parts", []string{`{"type":"tool_result","tool_use_id":"t","content":[[{"type":"text","text":"deep"}],"plain",7,null,{"type":"text"},{"type":"text","text":["x"]},{"type":["text"],"text":"y"},{"type":"text","text":"z","content":"w"}]}`},
-			[]toolResult{textResult("t", false, "\n\nz", 0)}},
+			[]ToolResult{textResult("t", false, "\n\nz", 0)}},
 		{"repeated keys: the last one", []string{`{"type":"tool_result","tool_use_id":"t","is_error":true,"content":"old","is_error":false,"content":[{"type":"text","text":"a","text":"b"},{"type":"image","type":"text","text":"c"},{"type":"text","type":"image"}]}`},
-			[]toolResult{{ToolUseID: "t", Bytes: 3, Head: "b\nc", Images: 1}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: 3, Head: "b\nc", Images: 1}}},
 		{"content then null", []string{`{"type":"tool_result","tool_use_id":"t","content":"old","is_error":true,"content":null,"is_error":null}`},
-			[]toolResult{{ToolUseID: "t"}}},
+			[]ToolResult{{ToolUseID: "t"}}},
 		{"other blocks around", []string{`{"type":"text","text":"hi","content":"not a tool result"}`, `{"type":"tool_result","tool_use_id":"t","content":"r"}`, `{"type":"tool_use","id":"u","input":{"content":"x"}}`},
-			[]toolResult{{ToolUseID: "t", Bytes: 1, Head: "r"}}},
+			[]ToolResult{{ToolUseID: "t", Bytes: 1, Head: "r"}}},
 		{"more than MaxListItems blocks", blocks, many},
 	}
 	for _, tt := range tests {
@@ -232,7 +232,7 @@ func TestToolResultStateDoesNotLeak(t *testing.T) {
 	if len(evs) != 2 || evs[0].Kind != KindMalformed {
 		t.Fatalf("got %s", render(evs))
 	}
-	want := []toolResult{{ToolUseID: "t"}, {ToolUseID: "u"}}
+	want := []ToolResult{{ToolUseID: "t"}, {ToolUseID: "u"}}
 	if got := evs[1].ToolResultDetails; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -262,7 +262,7 @@ func TestToolResultHugeContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			periods := (size + len(tc.period) - 1) / len(tc.period)
-			want := []toolResult{textResult("toolu_big", false, strings.Repeat(one, periods), 0)}
+			want := []ToolResult{textResult("toolu_big", false, strings.Repeat(one, periods), 0)}
 			d := NewDecoder(bytes.NewReader(data))
 			d.KeepToolResults()
 			var before, after runtime.MemStats
@@ -287,7 +287,7 @@ func TestToolResultHugeContent(t *testing.T) {
 
 // summary shows tool results with long texts shortened, where they differ
 // most often: around the cuts.
-func summary(trs []toolResult) string {
+func summary(trs []ToolResult) string {
 	var b strings.Builder
 	short := func(s string) string {
 		if len(s) <= 80 {
@@ -358,7 +358,7 @@ func TestResultTextPieces(t *testing.T) {
 				// slides the last bytes may be followed by others that hide
 				// a mistake.
 				if got, want := tr.part.tailText(), textResult("", false, part.String(), 0).Tail; got != want {
-					t.Fatalf("after %d bytes in pieces: tail %s, want %s", part.Len(), summary([]toolResult{{Tail: got}}), summary([]toolResult{{Tail: want}}))
+					t.Fatalf("after %d bytes in pieces: tail %s, want %s", part.Len(), summary([]ToolResult{{Tail: got}}), summary([]ToolResult{{Tail: want}}))
 				}
 			}
 			want = append(want, part.String())
@@ -366,7 +366,7 @@ func TestResultTextPieces(t *testing.T) {
 		}
 		text := strings.Join(want, "\n")
 		if got, want := tr.detail("t"), textResult("t", false, text, 0); !reflect.DeepEqual(got, want) {
-			t.Fatalf("parts of %v bytes:\n got %s\nwant %s", len(text), summary([]toolResult{got}), summary([]toolResult{want}))
+			t.Fatalf("parts of %v bytes:\n got %s\nwant %s", len(text), summary([]ToolResult{got}), summary([]ToolResult{want}))
 		}
 	}
 }

@@ -27,13 +27,13 @@ const maxResponseBytes = 64 << 10
 // once (a batch that fails is dropped): the exit's flush is bounded, and a
 // collector that is down costs a run one warning, never a wait.
 type poster struct {
-	dest   destination
+	dest   Destination
 	client *http.Client
 	// failed is called with each export that fails (the run warns once).
 	failed func(error)
 }
 
-func newPoster(dest destination, failed func(error)) (*poster, error) {
+func newPoster(dest Destination, failed func(error)) (*poster, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	tlsConfig, err := caTLSConfig(dest)
 	if err != nil {
@@ -52,7 +52,7 @@ func newPoster(dest destination, failed func(error)) (*poster, error) {
 // caTLSConfig is the TLS configuration that verifies dest's collector
 // with OTEL_EXPORTER_OTLP_CERTIFICATE's certificates; nil when none is set
 // (the machine's roots). The gRPC exporters (grpc_on.go) use it too.
-func caTLSConfig(dest destination) (*tls.Config, error) {
+func caTLSConfig(dest Destination) (*tls.Config, error) {
 	if dest.CAFile == "" {
 		return nil, nil
 	}

@@ -23,10 +23,10 @@ func grpcBuiltIn() bool { return false }
 // two functions below only mirror grpc_on.go's, for Start to compile.
 func errNoGRPC() error { return errors.New("grpc is not built in (go build -tags otlpgrpc)") }
 
-func grpcSpanExporter(destination, func(error)) (sdktrace.SpanExporter, error) {
+func grpcSpanExporter(Destination, func(error)) (sdktrace.SpanExporter, error) {
 	return nil, errNoGRPC()
 }
 
-func grpcMetricExporter(destination, string, func(error)) (sdkmetric.Exporter, error) {
+func grpcMetricExporter(Destination, string, func(error)) (sdkmetric.Exporter, error) {
 	return nil, errNoGRPC()
 }

@@ -41,7 +41,7 @@ func grpcBuiltIn() bool { return true }
 
 // grpcSpanExporter is the official OTLP/gRPC span exporter for d; each
 // export that fails is reported to failed, as the HTTP poster does.
-func grpcSpanExporter(d destination, failed func(error)) (sdktrace.SpanExporter, error) {
+func grpcSpanExporter(d Destination, failed func(error)) (sdktrace.SpanExporter, error) {
 	creds, err := grpcCredentials(d)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func grpcSpanExporter(d destination, failed func(error)) (sdktrace.SpanExporter,
 }
 
 // grpcMetricExporter is grpcSpanExporter's counterpart for the metrics.
-func grpcMetricExporter(d destination, temporality string, failed func(error)) (sdkmetric.Exporter, error) {
+func grpcMetricExporter(d Destination, temporality string, failed func(error)) (sdkmetric.Exporter, error) {
 	creds, err := grpcCredentials(d)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func grpcMetricExporter(d destination, temporality string, failed func(error)) (
 // OTEL_EXPORTER_OTLP_CERTIFICATE's certificates when set). Always given,
 // so that the exporter's own reading of the certificate variables, which
 // would turn TLS on for an http endpoint, does not apply.
-func grpcCredentials(d destination) (credentials.TransportCredentials, error) {
+func grpcCredentials(d Destination) (credentials.TransportCredentials, error) {
 	if !strings.HasPrefix(d.URL, "https:") {
 		return insecure.NewCredentials(), nil
 	}
@@ -109,7 +109,7 @@ func grpcCredentials(d destination) (credentials.TransportCredentials, error) {
 // only gzip (another name is reported through otel.Handle, which would be
 // the run's one warning), so none is gRPC's identity compressor as a call
 // option, which the exporter applies after its own.
-func grpcCompression[O any](d destination, compressor func(string) O, dial func(...grpc.DialOption) O) O {
+func grpcCompression[O any](d Destination, compressor func(string) O, dial func(...grpc.DialOption) O) O {
 	if d.Gzip {
 		return compressor("gzip")
 	}

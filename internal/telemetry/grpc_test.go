@@ -132,7 +132,7 @@ func (c *grpcCollector) received() ([]*tracepb.ResourceSpans, []*metricspb.Resou
 
 // grpcSettings reads env, with grpc as the protocol and endpoint as the
 // general endpoint, as malarun does.
-func grpcSettings(t *testing.T, endpoint string, env map[string]string) settings {
+func grpcSettings(t *testing.T, endpoint string, env map[string]string) Settings {
 	t.Helper()
 	all := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
 	for k, v := range env {

@@ -26,7 +26,7 @@ import (
 	"github.com/malarun/malarun/internal/testing/otlptest"
 )
 
-func settingsFor(base string) settings {
+func settingsFor(base string) Settings {
 	s, _ := FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": base}))
 	return s
 }
@@ -220,7 +220,7 @@ func TestAnUnusableTraceparentStartsATraceOfItsOwn(t *testing.T) {
 }
 
 func TestTelemetryOffIsANilRun(t *testing.T) {
-	tel := Start(settings{}, Info{Issue: "i"}, zerolog.Nop())
+	tel := Start(Settings{}, Info{Issue: "i"}, zerolog.Nop())
 	if tel != nil {
 		t.Fatal("Start with no endpoint is not nil")
 	}

@@ -29,8 +29,8 @@ const defaultServiceName = "malarun"
 // defaultExportTimeout is OTEL_EXPORTER_OTLP_TIMEOUT's default (the spec's).
 const defaultExportTimeout = 10 * time.Second
 
-// destination is where one signal (traces or metrics) goes.
-type destination struct {
+// Destination is where one signal (traces or metrics) goes.
+type Destination struct {
 	// URL is the full URL of the signal's endpoint ("" = not exported);
 	// for grpc, the collector's as given (scheme, host and port).
 	URL string
@@ -46,41 +46,41 @@ type destination struct {
 }
 
 // On reports whether the signal is exported.
-func (d destination) On() bool { return d.URL != "" }
+func (d Destination) On() bool { return d.URL != "" }
 
-// settings are what the OTEL_* variables ask of malarun's telemetry.
-type settings struct {
-	Traces  destination
-	Metrics destination
+// Settings are what the OTEL_* variables ask of malarun's telemetry.
+type Settings struct {
+	Traces  Destination
+	Metrics Destination
 	// Temporality is OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE:
 	// temporalityCumulative, temporalityDelta or temporalityLowMemory.
 	Temporality string
 	// Resource holds OTEL_RESOURCE_ATTRIBUTES, then service.name.
-	Resource []keyValue
+	Resource []KeyValue
 }
 
-// keyValue is one resource attribute, as the variables give it.
-type keyValue struct{ Key, Value string }
+// KeyValue is one resource attribute, as the variables give it.
+type KeyValue struct{ Key, Value string }
 
 // On reports whether anything is exported.
-func (s settings) On() bool { return s.Traces.On() || s.Metrics.On() }
+func (s Settings) On() bool { return s.Traces.On() || s.Metrics.On() }
 
-// problem is a variable malarun cannot use as set; the message names the
+// Problem is a variable malarun cannot use as set; the message names the
 // variable and never its value when that may be a secret (headers).
-type problem struct {
+type Problem struct {
 	Variable string
 	Message  string
 }
 
-func (p problem) Error() string { return p.Variable + ": " + p.Message }
+func (p Problem) Error() string { return p.Variable + ": " + p.Message }
 
 // FromEnv reads the OpenTelemetry SDK's variables. Telemetry is off unless
 // an OTLP endpoint is set. A variable that cannot be used turns off what
 // it applies to and is returned as a problem, for one warning each:
 // telemetry never stops a run.
-func FromEnv(getenv func(string) string) (settings, []problem) {
-	var s settings
-	var problems []problem
+func FromEnv(getenv func(string) string) (Settings, []Problem) {
+	var s Settings
+	var problems []Problem
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return s, nil
 	}
@@ -96,7 +96,7 @@ func FromEnv(getenv func(string) string) (settings, []problem) {
 	case temporalityDelta, temporalityLowMemory:
 		s.Temporality = v
 	default:
-		problems = append(problems, problem{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+		problems = append(problems, Problem{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
 			fmt.Sprintf("%q is none of cumulative, delta, lowmemory: cumulative is used", v)})
 	}
 	// The SDK also reads OTEL_RESOURCE_ATTRIBUTES (from the process's
@@ -112,7 +112,7 @@ func FromEnv(getenv func(string) string) (settings, []problem) {
 			}
 		}
 	}
-	s.Resource = append(attrs, keyValue{"service.name", name})
+	s.Resource = append(attrs, KeyValue{"service.name", name})
 	return s, problems
 }
 
@@ -121,7 +121,7 @@ const useHTTPProtobuf = "point the endpoint at the collector's OTLP/HTTP port (4
 
 // readDestination reads one signal's variables: the signal's own, else the
 // general OTEL_EXPORTER_OTLP_* ones, as the spec orders them.
-func readDestination(getenv func(string) string, signal, path string, problems []problem) (destination, []problem) {
+func readDestination(getenv func(string) string, signal, path string, problems []Problem) (Destination, []Problem) {
 	lookup := func(suffix string) (string, string) {
 		specific := "OTEL_EXPORTER_OTLP_" + signal + "_" + suffix
 		if v := strings.TrimSpace(getenv(specific)); v != "" {
@@ -134,11 +134,11 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 	switch v := strings.ToLower(strings.TrimSpace(getenv(exporterVar))); v {
 	case "", "otlp":
 	case "none":
-		return destination{}, problems
+		return Destination{}, problems
 	default:
-		return destination{}, append(problems, problem{exporterVar, fmt.Sprintf("%q is not an exporter malarun has (otlp, none): %s are not exported", v, path)})
+		return Destination{}, append(problems, Problem{exporterVar, fmt.Sprintf("%q is not an exporter malarun has (otlp, none): %s are not exported", v, path)})
 	}
-	var d destination
+	var d Destination
 	protocol, protocolVar := lookup("PROTOCOL")
 	endpointVar := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
 	raw := strings.TrimSpace(getenv(endpointVar))
@@ -146,7 +146,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		endpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
 		base := strings.TrimSpace(getenv(endpointVar))
 		if base == "" {
-			return destination{}, problems
+			return Destination{}, problems
 		}
 		// For OTLP/HTTP the general endpoint is a base: the signal's path
 		// is appended to its path (before a query, if it has one). A gRPC
@@ -159,7 +159,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		}
 	}
 	if err := checkEndpoint(raw); err != nil {
-		return destination{}, append(problems, problem{endpointVar, err.Error() + ": " + path + " are not exported"})
+		return Destination{}, append(problems, Problem{endpointVar, err.Error() + ": " + path + " are not exported"})
 	}
 	d.URL = raw
 	switch protocol {
@@ -167,7 +167,7 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		d.Protocol = protocolHTTPProtobuf
 	case protocolGRPC:
 		if !grpcBuiltIn() {
-			return destination{}, append(problems, problem{protocolVar, fmt.Sprintf(
+			return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
 				"grpc is not built into this malarun, which exports OTLP as http/protobuf (go build -tags otlpgrpc makes one with gRPC): %s; %s are not exported",
 				useHTTPProtobuf, path)})
 		}
@@ -175,22 +175,22 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 		// http is plaintext, https is TLS (grpc_on.go).
 		d.Protocol = protocolGRPC
 	case protocolHTTPJSON:
-		return destination{}, append(problems, problem{protocolVar, fmt.Sprintf(
+		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf(
 			"%s is not built into malarun, which exports OTLP as http/protobuf: %s; %s are not exported",
 			protocol, useHTTPProtobuf, path)})
 	default:
-		return destination{}, append(problems, problem{protocolVar, fmt.Sprintf("%q is not an OTLP protocol (http/protobuf, grpc, http/json): %s are not exported", protocol, path)})
+		return Destination{}, append(problems, Problem{protocolVar, fmt.Sprintf("%q is not an OTLP protocol (http/protobuf, grpc, http/json): %s are not exported", protocol, path)})
 	}
 	headers, headersVar := lookup("HEADERS")
 	h, err := parseKeyValues(headers)
 	if err != nil {
 		// The value may hold a key: the message names the variable only.
-		return destination{}, append(problems, problem{headersVar, err.Error() + ": " + path + " are not exported"})
+		return Destination{}, append(problems, Problem{headersVar, err.Error() + ": " + path + " are not exported"})
 	}
 	d.Headers = map[string]string{}
 	for _, kv := range h {
 		if !validHeaderName(kv.Key) || strings.ContainsAny(kv.Value, "\r\n\x00") {
-			return destination{}, append(problems, problem{headersVar, "holds a header name or value HTTP cannot carry: " + path + " are not exported"})
+			return Destination{}, append(problems, Problem{headersVar, "holds a header name or value HTTP cannot carry: " + path + " are not exported"})
 		}
 		d.Headers[kv.Key] = kv.Value
 	}
@@ -199,28 +199,28 @@ func readDestination(getenv func(string) string, signal, path string, problems [
 	case "gzip":
 		d.Gzip = true
 	default:
-		problems = append(problems, problem{compressionVar, fmt.Sprintf("%q is neither gzip nor none: not compressed", c)})
+		problems = append(problems, Problem{compressionVar, fmt.Sprintf("%q is neither gzip nor none: not compressed", c)})
 	}
 	d.Timeout = defaultExportTimeout
 	if t, timeoutVar := lookup("TIMEOUT"); t != "" {
 		ms, err := strconv.ParseInt(t, 10, 64)
 		if err != nil || ms <= 0 || ms > int64(time.Hour/time.Millisecond) {
-			problems = append(problems, problem{timeoutVar, fmt.Sprintf("%q is not a number of milliseconds between 1 and 3600000: %s is used", t, defaultExportTimeout)})
+			problems = append(problems, Problem{timeoutVar, fmt.Sprintf("%q is not a number of milliseconds between 1 and 3600000: %s is used", t, defaultExportTimeout)})
 		} else {
 			d.Timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
 	d.CAFile, _ = lookup("CERTIFICATE")
 	if key, keyVar := lookup("CLIENT_KEY"); key != "" {
-		problems = append(problems, problem{keyVar, "client certificates are not supported by malarun: " + path + " are sent without one"})
+		problems = append(problems, Problem{keyVar, "client certificates are not supported by malarun: " + path + " are sent without one"})
 	}
 	return d, problems
 }
 
 // mergeSignals makes one problem of a general variable that both signals
 // could not use: the same words, "traces" for "metrics".
-func mergeSignals(problems []problem) []problem {
-	var out []problem
+func mergeSignals(problems []Problem) []Problem {
+	var out []Problem
 	for _, p := range problems {
 		if n := len(out); n > 0 && out[n-1].Variable == p.Variable &&
 			strings.ReplaceAll(p.Message, "metrics", "traces") == out[n-1].Message && p.Message != out[n-1].Message {
@@ -251,8 +251,8 @@ func checkEndpoint(raw string) error {
 // parseKeyValues reads the W3C-Baggage-like lists of the OTEL_* variables
 // (key1=value1,key2=value2, values percent-encoded). An empty list is nil;
 // on an error the entries before the bad one are returned with it.
-func parseKeyValues(s string) ([]keyValue, error) {
-	var out []keyValue
+func parseKeyValues(s string) ([]KeyValue, error) {
+	var out []KeyValue
 	for i, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -267,7 +267,7 @@ func parseKeyValues(s string) ([]keyValue, error) {
 		if err != nil {
 			return out, fmt.Errorf("entry %d (%q) has a bad percent-encoding", i+1, k)
 		}
-		out = append(out, keyValue{k, dv})
+		out = append(out, KeyValue{k, dv})
 	}
 	return out, nil
 }

@@ -120,17 +120,17 @@ func TestFromEnvTheRest(t *testing.T) {
 	if !s.Traces.Gzip || !s.Metrics.Gzip || s.Temporality != temporalityDelta {
 		t.Errorf("gzip %v/%v temporality %q, want gzip and delta", s.Traces.Gzip, s.Metrics.Gzip, s.Temporality)
 	}
-	want := []keyValue{{"deployment.environment.name", "ci"}, {"service.name", "from-attrs"}, {"k8s.job.name", "fix it"}, {"service.name", "from-attrs"}}
+	want := []KeyValue{{"deployment.environment.name", "ci"}, {"service.name", "from-attrs"}, {"k8s.job.name", "fix it"}, {"service.name", "from-attrs"}}
 	if !reflect.DeepEqual(s.Resource, want) {
 		t.Errorf("resource %v, want %v", s.Resource, want)
 	}
 	s, _ = FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SERVICE_NAME": "fleet",
 		"OTEL_RESOURCE_ATTRIBUTES": "service.name=other"}))
-	if last := s.Resource[len(s.Resource)-1]; last != (keyValue{"service.name", "fleet"}) {
+	if last := s.Resource[len(s.Resource)-1]; last != (KeyValue{"service.name", "fleet"}) {
 		t.Errorf("OTEL_SERVICE_NAME must win over OTEL_RESOURCE_ATTRIBUTES: %v", s.Resource)
 	}
 	s, _ = FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}))
-	if !reflect.DeepEqual(s.Resource, []keyValue{{"service.name", defaultServiceName}}) || s.Temporality != temporalityCumulative || s.Traces.Gzip {
+	if !reflect.DeepEqual(s.Resource, []KeyValue{{"service.name", defaultServiceName}}) || s.Temporality != temporalityCumulative || s.Traces.Gzip {
 		t.Errorf("defaults: %+v", s)
 	}
 }
@@ -160,7 +160,7 @@ func TestFromEnvGRPC(t *testing.T) {
 	if len(problems) != 0 {
 		t.Fatalf("problems: %v", problems)
 	}
-	want := destination{URL: "https://c.example:4317/", Protocol: protocolGRPC, Headers: map[string]string{"authorization": "Bearer k"},
+	want := Destination{URL: "https://c.example:4317/", Protocol: protocolGRPC, Headers: map[string]string{"authorization": "Bearer k"},
 		Gzip: true, Timeout: 700 * time.Millisecond, CAFile: "/etc/ca.pem"}
 	if !reflect.DeepEqual(s.Traces, want) {
 		t.Errorf("traces %+v, want %+v", s.Traces, want)

@@ -75,7 +75,7 @@ type Run struct {
 // Start turns telemetry on as s says, or returns nil when s exports
 // nothing. What cannot be used is reported through log, once; the run
 // goes on either way.
-func Start(s settings, info Info, log zerolog.Logger) *Run {
+func Start(s Settings, info Info, log zerolog.Logger) *Run {
 	if !s.On() {
 		return nil
 	}
@@ -157,7 +157,7 @@ func spanLimits() sdktrace.SpanLimits {
 // one, or the official gRPC one (grpc_on.go) when d says grpc. nil when
 // it cannot be made (a certificate it cannot read): traces are off, with
 // one warning.
-func (t *Run) spanExporterFor(d destination) sdktrace.SpanExporter {
+func (t *Run) spanExporterFor(d Destination) sdktrace.SpanExporter {
 	failed := t.failedFor(d, "traces")
 	if d.Protocol == protocolGRPC {
 		exp, err := grpcSpanExporter(d, failed)
@@ -176,7 +176,7 @@ func (t *Run) spanExporterFor(d destination) sdktrace.SpanExporter {
 }
 
 // metricExporterFor is spanExporterFor's counterpart for the metrics.
-func (t *Run) metricExporterFor(d destination, temporality string) sdkmetric.Exporter {
+func (t *Run) metricExporterFor(d Destination, temporality string) sdkmetric.Exporter {
 	failed := t.failedFor(d, "metrics")
 	if d.Protocol == protocolGRPC {
 		exp, err := grpcMetricExporter(d, temporality, failed)
@@ -196,7 +196,7 @@ func (t *Run) metricExporterFor(d destination, temporality string) sdkmetric.Exp
 
 // failedFor is what the signal's exporter, HTTP or gRPC, calls with each
 // export that fails: the run warns once.
-func (t *Run) failedFor(d destination, signal string) func(error) {
+func (t *Run) failedFor(d Destination, signal string) func(error) {
 	return func(err error) {
 		t.exportOnce.Do(func() {
 			t.log.Warn().Str("signal", signal).Str("endpoint", shownURL(d.URL)).Str("error", err.Error()).
@@ -213,7 +213,7 @@ func (t *Run) notExported(signal string, err error) {
 // service.name (later ones win). Each invocation is its own
 // service.instance.id, so that a backend keeps the cumulative series of
 // hundreds of short-lived malaruns apart (docs/telemetry.md).
-func resourceAttrs(s settings, info Info) []attribute.KeyValue {
+func resourceAttrs(s Settings, info Info) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		attribute.String("service.instance.id", journal.NewUUID()),
 		attribute.String("service.version", info.Version),

@@ -17,7 +17,7 @@ const maxInput = 160
 // that ended well). st gives the context (the run's start for the final
 // line); the line is cleaned (see Clean), quoted text cut. Lines start
 // with the local time: "12:04:05 attempt 1: Bash: go test ./...".
-func eventLine(e event.Event, st *status) (string, bool) {
+func eventLine(e event.Event, st *Status) (string, bool) {
 	var s string
 	at := ""
 	if e.Attempt > 0 { // limit_wait names none: a wait comes between attempts, or before the first
@@ -125,7 +125,7 @@ func endedLine(ending string) bool {
 	return true
 }
 
-func retryLine(e event.Event, st *status) string {
+func retryLine(e event.Event, st *Status) string {
 	in := ""
 	if e.Backoff > 0 {
 		in = " in " + Duration(e.Backoff)
@@ -150,7 +150,7 @@ func retryLine(e event.Event, st *status) string {
 	return ""
 }
 
-func finishedLine(e event.Event, st *status) string {
+func finishedLine(e event.Event, st *Status) string {
 	s := fmt.Sprintf("%s %s (exit %d)", e.Issue, EndWord(e.Outcome), e.ExitCode)
 	if !e.RetryAt.IsZero() {
 		s += ", retry at " + e.RetryAt.Local().Format(time.DateTime)

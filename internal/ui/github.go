@@ -65,25 +65,25 @@ func writeInert(w io.Writer, text string) error {
 	return s.Close()
 }
 
-// stopSection is writeInert for a text that streams (a result copied from
+// StopSection is writeInert for a text that streams (a result copied from
 // its transcript): StartStopSection writes "::stop-commands::TOKEN", the
 // text goes through Write as it comes, and Close ends its last line if it
 // did not and writes "::TOKEN::".
-type stopSection struct {
+type StopSection struct {
 	w     io.Writer
 	token string
 	last  byte // the text's last byte so far
 }
 
 // StartStopSection opens a section on w with a fresh token.
-func StartStopSection(w io.Writer) (*stopSection, error) {
-	s := &stopSection{w: w, token: stopToken(), last: '\n'}
+func StartStopSection(w io.Writer) (*StopSection, error) {
+	s := &StopSection{w: w, token: stopToken(), last: '\n'}
 	_, err := io.WriteString(w, "::stop-commands::"+s.token+"\n")
 	return s, err
 }
 
 // Write passes p on as it is: inside the section no command runs.
-func (s *stopSection) Write(p []byte) (int, error) {
+func (s *StopSection) Write(p []byte) (int, error) {
 	if len(p) > 0 {
 		s.last = p[len(p)-1]
 	}
@@ -91,7 +91,7 @@ func (s *stopSection) Write(p []byte) (int, error) {
 }
 
 // Close ends the section: the footer must start a line of its own.
-func (s *stopSection) Close() error {
+func (s *StopSection) Close() error {
 	end := "::" + s.token + "::\n"
 	if s.last != '\n' {
 		end = "\n" + end

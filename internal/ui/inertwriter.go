@@ -11,7 +11,7 @@ import (
 // the memory used does not grow with the text.
 const inertChunk = 32 << 10
 
-// inertWriter writes to w what Inert would make of everything written to
+// InertWriter writes to w what Inert would make of everything written to
 // it, for text of any size (a result of hundreds of MB streamed to a
 // terminal). Writes may cut the text anywhere, a UTF-8 sequence or a CRLF
 // included: the few bytes the next write decides (at most
@@ -20,7 +20,7 @@ const inertChunk = 32 << 10
 //
 // Write returns len(p) and nil, or the first error of w, which every
 // later Write and Close return too. It is not safe for concurrent use.
-type inertWriter struct {
+type InertWriter struct {
 	w      io.Writer
 	held   [utf8.UTFMax]byte
 	nheld  int
@@ -32,13 +32,13 @@ type inertWriter struct {
 }
 
 // NewInertWriter writes the inert form of the text written to it to w.
-func NewInertWriter(w io.Writer) *inertWriter {
-	return &inertWriter{w: w}
+func NewInertWriter(w io.Writer) *InertWriter {
+	return &InertWriter{w: w}
 }
 
 // Write makes p inert and writes it, except for an unfinished UTF-8
 // sequence or a CR at its end, held for the next Write or Close.
-func (iw *inertWriter) Write(p []byte) (int, error) {
+func (iw *InertWriter) Write(p []byte) (int, error) {
 	if iw.err != nil {
 		return 0, iw.err
 	}
@@ -89,7 +89,7 @@ func (iw *inertWriter) Write(p []byte) (int, error) {
 
 // Close writes what is held, as the end of the text (an unfinished UTF-8
 // sequence is invalid, a last CR is "^M"). It does not close w.
-func (iw *inertWriter) Close() error {
+func (iw *InertWriter) Close() error {
 	if iw.err != nil || iw.closed {
 		return iw.err
 	}
@@ -100,7 +100,7 @@ func (iw *inertWriter) Close() error {
 }
 
 // flush writes the inert bytes made so far and empties the buffer.
-func (iw *inertWriter) flush() error {
+func (iw *InertWriter) flush() error {
 	if len(iw.buf) == 0 {
 		return nil
 	}

@@ -17,8 +17,8 @@ const (
 // Live is the terminal display of a run: a status line and, above it, one
 // line per event that matters. It runs on its own goroutine.
 type Live struct {
-	term   *terminal
-	status *status
+	term   *Terminal
+	status *Status
 	q      *queue
 	done   chan struct{}
 	syncs  chan chan struct{} // Sync's requests
@@ -26,7 +26,7 @@ type Live struct {
 }
 
 // StartLive starts drawing status on term.
-func StartLive(term *terminal, status *status) *Live {
+func StartLive(term *Terminal, status *Status) *Live {
 	l := &Live{term: term, status: status, q: newQueue(), done: make(chan struct{}), syncs: make(chan chan struct{}), now: time.Now}
 	go l.loop()
 	return l

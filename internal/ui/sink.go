@@ -30,7 +30,7 @@ type Sink struct {
 	writing bool // the goroutine holds a chunk it took from the queue
 	closed  bool
 	gone    bool     // a write failed: the output is gone for good
-	failure *failure // the first failure: a write error, or data dropped
+	failure *Failure // the first failure: a write error, or data dropped
 	dropped int64
 	taken   uint64        // writes the reader has taken (or failed): progress, for Flush
 	wake    chan struct{} // the goroutine: there is work, or Close
@@ -38,8 +38,8 @@ type Sink struct {
 	done    chan struct{}
 }
 
-// failure says an output stopped taking what malarun wrote.
-type failure struct {
+// Failure says an output stopped taking what malarun wrote.
+type Failure struct {
 	Output string    // the sink's name: "stderr", "events"
 	Err    error     // the write error, or why data was dropped
 	At     time.Time // when it first happened
@@ -83,7 +83,7 @@ func (s *Sink) Write(p []byte) (int, error) {
 // fail keeps the first failure. Called with s.mu held.
 func (s *Sink) fail(err error) {
 	if s.failure == nil {
-		s.failure = &failure{Output: s.name, Err: err, At: s.now()}
+		s.failure = &Failure{Output: s.name, Err: err, At: s.now()}
 	}
 }
 
@@ -180,11 +180,11 @@ func (s *Sink) Close(limit time.Duration) {
 }
 
 // Failure is the first failure of the output, if any.
-func (s *Sink) Failure() (failure, bool) {
+func (s *Sink) Failure() (Failure, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failure == nil {
-		return failure{}, false
+		return Failure{}, false
 	}
 	return *s.failure, true
 }

@@ -16,9 +16,9 @@ const (
 	countdownFraction = 4 // the last quarter of the limit
 )
 
-// status is the state the status line shows, folded from events. It is not
+// Status is the state the status line shows, folded from events. It is not
 // safe for concurrent use: one goroutine applies events and renders.
-type status struct {
+type Status struct {
 	issue       string
 	maxAttempts int
 
@@ -63,12 +63,12 @@ const (
 
 // NewStatus returns the status of a run of issue, allowed maxAttempts
 // attempts (0: not shown).
-func NewStatus(issue string, maxAttempts int) *status {
-	return &status{issue: issue, maxAttempts: maxAttempts}
+func NewStatus(issue string, maxAttempts int) *Status {
+	return &Status{issue: issue, maxAttempts: maxAttempts}
 }
 
 // Apply folds one event into the status.
-func (s *status) Apply(e event.Event) {
+func (s *Status) Apply(e event.Event) {
 	switch e.Kind {
 	case event.RunStarted:
 		s.started = e.Time
@@ -113,13 +113,13 @@ func (s *status) Apply(e event.Event) {
 }
 
 // Visible reports whether there is a status line to draw.
-func (s *status) Visible() bool { return s.phase != phaseIdle }
+func (s *Status) Visible() bool { return s.phase != phaseIdle }
 
 // Started is when the run started (zero before run_started).
-func (s *status) Started() time.Time { return s.started }
+func (s *Status) Started() time.Time { return s.started }
 
 // Attempt is the current attempt number.
-func (s *status) Attempt() int { return s.attempt }
+func (s *Status) Attempt() int { return s.attempt }
 
 // Line is the status line at now, e.g.
 //
@@ -127,14 +127,14 @@ func (s *status) Attempt() int { return s.attempt }
 //
 // It is not cut to the terminal's width (LineWithin is); "" when nothing
 // is running.
-func (s *status) Line(now time.Time) string { return s.LineWithin(now, 0) }
+func (s *Status) Line(now time.Time) string { return s.LineWithin(now, 0) }
 
 // LineWithin is Line for a terminal of width columns (0: any width). When
 // the whole line does not fit, the parts that matter least go first (the
 // session id, the message count, the task list, the cost, ...), never
 // what is about to happen ("hang in 25s", "resume in 5s", "stopping"):
 // cutting the end of the line, as a terminal does, would cut exactly that.
-func (s *status) LineWithin(now time.Time, width int) string {
+func (s *Status) LineWithin(now time.Time, width int) string {
 	if !s.Visible() {
 		return ""
 	}
@@ -188,7 +188,7 @@ func joinParts(parts []statusPart) string {
 }
 
 // parts are the status line's parts at now, in the order they are shown.
-func (s *status) parts(now time.Time) []statusPart {
+func (s *Status) parts(now time.Time) []statusPart {
 	parts := []statusPart{{s.issue, rankIssue}}
 	add := func(text string, rank int) { parts = append(parts, statusPart{text, rank}) }
 	if s.attempt > 0 {
@@ -251,7 +251,7 @@ func (s *status) parts(now time.Time) []statusPart {
 // phases always, a wait for the API's reply once it has lasted
 // waitShownAfter; "" otherwise (the parts of a reply come and go
 // in milliseconds).
-func (s *status) doingNow(now time.Time) string {
+func (s *Status) doingNow(now time.Time) string {
 	d, ok := strings.CutPrefix(s.doing, "while ")
 	switch {
 	case !ok:
@@ -269,7 +269,7 @@ func (s *status) doingNow(now time.Time) string {
 // inPhase is " for 2m10s", the time in the current phase, once it is at
 // least from: labelled, so that it is not read as the run's elapsed time
 // (issue 49).
-func (s *status) inPhase(now time.Time, from time.Duration) string {
+func (s *Status) inPhase(now time.Time, from time.Duration) string {
 	in := now.Sub(s.phaseSince).Truncate(time.Second)
 	if s.phaseSince.IsZero() || in < from || in < time.Second {
 		return ""
@@ -282,7 +282,7 @@ func (s *status) inPhase(now time.Time, from time.Duration) string {
 const waitShownAfter = 5 * time.Second
 
 // countdown is "hang in 25s" once the limit of the stream's phase is close.
-func (s *status) countdown(now time.Time) string {
+func (s *Status) countdown(now time.Time) string {
 	if s.phase != phaseRunning || s.deadline.IsZero() || s.lastLine.IsZero() || len(s.tasks) > 0 {
 		return ""
 	}

@@ -14,10 +14,10 @@ import (
 // clearLine returns the cursor to the start of the line and erases it.
 const clearLine = "\r\x1b[2K"
 
-// terminal keeps one status line at the bottom of a terminal, redrawn in
+// Terminal keeps one status line at the bottom of a terminal, redrawn in
 // place, and prints permanent lines (events, logs) above it. Every output is
 // one Write, under a mutex, so lines from several goroutines never mix.
-type terminal struct {
+type Terminal struct {
 	mu      sync.Mutex
 	w       io.Writer
 	width   func() int
@@ -27,14 +27,14 @@ type terminal struct {
 
 // NewTerminal draws on w; width reports the terminal's columns (asked again
 // at every redraw, so a resized window is followed).
-func NewTerminal(w io.Writer, width func() int) *terminal {
-	return &terminal{w: w, width: width}
+func NewTerminal(w io.Writer, width func() int) *Terminal {
+	return &Terminal{w: w, width: width}
 }
 
 // SetStatus draws s as the status line ("" removes it). It is cut to one
 // column less than the width: a line that fills the last column would wrap,
 // and the next redraw could no longer erase it.
-func (t *terminal) SetStatus(s string) {
+func (t *Terminal) SetStatus(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s != "" {
@@ -48,10 +48,10 @@ func (t *terminal) SetStatus(s string) {
 }
 
 // StatusWidth is the columns a status line may take now (see SetStatus).
-func (t *terminal) StatusWidth() int { return t.width() - 1 }
+func (t *Terminal) StatusWidth() int { return t.width() - 1 }
 
 // Println prints a permanent line above the status line.
-func (t *terminal) Println(line string) {
+func (t *Terminal) Println(line string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.above([]byte(line + "\n"))
@@ -59,7 +59,7 @@ func (t *terminal) Println(line string) {
 
 // Write prints complete lines above the status line and keeps an
 // unfinished one until its newline comes (zerolog writes whole lines).
-func (t *terminal) Write(p []byte) (int, error) {
+func (t *Terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.partial = append(t.partial, p...)
@@ -73,7 +73,7 @@ func (t *terminal) Write(p []byte) (int, error) {
 // above erases the status line, writes lines (ending in a newline) and
 // draws the status line again below them: one Write. The \r before the
 // status line does not count on the terminal turning \n into \r\n.
-func (t *terminal) above(lines []byte) {
+func (t *Terminal) above(lines []byte) {
 	buf := make([]byte, 0, len(clearLine)+len(lines)+1+len(t.status))
 	buf = append(buf, clearLine...)
 	buf = append(buf, lines...)
@@ -84,7 +84,7 @@ func (t *terminal) above(lines []byte) {
 
 // Close prints what is left of an unfinished line and erases the status
 // line, leaving the cursor at the start of an empty line.
-func (t *terminal) Close() {
+func (t *Terminal) Close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.partial) > 0 {
