@@ -107,11 +107,12 @@ release:
 # packages at a time: cmd/malarun's tests are the longest and wait on real
 # processes and timers, so they start first and the other packages fill
 # the cores meanwhile (measured: 61/55/61 s with go test's default of two
-# at a time in path order, 53/54/58 s so).
+# at a time in path order, 53/54/58 s so; then 61-65 s as the suite grew,
+# 52-56 s with CHECK_PARALLEL).
 check:
 	go vet ./...
 	@$(MAKE) -s --no-print-directory fmt-check
-	MALARUN_CLAUDE_BIN= $(TEST_ENV) go test -p 4 -race -short ./cmd/... ./internal/... ./docs/
+	MALARUN_CLAUDE_BIN= $(TEST_ENV) go test -p 4 $(CHECK_PARALLEL) -race -short ./cmd/... ./internal/... ./docs/
 
 # The test command (README and .ci/run): everything, with the end-to-end
 # tests against the current CLI, then the end-to-end tests again against the
@@ -190,6 +191,10 @@ e2e-long: e2e-deps
 # e2e/harness_test.go): their time is mostly the CLI starting and timers.
 TEST_ENV      := GORACE=atexit_sleep_ms=0
 TEST_PARALLEL := -parallel 3
+# make check's parallel tests: most of cmd/malarun's wait on a malarun
+# process and its fake CLI (0.8 of a core busy at Go's default of
+# GOMAXPROCS, 2 here), so six at a time halve its time for the same CPU.
+CHECK_PARALLEL := -parallel 6
 
 # Says which pinned CLIs are missing, so that the e2e package's "ok" above is
 # not read as a pass: go test shows a passing package's output (the suite's

@@ -588,6 +588,9 @@ func ignoredSignals(t *testing.T, c campaignCase, p *proc, after func(func()), w
 // The campaign's process faults on the scenarios they matter for, once
 // each, so that CI runs them whatever the campaign's seed draws.
 func TestCampaignProcessFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("!!! SKIPPING TestCampaignProcessFaults under -short (make check): five campaign runs with real process trees, 8 s; make test runs it !!!")
+	}
 	t.Parallel()
 	for _, tc := range []struct{ scenario, fault string }{
 		{"hang-resumed", "bare-escapee-reclaimed"}, {"term-ignoring-tree", "bare-escapee-reclaimed"},
