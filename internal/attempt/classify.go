@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
@@ -33,7 +33,7 @@ type Ended struct {
 	Exit    Exit
 	// StderrTail is the end of the CLI's stderr, for a crash's message.
 	StderrTail string
-	// APIAt is the API's address as it is safe to print (reach.Target), for
+	// APIAt is the API's address as it is safe to print (endpoint.Target), for
 	// an unreachable API's message.
 	APIAt string
 	// PromptNotSeen, when not "", is the session file whose new user
@@ -229,8 +229,8 @@ func LimitOf(m *State, log *Log, now time.Time, zone *time.Location) usagelimit.
 }
 
 // unreachableReason says why the run stops, naming the address as it is
-// safe to print (reach.Target.Shown) and the cause in malarun's words.
-func unreachableReason(apiAt string, f reach.Finding) string {
+// safe to print (endpoint.Target.Shown) and the cause in malarun's words.
+func unreachableReason(apiAt string, f endpoint.Finding) string {
 	by := ""
 	if f.FromCLI {
 		by = " (claude's own error)"

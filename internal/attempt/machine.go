@@ -3,7 +3,7 @@ package attempt
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/usagelimit"
 )
@@ -33,7 +33,7 @@ type Input struct {
 	// threshold after this line.
 	Pressure bool
 	// Finding (for Probed) is what the probe found.
-	Finding reach.Finding
+	Finding endpoint.Finding
 	// Written (for Wake) is how many bytes of the stream the CLI has
 	// written, as the driver found just now (0: unknown), and Consumed how
 	// many of them the reader has taken (0: unknown; read first, so never
@@ -102,7 +102,7 @@ type State struct {
 	hangTools   []string
 	hangDoing   Doing               // the phase the hang was found in
 	limit       usagelimit.Decision // for UsageLimit: the CLI's own wait, judged
-	cause       reach.Finding       // for Unreachable: why the API cannot be reached
+	cause       endpoint.Finding    // for Unreachable: why the API cannot be reached
 	unreach     unreachable         // the looks at the API's address over the window (unreachable.go)
 	cliWaits    usagelimit.CLIWaits // the CLI's own usage-limit sleeps let run, spent from LimitWaitLeft
 	cutTools    []stream.ToolUse
@@ -176,7 +176,7 @@ func (s *State) line(in *Input, now time.Time) Effects {
 	switch {
 	case RefusedCredentials(ev):
 		eff = merge(eff, s.stop(StopAuth, KillGrace))
-	case ev.Type == "system" && ev.Subtype == "api_retry" && !s.probed && reach.ShouldProbe(s.talked, ev.ErrorStatus, ev.Error):
+	case ev.Type == "system" && ev.Subtype == "api_retry" && !s.probed && endpoint.ShouldProbe(s.talked, ev.ErrorStatus, ev.Error):
 		// No answer at all, and none yet in this run: the CLI does not say
 		// why (§F25), so malarun looks, while the CLI goes on retrying.
 		s.probed = true
@@ -184,7 +184,7 @@ func (s *State) line(in *Input, now time.Time) Effects {
 	case ev.Type == "result" && ev.IsError && !s.talked:
 		// A CLI that gave up without retrying (2.1.330 on a certificate)
 		// or after all its retries names the code in its text.
-		if f := reach.FromResultText(ev.Result); reach.Judge(s.talked, f) {
+		if f := endpoint.FromResultText(ev.Result); endpoint.Judge(s.talked, f) {
 			s.cause = f
 			eff = merge(eff, s.stop(StopUnreachable, KillGrace))
 		}
@@ -356,7 +356,7 @@ func (s *State) HangSilence() time.Duration { return s.hangSilence }
 func (s *State) Limit() usagelimit.Decision { return s.limit }
 
 // Unreachable is, for the ending Unreachable, why the API cannot be reached.
-func (s *State) Unreachable() reach.Finding { return s.cause }
+func (s *State) Unreachable() endpoint.Finding { return s.cause }
 
 // Talked reports whether the run has talked to the API, this attempt included.
 func (s *State) Talked() bool { return s.talked }

@@ -3,7 +3,7 @@ package attempt
 import (
 	"time"
 
-	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/endpoint"
 )
 
 // ProbeEvery is how often the API's address is looked at again while
@@ -23,11 +23,11 @@ type unreachable struct {
 // streak, and the attempt stops once the streak spans the window; any
 // other finding (the address answers, or cannot be judged) ends the
 // streak and leaves the CLI's retries to go on.
-func (s *State) onProbed(f reach.Finding, now time.Time) Effects {
+func (s *State) onProbed(f endpoint.Finding, now time.Time) Effects {
 	if s.stopped != StopNone {
 		return Effects{}
 	}
-	if !reach.Judge(s.talked, f) {
+	if !endpoint.Judge(s.talked, f) {
 		s.unreach = unreachable{}
 		return Effects{}
 	}

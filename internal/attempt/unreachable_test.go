@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/stream"
 )
 
@@ -20,11 +20,11 @@ var (
 	streamStart = stream.Event{Type: "stream_event", StreamEventType: "message_start"}
 )
 
-func probed(f reach.Finding) Input { return Input{Kind: Probed, Finding: f} }
+func probed(f endpoint.Finding) Input { return Input{Kind: Probed, Finding: f} }
 
 var (
-	notFound = reach.FromResultText("API Error: x (ENOTFOUND)")
-	reached  = reach.Finding{}
+	notFound = endpoint.FromResultText("API Error: x (ENOTFOUND)")
+	reached  = endpoint.Finding{}
 )
 
 func TestUnreachableAPI(t *testing.T) {
@@ -128,7 +128,7 @@ func TestUnreachableWindow(t *testing.T) {
 	lim := limits
 	lim.Idle = time.Hour
 	lim.UnreachableWindow = 12 * time.Second
-	look := func(s *State, at time.Duration, f reach.Finding) Effects { return s.Step(probed(f), t0.Add(at)) }
+	look := func(s *State, at time.Duration, f endpoint.Finding) Effects { return s.Step(probed(f), t0.Add(at)) }
 	wake := func(s *State, at time.Duration) Effects { return s.Step(wakeUp, t0.Add(at)) }
 
 	s := New(lim, t0)

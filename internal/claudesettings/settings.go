@@ -2,7 +2,7 @@
 // which of them sets a variable in its "env" object. The CLI copies that
 // env into its process environment over the one it was started with, so a
 // variable malarun sets for the CLI (or reads from its environment) may not
-// be what the CLI uses. It reads files, so it is its own package: reach
+// be what the CLI uses. It reads files, so it is its own package: endpoint
 // and attempt, which judge what the environment says, stay pure.
 package claudesettings
 
@@ -21,7 +21,7 @@ import (
 // saw only its own environment, once looked at https://api.anthropic.com and
 // ended a working run (issue 31). Which layer wins is the CLI's business
 // and changes between versions, so malarun does not guess: when a settings
-// file sets a variable that bears on the address (reach.AddressVars), it
+// file sets a variable that bears on the address (endpoint.AddressVars), it
 // makes no look at all (the CLI's own retries, and malarun's, decide).
 
 // maxSettingsBytes bounds what is read of one settings file.

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/endpoint"
 )
 
 // A settings file of the CLI's that sets the address (or a variable that
@@ -23,7 +23,7 @@ func TestFindsTheAddressInClaudeSettings(t *testing.T) {
 	}
 	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
 	address := func(env []string) string {
-		file, _ := Find(env, sub, reach.AddressVars())
+		file, _ := Find(env, sub, endpoint.AddressVars())
 		return file
 	}
 	if f := address(env); f != "" {

@@ -2,7 +2,7 @@
 // §D17): when claude cannot connect to the API before the run ever had an
 // answer, Probe looks at the address as the CLI would reach it (DNS, TCP, a
 // TLS handshake; no request) and says what retrying cannot fix. What a
-// finding means, and whether it ends the run, is internal/reach's pure
+// finding means, and whether it ends the run, is internal/endpoint's pure
 // decision; this package only looks.
 package netprobe
 
@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/statefile"
 )
 
@@ -30,9 +30,9 @@ const probeTimeout = 5 * time.Second
 // certificate. It sends no request. It finds a cause only where the CLI
 // would certainly fail the same way; anything else (an answer, a timeout,
 // a reset, a temporary DNS failure, a proxy in the way) is Unknown.
-func Probe(ctx context.Context, t reach.Target) reach.Finding {
+func Probe(ctx context.Context, t endpoint.Target) endpoint.Finding {
 	if t.URL == nil || t.Proxy != "" {
-		return reach.Finding{}
+		return endpoint.Finding{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -54,7 +54,7 @@ func Probe(ctx context.Context, t reach.Target) reach.Finding {
 			if de, ok := errors.AsType[*net.DNSError](err); ok && de.IsNotFound {
 				return mustKnow("ENOTFOUND")
 			}
-			return reach.Finding{}
+			return endpoint.Finding{}
 		}
 	}
 	var d net.Dialer
@@ -64,7 +64,7 @@ func Probe(ctx context.Context, t reach.Target) reach.Finding {
 	}
 	defer conn.Close()
 	if t.URL.Scheme != "https" {
-		return reach.Finding{}
+		return endpoint.Finding{}
 	}
 	return tlsFinding(ctx, conn, host, t.ExtraCAs, t.NoVerify, time.Now())
 }
@@ -75,7 +75,7 @@ func invalidName(host string) bool {
 	return h == "invalid" || strings.HasSuffix(h, ".invalid")
 }
 
-func dialFinding(err error) reach.Finding {
+func dialFinding(err error) endpoint.Finding {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return mustKnow("ECONNREFUSED")
@@ -84,7 +84,7 @@ func dialFinding(err error) reach.Finding {
 	case errors.Is(err, syscall.EHOSTUNREACH):
 		return mustKnow("EHOSTUNREACH")
 	}
-	return reach.Finding{}
+	return endpoint.Finding{}
 }
 
 // tlsFinding does a TLS handshake on conn and judges what the server sent.
@@ -96,20 +96,20 @@ func dialFinding(err error) reach.Finding {
 // authority" alone proves nothing; a self-signed certificate, one out of
 // its validity period, or one for another name fails in every store, and
 // those are the causes found here.
-func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVerify bool, now time.Time) reach.Finding {
+func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVerify bool, now time.Time) endpoint.Finding {
 	tc := tls.Client(conn, &tls.Config{ServerName: host, InsecureSkipVerify: true}) // verified below, to tell why it fails
 	if err := tc.HandshakeContext(ctx); err != nil {
 		if rhe, notTLS := errors.AsType[tls.RecordHeaderError](err); notTLS && strings.Contains(rhe.Msg, "does not look like a TLS handshake") {
 			return plainHTTP()
 		}
-		return reach.Finding{}
+		return endpoint.Finding{}
 	}
 	if noVerify {
-		return reach.Finding{}
+		return endpoint.Finding{}
 	}
 	certs := tc.ConnectionState().PeerCertificates
 	if len(certs) == 0 {
-		return reach.Finding{}
+		return endpoint.Finding{}
 	}
 	roots, err := x509.SystemCertPool()
 	if err != nil {
@@ -120,7 +120,7 @@ func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVer
 		if err != nil {
 			// The CLI may trust what this file holds: without it, no
 			// certificate can be said to fail in every store.
-			return reach.Finding{}
+			return endpoint.Finding{}
 		}
 		roots.AppendCertsFromPEM(pem)
 	}
@@ -134,7 +134,7 @@ func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVer
 	_, verr := leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, Intermediates: inter, CurrentTime: now})
 	switch {
 	case verr == nil:
-		return reach.Finding{}
+		return endpoint.Finding{}
 	case isSelfSigned(leaf) && !trusted(leaf, roots):
 		return selfSigned
 	case now.After(leaf.NotAfter):
@@ -144,7 +144,7 @@ func tlsFinding(ctx context.Context, conn net.Conn, host, extraCAs string, noVer
 	case leaf.VerifyHostname(host) != nil:
 		return nameMismatch
 	}
-	return reach.Finding{}
+	return endpoint.Finding{}
 }
 
 // isSelfSigned: the certificate names itself as issuer and its signature
@@ -160,9 +160,9 @@ func trusted(c *x509.Certificate, roots *x509.CertPool) bool {
 	return err == nil
 }
 
-// mustKnow is the finding of a code reach knows (reach.Known).
-func mustKnow(code string) reach.Finding {
-	f, _ := reach.Known(code)
+// mustKnow is the finding of a code endpoint knows (endpoint.Known).
+func mustKnow(code string) endpoint.Finding {
+	f, _ := endpoint.Known(code)
 	return f
 }
 
@@ -190,6 +190,6 @@ func readCAs(path string) ([]byte, error) {
 // plainHTTP is the finding of an https:// base URL whose port answers
 // without TLS: the TLS handshake is answered with something else, most
 // often plain HTTP (Node's code for it is EPROTO, "wrong version number").
-func plainHTTP() reach.Finding {
-	return reach.Finding{Cause: reach.Scheme, Code: "EPROTO", What: "the port does not speak TLS (an https:// URL for a plain http:// port?)"}
+func plainHTTP() endpoint.Finding {
+	return endpoint.Finding{Cause: endpoint.Scheme, Code: "EPROTO", What: "the port does not speak TLS (an https:// URL for a plain http:// port?)"}
 }

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/endpoint"
 )
 
 // closedPort is a loopback port nothing listens on: one that was listened
@@ -43,9 +43,9 @@ func quietTLSServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func target(t *testing.T, raw string, extra ...string) reach.Target {
+func target(t *testing.T, raw string, extra ...string) endpoint.Target {
 	t.Helper()
-	return reach.TargetOf(append([]string{"ANTHROPIC_BASE_URL=" + raw}, extra...), t.TempDir(), "")
+	return endpoint.TargetOf(append([]string{"ANTHROPIC_BASE_URL=" + raw}, extra...), t.TempDir(), "")
 }
 
 func TestProbe(t *testing.T) {
@@ -62,7 +62,7 @@ func TestProbe(t *testing.T) {
 	okURL, _ := url.Parse(ok.URL)
 	cases := []struct {
 		name string
-		t    reach.Target
+		t    endpoint.Target
 		want string // the Code; "" for Unknown
 	}{
 		{"name under .invalid", target(t, "http://no-such-host.invalid"), "ENOTFOUND"},

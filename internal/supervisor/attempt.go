@@ -16,8 +16,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/session"
 	"github.com/malarun/malarun/internal/stream"
@@ -70,7 +70,7 @@ type attemptDriver struct {
 	timer *time.Timer
 	// probed delivers the look at the API's address (one at a time); the
 	// look runs under probeCtx, which ends with the attempt.
-	probed   <-chan reach.Finding
+	probed   <-chan endpoint.Finding
 	probeCtx context.Context
 	endProbe context.CancelFunc
 	// ctxDone and lockLost are set to nil once seen, so that a closed
@@ -281,7 +281,7 @@ func (d *attemptDriver) startProbe() {
 	t := d.r.target
 	d.log.Info().Str("api", t.Shown).Str("proxy", t.Proxy).
 		Msg("claude got no answer from the API, and none yet in this run: looking at the address")
-	out := make(chan reach.Finding, 1)
+	out := make(chan endpoint.Finding, 1)
 	go func() { out <- d.r.deps.Probe(d.probeCtx, t) }()
 	d.probed = out
 }

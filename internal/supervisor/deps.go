@@ -13,8 +13,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/reach"
 )
 
 // Deps are the supervisor's connections to the outside world.
@@ -71,7 +71,7 @@ type Deps struct {
 	// Probe looks at the API's address when the CLI gets no answer from it
 	// before the run ever had one (§D17; nil: netprobe.Probe). Tests pass a
 	// fake so that no DNS or network is needed.
-	Probe func(context.Context, reach.Target) reach.Finding
+	Probe func(context.Context, endpoint.Target) endpoint.Finding
 }
 
 // withDefaults fills in the connections a caller left nil.

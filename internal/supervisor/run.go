@@ -21,11 +21,11 @@ import (
 	"github.com/malarun/malarun/internal/record"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/environ"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/run"
 )
 
@@ -115,12 +115,12 @@ func (r *runner) open(pl *plan, host string, started time.Time) error {
 	// claude then says why it refused to start (docs/design.md §D36).
 	r.cfg.Env = attempt.StartupEnv(r.cfg.Env)
 	r.rec.contain(r.deps.Contain)
-	settings, _ := claudesettings.Find(r.cfg.Env, r.cfg.Cwd, reach.AddressVars())
-	r.target = reach.TargetOf(r.cfg.Env, r.cfg.Cwd, settings)
+	settings, _ := claudesettings.Find(r.cfg.Env, r.cfg.Cwd, endpoint.AddressVars())
+	r.target = endpoint.TargetOf(r.cfg.Env, r.cfg.Cwd, settings)
 	if hasFlag(r.cfg.ExtraArgs, "--settings") {
 		// Settings given on the command line may set the address too
 		// (claudesettings): no look.
-		r.target = reach.Target{Settings: "--settings", Shown: "the address claude's --settings may set"}
+		r.target = endpoint.Target{Settings: "--settings", Shown: "the address claude's --settings may set"}
 	}
 	if err := r.rec.save(); err != nil {
 		r.rec.releaseCgroup() // no record names it, and close will not run

@@ -22,9 +22,9 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/stream"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/fakeclaude"
@@ -65,7 +65,7 @@ type harness struct {
 	// net's resolver state is process-wide: first touched inside a
 	// synctest bubble it belongs to that bubble, and a later test's
 	// lookup is a fatal "send on synctest channel from outside bubble".
-	probe func(context.Context, reach.Target) reach.Finding
+	probe func(context.Context, endpoint.Target) endpoint.Finding
 	// traceparent, when set, names each attempt's span (Deps.Traceparent).
 	traceparent func(int) (string, string)
 }

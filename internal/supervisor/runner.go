@@ -7,9 +7,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/malarun/malarun/internal/ctxpressure"
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/outcome"
 	"github.com/malarun/malarun/internal/proc"
-	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/run"
 	"github.com/malarun/malarun/internal/stream"
 )
@@ -41,7 +41,7 @@ type runner struct {
 	lines  lineProgress
 
 	// target is the API address of the CLI's environment (§D17).
-	target reach.Target
+	target endpoint.Target
 
 	// lockLost is closed once another malarun took the issue over (its
 	// lock file was removed; journal.Journal.Lost): this run stops at once.

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/malarun/malarun/internal/attempt"
+	"github.com/malarun/malarun/internal/endpoint"
 	"github.com/malarun/malarun/internal/journal"
 	"github.com/malarun/malarun/internal/outcome"
-	"github.com/malarun/malarun/internal/reach"
 	"github.com/malarun/malarun/internal/record"
 	"github.com/malarun/malarun/internal/supervisor"
 	"github.com/malarun/malarun/internal/testing/testchild"
@@ -23,24 +23,24 @@ import (
 // it was asked about: no DNS, no network.
 type fakeProbe struct {
 	mu      sync.Mutex
-	finding reach.Finding
-	asked   []reach.Target
+	finding endpoint.Finding
+	asked   []endpoint.Target
 }
 
-func (p *fakeProbe) probe(_ context.Context, t reach.Target) reach.Finding {
+func (p *fakeProbe) probe(_ context.Context, t endpoint.Target) endpoint.Finding {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.asked = append(p.asked, t)
 	return p.finding
 }
 
-func (p *fakeProbe) calls() []reach.Target {
+func (p *fakeProbe) calls() []endpoint.Target {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]reach.Target(nil), p.asked...)
+	return append([]endpoint.Target(nil), p.asked...)
 }
 
-var nameNotFound, _ = reach.Known("ENOTFOUND")
+var nameNotFound, _ = endpoint.Known("ENOTFOUND")
 
 // A transcript of lines for a fake child, in a test's folder.
 func writeTranscript(t *testing.T, lines ...string) string {
@@ -191,10 +191,10 @@ func TestALookStillUnderWayEndsWithTheAttempt(t *testing.T) {
 		h := newHarness(t, testchild.Replay, testchild.EnvTranscript+"="+writeTranscript(t,
 			testchild.InitLine, unknownRetryLine, testchild.TextLine, testchild.Result))
 		asked := make(chan struct{}, 1)
-		h.probe = func(ctx context.Context, _ reach.Target) reach.Finding {
+		h.probe = func(ctx context.Context, _ endpoint.Target) endpoint.Finding {
 			asked <- struct{}{}
 			<-ctx.Done() // a look that never finds anything by itself
-			return reach.Finding{}
+			return endpoint.Finding{}
 		}
 		if _, err, _ := h.run(); err != nil {
 			t.Fatalf("run: %v", err)
@@ -219,14 +219,14 @@ func TestLateGatewayIsNotUnreachable(t *testing.T) {
 		h := newHarness(t, testchild.Hang, testchild.EnvTranscript+"="+transcripts+"api-unreachable-refused-2.1.330.jsonl", testchild.EnvLines+"=2")
 		h.cfg.IdleTimeout, h.cfg.FirstByteTimeout = time.Hour, time.Hour
 		h.cfg.SessionTimeout = 2 * time.Minute // the script never answers: something must end the run
-		refused, _ := reach.Known("ECONNREFUSED")
+		refused, _ := endpoint.Known("ECONNREFUSED")
 		looks := 0
-		h.probe = func(context.Context, reach.Target) reach.Finding {
+		h.probe = func(context.Context, endpoint.Target) endpoint.Finding {
 			looks++
 			if looks <= 2 {
 				return refused // the gateway opens after the second look
 			}
-			return reach.Finding{}
+			return endpoint.Finding{}
 		}
 		_, err, _ := h.run()
 		wantKind(t, err, outcome.SessionTimeout, "")

@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/malarun/malarun/internal/reach"
+	"github.com/malarun/malarun/internal/endpoint"
 )
 
 // maxResponseBytes bounds what is read of a collector's answer.
@@ -193,11 +193,11 @@ func (e *metricExporter) ForceFlush(context.Context) error { return nil }
 
 func (e *metricExporter) Shutdown(context.Context) error { return nil }
 
-// shownURL is an endpoint for a warning, as reach shows the API's.
+// shownURL is an endpoint for a warning, as endpoint shows the API's.
 func shownURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(not a URL)"
 	}
-	return reach.ShownURL(u)
+	return endpoint.ShownURL(u)
 }

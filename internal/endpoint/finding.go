@@ -1,4 +1,4 @@
-// Package reach tells a configuration mistake from a passing network
+// Package endpoint tells a configuration mistake from a passing network
 // failure when the CLI cannot reach the API: a host name that does not
 // exist, a port nobody listens on, a certificate the CLI will refuse, an
 // https:// URL for a port that speaks plain HTTP, or no
@@ -13,7 +13,7 @@
 // FromResultText, and the address from the CLI's environment (TargetOf). A run that has
 // talked to the API once treats a later failure as the network going away:
 // the CLI and malarun retry it as before.
-package reach
+package endpoint
 
 // Cause is why the API cannot be reached, as far as malarun can tell.
 type Cause int

@@ -1,4 +1,4 @@
-package reach
+package endpoint
 
 import (
 	"net/netip"
