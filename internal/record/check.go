@@ -41,6 +41,21 @@ const (
 func check(r Record) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	checkIdentity(r, bad)
+	checkPlaces(r, bad)
+	checkCounts(r, bad)
+	checkRoom(r.PhaseRoom, bad)
+	checkSideEffects(r.SideEffects, bad)
+	checkInFlight(r, bad)
+	checkMCP(r.MCPNotConnected, bad)
+	checkOutputFailures(r.OutputFailures, bad)
+	checkPrompts(r, bad)
+	return errors.Join(errs...)
+}
+
+// checkIdentity checks what names the run: its issue, runs and sessions,
+// the marker its processes carry, its trace, and its checkpoint.
+func checkIdentity(r Record, bad func(string, ...any)) {
 	if err := CheckIssueName(r.Issue); err != nil {
 		bad("%v", err)
 	}
@@ -80,6 +95,11 @@ func check(r Record) error {
 			bad("sessions holds %q, not a session id", id)
 		}
 	}
+}
+
+// checkPlaces checks where the run was and what ran it: its cgroup,
+// folders, owner and process tree.
+func checkPlaces(r Record, bad func(string, ...any)) {
 	if !isPath(r.Cgroup, true) || len(r.Cgroup) > maxCgroupPath {
 		bad("cgroup %q is not an absolute path", r.Cgroup) // its name is checked where it is used (proc.EndCgroup)
 	}
@@ -101,6 +121,11 @@ func check(r Record) error {
 			bad("tree holds pid %d with start time %d", p.Pid, p.StartTime)
 		}
 	}
+}
+
+// checkCounts checks the run's counts, amounts, times and words: each
+// within what malarun ever records.
+func checkCounts(r Record, bad func(string, ...any)) {
 	for name, n := range map[string]int{"attempts": r.Attempts, "reclaims": r.Reclaims, "run_reclaims": r.RunReclaims,
 		"killed_attempts": r.KilledAttempts, "continuations": r.Continuations, "results_lost": r.ResultsLost,
 		"no_response.retries": r.NoResponse.Retries} {
@@ -108,10 +133,6 @@ func check(r Record) error {
 			bad("%s is %d", name, n)
 		}
 	}
-	checkRoom(r.PhaseRoom, bad)
-	checkSideEffects(r.SideEffects, bad)
-	checkInFlight(r, bad)
-	checkMCP(r.MCPNotConnected, bad)
 	for name, v := range map[string]float64{"cost_usd": r.CostUSD, "total_cost_usd": r.TotalCostUSD} {
 		if !ValidUSD(v) {
 			bad("%s %g is not an amount malarun records (0 to %g)", name, v, MaxUSD)
@@ -134,12 +155,9 @@ func check(r Record) error {
 	if at := r.RetryAt.Unix(); !r.RetryAt.IsZero() && (at < earliestRetryAt || at >= latestRetryAt) {
 		bad("retry_at %s is not a time a usage limit resets at", r.RetryAt.Format(time.RFC3339))
 	}
-	checkOutputFailures(r.OutputFailures, bad)
 	if r.KilledAttempts > r.Attempts {
 		bad("killed_attempts %d is more than attempts %d", r.KilledAttempts, r.Attempts)
 	}
-	checkPrompts(r, bad)
-	return errors.Join(errs...)
 }
 
 // maxDurationMS bounds a recorded duration: a century in milliseconds,

@@ -38,8 +38,10 @@ func (d *Decoder) stringCap(f field) int {
 	return 0
 }
 
+// setString stores a string field: the line's own (here), its task,
+// hook and outcome fields (setLaterString), or an item's (setItemString).
 func (d *Decoder) setString(f field, s string, trunc bool) {
-	ev, b := &d.ev, &d.blk
+	ev := &d.ev
 	switch f {
 	case fType:
 		ev.Type = s
@@ -77,6 +79,16 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 		ev.APIError = s
 	case fVersion:
 		ev.ClaudeCodeVersion = s
+	default:
+		d.setLaterString(f, s, trunc)
+	}
+}
+
+// setLaterString stores the string fields of tasks, hooks and how a run
+// ended (the ones later CLIs added), or passes on an item's.
+func (d *Decoder) setLaterString(f field, s string, trunc bool) {
+	ev := &d.ev
+	switch f {
 	case fTaskID:
 		ev.TaskID = s
 	case fToolUseID:
@@ -115,6 +127,16 @@ func (d *Decoder) setString(f field, s string, trunc bool) {
 		ev.InvalidConfigFile.Path, ev.InvalidConfigFile.PathTruncated = s, trunc
 	case fConfigBackup:
 		ev.InvalidConfigFile.BackupPath = s
+	default:
+		d.setItemString(f, s)
+	}
+}
+
+// setItemString stores a string field of an item in a list: a task, an
+// MCP server, a content block, a part of a tool result.
+func (d *Decoder) setItemString(f field, s string) {
+	b := &d.blk
+	switch f {
 	case fTaskItemID:
 		d.task.ID = s
 	case fTaskItemType:

@@ -7,6 +7,7 @@ package recordtest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -42,6 +43,14 @@ func Sample() record.Record {
 // edited, restored or planted file could hold: each must be refused as
 // damaged, never followed.
 func Planted() map[string]func(*record.Record) {
+	planted := plantedNames()
+	maps.Copy(planted, plantedAmounts())
+	return planted
+}
+
+// plantedNames are planted records whose ids, trace, paths, owner or
+// process tree malarun never writes.
+func plantedNames() map[string]func(*record.Record) {
 	return map[string]func(*record.Record){
 		"session id is a flag": func(r *record.Record) { r.SessionID = "--dangerously-skip-permissions" },
 		"trace id upper case": func(r *record.Record) {
@@ -74,20 +83,34 @@ func Planted() map[string]func(*record.Record) {
 		"owner pid ns":            func(r *record.Record) { r.Owner.PidNS = "pid:[1]" },
 		"owner boot id darwin+":   func(r *record.Record) { r.Owner.BootID = "darwin:darwin:1" },
 		"owner pid ns darwin2":    func(r *record.Record) { r.Owner.PidNS = "darwin2" },
-		"negative attempts":       func(r *record.Record) { r.Attempts = -1 },
-		"reclaims near overflow":  func(r *record.Record) { r.Reclaims = math.MaxInt },
-		"negative side effects":   func(r *record.Record) { r.SideEffects = map[string]int{"Bash": -3} },
-		"cost 1e308":              func(r *record.Record) { r.TotalCostUSD = 1e308 },
-		"cost negative":           func(r *record.Record) { r.CostUSD = -0.5 },
-		"exit code 256":           func(r *record.Record) { r.ExitCode = 256 },
-		"retry at year 9999":      func(r *record.Record) { r.RetryAt = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) },
-		"retry at 1970":           func(r *record.Record) { r.RetryAt = time.Unix(5, 0) },
-		"unknown output":          func(r *record.Record) { r.OutputFailures = []record.OutputFailure{{Output: "/dev/tty", Error: "x"}} },
-		"no issue":                func(r *record.Record) { r.Issue = "" },
-		"run reclaims negative":   func(r *record.Record) { r.RunReclaims = -1 },
-		"phase room huge":         func(r *record.Record) { r.PhaseRoom = map[string]int{"tool_input": 63} },
-		"phase room negative":     func(r *record.Record) { r.PhaseRoom = map[string]int{"thinking": -1} },
-		"phase room odd name":     func(r *record.Record) { r.PhaseRoom = map[string]int{"\x1b[2J": 1} },
+		"issue a path":            func(r *record.Record) { r.Issue, r.Marker = "../x", "../x/"+RunID },
+		"issue with an escape":    func(r *record.Record) { r.Issue, r.Marker = "i\x1b[2J", "i\x1b[2J/"+RunID },
+		"issue a dot":             func(r *record.Record) { r.Issue, r.Marker = ".", "./"+RunID },
+		"runs twice":              func(r *record.Record) { r.Runs = []string{RunID, RunID} },
+		"runs without the run":    func(r *record.Record) { r.Runs = []string{"20261122T120401Z-000000"} },
+		"runs not ending with it": func(r *record.Record) { r.Runs = []string{RunID, "20261122T120401Z-000000"} },
+		"tree of two":             func(r *record.Record) { r.Tree = append(r.Tree, record.ProcRef{Pid: 8, StartTime: 100}) },
+	}
+}
+
+// plantedAmounts are planted records whose counts, amounts, times, lists
+// or prompt changes malarun never writes.
+func plantedAmounts() map[string]func(*record.Record) {
+	return map[string]func(*record.Record){
+		"negative attempts":      func(r *record.Record) { r.Attempts = -1 },
+		"reclaims near overflow": func(r *record.Record) { r.Reclaims = math.MaxInt },
+		"negative side effects":  func(r *record.Record) { r.SideEffects = map[string]int{"Bash": -3} },
+		"cost 1e308":             func(r *record.Record) { r.TotalCostUSD = 1e308 },
+		"cost negative":          func(r *record.Record) { r.CostUSD = -0.5 },
+		"exit code 256":          func(r *record.Record) { r.ExitCode = 256 },
+		"retry at year 9999":     func(r *record.Record) { r.RetryAt = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"retry at 1970":          func(r *record.Record) { r.RetryAt = time.Unix(5, 0) },
+		"unknown output":         func(r *record.Record) { r.OutputFailures = []record.OutputFailure{{Output: "/dev/tty", Error: "x"}} },
+		"no issue":               func(r *record.Record) { r.Issue = "" },
+		"run reclaims negative":  func(r *record.Record) { r.RunReclaims = -1 },
+		"phase room huge":        func(r *record.Record) { r.PhaseRoom = map[string]int{"tool_input": 63} },
+		"phase room negative":    func(r *record.Record) { r.PhaseRoom = map[string]int{"thinking": -1} },
+		"phase room odd name":    func(r *record.Record) { r.PhaseRoom = map[string]int{"\x1b[2J": 1} },
 		// Issue 47: text never grows (its deltas flow), so {"text":2} would
 		// quadruple text_timeout; nor do tools, nor the phases without a
 		// silence of their own.
@@ -123,14 +146,7 @@ func Planted() map[string]func(*record.Record) {
 			}
 		},
 		"poisoned while processing": func(r *record.Record) { r.Poisoned = true },
-		"tree of two":               func(r *record.Record) { r.Tree = append(r.Tree, record.ProcRef{Pid: 8, StartTime: 100}) },
-		"issue a path":              func(r *record.Record) { r.Issue, r.Marker = "../x", "../x/"+RunID },
-		"issue with an escape":      func(r *record.Record) { r.Issue, r.Marker = "i\x1b[2J", "i\x1b[2J/"+RunID },
-		"runs twice":                func(r *record.Record) { r.Runs = []string{RunID, RunID} },
-		"runs without the run":      func(r *record.Record) { r.Runs = []string{"20261122T120401Z-000000"} },
-		"runs not ending with it":   func(r *record.Record) { r.Runs = []string{RunID, "20261122T120401Z-000000"} },
 		"checkpoint over 1 MiB":     func(r *record.Record) { r.Checkpoint = strings.Repeat("c", stream.MaxResultBytes+1) },
-		"issue a dot":               func(r *record.Record) { r.Issue, r.Marker = ".", "./"+RunID },
 		"more killed than ran":      func(r *record.Record) { r.Attempts, r.KilledAttempts = 1, 2 },
 		"prompt hash not hex":       func(r *record.Record) { r.PromptSHA256 = strings.Repeat("z", 64) },
 		"prompt hash short":         func(r *record.Record) { r.PromptSHA256 = "abc" },
