@@ -45,11 +45,11 @@ var keptExports = map[string]string{
 	"internal/telemetry.MetricLimitWaits":       "a metric name; the other telemetry.Metric* are used outside",
 	"internal/telemetry.MetricRunSeconds":       "a metric name; the other telemetry.Metric* are used outside",
 	"internal/telemetry.MetricLimitWaitSeconds": "a metric name; the other telemetry.Metric* are used outside",
-	"internal/endpoint.Unknown":                    "a Cause; endpoint.Scheme is used outside",
-	"internal/endpoint.NotFound":                   "a Cause; endpoint.Scheme is used outside",
-	"internal/endpoint.Refused":                    "a Cause; endpoint.Scheme is used outside",
-	"internal/endpoint.NoRoute":                    "a Cause; endpoint.Scheme is used outside",
-	"internal/endpoint.Certificate":                "a Cause; endpoint.Scheme is used outside",
+	"internal/endpoint.Unknown":                 "a Cause; endpoint.Scheme is used outside",
+	"internal/endpoint.NotFound":                "a Cause; endpoint.Scheme is used outside",
+	"internal/endpoint.Refused":                 "a Cause; endpoint.Scheme is used outside",
+	"internal/endpoint.NoRoute":                 "a Cause; endpoint.Scheme is used outside",
+	"internal/endpoint.Certificate":             "a Cause; endpoint.Scheme is used outside",
 	"internal/manpage.Pre":                      "a Block constructor beside Para, Item, Lines and Sub, which cmd/malarun uses",
 
 	// Used outside, but not as pkg.Name.
